@@ -1,0 +1,51 @@
+// dataset.h: a Baler input file in memory: the data as one float64 tensor,
+// the column names and the original shape.
+//
+// 1D tables (N, C) are kept as (N, C); 2D frames (N, H, W) are flattened
+// row-major to (N, H*W) for the dense models and reshaped back on decompress.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/npz.h"
+
+namespace balerbench {
+
+struct Dataset {
+  at::Tensor data;                      // (N, F) float64, contiguous, on the CPU
+  std::vector<std::string> names;       // C names for 1D data; empty for 2D (Baler's CFD files)
+  std::vector<int64_t> original_shape;  // (N, C) or (N, H, W)
+  std::string source_dtype = "float64"; // dtype of `data` in the file
+  std::string source_path;
+
+  int data_dimension() const { return static_cast<int>(original_shape.size()) - 1; }
+  int64_t rows() const { return original_shape.empty() ? 0 : original_shape[0]; }
+  int64_t features() const;
+  // Per-row shape as text: "24" or "50x50".
+  std::string feature_shape_text() const;
+};
+
+// Loads `data` (and `names` if present) from an .npz file. Errors: no `data`
+// key, non-numeric dtype, rank other than 2 or 3, zero rows or features,
+// NaN/Inf (naming the column and count), names not matching the columns.
+Dataset load_dataset(const std::string& path);
+
+// Builds a Dataset from an array already in memory (`where` for messages).
+Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names, const std::string& where);
+
+// Throws if x (N, F) holds NaN or Inf: names the first bad column and counts.
+void check_finite(const at::Tensor& x, const std::vector<std::string>& names, const std::string& where);
+
+// (N, F) float64 tensor -> NpyArray with `shape` (product must match).
+NpyArray tensor_to_npy(const at::Tensor& x, const std::vector<int64_t>& shape);
+
+}  // namespace balerbench
+
+namespace balerbench {
+// NpyArray (numeric) -> CPU tensor of the same dtype (float16 -> at::kHalf).
+at::Tensor npy_to_tensor(const NpyArray& array);
+}  // namespace balerbench

@@ -1,0 +1,96 @@
+// cmd_cycle.cpp: `balerbench train|compress|decompress|info --config FILE.json
+// [--out DIR] [--set key=value ...]`.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "harness/cli/commands.h"
+#include "harness/engine/cycle.h"
+#include "harness/engine/run_config.h"
+
+namespace balerbench::cli {
+namespace {
+
+struct Args {
+  std::string config, out = "output";
+  std::vector<std::string> sets;
+  bool json = false;
+};
+
+double mb(const nlohmann::json& v) { return v.is_null() ? 0.0 : v.get<double>() / 1e6; }
+
+void print_train(const nlohmann::json& r) {
+  std::printf("trained %s (%s, %lld parameters) on %s: %lld epochs%s in %.3f s (%.3f s/epoch, %.0f rows/s)\n",
+              r["model"]["name"].get<std::string>().c_str(), r["model"]["dtype"].get<std::string>().c_str(),
+              static_cast<long long>(r["model"]["parameters"].get<int64_t>()),
+              r["device"].get<std::string>().c_str(), static_cast<long long>(r["epochs_run"].get<int64_t>()),
+              r["early_stopped"].get<bool>() ? " (early stopping)" : "", r["train_duration_s"].get<double>(),
+              r["mean_epoch_duration_s"].get<double>(), r["rows_per_s"].get<double>());
+  std::printf("final loss: train %.6e, validation %.6e\n", r["final_train_loss"].get<double>(),
+              r["final_val_loss"].get<double>());
+}
+
+void print_info(const nlohmann::json& r) {
+  std::printf("original      %10.3f MB\n", mb(r["original_bytes"]));
+  std::printf("compressed    %10.3f MB  (%.2f %% of original)\n", mb(r["compressed_bytes"]),
+              r["compressed_percent_of_original"].get<double>());
+  if (!r["decompressed_bytes"].is_null()) std::printf("decompressed  %10.3f MB\n", mb(r["decompressed_bytes"]));
+  std::printf("model         %10.3f MB\n", mb(r["model_bytes"]));
+  std::printf("compression ratio         %.3f  (original / compressed.npz)\n", r["compression_ratio"].get<double>());
+  std::printf("actual compression ratio  %.3f  (original / (compressed.npz + model + loss + normalization))\n",
+              r["actual_compression_ratio"].get<double>());
+  if (r.contains("reconstruction")) {
+    const auto& e = r["reconstruction"];
+    std::printf("reconstruction: RMSE %.6g, max |error| %.6g, normalized RMSE %.6g (worst feature %s: %.6g)\n",
+                e["rmse"].get<double>(), e["max_abs_error"].get<double>(), e["normalized_rmse"].get<double>(),
+                e["worst_feature"].dump().c_str(), e["worst_feature_normalized_rmse"].get<double>());
+  }
+}
+
+int run_command(const std::string& name, const Args& a) {
+  const RunConfig c = load_run_config(a.config, a.sets);
+  nlohmann::json r;
+  if (name == "train") r = run_train(c, a.out);
+  else if (name == "compress") r = run_compress(c, a.out);
+  else if (name == "decompress") r = run_decompress(c, a.out);
+  else r = run_info(c, a.out);
+  if (a.json) {
+    std::printf("%s\n", r.dump(2).c_str());
+    return 0;
+  }
+  if (name == "train") {
+    print_train(r);
+  } else if (name == "compress") {
+    std::printf("compressed %s rows to latent %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n",
+                r["dataset"]["shape"].dump().c_str(), r["latent_shape"].dump().c_str(),
+                r["latent_dtype"].get<std::string>().c_str(), r["encode_duration_s"].get<double>(),
+                r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
+  } else if (name == "decompress") {
+    std::printf("decompressed to %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n", r["shape"].dump().c_str(),
+                r["dtype"].get<std::string>().c_str(), r["decode_duration_s"].get<double>(),
+                r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
+  } else {
+    print_info(r);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_cycle(CLI::App& app, Action& run) {
+  const char* help[4][2] = {{"train", "Train a Baler model on config.input_path"},
+                            {"compress", "Encode config.input_path with the trained model"},
+                            {"decompress", "Decode the compressed file back to the data space"},
+                            {"info", "Sizes, compression ratios and reconstruction error"}};
+  for (const auto& h : help) {
+    auto a = std::make_shared<Args>();
+    const std::string name = h[0];
+    CLI::App* cmd = app.add_subcommand(name, h[1]);
+    cmd->add_option("--config", a->config, "config FILE.json (strict JSON, Baler's key names)")->required();
+    cmd->add_option("--out", a->out, "output folder (default ./output)");
+    cmd->add_option("--set", a->sets, "override a config key: key=value (repeatable)")->allow_extra_args(false);
+    cmd->add_flag("--json", a->json, "print the report as JSON");
+    cmd->callback([a, name, &run] { run = [a, name] { return run_command(name, *a); }; });
+  }
+}
+
+}  // namespace balerbench::cli

@@ -1,0 +1,17 @@
+// commands.h: the subcommands of `balerbench`, one file each. Each registers
+// its options on the app and sets `run` to what it does when chosen.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace balerbench::cli {
+
+using Action = std::function<int()>;
+
+void register_data(CLI::App& app, Action& run);
+void register_model_info(CLI::App& app, Action& run);
+void register_cycle(CLI::App& app, Action& run);  // train, compress, decompress, info
+
+}  // namespace balerbench::cli

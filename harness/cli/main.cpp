@@ -1,0 +1,38 @@
+// main.cpp: argv -> subcommand -> exit code. Bad input (InputError, option
+// errors) prints one line and exits 2; anything else unexpected exits 1.
+#include <cstdio>
+#include <exception>
+
+#include "datasets/error.h"
+#include "harness/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"balerbench: Baler's autoencoder compression cycle in LibTorch, measured", "balerbench"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "balerbench 0.1.0");
+  balerbench::cli::Action run;
+  balerbench::cli::register_data(app, run);
+  balerbench::cli::register_model_info(app, run);
+  balerbench::cli::register_cycle(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "balerbench: error: %s (hint: balerbench --help)\n", e.what());
+    return 2;
+  }
+  try {
+    return run ? run() : 0;
+  } catch (const balerbench::InputError& e) {
+    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "balerbench: internal error: %s\n", e.what());
+    return 1;
+  }
+}

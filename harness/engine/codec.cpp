@@ -1,0 +1,59 @@
+// codec.cpp: see codec.h.
+#include "harness/engine/codec.h"
+
+#include <torch/torch.h>
+
+#include "datasets/error.h"
+
+namespace balerbench {
+namespace {
+
+c10::Device model_device(AutoEncoder& model) {
+  const auto params = model.parameters();
+  return params.empty() ? c10::Device(c10::kCPU) : params.front().device();
+}
+
+// Applies `step` to chunks of `in` and writes each result into `out`.
+template <typename Step>
+void chunked(const at::Tensor& in, at::Tensor& out, int64_t chunk_rows, c10::Device device, at::ScalarType dtype,
+             Step step) {
+  const int64_t rows = in.size(0);
+  for (int64_t start = 0; start < rows; start += chunk_rows) {
+    const int64_t n = std::min(chunk_rows, rows - start);
+    const at::Tensor chunk = in.narrow(0, start, n).to(device, dtype);
+    out.narrow(0, start, n).copy_(step(chunk));
+  }
+}
+
+}  // namespace
+
+c10::Device resolve_device(const std::string& name) {
+  c10::Device device(c10::kCPU);
+  try {
+    device = c10::Device(name);
+  } catch (const std::exception&) {
+    throw InputError("invalid device '" + name + "'", "cpu, cuda or cuda:N");
+  }
+  if (device.is_cuda() && !torch::cuda::is_available())
+    throw InputError("device '" + name + "' requested but no CUDA GPU is available to this LibTorch build",
+                     "use --set device=cpu");
+  return device;
+}
+
+at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, at::ScalarType latent_dtype, int64_t chunk_rows) {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  at::Tensor out = torch::empty({x.size(0), model.architecture().latent}, x.options().dtype(latent_dtype));
+  chunked(x, out, chunk_rows, model_device(model), model.dtype(), [&](const at::Tensor& c) { return model.encode(c); });
+  return out;
+}
+
+at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, int64_t chunk_rows) {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  at::Tensor out = torch::empty({z.size(0), model.architecture().n_features}, z.options().dtype(model.dtype()));
+  chunked(z, out, chunk_rows, model_device(model), model.dtype(), [&](const at::Tensor& c) { return model.decode(c); });
+  return out;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,353 @@
+// cycle.cpp: see cycle.h.
+#include "harness/engine/cycle.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "datasets/dataset.h"
+#include "datasets/error.h"
+#include "datasets/normalizer.h"
+#include "harness/engine/codec.h"
+#include "harness/engine/trainer.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Layout {
+  explicit Layout(const std::string& out)
+      : training(fs::path(out) / "training"), compressed(fs::path(out) / "compressed_output"),
+        decompressed(fs::path(out) / "decompressed_output") {}
+  fs::path training, compressed, decompressed;
+  std::string model() const { return (training / "model.pt").string(); }
+  std::string norm() const { return (training / "normalization_features.npy").string(); }
+  std::string loss() const { return (training / "loss_data.npy").string(); }
+  std::string compressed_npz() const { return (compressed / "compressed.npz").string(); }
+  std::string decompressed_npz() const { return (decompressed / "decompressed.npz").string(); }
+};
+
+void write_json(const fs::path& path, const json& j) {
+  const std::string text = j.dump(2) + "\n";
+  write_file_atomic(path.string(), std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+std::vector<int64_t> feature_shape(const std::vector<int64_t>& shape) {
+  return std::vector<int64_t>(shape.begin() + 1, shape.end());
+}
+
+// A 2D file with a 1D model, the reverse, or a data_dimension that disagrees.
+void check_dimensions(const RunConfig& c, const Dataset& ds) {
+  const int model_dim = model_data_dimension(c.model_name);
+  const int data_dim = ds.data_dimension();
+  if (c.data_dimension && *c.data_dimension != data_dim)
+    throw InputError(ds.source_path + ": data_dimension is " + std::to_string(*c.data_dimension) +
+                         " in the config but 'data' has shape of a " + std::to_string(data_dim) + "D file",
+                     "remove data_dimension: balerbench reads it from the array's shape");
+  if (model_dim != data_dim)
+    throw InputError(ds.source_path + ": model " + c.model_name + " is for " + (model_dim == 1 ? "1D tables" : "2D frames") +
+                         " but 'data' is " + (data_dim == 1 ? "a 1D table (N, C)" : "2D frames (N, H, W)"),
+                     data_dim == 2 ? "use model_name CFD_dense_AE for frames" : "use model_name AE for tables");
+  if (!c.type_list.empty() && data_dim == 1 && static_cast<int64_t>(c.type_list.size()) != ds.features())
+    throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but " + ds.source_path +
+                         " has " + std::to_string(ds.features()) + " columns",
+                     "one type per column");
+}
+
+Normalization identity(int64_t features) {
+  Normalization n;
+  n.min = at::zeros({features}, at::kDouble);
+  n.range = at::ones({features}, at::kDouble);
+  return n;
+}
+
+void configure_runtime(const RunConfig& c) {
+  if (c.threads > 0) at::set_num_threads(static_cast<int>(c.threads));
+  at::globalContext().setDeterministicAlgorithms(c.deterministic_algorithm, /*warn_only=*/false);
+}
+
+at::ScalarType latent_scalar_type(const RunConfig& c, at::ScalarType model_dtype) {
+  if (c.latent_dtype == "float64") return at::kDouble;
+  if (c.latent_dtype == "float32") return at::kFloat;
+  if (c.latent_dtype == "float16") return at::kHalf;
+  return model_dtype;
+}
+
+std::shared_ptr<AutoEncoder> load_trained_model(const RunConfig& c, const Layout& L, int64_t features,
+                                                int64_t latent) {
+  if (!fs::exists(L.model()))
+    throw InputError(L.model() + ": no trained model", "run `balerbench train` with the same --out first");
+  auto model = make_model(c.model_name, features, latent);
+  load_state_dict(*model, L.model());
+  model->to(resolve_device(c.device));
+  return model;
+}
+
+Normalization training_normalization(const RunConfig& c, const Layout& L, int64_t features) {
+  if (!c.normalizes()) return identity(features);
+  if (!fs::exists(L.norm()))
+    throw InputError(L.norm() + ": no normalization features", "run `balerbench train` with the same --out first");
+  const NpyArray a = read_npy(L.norm());
+  if (a.numel() == 0)
+    throw InputError(L.norm() + ": the model was trained without normalization",
+                     "use the same apply_normalization/custom_norm settings as for training");
+  return Normalization::from_npy(a, features, L.norm());
+}
+
+// (N, F) split into train and validation rows with a seeded shuffle (sklearn's
+// train_test_split shuffles too; its exact permutation is numpy's, not ours).
+std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, uint64_t seed) {
+  if (test_size <= 0) return {x, at::Tensor()};
+  const int64_t n = x.size(0);
+  const auto n_val = static_cast<int64_t>(std::ceil(test_size * static_cast<double>(n)));
+  if (n_val >= n)
+    throw InputError("test_size " + std::to_string(test_size) + " leaves no training rows out of " + std::to_string(n),
+                     "lower test_size");
+  std::vector<int64_t> idx(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) idx[i] = i;
+  std::mt19937_64 rng(seed + 1);
+  for (int64_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[rng() % static_cast<uint64_t>(i + 1)]);
+  const at::Tensor perm = at::tensor(idx, at::kLong);
+  return {x.index_select(0, perm.narrow(0, n_val, n - n_val)), x.index_select(0, perm.narrow(0, 0, n_val))};
+}
+
+json dataset_json(const Dataset& ds) {
+  return {{"path", ds.source_path}, {"shape", ds.original_shape}, {"dtype", ds.source_dtype},
+          {"features", ds.features()}, {"data_dimension", ds.data_dimension()}};
+}
+
+json versions_json() {
+  return {{"libtorch", std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                           std::to_string(TORCH_VERSION_PATCH)},
+          {"threads", at::get_num_threads()}};
+}
+
+int64_t file_bytes(const std::string& p) { return fs::exists(p) ? static_cast<int64_t>(fs::file_size(p)) : -1; }
+
+NpyArray names_array(const Dataset& ds) {
+  // Baler's CFD files store names as an empty float64 array.
+  if (ds.names.empty()) return NpyArray::from_doubles({0}, {});
+  return NpyArray::from_strings(ds.names);
+}
+
+}  // namespace
+
+json run_train(const RunConfig& c, const std::string& out_dir) {
+  const auto t_total = Clock::now();
+  configure_runtime(c);
+  const Layout L(out_dir);
+  const Dataset ds = load_dataset(c.input_path);
+  check_dimensions(c, ds);
+  const int64_t features = ds.features();
+  const int64_t latent = latent_size(features, c.compression_ratio);
+  const c10::Device device = resolve_device(c.device);
+  const Normalization norm = c.normalizes() ? Normalization::fit(ds.data) : identity(features);
+  at::manual_seed(static_cast<uint64_t>(c.seed));
+  auto model = make_model(c.model_name, features, latent);
+  model->to(device);
+  const at::Tensor x = norm.apply(ds.data).to(device, model->dtype());  // the whole set lives on the device
+  auto [x_train, x_val] = split(x, c.test_size, static_cast<uint64_t>(c.seed));
+
+  TrainOptions o;
+  o.epochs = c.epochs;
+  o.batch_size = c.batch_size;
+  o.lr = c.lr;
+  o.loss = parse_loss_kind(c.loss);
+  o.shuffle = c.shuffle;
+  o.seed = static_cast<uint64_t>(c.seed);
+  o.early_stopping = c.early_stopping;
+  o.early_stopping_patience = c.early_stopping_patience;
+  o.min_delta = c.min_delta;
+  o.lr_scheduler = c.lr_scheduler;
+  o.lr_scheduler_patience = c.lr_scheduler_patience;
+  o.progress = c.progress;
+  if (c.intermittent_model_saving) {
+    o.save_every_epochs = c.intermittent_saving_patience;
+    o.save_checkpoint = [&](int64_t e) {
+      save_state_dict(*model, (L.training / ("model_" + std::to_string(e) + ".pt")).string());
+    };
+  }
+  const TrainResult r = fit(*model, x_train, x_val, o);
+
+  std::vector<double> losses;
+  for (const auto& e : r.epochs) losses.push_back(e.train_loss);
+  for (const auto& e : r.epochs) losses.push_back(e.val_loss);
+  const auto n_run = static_cast<int64_t>(r.epochs.size());
+  save_state_dict(*model, L.model());
+  write_npy(L.loss(), NpyArray::from_doubles({2, n_run}, losses));
+  write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
+
+  json epochs = json::array();
+  for (const auto& e : r.epochs)
+    epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"lr", e.lr},
+                      {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter}});
+  double epoch_s = 0;
+  for (const auto& e : r.epochs) epoch_s += e.duration_s;
+  json report = {{"command", "train"}, {"dataset", dataset_json(ds)},
+                 {"model", {{"name", c.model_name}, {"dtype", model->architecture().dtype},
+                            {"n_features", features}, {"latent", latent},
+                            {"parameters", count_parameters(*model)}}},
+                 {"device", device.str()}, {"epochs_run", n_run}, {"early_stopped", r.early_stopped},
+                 {"train_rows", r.train_rows}, {"val_rows", r.val_rows},
+                 {"zero_range_features", norm.zero_range_features()},
+                 {"final_train_loss", r.epochs.back().train_loss}, {"final_val_loss", r.epochs.back().val_loss},
+                 {"train_duration_s", r.duration_s}, {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
+                 {"rows_per_s", static_cast<double>(r.train_rows * n_run) / std::max(epoch_s, 1e-12)},
+                 {"epochs", epochs}, {"versions", versions_json()}};
+  report["total_duration_s"] = since(t_total);
+  write_json(L.training / "run_config.json", c.to_json());
+  write_json(L.training / "training_report.json", report);
+  return report;
+}
+
+json run_compress(const RunConfig& c, const std::string& out_dir) {
+  const auto t_total = Clock::now();
+  configure_runtime(c);
+  const Layout L(out_dir);
+  const Dataset ds = load_dataset(c.input_path);
+  check_dimensions(c, ds);
+  const int64_t features = ds.features();
+  const int64_t latent = latent_size(features, c.compression_ratio);
+  auto model = load_trained_model(c, L, features, latent);
+  const Normalization norm = training_normalization(c, L, features);
+  const auto t0 = Clock::now();
+  const at::Tensor x = norm.apply(ds.data);
+  const at::Tensor z = encode_rows(*model, x, latent_scalar_type(c, model->dtype()), c.codec_chunk_rows);
+  const double encode_s = since(t0);
+  std::vector<std::pair<std::string, NpyArray>> members;
+  members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
+  members.emplace_back("names", names_array(ds));
+  members.emplace_back("normalization_features", c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape))
+                                                                  : NpyArray::from_doubles({0}, {}));
+  members.emplace_back("original_shape", NpyArray::from_int64({static_cast<int64_t>(ds.original_shape.size())},
+                                                              ds.original_shape));
+  members.emplace_back("model_name", NpyArray::from_strings({c.model_name}));
+  write_npz(L.compressed_npz(), members, c.extra_compression);
+  json report = {{"command", "compress"}, {"dataset", dataset_json(ds)}, {"latent_shape", {ds.rows(), latent}},
+                 {"latent_dtype", std::string(c10::toString(z.scalar_type()))}, {"encode_duration_s", encode_s},
+                 {"rows_per_s", static_cast<double>(ds.rows()) / std::max(encode_s, 1e-12)},
+                 {"output", L.compressed_npz()}, {"output_bytes", file_bytes(L.compressed_npz())}};
+  report["total_duration_s"] = since(t_total);
+  write_json(L.compressed / "compress_report.json", report);
+  return report;
+}
+
+json run_decompress(const RunConfig& c, const std::string& out_dir) {
+  const auto t_total = Clock::now();
+  configure_runtime(c);
+  const Layout L(out_dir);
+  const std::string src = L.compressed_npz();
+  if (!fs::exists(src)) throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
+  const NpzMembers m = read_npz(src);
+  auto it = m.find("data");
+  if (it == m.end()) throw InputError(src + ": no 'data' array (the latent code)", "was it written by compress?");
+  const NpyArray& code = it->second;
+  if (code.shape.size() != 2 || code.shape[1] == 0)
+    throw InputError(src + ": 'data' must be (N, latent), got " + std::to_string(code.shape.size()) + " dimensions");
+  std::vector<int64_t> shape;
+  if (auto s = m.find("original_shape"); s != m.end()) {
+    for (double v : s->second.to_doubles()) shape.push_back(static_cast<int64_t>(v));
+  } else {  // a file compressed by Baler: the shape comes from the input file, as in Baler
+    shape = load_dataset(c.input_path).original_shape;
+  }
+  if (shape.size() < 2 || shape[0] != code.shape[0])
+    throw InputError(src + ": original_shape does not match the latent code's " + std::to_string(code.shape[0]) + " rows");
+  if (auto n = m.find("model_name"); n != m.end() && n->second.to_strings() != std::vector<std::string>{c.model_name})
+    throw InputError(src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " +
+                         c.model_name,
+                     "decompress with the config used to compress");
+  int64_t features = 1;
+  for (std::size_t i = 1; i < shape.size(); ++i) features *= shape[i];
+  const int64_t latent = code.shape[1];
+  const int64_t expected = latent_size(features, c.compression_ratio);
+  if (expected != latent)
+    throw InputError(src + ": the latent code has " + std::to_string(latent) + " columns but " + c.model_name +
+                         " with compression_ratio " + nlohmann::json(c.compression_ratio).dump() + " gives " +
+                         std::to_string(expected),
+                     "decompress with the config used to compress");
+  const int dims = static_cast<int>(shape.size()) - 1;
+  if (dims != model_data_dimension(c.model_name))
+    throw InputError(src + ": the compressed data are " + std::to_string(dims) + "D but " + c.model_name + " is for " +
+                     std::to_string(model_data_dimension(c.model_name)) + "D data");
+  auto model = load_trained_model(c, L, features, latent);
+  const Normalization norm = training_normalization(c, L, features);
+  const auto t0 = Clock::now();
+  at::Tensor x = norm.invert(decode_rows(*model, npy_to_tensor(code), c.codec_chunk_rows));
+  if (dims == 1 && !c.type_list.empty()) {
+    if (static_cast<int64_t>(c.type_list.size()) != features)
+      throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but the data have " +
+                       std::to_string(features) + " columns");
+    for (int64_t j = 0; j < features; ++j) {
+      if (c.type_list[j].rfind("int", 0) != 0) continue;
+      at::Tensor col = x.select(1, j);
+      col.copy_(c.truncate ? col.trunc() : col.round());
+    }
+  }
+  const double decode_s = since(t0);
+  std::vector<std::pair<std::string, NpyArray>> members;
+  members.emplace_back("data", tensor_to_npy(x, shape));
+  members.emplace_back("names", m.count("names") ? m.at("names") : NpyArray::from_doubles({0}, {}));
+  write_npz(L.decompressed_npz(), members, c.extra_compression);
+  json report = {{"command", "decompress"}, {"shape", shape}, {"dtype", std::string(c10::toString(x.scalar_type()))},
+                 {"decode_duration_s", decode_s},
+                 {"rows_per_s", static_cast<double>(shape[0]) / std::max(decode_s, 1e-12)},
+                 {"output", L.decompressed_npz()}, {"output_bytes", file_bytes(L.decompressed_npz())}};
+  report["total_duration_s"] = since(t_total);
+  write_json(L.decompressed / "decompress_report.json", report);
+  return report;
+}
+
+json run_info(const RunConfig& c, const std::string& out_dir) {
+  const Layout L(out_dir);
+  const int64_t original = file_bytes(c.input_path);
+  if (original < 0) throw InputError(c.input_path + ": no such file", "check input_path");
+  const int64_t compressed = file_bytes(L.compressed_npz());
+  if (compressed < 0) throw InputError(L.compressed_npz() + ": no compressed file", "run `balerbench compress` first");
+  const int64_t decompressed = file_bytes(L.decompressed_npz());
+  const int64_t model_b = std::max<int64_t>(file_bytes(L.model()), 0);
+  const int64_t loss_b = std::max<int64_t>(file_bytes(L.loss()), 0);
+  const int64_t norm_b = std::max<int64_t>(file_bytes(L.norm()), 0);
+  const int64_t total = compressed + model_b + loss_b + norm_b;
+  json r = {{"command", "info"},
+            {"original_bytes", original},
+            {"compressed_bytes", compressed},
+            {"decompressed_bytes", decompressed >= 0 ? json(decompressed) : json(nullptr)},
+            {"model_bytes", model_b},
+            {"loss_data_bytes", loss_b},
+            {"normalization_bytes", norm_b},
+            {"compressed_percent_of_original", 100.0 * static_cast<double>(compressed) / static_cast<double>(original)},
+            {"compression_ratio", static_cast<double>(original) / static_cast<double>(compressed)},
+            {"actual_compression_ratio", static_cast<double>(original) / static_cast<double>(total)}};
+  if (decompressed >= 0) {
+    const Dataset in = load_dataset(c.input_path);
+    const NpzMembers out = read_npz(L.decompressed_npz());
+    const at::Tensor y = npy_to_tensor(out.at("data")).to(at::kDouble).reshape({in.rows(), in.features()});
+    if (y.sizes() != in.data.sizes())
+      throw InputError(L.decompressed_npz() + ": shape does not match " + c.input_path);
+    const at::Tensor diff = y - in.data;
+    const Normalization scale = Normalization::fit(in.data);
+    const at::Tensor ndiff = diff / scale.range;
+    const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
+    const int64_t worst = col_rmse.argmax().item<int64_t>();
+    r["reconstruction"] = {
+        {"rmse", diff.pow(2).mean().sqrt().item<double>()},
+        {"max_abs_error", diff.abs().max().item<double>()},
+        {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
+        {"worst_feature", worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst)},
+        {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
+  }
+  return r;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,26 @@
+// cycle.h: Baler's train / compress / decompress / info over an output folder
+// laid out as Baler's:
+//   OUT/training/            model.pt, loss_data.npy (2, epochs), normalization_features.npy,
+//                            run_config.json, training_report.json
+//   OUT/compressed_output/   compressed.npz {data, names, normalization_features, original_shape, model_name},
+//                            compress_report.json
+//   OUT/decompressed_output/ decompressed.npz {data, names}, decompress_report.json
+// Each function returns its report (also written as JSON beside the outputs).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "harness/engine/run_config.h"
+
+namespace balerbench {
+
+nlohmann::json run_train(const RunConfig& config, const std::string& out_dir);
+nlohmann::json run_compress(const RunConfig& config, const std::string& out_dir);
+nlohmann::json run_decompress(const RunConfig& config, const std::string& out_dir);
+// Sizes, compression ratios and, when the decompressed file exists, the
+// reconstruction error against the input.
+nlohmann::json run_info(const RunConfig& config, const std::string& out_dir);
+
+}  // namespace balerbench

@@ -1,0 +1,218 @@
+// run_config.cpp: strict parsing of RunConfig. See run_config.h.
+#include "harness/engine/run_config.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "datasets/error.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+const std::set<std::string> kBalerDeadKeys = {"reg_param", "RHO", "l1", "mse_avg", "mse_sum", "emd"};
+const std::set<std::string> kBalerUnsupported = {"activation_extraction", "convert_to_blocks",
+                                                 "save_error_bounded_deltas", "compress_to_latent_space",
+                                                 "separate_model_saving"};
+
+class Reader {
+ public:
+  Reader(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what, const std::string& hint = "") const {
+    throw InputError(source_ + ": /" + key + ": " + what, hint);
+  }
+  const json* get(const std::string& key) {
+    seen_.insert(key);
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  std::string type_of(const json& v) const { return v.type_name(); }
+
+  void str(const std::string& key, std::string& out, bool required = false) {
+    const json* v = get(key);
+    if (!v) { if (required) missing(key); return; }
+    if (!v->is_string()) fail(key, "expected a string, got " + type_of(*v));
+    out = v->get<std::string>();
+  }
+  void boolean(const std::string& key, bool& out) {
+    const json* v = get(key);
+    if (!v) return;
+    if (!v->is_boolean()) fail(key, "expected true or false, got " + type_of(*v));
+    out = v->get<bool>();
+  }
+  void integer(const std::string& key, int64_t& out, int64_t min_value) {
+    const json* v = get(key);
+    if (!v) return;
+    if (!v->is_number_integer()) fail(key, "expected an integer, got " + type_of(*v) + " " + v->dump());
+    const int64_t x = v->get<int64_t>();
+    if (x < min_value) fail(key, "must be at least " + std::to_string(min_value) + " (got " + std::to_string(x) + ")");
+    out = x;
+  }
+  void number(const std::string& key, double& out, bool required = false) {
+    const json* v = get(key);
+    if (!v) { if (required) missing(key); return; }
+    if (!v->is_number()) fail(key, "expected a number, got " + type_of(*v) + " " + v->dump());
+    out = v->get<double>();
+  }
+  void choice(const std::string& key, std::string& out, const std::vector<std::string>& allowed) {
+    str(key, out);
+    for (const auto& a : allowed) if (a == out) return;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + (a.empty() ? "null" : a);
+    fail(key, "invalid value '" + out + "'", "one of: " + list);
+  }
+  void missing(const std::string& key) const {
+    throw InputError(source_ + ": missing required key /" + key,
+                     "a config needs input_path, model_name and compression_ratio");
+  }
+  void reject_unknown() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      const std::string& k = it.key();
+      if (seen_.count(k)) continue;
+      if (kBalerDeadKeys.count(k))
+        fail(k, "unknown key", "'" + k + "' is one of Baler's dead keys (never read by Baler's HEAD); remove it");
+      fail(k, "unknown key", "see README.md 'Configuration' for the valid keys");
+    }
+  }
+
+ private:
+  const json& j_;
+  std::string source_;
+  std::set<std::string> seen_;
+};
+
+std::string resolve_path(const std::string& p, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  if (p.empty() || fs::path(p).is_absolute() || base_dir.empty()) return p;
+  return (fs::path(base_dir) / p).lexically_normal().string();
+}
+
+}  // namespace
+
+RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir) {
+  if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
+  Reader r(j, source);
+  RunConfig c;
+  r.str("input_path", c.input_path, true);
+  if (c.input_path.empty()) r.fail("input_path", "must not be empty");
+  c.input_path = resolve_path(c.input_path, base_dir);
+  r.str("model_name", c.model_name, true);
+  r.number("compression_ratio", c.compression_ratio, true);
+  if (!(c.compression_ratio > 0) || !std::isfinite(c.compression_ratio))
+    r.fail("compression_ratio", "must be a positive number (got " + j.at("compression_ratio").dump() + ")");
+  if (const json* v = r.get("data_dimension")) {
+    if (!v->is_number_integer() || (v->get<int64_t>() != 1 && v->get<int64_t>() != 2))
+      r.fail("data_dimension", "must be 1 (tables) or 2 (frames), got " + v->dump());
+    c.data_dimension = v->get<int>();
+  }
+  r.choice("model_type", c.model_type, {"dense"});
+  r.integer("epochs", c.epochs, 1);
+  r.integer("batch_size", c.batch_size, 1);
+  r.number("lr", c.lr);
+  if (!(c.lr > 0) || !std::isfinite(c.lr)) r.fail("lr", "must be a positive number");
+  r.number("test_size", c.test_size);
+  if (!(c.test_size >= 0 && c.test_size < 1)) r.fail("test_size", "must be in [0, 1)");
+  r.boolean("apply_normalization", c.apply_normalization);
+  r.boolean("custom_norm", c.custom_norm);
+  r.boolean("early_stopping", c.early_stopping);
+  r.integer("early_stopping_patience", c.early_stopping_patience, 1);
+  r.number("min_delta", c.min_delta);
+  if (!(c.min_delta >= 0)) r.fail("min_delta", "must be >= 0");
+  r.boolean("lr_scheduler", c.lr_scheduler);
+  r.integer("lr_scheduler_patience", c.lr_scheduler_patience, 0);
+  r.boolean("deterministic_algorithm", c.deterministic_algorithm);
+  r.boolean("extra_compression", c.extra_compression);
+  r.boolean("intermittent_model_saving", c.intermittent_model_saving);
+  r.integer("intermittent_saving_patience", c.intermittent_saving_patience, 1);
+  if (const json* v = r.get("type_list")) {
+    if (!v->is_array()) r.fail("type_list", std::string("expected an array of type names, got ") + v->type_name());
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const json& t = (*v)[i];
+      const std::string key = "type_list/" + std::to_string(i);
+      if (!t.is_string()) r.fail(key, std::string("expected a string, got ") + t.type_name());
+      const std::string s = t.get<std::string>();
+      if (s != "float64" && s != "float32" && s != "int" && s != "int64" && s != "int32")
+        r.fail(key, "invalid type '" + s + "'", "one of: float64, float32, int, int64, int32");
+      c.type_list.push_back(s);
+    }
+  }
+  for (const auto& k : kBalerUnsupported) {
+    if (const json* v = r.get(k)) {
+      if (!v->is_boolean()) r.fail(k, std::string("expected true or false, got ") + v->type_name());
+      if (v->get<bool>()) r.fail(k, "is not supported by balerbench", "set it to false or remove it");
+    }
+  }
+  r.choice("loss", c.loss, {"baler_sum", "mse_mean"});
+  r.boolean("shuffle", c.shuffle);
+  r.integer("seed", c.seed, 0);
+  r.choice("latent_dtype", c.latent_dtype, {"", "float64", "float32", "float16"});
+  r.boolean("truncate", c.truncate);
+  r.str("device", c.device);
+  if (c.device != "cpu" && c.device != "cuda" && c.device.rfind("cuda:", 0) != 0)
+    r.fail("device", "invalid device '" + c.device + "'", "cpu, cuda or cuda:N");
+  r.integer("threads", c.threads, 0);
+  r.choice("progress", c.progress, {"auto", "bar", "lines", "none"});
+  r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
+  r.reject_unknown();
+  return c;
+}
+
+nlohmann::json RunConfig::to_json() const {
+  json j = {{"input_path", input_path}, {"model_name", model_name}, {"compression_ratio", compression_ratio},
+            {"model_type", model_type}, {"epochs", epochs}, {"batch_size", batch_size}, {"lr", lr},
+            {"test_size", test_size}, {"apply_normalization", apply_normalization}, {"custom_norm", custom_norm},
+            {"early_stopping", early_stopping}, {"early_stopping_patience", early_stopping_patience},
+            {"min_delta", min_delta}, {"lr_scheduler", lr_scheduler},
+            {"lr_scheduler_patience", lr_scheduler_patience}, {"deterministic_algorithm", deterministic_algorithm},
+            {"extra_compression", extra_compression}, {"intermittent_model_saving", intermittent_model_saving},
+            {"intermittent_saving_patience", intermittent_saving_patience}, {"loss", loss}, {"shuffle", shuffle},
+            {"seed", seed}, {"truncate", truncate}, {"device", device}, {"threads", threads},
+            {"progress", progress}, {"codec_chunk_rows", codec_chunk_rows}};
+  j["data_dimension"] = data_dimension ? json(*data_dimension) : json(nullptr);
+  j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);
+  j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
+  return j;
+}
+
+void apply_override(json& j, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set " + assignment + ": expected key=value", "for example --set epochs=10");
+  const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  json value = json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;  // bare words are strings: --set model_name=AE
+  if (key == "input_path" && value.is_string()) {
+    namespace fs = std::filesystem;  // --set paths are relative to the working directory
+    value = fs::absolute(value.get<std::string>()).lexically_normal().string();
+  }
+  j[key] = value;
+}
+
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(path)) throw InputError(path + ": config file not found", "see experiments/ for examples");
+  std::ifstream in(path);
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")",
+                     "configs are strict JSON: no comments or trailing commas");
+  }
+  for (const auto& o : overrides) {
+    if (!j.is_object()) break;
+    apply_override(j, o);
+  }
+  const std::string base = fs::absolute(path).parent_path().string();
+  return parse_run_config(j, path, base);
+}
+
+}  // namespace balerbench

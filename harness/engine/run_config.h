@@ -1,0 +1,71 @@
+// run_config.h: the configuration of one Baler cycle (train, compress,
+// decompress, info), parsed strictly from JSON.
+//
+// Keys keep Baler's names where Baler has one; only input_path, model_name and
+// compression_ratio are required, everything else defaults as Baler's
+// template config does. Unknown keys, wrong types and out-of-range values are
+// InputErrors naming the JSON path ("/epochs"). Relative paths in a config
+// file resolve against the file's folder; paths given with --set against the
+// working directory.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace balerbench {
+
+struct RunConfig {
+  // Baler's keys.
+  std::string input_path;
+  std::string model_name;
+  double compression_ratio = 0;
+  std::optional<int> data_dimension;  // checked against the data when set
+  std::string model_type = "dense";
+  int64_t epochs = 5;
+  int64_t batch_size = 512;
+  double lr = 0.001;
+  double test_size = 0.0;
+  bool apply_normalization = true;
+  bool custom_norm = false;  // Baler: true means no scaling at all
+  bool early_stopping = true;
+  int64_t early_stopping_patience = 100;
+  double min_delta = 0.0;
+  bool lr_scheduler = true;
+  int64_t lr_scheduler_patience = 50;
+  bool deterministic_algorithm = true;
+  bool extra_compression = false;  // deflate the output .npz files
+  bool intermittent_model_saving = false;
+  int64_t intermittent_saving_patience = 100;
+  std::vector<std::string> type_list;  // per column: float64|float32|int|int64|int32
+
+  // balerbench's own keys.
+  std::string loss = "baler_sum";     // baler_sum (HEAD) | mse_mean (v1.0.0, paper)
+  bool shuffle = false;
+  int64_t seed = 0;
+  std::string latent_dtype;           // "" = the model's dtype | float64 | float32 | float16
+  bool truncate = false;              // integer columns truncated toward zero, as Baler
+  std::string device = "cpu";         // cpu | cuda | cuda:N
+  int64_t threads = 0;                // 0 = LibTorch's default
+  std::string progress = "auto";      // auto | bar | lines | none
+  int64_t codec_chunk_rows = 65536;   // rows per compress/decompress step
+
+  bool normalizes() const { return apply_normalization && !custom_norm; }
+  nlohmann::json to_json() const;
+};
+
+// Parses `j` (the whole config object). `source` names the file in errors,
+// `base_dir` resolves relative paths.
+RunConfig parse_run_config(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
+
+// Reads FILE.json, applies `overrides` ("key=value"; value parsed as JSON,
+// else taken as a string), validates.
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides);
+
+// Applies one "key=value" override to a JSON object (exposed for tests).
+void apply_override(nlohmann::json& j, const std::string& assignment);
+
+}  // namespace balerbench

@@ -1,0 +1,73 @@
+// trainer.h: Baler's training loop (BALER_SPEC.md section 2) in LibTorch.
+//
+// Adam; loss baler_sum (sum of squared errors / n_features per batch) or
+// mse_mean; epoch loss = plain mean over batches (a short last batch counts
+// fully); optional validation set; ReduceLROnPlateau and EarlyStopping on the
+// validation loss (the training loss when there is none). The data are one
+// tensor on the device and batches are contiguous slices (one permutation
+// gather per epoch when shuffling); losses are accumulated on the device and
+// read once per epoch, so the hot loop never waits on the host.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/autoencoder.h"
+
+namespace balerbench {
+
+enum class LossKind { kBalerSum, kMseMean };
+LossKind parse_loss_kind(const std::string& name);
+
+// Per-batch loss: baler_sum = sum((x_hat - x)^2) / n_features; mse_mean = mean.
+at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kind);
+
+struct TrainOptions {
+  int64_t epochs = 5;
+  int64_t batch_size = 512;
+  double lr = 1e-3;
+  LossKind loss = LossKind::kBalerSum;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  bool early_stopping = true;
+  int64_t early_stopping_patience = 100;
+  double min_delta = 0;
+  bool lr_scheduler = true;
+  int64_t lr_scheduler_patience = 50;
+  std::string progress = "auto";
+  // Called after epoch e (0-based) when intermittent saving is on.
+  int64_t save_every_epochs = 0;
+  std::function<void(int64_t epoch)> save_checkpoint;
+};
+
+struct EpochRecord {
+  int64_t epoch = 0;  // 0-based
+  double train_loss = 0;
+  double val_loss = 0;
+  double lr = 0;  // learning rate used during this epoch
+  int64_t early_stopping_counter = 0;
+  bool lr_reduced = false;
+  double duration_s = 0;
+};
+
+struct TrainResult {
+  std::vector<EpochRecord> epochs;
+  bool early_stopped = false;
+  bool has_validation = false;
+  double duration_s = 0;
+  int64_t train_rows = 0;
+  int64_t val_rows = 0;
+};
+
+// x_train, x_val: (rows, n_features) in the model's dtype on the model's
+// device; x_val may be undefined. `on_epoch` (optional) sees every epoch.
+TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& options,
+                const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
+
+// Mean batch loss over x in eval mode, without gradients.
+double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss);
+
+}  // namespace balerbench

@@ -1,0 +1,179 @@
+// autoencoder.cpp: the four dense models and their registry (BALER_SPEC.md section 1).
+#include "models/autoencoder.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "datasets/error.h"
+#include "datasets/npy.h"
+
+namespace balerbench {
+namespace {
+
+namespace nn = torch::nn;
+namespace F = torch::nn::functional;
+
+at::Tensor lrelu(const at::Tensor& x) { return F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.01)); }
+
+// AE and CFD_dense_AE: n->200->100->50->z->50->100->200->n, LeakyReLU(0.01)
+// between layers, nothing after the latent or output layer.
+class DenseAE : public AutoEncoder {
+ public:
+  explicit DenseAE(Architecture arch) : AutoEncoder(std::move(arch)) {
+    const auto& L = arch_.layers;
+    for (std::size_t i = 0; i < 8; ++i)
+      layers_[i] = register_module(L[i].name, nn::Linear(L[i].in_features, L[i].out_features));
+  }
+  at::Tensor encode(const at::Tensor& x) override {
+    at::Tensor h = lrelu(layers_[0](x));
+    h = lrelu(layers_[1](h));
+    h = lrelu(layers_[2](h));
+    return layers_[3](h);
+  }
+  at::Tensor decode(const at::Tensor& z) override {
+    at::Tensor h = lrelu(layers_[4](z));
+    h = lrelu(layers_[5](h));
+    h = lrelu(layers_[6](h));
+    return layers_[7](h);
+  }
+
+ private:
+  nn::Linear layers_[8] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+};
+
+// AE_Dropout_BN: enc_nn = [Linear, Dropout(p), LeakyReLU] x4 (latent included);
+// dec_nn = [Linear, LeakyReLU, BatchNorm1d] x3, Linear, BatchNorm1d, ReLU.
+class DropoutBnAE : public AutoEncoder {
+ public:
+  explicit DropoutBnAE(Architecture arch) : AutoEncoder(std::move(arch)) {
+    const int64_t n = arch_.n_features, z = arch_.latent;
+    const int64_t enc[5] = {n, 200, 100, 50, z};
+    const double p[4] = {0.5, 0.4, 0.3, 0.2};
+    for (int i = 0; i < 4; ++i) {
+      enc_->push_back(nn::Linear(enc[i], enc[i + 1]));
+      enc_->push_back(nn::Dropout(p[i]));
+      enc_->push_back(nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.01)));
+    }
+    const int64_t dec[4] = {z, 50, 100, 200};
+    for (int i = 0; i < 3; ++i) {
+      dec_->push_back(nn::Linear(dec[i], dec[i + 1]));
+      dec_->push_back(nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.01)));
+      dec_->push_back(nn::BatchNorm1d(dec[i + 1]));
+    }
+    dec_->push_back(nn::Linear(200, n));
+    dec_->push_back(nn::BatchNorm1d(n));
+    dec_->push_back(nn::ReLU());
+    register_module("enc_nn", enc_);
+    register_module("dec_nn", dec_);
+  }
+  at::Tensor encode(const at::Tensor& x) override { return enc_->forward(x); }
+  at::Tensor decode(const at::Tensor& z) override { return dec_->forward(z); }
+
+ private:
+  nn::Sequential enc_, dec_;
+};
+
+// FPGA_prototype_model: n->20->10->z->10->20->n with ReLU between layers.
+class FpgaAE : public AutoEncoder {
+ public:
+  explicit FpgaAE(Architecture arch) : AutoEncoder(std::move(arch)) {
+    const auto& L = arch_.layers;
+    for (std::size_t i = 0; i < 6; ++i)
+      layers_[i] = register_module(L[i].name, nn::Linear(L[i].in_features, L[i].out_features));
+  }
+  at::Tensor encode(const at::Tensor& x) override {
+    return layers_[2](torch::relu(layers_[1](torch::relu(layers_[0](x)))));
+  }
+  at::Tensor decode(const at::Tensor& z) override {
+    return layers_[5](torch::relu(layers_[4](torch::relu(layers_[3](z)))));
+  }
+
+ private:
+  nn::Linear layers_[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+};
+
+std::vector<std::pair<std::string, at::Tensor>> state_items(const AutoEncoder& model) {
+  std::vector<std::pair<std::string, at::Tensor>> items;
+  for (const auto& p : model.named_parameters(true)) items.emplace_back(p.key(), p.value());
+  for (const auto& b : model.named_buffers(true)) items.emplace_back(b.key(), b.value());
+  return items;
+}
+
+c10::Dict<std::string, at::Tensor> read_dict(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw InputError(path + ": model file not found", "run `balerbench train` with the same --out first");
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    throw InputError(path + ": not a readable model file", "expected a torch.save state dict");
+  }
+  if (!value.isGenericDict()) throw InputError(path + ": model file does not hold a state dict");
+  c10::Dict<std::string, at::Tensor> dict;
+  for (const auto& kv : value.toGenericDict()) {
+    if (!kv.key().isString() || !kv.value().isTensor())
+      throw InputError(path + ": model file holds a non-tensor entry");
+    dict.insert(kv.key().toStringRef(), kv.value().toTensor());
+  }
+  return dict;
+}
+
+}  // namespace
+
+at::ScalarType AutoEncoder::dtype() const { return arch_.dtype == "float32" ? at::kFloat : at::kDouble; }
+
+std::shared_ptr<AutoEncoder> make_model(const std::string& name, int64_t n_features, int64_t latent) {
+  Architecture arch = describe_model(name, n_features, latent);
+  std::shared_ptr<AutoEncoder> m;
+  if (name == "AE" || name == "CFD_dense_AE") m = std::make_shared<DenseAE>(arch);
+  else if (name == "AE_Dropout_BN") m = std::make_shared<DropoutBnAE>(arch);
+  else m = std::make_shared<FpgaAE>(arch);
+  m->to(m->dtype());
+  return m;
+}
+
+int64_t count_parameters(const AutoEncoder& model) {
+  int64_t n = 0;
+  for (const auto& p : model.parameters()) n += p.numel();
+  return n;
+}
+
+void save_state_dict(const AutoEncoder& model, const std::string& path) {
+  c10::Dict<std::string, at::Tensor> dict;
+  for (const auto& [k, v] : state_items(model)) dict.insert(k, v.detach().cpu());
+  const std::vector<char> bytes = torch::pickle_save(dict);
+  write_file_atomic(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+}
+
+void load_state_dict(AutoEncoder& model, const std::string& path) {
+  const auto dict = read_dict(path);
+  const std::string hint = "compress/decompress with the model trained on this data (same model_name and compression_ratio)";
+  const auto items = state_items(model);
+  if (dict.size() != items.size())
+    throw InputError(path + ": the model does not match: file has " + std::to_string(dict.size()) +
+                         " tensors, " + model.architecture().model_name + " has " + std::to_string(items.size()),
+                     hint);
+  torch::NoGradGuard no_grad;
+  for (const auto& [key, target] : items) {
+    auto it = dict.find(key);
+    if (it == dict.end()) throw InputError(path + ": the model does not match: no entry '" + key + "'", hint);
+    const at::Tensor src = it->value();
+    if (src.sizes() != target.sizes())
+      throw InputError(path + ": the model does not match: '" + key + "' has shape " + c10::str(src.sizes()) +
+                           ", expected " + c10::str(target.sizes()),
+                       hint);
+    target.copy_(src);
+  }
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>> read_state_dict_shapes(const std::string& path) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+  for (const auto& kv : read_dict(path)) out.emplace_back(kv.key(), kv.value().sizes().vec());
+  return out;
+}
+
+}  // namespace balerbench
