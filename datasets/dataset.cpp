@@ -50,6 +50,7 @@ Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names,
   Dataset ds;
   ds.original_shape = data.shape;
   ds.source_dtype = dtype_name(data.dtype);
+  ds.source_item_bytes = static_cast<int64_t>(data.itemsize());
   ds.source_path = where;
   const int64_t n = data.shape[0];
   const int64_t f = ds.features();

@@ -20,6 +20,7 @@ struct Dataset {
   std::vector<std::string> names;       // C names for 1D data; empty for 2D (Baler's CFD files)
   std::vector<int64_t> original_shape;  // (N, C) or (N, H, W)
   std::string source_dtype = "float64"; // dtype of `data` in the file
+  int64_t source_item_bytes = 8;        // bytes per element in the file
   std::string source_path;
 
   int data_dimension() const { return static_cast<int>(original_shape.size()) - 1; }

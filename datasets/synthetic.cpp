@@ -177,21 +177,25 @@ SyntheticData generate_cfd_like(int64_t frames, int64_t height, int64_t width, u
   check_positive(height, "--height");
   check_positive(width, "--width");
   Rng rng(seed);
-  // Free-stream velocity and a few travelling wake modes with seeded phases.
-  const double u0 = 0.025 + 0.002 * rng.normal();
-  constexpr int kModes = 4;
+  // Free-stream velocity u0 (m/s) and travelling wake modes with seeded
+  // amplitudes, wavelengths, frequencies and phases. Tuned so that a 60-frame
+  // 50x50 sample has the statistics of Baler's CFD_animation.npz (mean ~0.024,
+  // std ~0.008, frame-to-frame RMS change ~0.002, smooth in space).
+  const double u0 = 0.025 * (1.0 + 0.05 * rng.normal());
+  constexpr int kModes = 3;
   double amp[kModes], kx[kModes], ky[kModes], omega[kModes], phase[kModes];
   for (int m = 0; m < kModes; ++m) {
-    amp[m] = 0.006 / (m + 1) * (0.8 + 0.4 * rng.uniform());
-    kx[m] = 2 * kPi * (m + 1) / width * (0.8 + 0.4 * rng.uniform());
-    ky[m] = 2 * kPi * (m + 1) / (2.0 * height);
-    omega[m] = 0.05 * (m + 1) * (0.8 + 0.4 * rng.uniform());  // slow: radians per frame
+    amp[m] = 0.012 / (m + 1) * (0.8 + 0.4 * rng.uniform());
+    kx[m] = 2 * kPi * (m + 1) / static_cast<double>(width) * 0.7 * (0.8 + 0.4 * rng.uniform());
+    ky[m] = 2 * kPi * (m + 1) / (2.0 * static_cast<double>(height));
+    omega[m] = 0.35 * (m + 1) * (0.8 + 0.4 * rng.uniform());  // radians per frame
     phase[m] = rng.uniform(0, 2 * kPi);
   }
-  // Obstacle: a block at ~(0.44..0.56) of the height and (0.2..0.3) of the width, as in Baler's CFD file.
+  // Obstacle: rows 22-27, columns 10-14 of a 50x50 frame (as in Baler's CFD file), scaled.
   const int64_t r0 = height * 22 / 50, r1 = std::max(r0 + 1, height * 28 / 50);
   const int64_t c0 = width * 10 / 50, c1 = std::max(c0 + 1, width * 15 / 50);
-  const double cy = 0.5 * (r0 + r1), cx = 0.5 * (c0 + c1);
+  const double cy = 0.5 * static_cast<double>(r0 + r1), cx = 0.5 * static_cast<double>(c0 + c1);
+  const double sx = 50.0 / static_cast<double>(width);  // lengths below are in 50-pixel units
   SyntheticData d;
   d.shape = {frames, height, width};
   d.values.resize(static_cast<std::size_t>(frames * height * width));
@@ -200,12 +204,17 @@ SyntheticData generate_cfd_like(int64_t frames, int64_t height, int64_t width, u
     for (int64_t i = 0; i < height; ++i)
       for (int64_t j = 0; j < width; ++j, ++k) {
         if (i >= r0 && i < r1 && j >= c0 && j < c1) { d.values[k] = 0.0; continue; }
-        const double dy = (i - cy) / height, dx = (j - cx) / width;
-        const double blockage = std::exp(-(dx * dx + dy * dy) / 0.004);  // slow-down near the body
-        const double wake = j > cx ? std::exp(-dy * dy / 0.01) * (1 - std::exp(-(j - cx) / 8.0)) : 0.0;
-        double u = u0 * (1.0 - 0.9 * blockage) + (j > cx ? -0.3 * u0 * wake : 0.0);
+        const double dy = (static_cast<double>(i) - cy) / static_cast<double>(height);
+        const double dx = (static_cast<double>(j) - cx) / static_cast<double>(width);
+        const double jx = (static_cast<double>(j) - cx) * sx, jc = (static_cast<double>(j - c0)) * sx;
+        const double blockage = std::exp(-(dx * dx + dy * dy) / 0.006);  // stagnation in front of the body
+        const double side = std::exp(-std::pow(std::abs(dy) - 0.12, 2) / 0.004) * std::exp(-dx * dx / 0.05);
+        const double wake = jx > 0 ? std::exp(-dy * dy / 0.006) * (1 - std::exp(-jx / 4.0)) * std::exp(-jx / 60.0) : 0.0;
+        const double envelope = jc > 0 ? (1 - std::exp(-jc / 5.0)) * std::exp(-dy * dy / 0.04) : 0.0;
+        double u = u0 * (1.0 - 0.9 * blockage) + 0.8 * u0 * side - 1.3 * u0 * wake;
         for (int m = 0; m < kModes; ++m)
-          u += amp[m] * wake * std::sin(kx[m] * j - omega[m] * t + phase[m]) * std::cos(ky[m] * (i - cy));
+          u += amp[m] * envelope * std::sin(kx[m] * static_cast<double>(j) - omega[m] * static_cast<double>(t) + phase[m]) *
+               std::cos(ky[m] * (static_cast<double>(i) - cy));
         d.values[k] = u;
       }
   return d;

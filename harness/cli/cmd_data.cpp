@@ -35,15 +35,19 @@ int generate(const GenerateArgs& a) {
   return 0;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {  // NumPy's spelling: (60, 50, 50)
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
 int info(const std::string& path, const std::string& format, bool all_features) {
   const Dataset ds = load_dataset(path);
   const at::Tensor mn = std::get<0>(ds.data.min(0)), mx = std::get<0>(ds.data.max(0)), mean = ds.data.mean(0);
   const int64_t constant = (mn == mx).sum().item<int64_t>();
   nlohmann::json j = {{"path", path}, {"shape", ds.original_shape}, {"dtype", ds.source_dtype},
                       {"file_bytes", std::filesystem::file_size(path)},
-                      {"data_bytes", ds.rows() * ds.features() * static_cast<int64_t>(
-                                         ds.source_dtype == "float64" || ds.source_dtype == "int64" ? 8
-                                         : ds.source_dtype == "float16" ? 2 : ds.source_dtype == "float32" || ds.source_dtype == "int32" ? 4 : 1)},
+                      {"data_bytes", ds.rows() * ds.features() * ds.source_item_bytes},
                       {"data_dimension", ds.data_dimension()}, {"constant_features", constant},
                       {"min", ds.data.min().item<double>()}, {"max", ds.data.max().item<double>()},
                       {"mean", ds.data.mean().item<double>()}};
@@ -59,7 +63,7 @@ int info(const std::string& path, const std::string& format, bool all_features) 
     return 0;
   }
   std::printf("file        %s\nshape       %s\ndtype       %s\nfile bytes  %s\ndata bytes  %s\n", path.c_str(),
-              j["shape"].dump().c_str(), ds.source_dtype.c_str(), j["file_bytes"].dump().c_str(),
+              shape_text(ds.original_shape).c_str(), ds.source_dtype.c_str(), j["file_bytes"].dump().c_str(),
               j["data_bytes"].dump().c_str());
   std::printf("kind        %s, %lld features, %lld constant\nvalues      min %.6g  max %.6g  mean %.6g\n",
               ds.data_dimension() == 1 ? "1D table" : "2D frames", static_cast<long long>(ds.features()),

@@ -1,0 +1,279 @@
+// test_cli.cpp: the `balerbench` executable end to end, the real CFD file,
+// and every bad input of the foundation issue (exit code 2, one line, no
+// output left behind).
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "datasets/npz.h"
+#include "models/autoencoder.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class Cli : public ::testing::Test {
+ protected:
+  CommandResult bb(const std::string& args) { return run_command(balerbench_binary() + " " + args); }
+  std::string config(const json& j, const std::string& name = "c.json") {
+    write_text(dir.path(name), j.dump());
+    return dir.path(name);
+  }
+  json cms_config(const std::string& input) {
+    return {{"input_path", input}, {"model_name", "AE"}, {"compression_ratio", 1.6}, {"epochs", 5},
+            {"batch_size", 256}, {"progress", "none"},
+            {"type_list", json::parse(R"(["float64","float64","float64","float64","float64","float64","float64",
+              "float64","float64","float64","float64","float64","int","int","int","int","int","int","int",
+              "float64","float64","float64","int","int"])")}};
+  }
+  json info(const std::string& cfg, const std::string& out) {
+    const auto r = bb("info --json --config " + cfg + " --out " + out);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(r.out);
+  }
+  void cycle(const std::string& cfg, const std::string& out) {
+    for (const char* cmd : {"compress", "decompress"}) {
+      const auto r = bb(std::string(cmd) + " --config " + cfg + " --out " + out);
+      ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.out;
+    }
+  }
+  TempDir dir;
+};
+
+TEST_F(Cli, EndToEndCmsCycleBeatsAnUntrainedModel) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 3000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j["progress"] = "lines";
+  const std::string cfg = config(j);
+  const std::string out = dir.path("out");
+  const auto train = bb("train --config " + cfg + " --out " + out);
+  ASSERT_EQ(train.exit_code, 0) << train.out;
+  EXPECT_NE(train.out.find("Epoch 5/5"), std::string::npos) << train.out;
+  for (const char* f : {"training/model.pt", "training/loss_data.npy", "training/normalization_features.npy",
+                        "training/run_config.json", "training/training_report.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  EXPECT_EQ(read_npy(out + "/training/loss_data.npy").shape, (std::vector<int64_t>{2, 5}));
+  cycle(cfg, out);
+  const NpzMembers c = read_npz(out + "/compressed_output/compressed.npz");
+  EXPECT_EQ(c.at("data").shape, (std::vector<int64_t>{3000, 15}));
+  EXPECT_EQ(c.at("names").to_strings().size(), 24u);
+  EXPECT_EQ(c.at("normalization_features").shape, (std::vector<int64_t>{2, 24}));
+  const NpzMembers d = read_npz(out + "/decompressed_output/decompressed.npz");
+  EXPECT_EQ(d.at("data").shape, (std::vector<int64_t>{3000, 24}));
+  const auto values = d.at("data").to_doubles();
+  for (int64_t r = 0; r < 3000; ++r) EXPECT_EQ(values[r * 24 + 12], std::round(values[r * 24 + 12]));
+  const json trained = info(cfg, out);
+  const double trained_err = trained["reconstruction"]["normalized_rmse"].get<double>();
+  EXPECT_TRUE(std::isfinite(trained_err));
+  EXPECT_NEAR(trained["compression_ratio"].get<double>(), 24.0 / 15.0, 0.05);  // npz headers, names
+  EXPECT_LT(trained["actual_compression_ratio"].get<double>(), trained["compression_ratio"].get<double>());
+
+  torch::manual_seed(123);  // same cycle with an untrained model
+  save_state_dict(*make_model("AE", 24, 15), out + "/training/model.pt");
+  cycle(cfg, out);
+  const double untrained_err = info(cfg, out)["reconstruction"]["normalized_rmse"].get<double>();
+  EXPECT_LT(trained_err, untrained_err);
+}
+
+TEST_F(Cli, PyTorchReproducesOurLatentCode) {
+  if (!python_has("numpy, torch")) GTEST_SKIP() << "python3-torch not available";
+  ASSERT_EQ(bb("data generate --kind cms --rows 1000 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j["epochs"] = 2;
+  const std::string cfg = config(j);
+  ASSERT_EQ(bb("train --config " + cfg + " --out " + dir.path("out")).exit_code, 0);
+  ASSERT_EQ(bb("compress --config " + cfg + " --out " + dir.path("out")).exit_code, 0);
+  const auto r = run_command(python_binary() + " " + source_dir() + "/tests/integration/torch_golden.py " +
+                             dir.path("cms.npz") + " " + dir.path("out"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+TEST_F(Cli, RealCfdAnimationRoundTrip) {
+  const std::string input = shared_data_dir() + "/CFD_animation.npz";
+  if (!fs::exists(input)) GTEST_SKIP() << input << " not present";
+  const std::string cfg = config({{"input_path", input}, {"model_name", "CFD_dense_AE"}, {"compression_ratio", 100},
+                                  {"epochs", 30}, {"batch_size", 6000}, {"custom_norm", true}, {"progress", "none"}});
+  const std::string out = dir.path("out");
+  const auto t = bb("train --config " + cfg + " --out " + out);
+  ASSERT_EQ(t.exit_code, 0) << t.out;
+  cycle(cfg, out);
+  const NpzMembers c = read_npz(out + "/compressed_output/compressed.npz");
+  EXPECT_EQ(c.at("data").shape, (std::vector<int64_t>{60, 25}));
+  EXPECT_EQ(c.at("data").dtype, DType::kFloat32);
+  const NpzMembers d = read_npz(out + "/decompressed_output/decompressed.npz");
+  EXPECT_EQ(d.at("data").shape, (std::vector<int64_t>{60, 50, 50}));
+  const json i = info(cfg, out);
+  EXPECT_TRUE(std::isfinite(i["reconstruction"]["rmse"].get<double>()));
+  EXPECT_LT(i["actual_compression_ratio"].get<double>(), 1.0) << "the 4.2 MB model outweighs 1.2 MB of data";
+}
+
+TEST_F(Cli, ModelInfoReproducesT1) {
+  const auto r = bb("model-info --model AE --features 24 --compression-ratio 1.6 --batch-size 512");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* cell : {"2,457,800", "10,240,100", "2,560,050", "384,015", "384,050", "2,560,100", "10,240,200",
+                           "2,457,624", "31,283,939", "61,839"})
+    EXPECT_NE(r.out.find(cell), std::string::npos) << cell;
+  const auto j = json::parse(bb("model-info --model AE --features 24 --compression-ratio 1.6 --format json").out);
+  EXPECT_EQ(j["total"]["t1_operations_per_batch"], 31283939);
+  EXPECT_EQ(j["total"]["flops_per_sample"], 122200);
+}
+
+TEST_F(Cli, DataInfoPrintsPerColumnStatistics) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 100 --out " + dir.path("cms.npz")).exit_code, 0);
+  const auto r = bb("data info " + dir.path("cms.npz"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("(100, 24)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mNeutralMultiplicity"), std::string::npos);
+  const auto j = json::parse(bb("data info --format json " + dir.path("cms.npz")).out);
+  EXPECT_EQ(j["features"].size(), 24u);
+  EXPECT_GE(j["features"][0]["min"].get<double>(), 5.0);
+}
+
+// --- bad input: exit code 2, one line naming the problem, nothing written ---
+
+class BadInput : public Cli {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(bb("data generate --kind cms --rows 600 --out " + dir.path("cms.npz")).exit_code, 0);
+    ASSERT_EQ(bb("data generate --kind cfd --rows 4 --height 5 --width 6 --out " + dir.path("cfd.npz")).exit_code, 0);
+  }
+  // Runs `args`; expects exit 2, exactly one output line containing every fragment, and no `out` folder.
+  void expect_rejected(const std::string& args, const std::vector<std::string>& fragments) {
+    const auto r = bb(args + " --out " + dir.path("bad_out"));
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    for (const auto& f : fragments) EXPECT_NE(r.out.find(f), std::string::npos) << "missing '" << f << "' in: " << r.out;
+    EXPECT_FALSE(fs::exists(dir.path("bad_out"))) << "output left behind by: " << args;
+  }
+  std::string train_with(json j) { return "train --config " + config(j, "bad.json"); }
+  json base() { json j = cms_config(dir.path("cms.npz")); j["epochs"] = 1; return j; }
+};
+
+TEST_F(BadInput, MissingFile) {
+  json j = base();
+  j["input_path"] = dir.path("nope.npz");
+  expect_rejected(train_with(j), {"nope.npz", "no such file"});
+}
+
+TEST_F(BadInput, NotAZip) {
+  write_text(dir.path("text.npz"), "hello, I am not an archive\n");
+  json j = base();
+  j["input_path"] = dir.path("text.npz");
+  expect_rejected(train_with(j), {"text.npz", "not a zip"});
+}
+
+TEST_F(BadInput, TruncatedNpz) {
+  fs::copy_file(dir.path("cms.npz"), dir.path("cut.npz"));
+  fs::resize_file(dir.path("cut.npz"), fs::file_size(dir.path("cut.npz")) / 2);
+  json j = base();
+  j["input_path"] = dir.path("cut.npz");
+  expect_rejected(train_with(j), {"cut.npz"});
+}
+
+TEST_F(BadInput, NpzWithoutData) {
+  write_npz(dir.path("nodata.npz"), {{"table", NpyArray::from_doubles({2, 2}, {1, 2, 3, 4})}});
+  json j = base();
+  j["input_path"] = dir.path("nodata.npz");
+  expect_rejected(train_with(j), {"no 'data' array", "found: table"});
+}
+
+TEST_F(BadInput, UnsupportedDtype) {
+  std::vector<uint8_t> img = serialize_npy(NpyArray::from_doubles({1, 1}, {1.0}));
+  std::string s(img.begin(), img.end());
+  s.replace(s.find("'<f8'"), 5, "'<c8'");  // complex64, same length
+  write_raw_member_npz(dir.path("complex.npz"), "data.npy", std::vector<uint8_t>(s.begin(), s.end()));
+  json j = base();
+  j["input_path"] = dir.path("complex.npz");
+  expect_rejected(train_with(j), {"unsupported dtype '<c8'", "complex.npz:data.npy"});
+}
+
+TEST_F(BadInput, NanAndInfNameTheColumnAndCount) {
+  std::vector<double> v(4 * 3, 1.0);
+  v[4] = std::nan("");
+  v[7] = INFINITY;
+  v[10] = std::nan("");
+  write_npz(dir.path("nan.npz"), {{"data", NpyArray::from_doubles({4, 3}, v)},
+                                  {"names", NpyArray::from_strings({"pt_", "eta_", "phi_"})}});
+  json j = base();
+  j["input_path"] = dir.path("nan.npz");
+  j.erase("type_list");
+  expect_rejected(train_with(j), {"column 1 ('eta_')", "3 non-finite values (2 NaN, 1 Inf)"});
+}
+
+TEST_F(BadInput, FramesToTableModelAndTheReverse) {
+  json j = base();
+  j["input_path"] = dir.path("cfd.npz");
+  j.erase("type_list");
+  expect_rejected(train_with(j), {"model AE is for 1D tables", "2D frames", "CFD_dense_AE"});
+  j = base();
+  j["model_name"] = "CFD_dense_AE";
+  expect_rejected(train_with(j), {"model CFD_dense_AE is for 2D frames", "1D table"});
+}
+
+TEST_F(BadInput, ZeroRows) {
+  write_npz(dir.path("zero.npz"), {{"data", NpyArray::from_doubles({0, 24}, {})}});
+  json j = base();
+  j["input_path"] = dir.path("zero.npz");
+  expect_rejected(train_with(j), {"zero rows"});
+}
+
+TEST_F(BadInput, BatchSizeAndCompressionRatio) {
+  expect_rejected(train_with(base()) + " --set batch_size=0", {"/batch_size", "at least 1"});
+  expect_rejected(train_with(base()) + " --set batch_size=-4", {"/batch_size"});
+  expect_rejected(train_with(base()) + " --set compression_ratio=0", {"/compression_ratio", "positive"});
+  expect_rejected(train_with(base()) + " --set compression_ratio=0.5", {"latent size of 48", "larger than the 24"});
+}
+
+TEST_F(BadInput, UnknownModelListsValidNames) {
+  json j = base();
+  j["model_name"] = "VAE";
+  expect_rejected(train_with(j), {"unknown model_name 'VAE'", "AE, AE_Dropout_BN, CFD_dense_AE, FPGA_prototype_model"});
+}
+
+TEST_F(BadInput, ConfigUnknownKeyAndWrongType) {
+  json j = base();
+  j["learning_rate"] = 0.1;
+  expect_rejected(train_with(j), {"bad.json: /learning_rate: unknown key"});
+  j = base();
+  j["epochs"] = "many";
+  expect_rejected(train_with(j), {"/epochs: expected an integer, got string"});
+  write_text(dir.path("broken.json"), "{\"input_path\": ");
+  expect_rejected("train --config " + dir.path("broken.json"), {"not valid JSON"});
+}
+
+TEST_F(BadInput, DecompressWithAModelThatDoesNotMatch) {
+  const std::string good = config(base(), "good.json");
+  const std::string out = dir.path("out");
+  ASSERT_EQ(bb("train --config " + good + " --out " + out).exit_code, 0);
+  ASSERT_EQ(bb("compress --config " + good + " --out " + out).exit_code, 0);
+  json other = base();
+  other["compression_ratio"] = 2.0;  // latent 12, the file has 15
+  const auto r = bb("decompress --config " + config(other, "other.json") + " --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("latent code has 15 columns"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out + "/decompressed_output/decompressed.npz"));
+  // Same latent size, different model: the state dict does not fit.
+  torch::manual_seed(0);
+  save_state_dict(*make_model("FPGA_prototype_model", 24, 15), out + "/training/model.pt");
+  const auto r2 = bb("decompress --config " + good + " --out " + out);
+  EXPECT_EQ(r2.exit_code, 2) << r2.out;
+  EXPECT_NE(r2.out.find("the model does not match"), std::string::npos) << r2.out;
+  EXPECT_FALSE(fs::exists(out + "/decompressed_output/decompressed.npz"));
+}
+
+TEST_F(BadInput, CliOptionErrorsExitTwo) {
+  const auto r = bb("data generate --kind lhc --rows 5 --out " + dir.path("x.npz"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(bb("frobnicate").exit_code, 2);
+  EXPECT_EQ(bb("model-info --model Nope --features 24 --compression-ratio 2").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace balerbench

@@ -1,0 +1,83 @@
+// test_util.cpp: see test_util.h.
+#include "tests/test_util.h"
+
+#include <zip.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "datasets/error.h"
+
+namespace balerbench {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  std::random_device rd;
+  root_ = (fs::temp_directory_path() / ("balerbench_test_" + std::to_string(rd()) + std::to_string(rd()))).string();
+  fs::create_directories(root_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(root_, ec);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expect_input_error(const std::function<void()>& f, const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an InputError containing '" << fragment << "'";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << "message: " << e.what();
+  }
+}
+
+void write_raw_member_npz(const std::string& path, const std::string& member, const std::vector<uint8_t>& bytes) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  ASSERT_NE(z, nullptr);
+  zip_source_t* src = zip_source_buffer(z, bytes.data(), bytes.size(), 0);
+  const zip_int64_t idx = zip_file_add(z, member.c_str(), src, ZIP_FL_OVERWRITE);
+  zip_set_file_compression(z, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0);
+  ASSERT_EQ(zip_close(z), 0);
+}
+
+CommandResult run_command(const std::string& command_line) {
+  CommandResult r;
+  FILE* pipe = ::popen((command_line + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string balerbench_binary() { return BALERBENCH_BIN; }
+std::string source_dir() { return BALERBENCH_SOURCE_DIR; }
+std::string shared_data_dir() { return BALERBENCH_SOURCE_DIR "/../shared/data"; }
+std::string python_binary() { return BALERBENCH_PYTHON; }
+
+bool python_has(const std::string& modules) {
+  if (!fs::exists(python_binary())) return false;
+  return run_command(python_binary() + " -c 'import " + modules + "'").exit_code == 0;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,50 @@
+// test_util.h: helpers shared by the test programs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace balerbench {
+
+// A fresh folder under the system temp dir, removed with its contents.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& root() const { return root_; }
+  std::string path(const std::string& name) const { return root_ + "/" + name; }
+
+ private:
+  std::string root_;
+};
+
+void write_text(const std::string& path, const std::string& text);
+std::string read_text(const std::string& path);
+
+// Runs `f`, expects an InputError whose message contains `fragment`.
+void expect_input_error(const std::function<void()>& f, const std::string& fragment);
+
+// A zip with one stored member holding `bytes` verbatim (for hostile inputs).
+void write_raw_member_npz(const std::string& path, const std::string& member, const std::vector<uint8_t>& bytes);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+// Runs a shell command line; captures output and exit code.
+CommandResult run_command(const std::string& command_line);
+
+// Paths baked in at build time.
+std::string balerbench_binary();
+std::string source_dir();
+std::string shared_data_dir();
+std::string python_binary();
+// True when python_binary() exists and imports the given modules.
+bool python_has(const std::string& modules);
+
+}  // namespace balerbench

@@ -1,0 +1,114 @@
+// test_config.cpp: strict JSON configs with Baler's key names.
+#include <gtest/gtest.h>
+
+#include "datasets/error.h"
+#include "harness/engine/run_config.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+json minimal() { return {{"input_path", "/data/x.npz"}, {"model_name", "AE"}, {"compression_ratio", 1.6}}; }
+
+TEST(RunConfig, MinimalConfigGetsBalerTemplateDefaults) {
+  const RunConfig c = parse_run_config(minimal(), "c.json", "");
+  EXPECT_EQ(c.epochs, 5);
+  EXPECT_EQ(c.batch_size, 512);
+  EXPECT_DOUBLE_EQ(c.lr, 0.001);
+  EXPECT_DOUBLE_EQ(c.test_size, 0.0);
+  EXPECT_TRUE(c.apply_normalization);
+  EXPECT_FALSE(c.custom_norm);
+  EXPECT_TRUE(c.early_stopping);
+  EXPECT_EQ(c.early_stopping_patience, 100);
+  EXPECT_TRUE(c.lr_scheduler);
+  EXPECT_EQ(c.lr_scheduler_patience, 50);
+  EXPECT_DOUBLE_EQ(c.min_delta, 0.0);
+  EXPECT_EQ(c.loss, "baler_sum");
+  EXPECT_FALSE(c.shuffle);
+  EXPECT_TRUE(c.normalizes());
+}
+
+TEST(RunConfig, RequiredKeys) {
+  for (const char* key : {"input_path", "model_name", "compression_ratio"}) {
+    json j = minimal();
+    j.erase(key);
+    expect_input_error([&] { parse_run_config(j, "c.json", ""); }, std::string("missing required key /") + key);
+  }
+}
+
+TEST(RunConfig, UnknownKeysAndWrongTypesNameTheJsonPath) {
+  json j = minimal();
+  j["epohcs"] = 3;
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "c.json: /epohcs: unknown key");
+  j = minimal();
+  j["epochs"] = "10";
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/epochs: expected an integer, got string");
+  j = minimal();
+  j["batch_size"] = 0;
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/batch_size: must be at least 1");
+  j = minimal();
+  j["compression_ratio"] = -2;
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/compression_ratio: must be a positive number");
+  j = minimal();
+  j["type_list"] = {"float64", "complex"};
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/type_list/1: invalid type 'complex'");
+  j = minimal();
+  j["loss"] = "l2";
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "one of: baler_sum, mse_mean");
+}
+
+TEST(RunConfig, BalerDeadAndUnsupportedKeys) {
+  json j = minimal();
+  j["reg_param"] = 0.001;
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "dead keys");
+  j = minimal();
+  j["activation_extraction"] = false;  // accepted when off, as Baler configs carry it
+  EXPECT_NO_THROW(parse_run_config(j, "c.json", ""));
+  j["activation_extraction"] = true;
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "not supported");
+}
+
+TEST(RunConfig, RelativeInputPathResolvesAgainstTheConfigFolder) {
+  json j = minimal();
+  j["input_path"] = "../data/x.npz";
+  EXPECT_EQ(parse_run_config(j, "c.json", "/repo/experiments").input_path, "/repo/data/x.npz");
+}
+
+TEST(RunConfig, SetOverridesParseJsonOrFallBackToStrings) {
+  json j = minimal();
+  apply_override(j, "epochs=7");
+  apply_override(j, "model_name=CFD_dense_AE");
+  apply_override(j, "shuffle=true");
+  apply_override(j, "lr=0.01");
+  const RunConfig c = parse_run_config(j, "c.json", "");
+  EXPECT_EQ(c.epochs, 7);
+  EXPECT_EQ(c.model_name, "CFD_dense_AE");
+  EXPECT_TRUE(c.shuffle);
+  EXPECT_DOUBLE_EQ(c.lr, 0.01);
+  expect_input_error([&] { apply_override(j, "epochs"); }, "expected key=value");
+}
+
+TEST(RunConfig, LoadFromFileWithOverridesAndBadJson) {
+  TempDir dir;
+  write_text(dir.path("c.json"), R"({"input_path": "x.npz", "model_name": "AE", "compression_ratio": 2})");
+  const RunConfig c = load_run_config(dir.path("c.json"), {"batch_size=64"});
+  EXPECT_EQ(c.batch_size, 64);
+  EXPECT_EQ(c.input_path, dir.path("x.npz"));
+  write_text(dir.path("bad.json"), R"({"input_path": "x.npz", })");
+  expect_input_error([&] { load_run_config(dir.path("bad.json"), {}); }, "not valid JSON");
+  expect_input_error([&] { load_run_config(dir.path("none.json"), {}); }, "config file not found");
+}
+
+TEST(RunConfig, ToJsonRoundTrips) {
+  json j = minimal();
+  j["type_list"] = {"float64", "int"};
+  j["latent_dtype"] = "float16";
+  const RunConfig a = parse_run_config(j, "c.json", "");
+  const RunConfig b = parse_run_config(a.to_json(), "resolved", "");
+  EXPECT_EQ(a.to_json(), b.to_json());
+}
+
+}  // namespace
+}  // namespace balerbench

@@ -1,0 +1,146 @@
+// test_trainer.cpp: Baler's training loop semantics on the CPU.
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include "harness/engine/codec.h"
+#include "harness/engine/trainer.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+namespace {
+
+at::Tensor toy_data(int64_t rows) {
+  torch::manual_seed(42);
+  const at::Tensor base = torch::rand({rows, 4}, torch::kDouble);
+  // 24 correlated columns from 4 sources, in [0, 1]-ish as after normalization.
+  return torch::sigmoid(torch::matmul(base, torch::randn({4, 24}, torch::kDouble)));
+}
+
+TrainOptions quiet(int64_t epochs, int64_t batch) {
+  TrainOptions o;
+  o.epochs = epochs;
+  o.batch_size = batch;
+  o.progress = "none";
+  return o;
+}
+
+std::vector<double> losses(const TrainResult& r) {
+  std::vector<double> v;
+  for (const auto& e : r.epochs) v.push_back(e.train_loss);
+  return v;
+}
+
+TEST(Trainer, DeterministicOnCpu) {
+  const at::Tensor x = toy_data(1000);
+  torch::manual_seed(0);
+  auto a = make_model("AE", 24, 15);
+  torch::manual_seed(0);
+  auto b = make_model("AE", 24, 15);
+  EXPECT_EQ(losses(fit(*a, x, {}, quiet(3, 128))), losses(fit(*b, x, {}, quiet(3, 128))));
+}
+
+TEST(Trainer, LossDecreases) {
+  const at::Tensor x = toy_data(2000);
+  torch::manual_seed(0);
+  auto m = make_model("AE", 24, 15);
+  const auto l = losses(fit(*m, x, {}, quiet(10, 64)));
+  EXPECT_LT(l.back(), 0.2 * l.front());
+}
+
+TEST(Trainer, EpochLossIsThePlainMeanOfBatchLosses) {
+  // 10 rows in batches of 4: 4, 4, 2. Replay by hand with an identical model.
+  const at::Tensor x = toy_data(10);
+  torch::manual_seed(5);
+  auto m = make_model("AE", 24, 15);
+  torch::manual_seed(5);
+  auto ref = make_model("AE", 24, 15);
+  const TrainResult r = fit(*m, x, {}, quiet(1, 4));
+  torch::optim::Adam opt(ref->parameters(), torch::optim::AdamOptions(1e-3));
+  double sum = 0;
+  for (int64_t s : {0, 4, 8}) {
+    const at::Tensor xb = x.narrow(0, s, std::min<int64_t>(4, 10 - s));
+    opt.zero_grad();
+    const at::Tensor d = ref->forward(xb) - xb;
+    const at::Tensor loss = (d * d).sum() / 24.0;  // Baler HEAD: sum / n_features
+    loss.backward();
+    opt.step();
+    sum += loss.item<double>();
+  }
+  EXPECT_DOUBLE_EQ(r.epochs[0].train_loss, sum / 3.0);
+}
+
+TEST(Trainer, BalerSumIsBatchSizeTimesMseMean) {
+  const at::Tensor a = torch::rand({8, 24}, torch::kDouble), b = torch::rand({8, 24}, torch::kDouble);
+  EXPECT_NEAR(batch_loss(a, b, LossKind::kBalerSum).item<double>(),
+              8 * batch_loss(a, b, LossKind::kMseMean).item<double>(), 1e-12);
+}
+
+TEST(Trainer, ValidationLossDrivesEarlyStopping) {
+  const at::Tensor x = toy_data(400);
+  torch::manual_seed(0);
+  auto m = make_model("AE", 24, 15);
+  TrainOptions o = quiet(50, 400);
+  o.lr = 1e-12;  // no progress: every epoch after the first counts
+  o.early_stopping_patience = 3;
+  o.min_delta = 1e-3;  // tiny lr still improves a little; those count as no progress
+  const TrainResult r = fit(*m, x.narrow(0, 0, 300), x.narrow(0, 300, 100), o);
+  EXPECT_TRUE(r.has_validation);
+  EXPECT_TRUE(r.early_stopped);
+  EXPECT_EQ(r.epochs.size(), 4u);  // first sets best, then 3 non-improving epochs
+  EXPECT_NE(r.epochs[0].val_loss, r.epochs[0].train_loss);
+}
+
+TEST(Trainer, PlateauHalvesTheLearningRateTheOptimizerUses) {
+  const at::Tensor x = toy_data(256);
+  torch::manual_seed(0);
+  auto m = make_model("AE", 24, 15);
+  TrainOptions o = quiet(12, 64);
+  o.lr = 0.5;  // far too large: the loss oscillates, so epochs stop improving
+  o.lr_scheduler_patience = 0;
+  o.early_stopping = false;
+  const TrainResult r = fit(*m, x, {}, o);
+  int reductions = 0;
+  for (std::size_t e = 0; e + 1 < r.epochs.size(); ++e) {
+    if (r.epochs[e].lr_reduced) {
+      ++reductions;
+      EXPECT_DOUBLE_EQ(r.epochs[e + 1].lr, 0.5 * r.epochs[e].lr) << "epoch " << e;
+    } else {
+      EXPECT_DOUBLE_EQ(r.epochs[e + 1].lr, r.epochs[e].lr) << "epoch " << e;
+    }
+  }
+  EXPECT_GT(reductions, 0);
+}
+
+TEST(Trainer, ShuffleIsSeededAndChangesTheTrajectory) {
+  const at::Tensor x = toy_data(512);
+  auto run = [&](bool shuffle, uint64_t seed) {
+    torch::manual_seed(0);
+    auto m = make_model("AE", 24, 15);
+    TrainOptions o = quiet(2, 64);
+    o.shuffle = shuffle;
+    o.seed = seed;
+    return losses(fit(*m, x, {}, o));
+  };
+  EXPECT_EQ(run(true, 1), run(true, 1));
+  EXPECT_NE(run(true, 1), run(false, 1));
+  EXPECT_NE(run(true, 1), run(true, 2));
+}
+
+TEST(Codec, ChunkedEncodeDecodeEqualsWholeTensor) {
+  torch::manual_seed(0);
+  auto m = make_model("AE", 24, 15);
+  const at::Tensor x = toy_data(1000);
+  m->eval();
+  torch::NoGradGuard ng;
+  const at::Tensor z = encode_rows(*m, x, at::kDouble, 333);
+  EXPECT_TRUE(torch::allclose(z, m->encode(x), 1e-13, 1e-13));
+  const at::Tensor y = decode_rows(*m, z, 77);
+  EXPECT_TRUE(torch::allclose(y, m->decode(z), 1e-13, 1e-13));
+  const at::Tensor z16 = encode_rows(*m, x, at::kHalf, 1000);
+  EXPECT_EQ(z16.scalar_type(), at::kHalf);
+  EXPECT_TRUE(torch::allclose(z16.to(at::kDouble), z, 1e-2, 1e-2));
+}
+
+}  // namespace
+}  // namespace balerbench
