@@ -144,7 +144,9 @@ int64_t count_parameters(const AutoEncoder& model) {
 
 void save_state_dict(const AutoEncoder& model, const std::string& path) {
   c10::Dict<std::string, at::Tensor> dict;
-  for (const auto& [k, v] : state_items(model)) dict.insert(k, v.detach().cpu());
+  // clone(): parameters may be views into one flat buffer, and a view would
+  // drag the whole buffer into every entry of the file.
+  for (const auto& [k, v] : state_items(model)) dict.insert(k, v.detach().cpu().clone());
   const std::vector<char> bytes = torch::pickle_save(dict);
   write_file_atomic(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
 }

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <sched.h>
+#include <thread>
 
 #include "datasets/dataset.h"
 #include "datasets/error.h"
@@ -72,8 +74,17 @@ Normalization identity(int64_t features) {
   return n;
 }
 
+// CPUs this process may run on (affinity mask, so taskset and cgroups count).
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 void configure_runtime(const RunConfig& c) {
-  if (c.threads > 0) at::set_num_threads(static_cast<int>(c.threads));
+  // threads 0: every CPU we may use (LibTorch's own default is 1 on some machines).
+  at::set_num_threads(c.threads > 0 ? static_cast<int>(c.threads) : available_cpus());
   at::globalContext().setDeterministicAlgorithms(c.deterministic_algorithm, /*warn_only=*/false);
 }
 

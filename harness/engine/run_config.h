@@ -49,9 +49,9 @@ struct RunConfig {
   std::string latent_dtype;           // "" = the model's dtype | float64 | float32 | float16
   bool truncate = false;              // integer columns truncated toward zero, as Baler
   std::string device = "cpu";         // cpu | cuda | cuda:N
-  int64_t threads = 0;                // 0 = LibTorch's default
+  int64_t threads = 0;                // 0 = every CPU in the affinity mask
   std::string progress = "auto";      // auto | bar | lines | none
-  int64_t codec_chunk_rows = 65536;   // rows per compress/decompress step
+  int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
 
   bool normalizes() const { return apply_normalization && !custom_norm; }
   nlohmann::json to_json() const;

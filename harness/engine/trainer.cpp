@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "datasets/error.h"
+#include "harness/engine/flat_adam.h"
 #include "harness/engine/progress.h"
 #include "harness/engine/schedulers.h"
 
@@ -18,13 +19,8 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-void set_lr(torch::optim::Adam& opt, double lr) {
-  for (auto& group : opt.param_groups())
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-}
-
 // One pass over x in batches; returns the plain mean of the batch losses.
-double train_epoch(AutoEncoder& model, torch::optim::Adam& opt, const at::Tensor& x, const TrainOptions& o,
+double train_epoch(AutoEncoder& model, FlatAdam& opt, const at::Tensor& x, const TrainOptions& o,
                    Progress& progress, int64_t epoch) {
   const int64_t rows = x.size(0);
   const int64_t batches = (rows + o.batch_size - 1) / o.batch_size;
@@ -76,7 +72,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
                 const std::function<void(const EpochRecord&)>& on_epoch) {
   if (o.batch_size <= 0) throw InputError("batch_size must be positive (got " + std::to_string(o.batch_size) + ")");
   if (x_train.size(0) == 0) throw InputError("no training rows", "lower test_size");
-  torch::optim::Adam opt(model.parameters(), torch::optim::AdamOptions(o.lr).betas({0.9, 0.999}).eps(1e-8));
+  FlatAdam opt(model.parameters(), o.lr, 0.9, 0.999, 1e-8);
   ReduceLROnPlateau plateau(o.lr, o.lr_scheduler_patience);
   EarlyStopping stopper(o.early_stopping_patience, o.min_delta);
   Progress progress(o.progress);
@@ -103,7 +99,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     if (o.lr_scheduler) {
       lr = plateau.step(rec.val_loss);
       rec.lr_reduced = plateau.reduced_last_step();
-      if (rec.lr_reduced) set_lr(opt, lr);
+      if (rec.lr_reduced) opt.set_lr(lr);
     }
     bool stop = false;
     if (o.early_stopping) {

@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""bench_vs_pytorch.py: balerbench against Baler's own Python loop, same data, same LibTorch.
+
+Runs Baler's training epoch the way Baler's HEAD does it (a DataLoader over the
+tensor, batch 512, no shuffle, nn.MSELoss(reduction="sum") / n_features,
+loss.item() every batch) in Debian's python3-torch, and Baler's compress and
+decompress (DataLoader batches, encode/decode under no_grad, np.concatenate
+onto the output after every batch). It then runs the same work with
+`balerbench train/compress/decompress` on the same file and prints the ratios.
+tqdm (Baler wraps its loops in it) is left out, which flatters Python.
+
+Threads: by default each side runs with its own default (balerbench: every
+CPU in the affinity mask; PyTorch: torch.get_num_threads()); --threads N gives
+both sides N.
+
+usage: /usr/bin/python3 scripts/bench_vs_pytorch.py [--rows 100000] [--epochs 5]
+           [--codec-rows 100000,520000] [--threads N] [--build build] [--json FILE]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+
+class AE(nn.Module):
+    """baler/modules/models.py AE (HEAD): float64, LeakyReLU(0.01)."""
+
+    def __init__(self, n_features, z_dim, dtype=torch.float64):
+        super().__init__()
+        self.en1 = nn.Linear(n_features, 200, dtype=dtype)
+        self.en2 = nn.Linear(200, 100, dtype=dtype)
+        self.en3 = nn.Linear(100, 50, dtype=dtype)
+        self.en4 = nn.Linear(50, z_dim, dtype=dtype)
+        self.de1 = nn.Linear(z_dim, 50, dtype=dtype)
+        self.de2 = nn.Linear(50, 100, dtype=dtype)
+        self.de3 = nn.Linear(100, 200, dtype=dtype)
+        self.de4 = nn.Linear(200, n_features, dtype=dtype)
+
+    def encode(self, x):
+        return self.en4(F.leaky_relu(self.en3(F.leaky_relu(self.en2(F.leaky_relu(self.en1(x)))))))
+
+    def decode(self, z):
+        return self.de4(F.leaky_relu(self.de3(F.leaky_relu(self.de2(F.leaky_relu(self.de1(z)))))))
+
+    def forward(self, x):
+        return self.decode(self.encode(x))
+
+
+def mse_sum_loss(true_data, reconstructed_data):
+    """Baler's mse_sum_loss_l1 with validate=True (the L1 term is never added)."""
+    return nn.MSELoss(reduction="sum")(reconstructed_data, true_data) / true_data.shape[1]
+
+
+def python_epochs(x, epochs, dtype):
+    torch.manual_seed(0)
+    model = AE(x.shape[1], 15, dtype)
+    train_dl = DataLoader(torch.tensor(x, dtype=dtype), batch_size=512, shuffle=False, drop_last=False)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        model.train()
+        running = 0.0
+        for inputs in train_dl:
+            opt.zero_grad()
+            loss = mse_sum_loss(inputs, model(inputs))
+            loss.backward()
+            opt.step()
+            running += loss.item()
+        _ = running / len(train_dl)
+        times.append(time.perf_counter() - t0)
+    return times, model
+
+
+def python_codec(model, x):
+    """Baler's helper.compress / decompress loops: DataLoader + np.concatenate per batch."""
+    model.eval()
+    t0 = time.perf_counter()
+    dl = DataLoader(torch.tensor(x, dtype=torch.float64), batch_size=512, shuffle=False)
+    with torch.no_grad():
+        for idx, batch in enumerate(dl):
+            z = model.encode(batch).to("cpu")
+            compressed = z if idx == 0 else np.concatenate((compressed, z))
+    t_compress = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    dl = DataLoader(torch.tensor(compressed, dtype=torch.float64), batch_size=512, shuffle=False)
+    with torch.no_grad():
+        for idx, batch in enumerate(dl):
+            out = model.decode(batch).to("cpu")
+            decompressed = out if idx == 0 else np.concatenate((decompressed, out))
+    t_decompress = time.perf_counter() - t0
+    assert decompressed.shape == x.shape
+    return t_compress, t_decompress
+
+
+def run_json(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return json.loads(r.stdout)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, default=100000)
+    p.add_argument("--epochs", type=int, default=5, help="epochs per side; the first is a warm-up and not counted")
+    p.add_argument("--codec-rows", default="100000,520000",
+                   help="row counts for the compress/decompress comparison (520000 = Baler's CMS file)")
+    p.add_argument("--threads", type=int, default=0, help="intra-op threads for both sides (0: each side's default)")
+    p.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
+    p.add_argument("--json", help="also write the results to this file")
+    a = p.parse_args()
+    if a.epochs < 2:
+        sys.exit("--epochs must be at least 2 (the first is a warm-up)")
+    bb = os.path.join(a.build, "harness", "balerbench")
+    if not os.path.exists(bb):
+        sys.exit(f"{bb} not found (hint: run scripts/setup.sh first)")
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+    py_threads = torch.get_num_threads()
+
+    def balerbench_cycle(tmp, rows, epochs):
+        data = os.path.join(tmp, f"cms_{rows}.npz")
+        subprocess.run([bb, "data", "generate", "--kind", "cms", "--rows", str(rows), "--out", data],
+                       check=True, capture_output=True)
+        cfg = os.path.join(tmp, f"c_{rows}.json")
+        with open(cfg, "w") as f:
+            json.dump({"input_path": data, "model_name": "AE", "compression_ratio": 1.6, "epochs": epochs,
+                       "batch_size": 512, "progress": "none", "threads": a.threads}, f)
+        out = os.path.join(tmp, f"out_{rows}")
+        train = run_json([bb, "train", "--json", "--config", cfg, "--out", out])
+        comp = run_json([bb, "compress", "--json", "--config", cfg, "--out", out])
+        decomp = run_json([bb, "decompress", "--json", "--config", cfg, "--out", out])
+        raw = np.load(data)["data"]
+        mn, mx = raw.min(axis=0), raw.max(axis=0)
+        x = (raw - mn) / np.where(mx - mn == 0, 1.0, mx - mn)
+        return train, comp, decomp, x
+
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        train, comp, decomp, x = balerbench_cycle(tmp, a.rows, a.epochs)
+        bb_threads = train["versions"]["threads"]
+        py64, model = python_epochs(x, a.epochs, torch.float64)
+        py32, _ = python_epochs(x, a.epochs, torch.float32)
+        bb_epoch = statistics.median(e["duration_s"] for e in train["epochs"][1:])
+        results.append((f"training epoch, float64, {a.rows} rows (s)", bb_epoch, statistics.median(py64[1:]), 2.0))
+        py_epoch32 = statistics.median(py32[1:])
+        for rows in [int(r) for r in a.codec_rows.split(",") if r]:
+            if rows != a.rows:
+                _, comp, decomp, x = balerbench_cycle(tmp, rows, 1)
+            py_c, py_d = python_codec(model, x)
+            results.append((f"compress, {rows} rows (s)", comp["encode_duration_s"], py_c, None))
+            results.append((f"decompress, {rows} rows (s)", decomp["decode_duration_s"], py_d, None))
+            results.append((f"compress + decompress, {rows} rows (s)",
+                            comp["encode_duration_s"] + decomp["decode_duration_s"], py_c + py_d, 10.0))
+
+    print(f"balerbench vs Baler's Python loop: CMS-like rows, AE 24->15 float64, batch 512, LibTorch {torch.__version__};"
+          f" threads: balerbench {bb_threads}, Python {py_threads}; median of {a.epochs - 1} epochs after a warm-up")
+    print(f"(Python float32 epoch for reference: {py_epoch32:.3f} s)\n")
+    print(f"| {'measure':42} | {'balerbench':>10} | {'Python':>8} | {'speed-up':>8} | target |")
+    print(f"|{'-' * 44}|{'-' * 12}|{'-' * 10}|{'-' * 10}|--------|")
+    out = []
+    for name, ours, theirs, target in results:
+        speedup = theirs / ours
+        verdict = "" if target is None else (f">= {target:g}x {'MET' if speedup >= target else 'MISSED'}")
+        print(f"| {name:42} | {ours:10.4f} | {theirs:8.3f} | {speedup:7.1f}x | {verdict} |")
+        out.append({"measure": name, "balerbench_s": ours, "python_s": theirs, "speedup": speedup, "target": target})
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"rows": a.rows, "epochs": a.epochs, "threads_balerbench": bb_threads,
+                       "threads_python": py_threads, "torch": torch.__version__,
+                       "python_float32_epoch_s": py_epoch32, "results": out}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

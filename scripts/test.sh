@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# test.sh: set up (packages + Release build) and run the whole test suite.
+# Extra arguments go to ctest, e.g. scripts/test.sh -L unit
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BALERBENCH_BUILD_DIR:-$ROOT/build}"
+"$ROOT/scripts/setup.sh"
+cd "$BUILD_DIR"
+ctest --output-on-failure -j "$(nproc)" "$@"

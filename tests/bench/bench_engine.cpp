@@ -1,0 +1,110 @@
+// bench_engine.cpp: Google Benchmark for the engine's hot paths.
+//   BM_TrainStep/<dtype>: one Adam step of Baler's AE (24 columns, latent 15,
+//     batch 512): zero_grad, forward, baler_sum loss, backward, step.
+//   BM_TrainEpoch/<dtype>: one epoch over 100,000 CMS-like rows (196 batches),
+//     losses accumulated on the device, one host read.
+//   BM_Compress / BM_Decompress: encode / decode 100,000 rows in 65,536-row chunks.
+// Items are rows, so items_per_second is rows/s.
+#include <benchmark/benchmark.h>
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <sched.h>
+
+#include <cstdlib>
+
+#include "datasets/normalizer.h"
+#include "datasets/synthetic.h"
+#include "harness/engine/codec.h"
+#include "harness/engine/flat_adam.h"
+#include "harness/engine/trainer.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+namespace {
+
+constexpr int64_t kRows = 100000;
+
+// CMS-like rows, normalized as training sees them: (kRows, 24) float64.
+const at::Tensor& cms_rows() {
+  static const at::Tensor x = [] {
+    const SyntheticData d = generate_cms_like(kRows, 0);
+    const at::Tensor t = torch::tensor(d.values, torch::kDouble).view({kRows, 24});
+    return Normalization::fit(t).apply(t).contiguous();
+  }();
+  return x;
+}
+
+at::ScalarType dtype_of(const benchmark::State& state) { return state.range(0) == 64 ? at::kDouble : at::kFloat; }
+
+void BM_TrainStep(benchmark::State& state) {
+  torch::manual_seed(0);
+  auto model = make_model("AE", 24, 15);
+  model->to(dtype_of(state));
+  const at::Tensor x = cms_rows().narrow(0, 0, 512).to(dtype_of(state));
+  FlatAdam opt(model->parameters(), 1e-3);  // the engine's optimizer
+  for (auto _ : state) {
+    opt.zero_grad();
+    const at::Tensor loss = batch_loss(model->forward(x), x, LossKind::kBalerSum);
+    loss.backward();
+    opt.step();
+  }
+  state.SetItemsProcessed(state.iterations() * 512);
+  state.SetLabel(state.range(0) == 64 ? "float64" : "float32");
+}
+BENCHMARK(BM_TrainStep)->Arg(64)->Arg(32)->Unit(benchmark::kMicrosecond);
+
+void BM_TrainEpoch(benchmark::State& state) {
+  torch::manual_seed(0);
+  auto model = make_model("AE", 24, 15);
+  model->to(dtype_of(state));
+  const at::Tensor x = cms_rows().to(dtype_of(state));
+  TrainOptions o;
+  o.epochs = 1;
+  o.batch_size = 512;
+  o.progress = "none";
+  for (auto _ : state) benchmark::DoNotOptimize(fit(*model, x, {}, o));
+  state.SetItemsProcessed(state.iterations() * kRows);
+  state.SetLabel(state.range(0) == 64 ? "float64" : "float32");
+}
+BENCHMARK(BM_TrainEpoch)->Arg(64)->Arg(32)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_Compress(benchmark::State& state) {
+  torch::manual_seed(0);
+  auto model = make_model("AE", 24, 15);
+  for (auto _ : state) benchmark::DoNotOptimize(encode_rows(*model, cms_rows(), at::kDouble, state.range(0)));
+  state.SetItemsProcessed(state.iterations() * kRows);
+  state.SetLabel("chunk " + std::to_string(state.range(0)) + " rows");
+}
+BENCHMARK(BM_Compress)->Arg(512)->Arg(1024)->Arg(4096)->Arg(65536)->Unit(benchmark::kMillisecond);
+
+void BM_Decompress(benchmark::State& state) {
+  torch::manual_seed(0);
+  auto model = make_model("AE", 24, 15);
+  const at::Tensor z = encode_rows(*model, cms_rows(), at::kDouble, 65536);
+  for (auto _ : state) benchmark::DoNotOptimize(decode_rows(*model, z, state.range(0)));
+  state.SetItemsProcessed(state.iterations() * kRows);
+  state.SetLabel("chunk " + std::to_string(state.range(0)) + " rows");
+}
+BENCHMARK(BM_Decompress)->Arg(512)->Arg(1024)->Arg(4096)->Arg(65536)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace balerbench
+
+// Threads as the engine sets them: every CPU in the affinity mask, or
+// BALERBENCH_THREADS=N.
+int main(int argc, char** argv) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int threads = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (const char* env = std::getenv("BALERBENCH_THREADS")) threads = std::max(1, std::atoi(env));
+  at::set_num_threads(threads);
+  benchmark::AddCustomContext("threads", std::to_string(at::get_num_threads()));
+  benchmark::AddCustomContext("libtorch", TORCH_VERSION);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
