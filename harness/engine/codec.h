@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "datasets/normalizer.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
@@ -16,9 +17,13 @@ namespace balerbench {
 // "cpu", "cuda", "cuda:N" -> device; InputError when CUDA is asked for but absent.
 c10::Device resolve_device(const std::string& name);
 
-// x: (N, n_features) on the CPU, any float dtype -> latent (N, z) on the CPU in `latent_dtype`.
-at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, at::ScalarType latent_dtype, int64_t chunk_rows);
-// z: (N, z) on the CPU -> (N, n_features) on the CPU in the model's dtype.
-at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, int64_t chunk_rows);
+// x: (N, n_features) float64 on the CPU, in data units -> latent (N, z) on the
+// CPU in `latent_dtype`. Each chunk is normalized (in float64, when `norm` is
+// given) and cast to the model's dtype while it is in cache.
+at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalization* norm,
+                       at::ScalarType latent_dtype, int64_t chunk_rows);
+// z: (N, z) on the CPU -> (N, n_features) on the CPU in the model's dtype,
+// de-normalized chunk by chunk when `norm` is given.
+at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalization* norm, int64_t chunk_rows);
 
 }  // namespace balerbench

@@ -9,13 +9,12 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
-#include <sched.h>
-#include <thread>
 
 #include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/runtime.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
 
@@ -74,17 +73,8 @@ Normalization identity(int64_t features) {
   return n;
 }
 
-// CPUs this process may run on (affinity mask, so taskset and cgroups count).
-int available_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 void configure_runtime(const RunConfig& c) {
-  // threads 0: every CPU we may use (LibTorch's own default is 1 on some machines).
-  at::set_num_threads(c.threads > 0 ? static_cast<int>(c.threads) : available_cpus());
+  configure_cpu_runtime(static_cast<int>(c.threads), c.flush_denormal);
   at::globalContext().setDeterministicAlgorithms(c.deterministic_algorithm, /*warn_only=*/false);
 }
 
@@ -138,10 +128,11 @@ json dataset_json(const Dataset& ds) {
           {"features", ds.features()}, {"data_dimension", ds.data_dimension()}};
 }
 
-json versions_json() {
+json versions_json(const RunConfig& c) {
   return {{"libtorch", std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
                            std::to_string(TORCH_VERSION_PATCH)},
-          {"threads", at::get_num_threads()}};
+          {"threads", at::get_num_threads()},
+          {"flush_denormal", c.flush_denormal}};
 }
 
 int64_t file_bytes(const std::string& p) { return fs::exists(p) ? static_cast<int64_t>(fs::file_size(p)) : -1; }
@@ -215,7 +206,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
                  {"final_train_loss", r.epochs.back().train_loss}, {"final_val_loss", r.epochs.back().val_loss},
                  {"train_duration_s", r.duration_s}, {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
                  {"rows_per_s", static_cast<double>(r.train_rows * n_run) / std::max(epoch_s, 1e-12)},
-                 {"epochs", epochs}, {"versions", versions_json()}};
+                 {"epochs", epochs}, {"versions", versions_json(c)}};
   report["total_duration_s"] = since(t_total);
   write_json(L.training / "run_config.json", c.to_json());
   write_json(L.training / "training_report.json", report);
@@ -233,8 +224,8 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   auto model = load_trained_model(c, L, features, latent);
   const Normalization norm = training_normalization(c, L, features);
   const auto t0 = Clock::now();
-  const at::Tensor x = norm.apply(ds.data);
-  const at::Tensor z = encode_rows(*model, x, latent_scalar_type(c, model->dtype()), c.codec_chunk_rows);
+  const at::Tensor z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
+                                   latent_scalar_type(c, model->dtype()), c.codec_chunk_rows);
   const double encode_s = since(t0);
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
@@ -294,7 +285,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   auto model = load_trained_model(c, L, features, latent);
   const Normalization norm = training_normalization(c, L, features);
   const auto t0 = Clock::now();
-  at::Tensor x = norm.invert(decode_rows(*model, npy_to_tensor(code), c.codec_chunk_rows));
+  at::Tensor x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr, c.codec_chunk_rows);
   if (dims == 1 && !c.type_list.empty()) {
     if (static_cast<int64_t>(c.type_list.size()) != features)
       throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but the data have " +

@@ -158,6 +158,7 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   if (c.device != "cpu" && c.device != "cuda" && c.device.rfind("cuda:", 0) != 0)
     r.fail("device", "invalid device '" + c.device + "'", "cpu, cuda or cuda:N");
   r.integer("threads", c.threads, 0);
+  r.boolean("flush_denormal", c.flush_denormal);
   r.choice("progress", c.progress, {"auto", "bar", "lines", "none"});
   r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
   r.reject_unknown();
@@ -174,6 +175,7 @@ nlohmann::json RunConfig::to_json() const {
             {"extra_compression", extra_compression}, {"intermittent_model_saving", intermittent_model_saving},
             {"intermittent_saving_patience", intermittent_saving_patience}, {"loss", loss}, {"shuffle", shuffle},
             {"seed", seed}, {"truncate", truncate}, {"device", device}, {"threads", threads},
+            {"flush_denormal", flush_denormal},
             {"progress", progress}, {"codec_chunk_rows", codec_chunk_rows}};
   j["data_dimension"] = data_dimension ? json(*data_dimension) : json(nullptr);
   j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);

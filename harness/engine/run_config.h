@@ -50,6 +50,7 @@ struct RunConfig {
   bool truncate = false;              // integer columns truncated toward zero, as Baler
   std::string device = "cpu";         // cpu | cuda | cuda:N
   int64_t threads = 0;                // 0 = every CPU in the affinity mask
+  bool flush_denormal = true;         // flush subnormal floats to zero (see runtime.h)
   std::string progress = "auto";      // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
 

@@ -82,6 +82,43 @@ TEST_F(Cli, EndToEndCmsCycleBeatsAnUntrainedModel) {
   EXPECT_LT(trained_err, untrained_err);
 }
 
+TEST_F(Cli, OptionsCheckpointsValidationFloat16LatentAndTruncation) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 1200 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j["epochs"] = 5;
+  j["test_size"] = 0.25;
+  j["intermittent_model_saving"] = true;
+  j["intermittent_saving_patience"] = 2;
+  j["latent_dtype"] = "float16";
+  j["extra_compression"] = true;
+  const std::string cfg = config(j);
+  const std::string out = dir.path("out");
+  const auto t = bb("train --json --config " + cfg + " --out " + out);
+  ASSERT_EQ(t.exit_code, 0) << t.out;
+  const json report = json::parse(t.out);
+  EXPECT_EQ(report["train_rows"], 900);
+  EXPECT_EQ(report["val_rows"], 300);
+  EXPECT_NE(report["final_train_loss"], report["final_val_loss"]);
+  for (int e : {0, 2, 4}) EXPECT_TRUE(fs::exists(out + "/training/model_" + std::to_string(e) + ".pt")) << e;
+  EXPECT_FALSE(fs::exists(out + "/training/model_1.pt"));
+  cycle(cfg, out);
+  const NpzMembers c = read_npz(out + "/compressed_output/compressed.npz");
+  EXPECT_EQ(c.at("data").dtype, DType::kFloat16);
+  const auto rounded = read_npz(out + "/decompressed_output/decompressed.npz").at("data").to_doubles();
+  const auto truncated_run = bb("decompress --config " + cfg + " --set truncate=true --out " + out);
+  ASSERT_EQ(truncated_run.exit_code, 0) << truncated_run.out;
+  const auto truncated = read_npz(out + "/decompressed_output/decompressed.npz").at("data").to_doubles();
+  int differ = 0;
+  for (std::size_t r = 0; r < 1200; ++r) {
+    const double a = rounded[r * 24 + 13], b = truncated[r * 24 + 13];  // an int column
+    EXPECT_EQ(b, std::trunc(b));
+    EXPECT_LE(std::abs(a - b), 1.0);
+    differ += a != b;
+    EXPECT_EQ(rounded[r * 24 + 0], truncated[r * 24 + 0]);  // float columns untouched
+  }
+  EXPECT_GT(differ, 0) << "rounding and truncation should disagree somewhere";
+}
+
 TEST_F(Cli, PyTorchReproducesOurLatentCode) {
   if (!python_has("numpy, torch")) GTEST_SKIP() << "python3-torch not available";
   ASSERT_EQ(bb("data generate --kind cms --rows 1000 --out " + dir.path("cms.npz")).exit_code, 0);

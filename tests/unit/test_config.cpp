@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "datasets/error.h"
+#include <filesystem>
+
 #include "harness/engine/run_config.h"
 #include "tests/test_util.h"
 
@@ -99,6 +101,24 @@ TEST(RunConfig, LoadFromFileWithOverridesAndBadJson) {
   write_text(dir.path("bad.json"), R"({"input_path": "x.npz", })");
   expect_input_error([&] { load_run_config(dir.path("bad.json"), {}); }, "not valid JSON");
   expect_input_error([&] { load_run_config(dir.path("none.json"), {}); }, "config file not found");
+}
+
+TEST(RunConfig, ShippedExperimentConfigsParse) {
+  const std::string dir = source_dir() + "/experiments/";
+  const RunConfig cfd = load_run_config(dir + "cfd_animation.json", {});
+  EXPECT_EQ(cfd.model_name, "CFD_dense_AE");
+  EXPECT_DOUBLE_EQ(cfd.compression_ratio, 100);
+  EXPECT_EQ(cfd.epochs, 2000);
+  EXPECT_FALSE(cfd.normalizes());
+  // Relative to experiments/, so it lands on ../shared/data beside the checkout.
+  EXPECT_EQ(std::filesystem::path(cfd.input_path), std::filesystem::path(source_dir()).parent_path() / "shared/data/CFD_animation.npz");
+  const RunConfig cms = load_run_config(dir + "cms_like.json", {});
+  EXPECT_DOUBLE_EQ(cms.compression_ratio, 1.6);
+  EXPECT_EQ(cms.epochs, 25);
+  EXPECT_EQ(cms.type_list.size(), 24u);
+  const RunConfig quick = load_run_config(dir + "quickstart.json", {});
+  EXPECT_EQ(quick.model_name, "AE");
+  EXPECT_EQ(quick.type_list.size(), 24u);
 }
 
 TEST(RunConfig, ToJsonRoundTrips) {

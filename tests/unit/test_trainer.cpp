@@ -5,6 +5,7 @@
 
 #include "harness/engine/codec.h"
 #include "harness/engine/flat_adam.h"
+#include "datasets/normalizer.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
 
@@ -181,11 +182,16 @@ TEST(Codec, ChunkedEncodeDecodeEqualsWholeTensor) {
   const at::Tensor x = toy_data(1000);
   m->eval();
   torch::NoGradGuard ng;
-  const at::Tensor z = encode_rows(*m, x, at::kDouble, 333);
+  const at::Tensor z = encode_rows(*m, x, nullptr, at::kDouble, 333);
   EXPECT_TRUE(torch::allclose(z, m->encode(x), 1e-13, 1e-13));
-  const at::Tensor y = decode_rows(*m, z, 77);
+  const at::Tensor y = decode_rows(*m, z, nullptr, 77);
   EXPECT_TRUE(torch::allclose(y, m->decode(z), 1e-13, 1e-13));
-  const at::Tensor z16 = encode_rows(*m, x, at::kHalf, 1000);
+  // With normalization fused into the chunks: same as normalizing the whole table first.
+  const at::Tensor raw = x * 40.0 + 3.0;
+  const Normalization norm = Normalization::fit(raw);
+  EXPECT_TRUE(torch::allclose(encode_rows(*m, raw, &norm, at::kDouble, 100), m->encode(norm.apply(raw)), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::allclose(decode_rows(*m, z, &norm, 100), norm.invert(m->decode(z)), 1e-12, 1e-12));
+  const at::Tensor z16 = encode_rows(*m, x, nullptr, at::kHalf, 1000);
   EXPECT_EQ(z16.scalar_type(), at::kHalf);
   EXPECT_TRUE(torch::allclose(z16.to(at::kDouble), z, 1e-2, 1e-2));
 }
