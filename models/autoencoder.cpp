@@ -15,7 +15,9 @@ namespace {
 namespace nn = torch::nn;
 namespace F = torch::nn::functional;
 
-at::Tensor lrelu(const at::Tensor& x) { return F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.01)); }
+// In place on the fresh output of a Linear: saves a buffer and a pass per
+// layer; autograd supports it because the slope is positive (backward uses the result).
+at::Tensor lrelu(at::Tensor x) { return at::leaky_relu_(x, 0.01); }
 
 // AE and CFD_dense_AE: n->200->100->50->z->50->100->200->n, LeakyReLU(0.01)
 // between layers, nothing after the latent or output layer.

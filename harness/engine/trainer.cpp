@@ -47,9 +47,9 @@ LossKind parse_loss_kind(const std::string& name) {
 }
 
 at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kind) {
-  const at::Tensor d = x_hat - x;
-  if (kind == LossKind::kMseMean) return (d * d).mean();
-  return (d * d).sum() / static_cast<double>(x.size(1));
+  // One fused kernel each way (forward and backward) instead of three.
+  if (kind == LossKind::kMseMean) return at::mse_loss(x_hat, x, at::Reduction::Mean);
+  return at::mse_loss(x_hat, x, at::Reduction::Sum) / static_cast<double>(x.size(1));
 }
 
 double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss) {
