@@ -82,23 +82,22 @@ def python_epochs(x, epochs, dtype):
     return times, model
 
 
+def baler_batched(fn, array):
+    """Baler's helper.compress/decompress loop: DataLoader batches, fn under no_grad,
+    np.concatenate onto the output after every batch. Returns (output, seconds)."""
+    t0 = time.perf_counter()
+    dl = DataLoader(torch.tensor(array, dtype=torch.float64), batch_size=512, shuffle=False)
+    with torch.no_grad():
+        for idx, batch in enumerate(dl):
+            part = fn(batch).to("cpu")
+            out = part if idx == 0 else np.concatenate((out, part))
+    return out, time.perf_counter() - t0
+
+
 def python_codec(model, x):
-    """Baler's helper.compress / decompress loops: DataLoader + np.concatenate per batch."""
     model.eval()
-    t0 = time.perf_counter()
-    dl = DataLoader(torch.tensor(x, dtype=torch.float64), batch_size=512, shuffle=False)
-    with torch.no_grad():
-        for idx, batch in enumerate(dl):
-            z = model.encode(batch).to("cpu")
-            compressed = z if idx == 0 else np.concatenate((compressed, z))
-    t_compress = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    dl = DataLoader(torch.tensor(compressed, dtype=torch.float64), batch_size=512, shuffle=False)
-    with torch.no_grad():
-        for idx, batch in enumerate(dl):
-            out = model.decode(batch).to("cpu")
-            decompressed = out if idx == 0 else np.concatenate((decompressed, out))
-    t_decompress = time.perf_counter() - t0
+    compressed, t_compress = baler_batched(model.encode, x)
+    decompressed, t_decompress = baler_batched(model.decode, compressed)
     assert decompressed.shape == x.shape
     return t_compress, t_decompress
 

@@ -143,6 +143,45 @@ NpyArray names_array(const Dataset& ds) {
   return NpyArray::from_strings(ds.names);
 }
 
+TrainOptions train_options(const RunConfig& c) {
+  TrainOptions o;
+  o.epochs = c.epochs;
+  o.batch_size = c.batch_size;
+  o.lr = c.lr;
+  o.loss = parse_loss_kind(c.loss);
+  o.shuffle = c.shuffle;
+  o.seed = static_cast<uint64_t>(c.seed);
+  o.early_stopping = c.early_stopping;
+  o.early_stopping_patience = c.early_stopping_patience;
+  o.min_delta = c.min_delta;
+  o.lr_scheduler = c.lr_scheduler;
+  o.lr_scheduler_patience = c.lr_scheduler_patience;
+  o.progress = c.progress;
+  return o;
+}
+
+json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& model, const c10::Device& device,
+                  const TrainResult& r, const Normalization& norm) {
+  json epochs = json::array();
+  double epoch_s = 0;
+  for (const auto& e : r.epochs) {
+    epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"lr", e.lr},
+                      {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter}});
+    epoch_s += e.duration_s;
+  }
+  const auto n_run = static_cast<int64_t>(r.epochs.size());
+  const Architecture& a = model.architecture();
+  return {{"command", "train"}, {"dataset", dataset_json(ds)},
+          {"model", {{"name", a.model_name}, {"dtype", a.dtype}, {"n_features", a.n_features}, {"latent", a.latent},
+                     {"parameters", count_parameters(model)}}},
+          {"device", device.str()}, {"epochs_run", n_run}, {"early_stopped", r.early_stopped},
+          {"train_rows", r.train_rows}, {"val_rows", r.val_rows}, {"zero_range_features", norm.zero_range_features()},
+          {"final_train_loss", r.epochs.back().train_loss}, {"final_val_loss", r.epochs.back().val_loss},
+          {"train_duration_s", r.duration_s}, {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
+          {"rows_per_s", static_cast<double>(r.train_rows * n_run) / std::max(epoch_s, 1e-12)},
+          {"epochs", epochs}, {"versions", versions_json(c)}};
+}
+
 }  // namespace
 
 json run_train(const RunConfig& c, const std::string& out_dir) {
@@ -161,19 +200,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   const at::Tensor x = norm.apply(ds.data).to(device, model->dtype());  // the whole set lives on the device
   auto [x_train, x_val] = split(x, c.test_size, static_cast<uint64_t>(c.seed));
 
-  TrainOptions o;
-  o.epochs = c.epochs;
-  o.batch_size = c.batch_size;
-  o.lr = c.lr;
-  o.loss = parse_loss_kind(c.loss);
-  o.shuffle = c.shuffle;
-  o.seed = static_cast<uint64_t>(c.seed);
-  o.early_stopping = c.early_stopping;
-  o.early_stopping_patience = c.early_stopping_patience;
-  o.min_delta = c.min_delta;
-  o.lr_scheduler = c.lr_scheduler;
-  o.lr_scheduler_patience = c.lr_scheduler_patience;
-  o.progress = c.progress;
+  TrainOptions o = train_options(c);
   if (c.intermittent_model_saving) {
     o.save_every_epochs = c.intermittent_saving_patience;
     o.save_checkpoint = [&](int64_t e) {
@@ -185,28 +212,10 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   std::vector<double> losses;
   for (const auto& e : r.epochs) losses.push_back(e.train_loss);
   for (const auto& e : r.epochs) losses.push_back(e.val_loss);
-  const auto n_run = static_cast<int64_t>(r.epochs.size());
   save_state_dict(*model, L.model());
-  write_npy(L.loss(), NpyArray::from_doubles({2, n_run}, losses));
+  write_npy(L.loss(), NpyArray::from_doubles({2, static_cast<int64_t>(r.epochs.size())}, losses));
   write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
-
-  json epochs = json::array();
-  for (const auto& e : r.epochs)
-    epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"lr", e.lr},
-                      {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter}});
-  double epoch_s = 0;
-  for (const auto& e : r.epochs) epoch_s += e.duration_s;
-  json report = {{"command", "train"}, {"dataset", dataset_json(ds)},
-                 {"model", {{"name", c.model_name}, {"dtype", model->architecture().dtype},
-                            {"n_features", features}, {"latent", latent},
-                            {"parameters", count_parameters(*model)}}},
-                 {"device", device.str()}, {"epochs_run", n_run}, {"early_stopped", r.early_stopped},
-                 {"train_rows", r.train_rows}, {"val_rows", r.val_rows},
-                 {"zero_range_features", norm.zero_range_features()},
-                 {"final_train_loss", r.epochs.back().train_loss}, {"final_val_loss", r.epochs.back().val_loss},
-                 {"train_duration_s", r.duration_s}, {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
-                 {"rows_per_s", static_cast<double>(r.train_rows * n_run) / std::max(epoch_s, 1e-12)},
-                 {"epochs", epochs}, {"versions", versions_json(c)}};
+  json report = train_report(c, ds, *model, device, r, norm);
   report["total_duration_s"] = since(t_total);
   write_json(L.training / "run_config.json", c.to_json());
   write_json(L.training / "training_report.json", report);
@@ -245,6 +254,55 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   return report;
 }
 
+namespace {
+
+// The original data shape: stored by balerbench's compress; for a file
+// compressed by Baler, read from the input file as Baler does.
+std::vector<int64_t> original_shape_of(const NpzMembers& m, const RunConfig& c, const std::string& src,
+                                       int64_t rows) {
+  std::vector<int64_t> shape;
+  if (auto s = m.find("original_shape"); s != m.end()) {
+    for (double v : s->second.to_doubles()) shape.push_back(static_cast<int64_t>(v));
+  } else {
+    shape = load_dataset(c.input_path).original_shape;
+  }
+  if (shape.size() < 2 || shape[0] != rows)
+    throw InputError(src + ": original_shape does not match the latent code's " + std::to_string(rows) + " rows");
+  return shape;
+}
+
+// The config's model must be the one the file was compressed with.
+void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::string& src, int64_t features,
+                            int64_t latent, int dims) {
+  if (auto n = m.find("model_name"); n != m.end() && n->second.to_strings() != std::vector<std::string>{c.model_name})
+    throw InputError(src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " +
+                         c.model_name,
+                     "decompress with the config used to compress");
+  const int64_t expected = latent_size(features, c.compression_ratio);
+  if (expected != latent)
+    throw InputError(src + ": the latent code has " + std::to_string(latent) + " columns but " + c.model_name +
+                         " with compression_ratio " + nlohmann::json(c.compression_ratio).dump() + " gives " +
+                         std::to_string(expected),
+                     "decompress with the config used to compress");
+  if (dims != model_data_dimension(c.model_name))
+    throw InputError(src + ": the compressed data are " + std::to_string(dims) + "D but " + c.model_name + " is for " +
+                     std::to_string(model_data_dimension(c.model_name)) + "D data");
+}
+
+// Integer columns of type_list: rounded to nearest (departure 3) or truncated toward zero (Baler).
+void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features) {
+  if (c.type_list.empty()) return;
+  if (static_cast<int64_t>(c.type_list.size()) != features)
+    throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but the data have " +
+                     std::to_string(features) + " columns");
+  std::vector<bool> is_int(static_cast<std::size_t>(features));
+  for (int64_t j = 0; j < features; ++j) is_int[j] = c.type_list[j].rfind("int", 0) == 0;
+  const at::Tensor mask = at::tensor(std::vector<uint8_t>(is_int.begin(), is_int.end()), at::kByte).to(at::kBool);
+  x = at::where(mask, c.truncate ? x.trunc() : x.round(), x);
+}
+
+}  // namespace
+
 json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
@@ -257,45 +315,16 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const NpyArray& code = it->second;
   if (code.shape.size() != 2 || code.shape[1] == 0)
     throw InputError(src + ": 'data' must be (N, latent), got " + std::to_string(code.shape.size()) + " dimensions");
-  std::vector<int64_t> shape;
-  if (auto s = m.find("original_shape"); s != m.end()) {
-    for (double v : s->second.to_doubles()) shape.push_back(static_cast<int64_t>(v));
-  } else {  // a file compressed by Baler: the shape comes from the input file, as in Baler
-    shape = load_dataset(c.input_path).original_shape;
-  }
-  if (shape.size() < 2 || shape[0] != code.shape[0])
-    throw InputError(src + ": original_shape does not match the latent code's " + std::to_string(code.shape[0]) + " rows");
-  if (auto n = m.find("model_name"); n != m.end() && n->second.to_strings() != std::vector<std::string>{c.model_name})
-    throw InputError(src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " +
-                         c.model_name,
-                     "decompress with the config used to compress");
+  const std::vector<int64_t> shape = original_shape_of(m, c, src, code.shape[0]);
   int64_t features = 1;
   for (std::size_t i = 1; i < shape.size(); ++i) features *= shape[i];
-  const int64_t latent = code.shape[1];
-  const int64_t expected = latent_size(features, c.compression_ratio);
-  if (expected != latent)
-    throw InputError(src + ": the latent code has " + std::to_string(latent) + " columns but " + c.model_name +
-                         " with compression_ratio " + nlohmann::json(c.compression_ratio).dump() + " gives " +
-                         std::to_string(expected),
-                     "decompress with the config used to compress");
   const int dims = static_cast<int>(shape.size()) - 1;
-  if (dims != model_data_dimension(c.model_name))
-    throw InputError(src + ": the compressed data are " + std::to_string(dims) + "D but " + c.model_name + " is for " +
-                     std::to_string(model_data_dimension(c.model_name)) + "D data");
-  auto model = load_trained_model(c, L, features, latent);
+  check_decompress_model(m, c, src, features, code.shape[1], dims);
+  auto model = load_trained_model(c, L, features, code.shape[1]);
   const Normalization norm = training_normalization(c, L, features);
   const auto t0 = Clock::now();
   at::Tensor x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr, c.codec_chunk_rows);
-  if (dims == 1 && !c.type_list.empty()) {
-    if (static_cast<int64_t>(c.type_list.size()) != features)
-      throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but the data have " +
-                       std::to_string(features) + " columns");
-    for (int64_t j = 0; j < features; ++j) {
-      if (c.type_list[j].rfind("int", 0) != 0) continue;
-      at::Tensor col = x.select(1, j);
-      col.copy_(c.truncate ? col.trunc() : col.round());
-    }
-  }
+  if (dims == 1) cast_integer_columns(x, c, features);
   const double decode_s = since(t0);
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(x, shape));
