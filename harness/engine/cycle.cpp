@@ -135,6 +135,17 @@ json versions_json(const RunConfig& c) {
           {"flush_denormal", c.flush_denormal}};
 }
 
+// NumPy's names, as everywhere else in the reports.
+std::string dtype_text(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble: return "float64";
+    case at::kFloat: return "float32";
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    default: return c10::toString(t);
+  }
+}
+
 int64_t file_bytes(const std::string& p) { return fs::exists(p) ? static_cast<int64_t>(fs::file_size(p)) : -1; }
 
 NpyArray names_array(const Dataset& ds) {
@@ -246,7 +257,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   members.emplace_back("model_name", NpyArray::from_strings({c.model_name}));
   write_npz(L.compressed_npz(), members, c.extra_compression);
   json report = {{"command", "compress"}, {"dataset", dataset_json(ds)}, {"latent_shape", {ds.rows(), latent}},
-                 {"latent_dtype", std::string(c10::toString(z.scalar_type()))}, {"encode_duration_s", encode_s},
+                 {"latent_dtype", dtype_text(z.scalar_type())}, {"encode_duration_s", encode_s},
                  {"rows_per_s", static_cast<double>(ds.rows()) / std::max(encode_s, 1e-12)},
                  {"output", L.compressed_npz()}, {"output_bytes", file_bytes(L.compressed_npz())}};
   report["total_duration_s"] = since(t_total);
@@ -330,7 +341,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   members.emplace_back("data", tensor_to_npy(x, shape));
   members.emplace_back("names", m.count("names") ? m.at("names") : NpyArray::from_doubles({0}, {}));
   write_npz(L.decompressed_npz(), members, c.extra_compression);
-  json report = {{"command", "decompress"}, {"shape", shape}, {"dtype", std::string(c10::toString(x.scalar_type()))},
+  json report = {{"command", "decompress"}, {"shape", shape}, {"dtype", dtype_text(x.scalar_type())},
                  {"decode_duration_s", decode_s},
                  {"rows_per_s", static_cast<double>(shape[0]) / std::max(decode_s, 1e-12)},
                  {"output", L.decompressed_npz()}, {"output_bytes", file_bytes(L.decompressed_npz())}};
@@ -338,6 +349,41 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   write_json(L.decompressed / "decompress_report.json", report);
   return report;
 }
+
+namespace {
+
+// Errors of y against the input. Normalized errors divide by each column's
+// range for tables (columns have different units) and by the global range for
+// frames (every pixel is the same quantity; a pixel that barely changes over
+// time would otherwise dominate).
+json reconstruction_json(const Dataset& in, const at::Tensor& y) {
+  const at::Tensor diff = y - in.data;
+  at::Tensor scale;
+  if (in.data_dimension() == 1) {
+    scale = Normalization::fit(in.data).range;
+  } else {
+    const double range = (in.data.max() - in.data.min()).item<double>();
+    scale = at::full({in.features()}, range > 0 ? range : 1.0, at::kDouble);
+  }
+  const at::Tensor ndiff = diff / scale;
+  const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
+  const int64_t worst = col_rmse.argmax().item<int64_t>();
+  json where;
+  if (in.data_dimension() == 2) {
+    const int64_t w = in.original_shape[2];
+    where = "pixel (" + std::to_string(worst / w) + ", " + std::to_string(worst % w) + ")";
+  } else {
+    where = worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst);
+  }
+  return {{"rmse", diff.pow(2).mean().sqrt().item<double>()},
+          {"max_abs_error", diff.abs().max().item<double>()},
+          {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
+          {"normalization", in.data_dimension() == 1 ? "per-column range" : "global range"},
+          {"worst_feature", where},
+          {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
+}
+
+}  // namespace
 
 json run_info(const RunConfig& c, const std::string& out_dir) {
   const Layout L(out_dir);
@@ -363,20 +409,12 @@ json run_info(const RunConfig& c, const std::string& out_dir) {
   if (decompressed >= 0) {
     const Dataset in = load_dataset(c.input_path);
     const NpzMembers out = read_npz(L.decompressed_npz());
-    const at::Tensor y = npy_to_tensor(out.at("data")).to(at::kDouble).reshape({in.rows(), in.features()});
-    if (y.sizes() != in.data.sizes())
-      throw InputError(L.decompressed_npz() + ": shape does not match " + c.input_path);
-    const at::Tensor diff = y - in.data;
-    const Normalization scale = Normalization::fit(in.data);
-    const at::Tensor ndiff = diff / scale.range;
-    const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
-    const int64_t worst = col_rmse.argmax().item<int64_t>();
-    r["reconstruction"] = {
-        {"rmse", diff.pow(2).mean().sqrt().item<double>()},
-        {"max_abs_error", diff.abs().max().item<double>()},
-        {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
-        {"worst_feature", worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst)},
-        {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
+    auto d = out.find("data");
+    if (d == out.end() || d->second.shape != in.original_shape)
+      throw InputError(L.decompressed_npz() + ": its 'data' does not have the shape of " + c.input_path,
+                       "decompress again with this config");
+    const at::Tensor y = npy_to_tensor(d->second).to(at::kDouble).reshape({in.rows(), in.features()});
+    r["reconstruction"] = reconstruction_json(in, y);
   }
   return r;
 }
