@@ -2,6 +2,7 @@
 #include "models/architecture.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "datasets/error.h"
 
@@ -90,14 +91,20 @@ std::string model_dtype_name(const std::string& name) {
   return name == "CFD_dense_AE" ? "float32" : "float64";
 }
 
+static std::string number_text(double v) {  // 0.5, not 0.500000
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 int64_t latent_size(int64_t n_features, double compression_ratio) {
   if (!std::isfinite(compression_ratio) || compression_ratio <= 0)
-    throw InputError("compression_ratio must be a positive number (got " + std::to_string(compression_ratio) + ")",
+    throw InputError("compression_ratio must be a positive number (got " + number_text(compression_ratio) + ")",
                      "Baler's CMS example uses 1.6, the CFD animation 100");
   if (n_features <= 0) throw InputError("the data have no features");
   const auto z = static_cast<int64_t>(std::ceil(static_cast<double>(n_features) / compression_ratio));
   if (z > n_features)
-    throw InputError("compression_ratio " + std::to_string(compression_ratio) + " gives a latent size of " +
+    throw InputError("compression_ratio " + number_text(compression_ratio) + " gives a latent size of " +
                          std::to_string(z) + ", larger than the " + std::to_string(n_features) + " input features",
                      "use a compression_ratio of at least 1");
   return std::max<int64_t>(z, 1);
