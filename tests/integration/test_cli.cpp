@@ -173,6 +173,34 @@ TEST_F(Cli, DataInfoPrintsPerColumnStatistics) {
   EXPECT_GE(j["features"][0]["min"].get<double>(), 5.0);
 }
 
+TEST_F(Cli, GenerateDeflatedAndFramesInfo) {
+  ASSERT_EQ(bb("data generate --kind cfd --rows 6 --height 8 --width 10 --seed 3 --compressed --out " +
+               dir.path("cfd.npz")).exit_code, 0);
+  const NpzMembers m = read_npz(dir.path("cfd.npz"));
+  EXPECT_EQ(m.at("data").shape, (std::vector<int64_t>{6, 8, 10}));
+  EXPECT_EQ(m.at("names").numel(), 0) << "Baler's CFD files store names as an empty float64 array";
+  const auto summary = bb("data info " + dir.path("cfd.npz"));
+  EXPECT_NE(summary.out.find("2D frames, 80 features"), std::string::npos) << summary.out;
+  const auto all = json::parse(bb("data info --all-features --format json " + dir.path("cfd.npz")).out);
+  EXPECT_EQ(all["features"].size(), 80u);
+}
+
+TEST_F(Cli, ProgressBarOnlyWhenAsked) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 2000 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j["epochs"] = 2;
+  j["progress"] = "bar";
+  const auto bar = bb("train --config " + config(j) + " --out " + dir.path("a"));
+  ASSERT_EQ(bar.exit_code, 0) << bar.out;
+  EXPECT_NE(bar.out.find('\r'), std::string::npos) << "a bar redraws with carriage returns";
+  EXPECT_NE(bar.out.find("batches"), std::string::npos);
+  j["progress"] = "auto";  // stdout is a pipe here: plain lines
+  const auto lines = bb("train --config " + config(j) + " --out " + dir.path("b"));
+  ASSERT_EQ(lines.exit_code, 0) << lines.out;
+  EXPECT_EQ(lines.out.find('\r'), std::string::npos);
+  EXPECT_NE(lines.out.find("Epoch 2/2  train_loss"), std::string::npos) << lines.out;
+}
+
 // --- bad input: exit code 2, one line naming the problem, nothing written ---
 
 class BadInput : public Cli {
