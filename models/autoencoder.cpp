@@ -13,7 +13,6 @@ namespace balerbench {
 namespace {
 
 namespace nn = torch::nn;
-namespace F = torch::nn::functional;
 
 // In place on the fresh output of a Linear: saves a buffer and a pass per
 // layer; autograd supports it because the slope is positive (backward uses the result).

@@ -193,6 +193,82 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
           {"epochs", epochs}, {"versions", versions_json(c)}};
 }
 
+// The original data shape: stored by balerbench's compress; for a file
+// compressed by Baler, read from the input file as Baler does.
+std::vector<int64_t> original_shape_of(const NpzMembers& m, const RunConfig& c, const std::string& src,
+                                       int64_t rows) {
+  std::vector<int64_t> shape;
+  if (auto s = m.find("original_shape"); s != m.end()) {
+    for (double v : s->second.to_doubles()) shape.push_back(static_cast<int64_t>(v));
+  } else {
+    shape = load_dataset(c.input_path).original_shape;
+  }
+  if (shape.size() < 2 || shape[0] != rows)
+    throw InputError(src + ": original_shape does not match the latent code's " + std::to_string(rows) + " rows");
+  return shape;
+}
+
+// The config's model must be the one the file was compressed with.
+void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::string& src, int64_t features,
+                            int64_t latent, int dims) {
+  if (auto n = m.find("model_name"); n != m.end() && n->second.to_strings() != std::vector<std::string>{c.model_name})
+    throw InputError(src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " +
+                         c.model_name,
+                     "decompress with the config used to compress");
+  const int64_t expected = latent_size(features, c.compression_ratio);
+  if (expected != latent)
+    throw InputError(src + ": the latent code has " + std::to_string(latent) + " columns but " + c.model_name +
+                         " with compression_ratio " + nlohmann::json(c.compression_ratio).dump() + " gives " +
+                         std::to_string(expected),
+                     "decompress with the config used to compress");
+  if (dims != model_data_dimension(c.model_name))
+    throw InputError(src + ": the compressed data are " + std::to_string(dims) + "D but " + c.model_name + " is for " +
+                     std::to_string(model_data_dimension(c.model_name)) + "D data");
+}
+
+// Integer columns of type_list: rounded to nearest (departure 3) or truncated toward zero (Baler).
+void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features) {
+  if (c.type_list.empty()) return;
+  if (static_cast<int64_t>(c.type_list.size()) != features)
+    throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but the data have " +
+                     std::to_string(features) + " columns");
+  std::vector<uint8_t> is_int(static_cast<std::size_t>(features));
+  for (int64_t j = 0; j < features; ++j) is_int[j] = c.type_list[j].rfind("int", 0) == 0;
+  const at::Tensor mask = at::tensor(is_int, at::kByte).to(at::kBool);
+  x = at::where(mask, c.truncate ? x.trunc() : x.round(), x);
+}
+
+// Errors of y against the input. Normalized errors divide by each column's
+// range for tables (columns have different units) and by the global range for
+// frames (every pixel is the same quantity; a pixel that barely changes over
+// time would otherwise dominate).
+json reconstruction_json(const Dataset& in, const at::Tensor& y) {
+  const at::Tensor diff = y - in.data;
+  at::Tensor scale;
+  if (in.data_dimension() == 1) {
+    scale = Normalization::fit(in.data).range;
+  } else {
+    const double range = (in.data.max() - in.data.min()).item<double>();
+    scale = at::full({in.features()}, range > 0 ? range : 1.0, at::kDouble);
+  }
+  const at::Tensor ndiff = diff / scale;
+  const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
+  const int64_t worst = col_rmse.argmax().item<int64_t>();
+  json where;
+  if (in.data_dimension() == 2) {
+    const int64_t w = in.original_shape[2];
+    where = "pixel (" + std::to_string(worst / w) + ", " + std::to_string(worst % w) + ")";
+  } else {
+    where = worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst);
+  }
+  return {{"rmse", diff.pow(2).mean().sqrt().item<double>()},
+          {"max_abs_error", diff.abs().max().item<double>()},
+          {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
+          {"normalization", in.data_dimension() == 1 ? "per-column range" : "global range"},
+          {"worst_feature", where},
+          {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
+}
+
 }  // namespace
 
 json run_train(const RunConfig& c, const std::string& out_dir) {
@@ -265,55 +341,6 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   return report;
 }
 
-namespace {
-
-// The original data shape: stored by balerbench's compress; for a file
-// compressed by Baler, read from the input file as Baler does.
-std::vector<int64_t> original_shape_of(const NpzMembers& m, const RunConfig& c, const std::string& src,
-                                       int64_t rows) {
-  std::vector<int64_t> shape;
-  if (auto s = m.find("original_shape"); s != m.end()) {
-    for (double v : s->second.to_doubles()) shape.push_back(static_cast<int64_t>(v));
-  } else {
-    shape = load_dataset(c.input_path).original_shape;
-  }
-  if (shape.size() < 2 || shape[0] != rows)
-    throw InputError(src + ": original_shape does not match the latent code's " + std::to_string(rows) + " rows");
-  return shape;
-}
-
-// The config's model must be the one the file was compressed with.
-void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::string& src, int64_t features,
-                            int64_t latent, int dims) {
-  if (auto n = m.find("model_name"); n != m.end() && n->second.to_strings() != std::vector<std::string>{c.model_name})
-    throw InputError(src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " +
-                         c.model_name,
-                     "decompress with the config used to compress");
-  const int64_t expected = latent_size(features, c.compression_ratio);
-  if (expected != latent)
-    throw InputError(src + ": the latent code has " + std::to_string(latent) + " columns but " + c.model_name +
-                         " with compression_ratio " + nlohmann::json(c.compression_ratio).dump() + " gives " +
-                         std::to_string(expected),
-                     "decompress with the config used to compress");
-  if (dims != model_data_dimension(c.model_name))
-    throw InputError(src + ": the compressed data are " + std::to_string(dims) + "D but " + c.model_name + " is for " +
-                     std::to_string(model_data_dimension(c.model_name)) + "D data");
-}
-
-// Integer columns of type_list: rounded to nearest (departure 3) or truncated toward zero (Baler).
-void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features) {
-  if (c.type_list.empty()) return;
-  if (static_cast<int64_t>(c.type_list.size()) != features)
-    throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but the data have " +
-                     std::to_string(features) + " columns");
-  std::vector<bool> is_int(static_cast<std::size_t>(features));
-  for (int64_t j = 0; j < features; ++j) is_int[j] = c.type_list[j].rfind("int", 0) == 0;
-  const at::Tensor mask = at::tensor(std::vector<uint8_t>(is_int.begin(), is_int.end()), at::kByte).to(at::kBool);
-  x = at::where(mask, c.truncate ? x.trunc() : x.round(), x);
-}
-
-}  // namespace
-
 json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
@@ -349,41 +376,6 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   write_json(L.decompressed / "decompress_report.json", report);
   return report;
 }
-
-namespace {
-
-// Errors of y against the input. Normalized errors divide by each column's
-// range for tables (columns have different units) and by the global range for
-// frames (every pixel is the same quantity; a pixel that barely changes over
-// time would otherwise dominate).
-json reconstruction_json(const Dataset& in, const at::Tensor& y) {
-  const at::Tensor diff = y - in.data;
-  at::Tensor scale;
-  if (in.data_dimension() == 1) {
-    scale = Normalization::fit(in.data).range;
-  } else {
-    const double range = (in.data.max() - in.data.min()).item<double>();
-    scale = at::full({in.features()}, range > 0 ? range : 1.0, at::kDouble);
-  }
-  const at::Tensor ndiff = diff / scale;
-  const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
-  const int64_t worst = col_rmse.argmax().item<int64_t>();
-  json where;
-  if (in.data_dimension() == 2) {
-    const int64_t w = in.original_shape[2];
-    where = "pixel (" + std::to_string(worst / w) + ", " + std::to_string(worst % w) + ")";
-  } else {
-    where = worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst);
-  }
-  return {{"rmse", diff.pow(2).mean().sqrt().item<double>()},
-          {"max_abs_error", diff.abs().max().item<double>()},
-          {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
-          {"normalization", in.data_dimension() == 1 ? "per-column range" : "global range"},
-          {"worst_feature", where},
-          {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
-}
-
-}  // namespace
 
 json run_info(const RunConfig& c, const std::string& out_dir) {
   const Layout L(out_dir);

@@ -23,7 +23,7 @@ void tune_allocator() {
 #if defined(__GLIBC__)
   // LibTorch's CPU allocator is plain malloc. glibc serves blocks over 128 KiB
   // with mmap and trims the heap top after frees, so the ~1-2 MB temporaries
-  // of every batch were faulted in afresh (2.5x slower decode measured here).
+  // of every batch were faulted in afresh.
   // Keep blocks under 64 MiB on the heap and trim only past 512 MiB of slack.
   static const bool done = [] {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);

@@ -1,11 +1,11 @@
 // runtime.h: process-wide CPU settings for a run: intra-op threads and
 // flushing of subnormal floats.
 //
-// Subnormals (|x| < 2.2e-308 in float64, 1.2e-38 in float32) appear in the
-// intermediates of trained Baler models on CMS-like data and cost x86 CPUs a
-// microcode assist per operation: flushing them made encode/decode ~30% faster
-// here (README). The flush state (MXCSR) is per thread, so it is set on every
-// thread of the intra-op pool, not only the caller's.
+// Subnormals (|x| < 2.2e-308 in float64, 1.2e-38 in float32) cost x86 CPUs a
+// microcode assist per operation; flushing them guards against that slow path
+// (no measurable effect on the README's machine). The flush state (MXCSR) is
+// per thread, so it is set on every thread of the intra-op pool, not only the
+// caller's.
 #pragma once
 
 namespace balerbench {

@@ -1,6 +1,7 @@
 // bench_engine.cpp: Google Benchmark for the engine's hot paths.
-//   BM_TrainStep/<dtype>: one Adam step of Baler's AE (24 columns, latent 15,
-//     batch 512): zero_grad, forward, baler_sum loss, backward, step.
+//   BM_TrainStep/<dtype>/<optimizer>: one Adam step of Baler's AE (24 columns,
+//     latent 15, batch 512): zero_grad, forward, baler_sum loss, backward, step;
+//     with the engine's FlatAdam or with torch::optim::Adam.
 //   BM_TrainEpoch/<dtype>: one epoch over 100,000 CMS-like rows (196 batches),
 //     losses accumulated on the device, one host read.
 //   BM_Compress / BM_Decompress: encode / decode 100,000 rows in 65,536-row chunks.
@@ -37,22 +38,32 @@ const at::Tensor& cms_rows() {
 
 at::ScalarType dtype_of(const benchmark::State& state) { return state.range(0) == 64 ? at::kDouble : at::kFloat; }
 
+// Args: dtype bits; optimizer 0 = the engine's FlatAdam, 1 = torch::optim::Adam (for comparison).
 void BM_TrainStep(benchmark::State& state) {
   torch::manual_seed(0);
   auto model = make_model("AE", 24, 15);
   model->to(dtype_of(state));
   const at::Tensor x = cms_rows().narrow(0, 0, 512).to(dtype_of(state));
-  FlatAdam opt(model->parameters(), 1e-3);  // the engine's optimizer
-  for (auto _ : state) {
-    opt.zero_grad();
-    const at::Tensor loss = batch_loss(model->forward(x), x, LossKind::kBalerSum);
-    loss.backward();
-    opt.step();
+  auto step = [&](auto& opt) {
+    for (auto _ : state) {
+      opt.zero_grad();
+      const at::Tensor loss = batch_loss(model->forward(x), x, LossKind::kBalerSum);
+      loss.backward();
+      opt.step();
+    }
+  };
+  if (state.range(1) == 0) {
+    FlatAdam opt(model->parameters(), 1e-3);
+    step(opt);
+  } else {
+    torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(1e-3));
+    step(opt);
   }
   state.SetItemsProcessed(state.iterations() * 512);
-  state.SetLabel(state.range(0) == 64 ? "float64" : "float32");
+  state.SetLabel(std::string(state.range(0) == 64 ? "float64" : "float32") +
+                 (state.range(1) == 0 ? ", FlatAdam" : ", torch::optim::Adam"));
 }
-BENCHMARK(BM_TrainStep)->Arg(64)->Arg(32)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TrainStep)->Args({64, 0})->Args({64, 1})->Args({32, 0})->Args({32, 1})->Unit(benchmark::kMicrosecond);
 
 void BM_TrainEpoch(benchmark::State& state) {
   torch::manual_seed(0);

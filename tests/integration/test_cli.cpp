@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/npz.h"
+#include "datasets/synthetic.h"
 #include "models/autoencoder.h"
 #include "tests/test_util.h"
 
@@ -29,9 +30,7 @@ class Cli : public ::testing::Test {
   json cms_config(const std::string& input) {
     return {{"input_path", input}, {"model_name", "AE"}, {"compression_ratio", 1.6}, {"epochs", 5},
             {"batch_size", 256}, {"progress", "none"},
-            {"type_list", json::parse(R"(["float64","float64","float64","float64","float64","float64","float64",
-              "float64","float64","float64","float64","float64","int","int","int","int","int","int","int",
-              "float64","float64","float64","int","int"])")}};
+            {"type_list", cms_type_list()}};
   }
   json info(const std::string& cfg, const std::string& out) {
     const auto r = bb("info --json --config " + cfg + " --out " + out);

@@ -35,7 +35,5 @@ TEST(Runtime, FlushDenormalReachesEveryPoolThread) {
   EXPECT_EQ(at::get_num_threads(), available_cpus());
 }
 
-TEST(Runtime, AvailableCpusIsPositive) { EXPECT_GE(available_cpus(), 1); }
-
 }  // namespace
 }  // namespace balerbench
