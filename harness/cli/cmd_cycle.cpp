@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.h"
+#include "harness/energy/energy_session.h"
 #include "harness/engine/cycle.h"
 #include "harness/engine/run_config.h"
 
@@ -71,6 +72,7 @@ int run_command(const std::string& name, const Args& a) {
   } else {
     print_info(r);
   }
+  if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
   return 0;
 }
 

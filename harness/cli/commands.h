@@ -13,5 +13,8 @@ using Action = std::function<int()>;
 void register_data(CLI::App& app, Action& run);
 void register_model_info(CLI::App& app, Action& run);
 void register_cycle(CLI::App& app, Action& run);  // train, compress, decompress, info
+void register_meters(CLI::App& app, Action& run);
+void register_measure(CLI::App& app, Action& run);
+void register_wattmeter(CLI::App& app, Action& run);  // wattmeter-energy
 
 }  // namespace balerbench::cli

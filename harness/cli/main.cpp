@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   balerbench::cli::register_data(app, run);
   balerbench::cli::register_model_info(app, run);
   balerbench::cli::register_cycle(app, run);
+  balerbench::cli::register_meters(app, run);
+  balerbench::cli::register_measure(app, run);
+  balerbench::cli::register_wattmeter(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

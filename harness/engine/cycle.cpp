@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
+#include "harness/energy/energy_session.h"
 #include "harness/engine/codec.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/trainer.h"
@@ -269,11 +271,44 @@ json reconstruction_json(const Dataset& in, const at::Tensor& y) {
           {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
 }
 
+// The command's energy session (nullptr when energy.enabled is false). Opened
+// before anything is loaded, so the idle baseline sees an idle process.
+std::unique_ptr<EnergySession> open_energy(const RunConfig& c) {
+  if (!c.energy.enabled) return nullptr;
+  const c10::Device device = resolve_device(c.device);
+  std::function<void()> sync;
+  if (device.is_cuda()) sync = [index = device.index()] { torch::cuda::synchronize(index); };
+  return std::make_unique<EnergySession>(c.energy, std::move(sync));
+}
+
+// Window [begin, end) of `phase`, when measuring.
+struct PhaseWindow {
+  PhaseWindow(EnergySession* s, const char* phase) : session(s), name(phase) {
+    if (session) begin = session->mark();
+  }
+  void close() {
+    if (session) session->add_window(name, begin, session->mark());
+  }
+  EnergySession* session;
+  std::string name;
+  Snapshot begin;
+};
+
+// Ends the session, stores energy_report.json and emissions.csv in `dir`, and
+// puts the report under "energy".
+void finish_energy(EnergySession* session, const fs::path& dir, const std::string& command, json& report) {
+  if (!session) return;
+  session->finish();
+  session->write_outputs(dir.string(), command);
+  report["energy"] = session->report();
+}
+
 }  // namespace
 
 json run_train(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
+  const std::unique_ptr<EnergySession> energy = open_energy(c);
   const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
@@ -294,6 +329,13 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
       save_state_dict(*model, (L.training / ("model_" + std::to_string(e) + ".pt")).string());
     };
   }
+  Snapshot phase_begin;
+  if (energy) {
+    o.on_phase = [&](const char* phase, bool end) {
+      if (!end) phase_begin = energy->mark();
+      else energy->add_window(phase, phase_begin, energy->mark());
+    };
+  }
   const TrainResult r = fit(*model, x_train, x_val, o);
 
   std::vector<double> losses;
@@ -305,6 +347,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   json report = train_report(c, ds, *model, device, r, norm);
   report["total_duration_s"] = since(t_total);
   write_json(L.training / "run_config.json", c.to_json());
+  finish_energy(energy.get(), L.training, "train", report);
   write_json(L.training / "training_report.json", report);
   return report;
 }
@@ -312,6 +355,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
 json run_compress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
+  const std::unique_ptr<EnergySession> energy = open_energy(c);
   const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
@@ -320,8 +364,10 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   auto model = load_trained_model(c, L, features, latent);
   const Normalization norm = training_normalization(c, L, features);
   const auto t0 = Clock::now();
+  PhaseWindow window(energy.get(), "compress");
   const at::Tensor z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
                                    latent_scalar_type(c, model->dtype()), c.codec_chunk_rows);
+  window.close();
   const double encode_s = since(t0);
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
@@ -337,6 +383,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
                  {"rows_per_s", static_cast<double>(ds.rows()) / std::max(encode_s, 1e-12)},
                  {"output", L.compressed_npz()}, {"output_bytes", file_bytes(L.compressed_npz())}};
   report["total_duration_s"] = since(t_total);
+  finish_energy(energy.get(), L.compressed, "compress", report);
   write_json(L.compressed / "compress_report.json", report);
   return report;
 }
@@ -344,6 +391,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
 json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
+  const std::unique_ptr<EnergySession> energy = open_energy(c);
   const Layout L(out_dir);
   const std::string src = L.compressed_npz();
   if (!fs::exists(src)) throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
@@ -361,8 +409,10 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   auto model = load_trained_model(c, L, features, code.shape[1]);
   const Normalization norm = training_normalization(c, L, features);
   const auto t0 = Clock::now();
+  PhaseWindow window(energy.get(), "decompress");
   at::Tensor x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr, c.codec_chunk_rows);
   if (dims == 1) cast_integer_columns(x, c, features);
+  window.close();
   const double decode_s = since(t0);
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(x, shape));
@@ -373,6 +423,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
                  {"rows_per_s", static_cast<double>(shape[0]) / std::max(decode_s, 1e-12)},
                  {"output", L.decompressed_npz()}, {"output_bytes", file_bytes(L.decompressed_npz())}};
   report["total_duration_s"] = since(t_total);
+  finish_energy(energy.get(), L.decompressed, "decompress", report);
   write_json(L.decompressed / "decompress_report.json", report);
   return report;
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "datasets/error.h"
+#include "harness/engine/strict_json.h"
 
 namespace balerbench {
 namespace {
@@ -20,73 +21,18 @@ const std::set<std::string> kBalerUnsupported = {"activation_extraction", "conve
                                                  "save_error_bounded_deltas", "compress_to_latent_space",
                                                  "separate_model_saving"};
 
-class Reader {
- public:
-  Reader(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& what, const std::string& hint = "") const {
-    throw InputError(source_ + ": /" + key + ": " + what, hint);
-  }
-  const json* get(const std::string& key) {
-    seen_.insert(key);
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  std::string type_of(const json& v) const { return v.type_name(); }
-
-  void str(const std::string& key, std::string& out, bool required = false) {
-    const json* v = get(key);
-    if (!v) { if (required) missing(key); return; }
-    if (!v->is_string()) fail(key, "expected a string, got " + type_of(*v));
-    out = v->get<std::string>();
-  }
-  void boolean(const std::string& key, bool& out) {
-    const json* v = get(key);
-    if (!v) return;
-    if (!v->is_boolean()) fail(key, "expected true or false, got " + type_of(*v));
-    out = v->get<bool>();
-  }
-  void integer(const std::string& key, int64_t& out, int64_t min_value) {
-    const json* v = get(key);
-    if (!v) return;
-    if (!v->is_number_integer()) fail(key, "expected an integer, got " + type_of(*v) + " " + v->dump());
-    const int64_t x = v->get<int64_t>();
-    if (x < min_value) fail(key, "must be at least " + std::to_string(min_value) + " (got " + std::to_string(x) + ")");
-    out = x;
-  }
-  void number(const std::string& key, double& out, bool required = false) {
-    const json* v = get(key);
-    if (!v) { if (required) missing(key); return; }
-    if (!v->is_number()) fail(key, "expected a number, got " + type_of(*v) + " " + v->dump());
-    out = v->get<double>();
-  }
-  void choice(const std::string& key, std::string& out, const std::vector<std::string>& allowed) {
-    str(key, out);
-    for (const auto& a : allowed) if (a == out) return;
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + (a.empty() ? "null" : a);
-    fail(key, "invalid value '" + out + "'", "one of: " + list);
-  }
-  void missing(const std::string& key) const {
-    throw InputError(source_ + ": missing required key /" + key,
+void require(StrictReader& r, const std::string& key) {
+  if (!r.get(key))
+    throw InputError(r.source() + ": missing required key /" + key,
                      "a config needs input_path, model_name and compression_ratio");
-  }
-  void reject_unknown() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it) {
-      const std::string& k = it.key();
-      if (seen_.count(k)) continue;
-      if (kBalerDeadKeys.count(k))
-        fail(k, "unknown key", "'" + k + "' is one of Baler's dead keys (never read by Baler's HEAD); remove it");
-      fail(k, "unknown key", "see README.md 'Configuration' for the valid keys");
-    }
-  }
+}
 
- private:
-  const json& j_;
-  std::string source_;
-  std::set<std::string> seen_;
-};
+void reject_unknown(const json& j, const StrictReader& r) {
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (kBalerDeadKeys.count(it.key()))
+      r.fail(it.key(), "unknown key", "'" + it.key() + "' is one of Baler's dead keys (never read by Baler's HEAD); remove it");
+  r.reject_unknown();
+}
 
 std::string resolve_path(const std::string& p, const std::string& base_dir) {
   namespace fs = std::filesystem;
@@ -98,13 +44,14 @@ std::string resolve_path(const std::string& p, const std::string& base_dir) {
 
 RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir) {
   if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
-  Reader r(j, source);
+  StrictReader r(j, source);
   RunConfig c;
-  r.str("input_path", c.input_path, true);
+  for (const char* key : {"input_path", "model_name", "compression_ratio"}) require(r, key);
+  r.str("input_path", c.input_path);
   if (c.input_path.empty()) r.fail("input_path", "must not be empty");
   c.input_path = resolve_path(c.input_path, base_dir);
-  r.str("model_name", c.model_name, true);
-  r.number("compression_ratio", c.compression_ratio, true);
+  r.str("model_name", c.model_name);
+  r.number("compression_ratio", c.compression_ratio);
   if (!(c.compression_ratio > 0) || !std::isfinite(c.compression_ratio))
     r.fail("compression_ratio", "must be a positive number (got " + j.at("compression_ratio").dump() + ")");
   if (const json* v = r.get("data_dimension")) {
@@ -161,7 +108,8 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.boolean("flush_denormal", c.flush_denormal);
   r.choice("progress", c.progress, {"auto", "bar", "lines", "none"});
   r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
-  r.reject_unknown();
+  if (const json* e = r.object("energy")) c.energy = parse_energy_settings(*e, source, "/energy", base_dir);
+  reject_unknown(j, r);
   return c;
 }
 
@@ -180,6 +128,7 @@ nlohmann::json RunConfig::to_json() const {
   j["data_dimension"] = data_dimension ? json(*data_dimension) : json(nullptr);
   j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);
   j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
+  j["energy"] = energy.to_json();
   return j;
 }
 
@@ -195,7 +144,19 @@ void apply_override(json& j, const std::string& assignment) {
     namespace fs = std::filesystem;  // --set paths are relative to the working directory
     value = fs::absolute(value.get<std::string>()).lexically_normal().string();
   }
-  j[key] = value;
+  json* target = &j;
+  std::string leaf = key;
+  for (auto dot = leaf.find('.'); dot != std::string::npos; dot = leaf.find('.')) {
+    json& section = (*target)[leaf.substr(0, dot)];
+    if (section.is_null()) section = json::object();
+    if (!section.is_object())
+      throw InputError("--set " + assignment + ": '" + leaf.substr(0, dot) + "' is not a section");
+    target = &section;
+    leaf = leaf.substr(dot + 1);
+  }
+  if (key == "energy.wattmeter_log" && value.is_string())
+    value = std::filesystem::absolute(value.get<std::string>()).lexically_normal().string();
+  (*target)[leaf] = value;
 }
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {

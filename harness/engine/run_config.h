@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/energy/energy_settings.h"
+
 namespace balerbench {
 
 struct RunConfig {
@@ -53,6 +55,7 @@ struct RunConfig {
   bool flush_denormal = true;         // flush subnormal floats to zero (see runtime.h)
   std::string progress = "auto";      // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
+  EnergySettings energy;              // the "energy" section: meters, sampling, carbon
 
   bool normalizes() const { return apply_normalization && !custom_norm; }
   nlohmann::json to_json() const;
@@ -66,7 +69,8 @@ RunConfig parse_run_config(const nlohmann::json& j, const std::string& source, c
 // else taken as a string), validates.
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides);
 
-// Applies one "key=value" override to a JSON object (exposed for tests).
+// Applies one "key=value" override to a JSON object (exposed for tests). A
+// dotted key reaches into a section: energy.sample_hz=100.
 void apply_override(nlohmann::json& j, const std::string& assignment);
 
 }  // namespace balerbench

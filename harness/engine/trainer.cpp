@@ -85,6 +85,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   double lr = o.lr;
   for (int64_t e = 0; e < o.epochs; ++e) {
     const auto t0 = Clock::now();
+    if (o.on_phase) o.on_phase("train", false);
     model.train();
     at::Tensor x = x_train;
     if (o.shuffle) {  // one gather per epoch; the permutation is drawn on the CPU for reproducibility
@@ -95,7 +96,13 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     rec.epoch = e;
     rec.lr = lr;
     rec.train_loss = train_epoch(model, opt, x, o, progress, e);
-    rec.val_loss = result.has_validation ? evaluate(model, x_val, o.batch_size, o.loss) : rec.train_loss;
+    if (o.on_phase) o.on_phase("train", true);
+    rec.val_loss = rec.train_loss;
+    if (result.has_validation) {
+      if (o.on_phase) o.on_phase("evaluation", false);
+      rec.val_loss = evaluate(model, x_val, o.batch_size, o.loss);
+      if (o.on_phase) o.on_phase("evaluation", true);
+    }
     if (o.lr_scheduler) {
       lr = plateau.step(rec.val_loss);
       rec.lr_reduced = plateau.reduced_last_step();

@@ -41,6 +41,9 @@ struct TrainOptions {
   // Called after epoch e (0-based) when intermittent saving is on.
   int64_t save_every_epochs = 0;
   std::function<void(int64_t epoch)> save_checkpoint;
+  // Called at both edges (end = false, then true) of each epoch's "train" pass
+  // (shuffle gather included) and "evaluation" pass, e.g. for energy windows.
+  std::function<void(const char* phase, bool end)> on_phase;
 };
 
 struct EpochRecord {

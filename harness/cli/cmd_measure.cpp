@@ -1,0 +1,179 @@
+// cmd_measure.cpp: `balerbench measure [options] -- CMD ARGS...`, the
+// `perf stat` of energy: runs any command under the meters and reports its
+// duration, energy per meter and domain, mean and peak power, CO2 and the
+// sample count on stderr (the command's own output is left alone).
+//
+// The command's exit code is passed through (128 + N when it dies of signal
+// N). A SIGINT or SIGTERM sent to balerbench with kill(1) is forwarded to the
+// command; one typed at the terminal already reaches both (same process
+// group), so it is not sent twice. balerbench waits for the command to end
+// and reports what it measured up to then.
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "datasets/error.h"
+#include "datasets/npy.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/energy_options.h"
+#include "harness/energy/energy_session.h"
+
+namespace balerbench::cli {
+namespace {
+
+using nlohmann::json;
+
+struct MeasureArgs {
+  EnergyArgs energy;
+  std::string json_path;
+  std::vector<std::string> command;
+};
+
+volatile sig_atomic_t g_child_pid = 0;
+
+void forward_signal(int sig, siginfo_t* info, void*) {
+  // Typed at a terminal (SI_KERNEL), the signal reached the child already.
+  if (g_child_pid > 0 && info && info->si_code != SI_KERNEL) kill(g_child_pid, sig);
+}
+
+struct SignalForwarding {
+  SignalForwarding() {
+    struct sigaction sa {};
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalForwarding() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    g_child_pid = 0;
+  }
+  struct sigaction old_int {}, old_term {};
+};
+
+// fork + execvp; an exec failure comes back through a close-on-exec pipe.
+pid_t spawn(const std::vector<std::string>& cmd) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::vector<char*> argv;
+  for (const auto& s : cmd) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    (void)!write(fds[1], &err, sizeof err);
+    _exit(127);
+  }
+  close(fds[1]);
+  int err = 0;
+  const ssize_t n = read(fds[0], &err, sizeof err);
+  close(fds[0]);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    waitpid(pid, nullptr, 0);
+    throw InputError("cannot run '" + cmd[0] + "': " + std::strerror(err),
+                     "give the command after --, e.g. balerbench measure -- sleep 1");
+  }
+  return pid;
+}
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+void print_report(const json& r, std::FILE* out) {
+  const json& t = r["total"];
+  std::fprintf(out, "\n balerbench measure: %s\n\n", r["command_line"].get<std::string>().c_str());
+  std::fprintf(out, "   %.3f s, exit code %d, %lld samples at %.4g Hz\n\n", t["duration_s"].get<double>(),
+               r["exit_code"].get<int>(), t["samples"].get<long long>(), r["sampler"]["effective_hz"].get<double>());
+  std::fprintf(out, "   %-14s %-10s %-10s %12s %10s %10s %12s\n", "meter", "domain", "kind", "energy", "mean W",
+               "peak W", "net of idle");
+  for (const auto& d : t["domains"]) {
+    const std::string peak = d["peak_power_w"].is_null() ? "-" : std::to_string(d["peak_power_w"].get<double>());
+    char peak_buf[32];
+    if (d["peak_power_w"].is_null()) std::snprintf(peak_buf, sizeof peak_buf, "-");
+    else std::snprintf(peak_buf, sizeof peak_buf, "%.2f", d["peak_power_w"].get<double>());
+    std::fprintf(out, "   %-14s %-10s %-10s %12s %10.2f %10s %12s%s\n", d["meter"].get<std::string>().c_str(),
+                 d["domain"].get<std::string>().c_str(), d["kind"].get<std::string>().c_str(),
+                 format_energy(d["energy_j"]).c_str(), d["avg_power_w"].get<double>(), peak_buf,
+                 d["net_energy_j"].is_null() ? "-" : format_energy(d["net_energy_j"]).c_str(),
+                 d["in_total"] ? "" : "  (not in total)");
+  }
+  std::fprintf(out, "\n   total %s (%s), mean %.2f W", format_energy(t["total_energy_j"]).c_str(),
+               t["energy_kind"].get<std::string>().c_str(),
+               t["duration_s"].get<double>() > 0 ? t["total_energy_j"].get<double>() / t["duration_s"].get<double>()
+                                                 : 0.0);
+  if (!t["net_total_energy_j"].is_null()) std::fprintf(out, ", net of idle %s", format_energy(t["net_total_energy_j"]).c_str());
+  if (!t["wall_energy_j"].is_null()) std::fprintf(out, ", wall %s", format_energy(t["wall_energy_j"]).c_str());
+  const json& c = r["carbon"];
+  std::fprintf(out, "\n   CO2 %s at %.1f g/kWh, PUE %.2f (%s)\n", format_mass_g(t["co2_g"]).c_str(),
+               c["carbon_intensity_g_per_kwh"].get<double>(), c["pue"].get<double>(),
+               c["source"].get<std::string>().c_str());
+  for (const auto& s : r["skipped_meters"])
+    std::fprintf(out, "   (skipped %s: %s)\n", s["name"].get<std::string>().c_str(),
+                 s["reason"].get<std::string>().c_str());
+  for (const auto& f : t["flags"]) std::fprintf(out, "   ! %s\n", f.get<std::string>().c_str());
+  const json& o = r["sampler"]["overhead"];
+  std::fprintf(out, "   sampler: %lld reads, %.3f ms each, %.3f %% of one CPU\n\n", o["reads"].get<long long>(),
+               1e3 * o["mean_read_s"].get<double>(), 100 * o["cpu_fraction_of_one_cpu"].get<double>());
+}
+
+int run_measure(const MeasureArgs& a) {
+  if (a.command.empty())
+    throw InputError("no command to measure", "balerbench measure [options] -- CMD ARGS..., e.g. -- sleep 1");
+  std::string line;
+  for (const auto& s : a.command) line += (line.empty() ? "" : " ") + s;
+  EnergySession session(energy_settings_from(a.energy));
+  int exit_code = 0;
+  {
+    SignalForwarding forwarding;
+    const Snapshot begin = session.mark();
+    const pid_t pid = spawn(a.command);
+    g_child_pid = pid;
+    exit_code = wait_exit_code(pid);
+    session.add_window("command", begin, session.mark());
+  }
+  session.finish();
+  json r = session.report();
+  r["command"] = a.command;
+  r["command_line"] = line;
+  r["exit_code"] = exit_code;
+  r["total"] = r["phases"][0];  // the command's window, not the session's (which includes the idle baseline)
+  if (!a.json_path.empty()) {
+    const std::string text = r.dump(2) + "\n";
+    write_file_atomic(a.json_path, std::vector<uint8_t>(text.begin(), text.end()));
+  }
+  print_report(r, stderr);
+  return exit_code;
+}
+
+}  // namespace
+
+void register_measure(CLI::App& app, Action& run) {
+  auto a = std::make_shared<MeasureArgs>();
+  CLI::App* cmd = app.add_subcommand("measure", "Run any command under the energy meters (the perf stat of energy): "
+                                                "balerbench measure [options] -- CMD ARGS...");
+  add_energy_options(cmd, a->energy, true);
+  cmd->add_option("--json", a->json_path, "also write the full report as JSON to FILE");
+  cmd->add_option("command", a->command, "the command and its arguments, after --")->expected(-1);
+  cmd->prefix_command(false);
+  cmd->callback([a, &run] { run = [a] { return run_measure(*a); }; });
+}
+
+}  // namespace balerbench::cli

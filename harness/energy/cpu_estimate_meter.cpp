@@ -1,0 +1,184 @@
+// cpu_estimate_meter.cpp: see cpu_estimate_meter.h.
+#include "harness/energy/cpu_estimate_meter.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace balerbench {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// utime+stime+cutime+cstime (fields 14-17 of /proc/PID/stat) in ticks, or -1.
+long long stat_ticks(const std::string& proc_root, int pid) {
+  const std::string s = slurp(proc_root + "/" + std::to_string(pid) + "/stat");
+  const auto paren = s.rfind(')');  // the command name may contain spaces and parentheses
+  if (paren == std::string::npos) return -1;
+  std::istringstream in(s.substr(paren + 2));
+  std::string field;
+  long long sum = 0;
+  for (int i = 3; i <= 17 && in >> field; ++i)
+    if (i >= 14) sum += std::stoll(field);
+  return sum;
+}
+
+std::vector<int> children_of(const std::string& proc_root, int pid) {
+  std::vector<int> out;
+  const std::string task_dir = proc_root + "/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(task_dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::istringstream in(slurp(task_dir + "/" + e->d_name + "/children"));
+    int child = 0;
+    while (in >> child) out.push_back(child);
+  }
+  closedir(d);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, double>>& cpu_tdp_table() {
+  // Manufacturers' TDP per socket (W). The longest matching fragment wins.
+  static const std::vector<std::pair<std::string, double>> kTable = {
+      {"Xeon(R) Silver 4210", 85},    {"Xeon(R) Silver 4214", 85},    {"Xeon(R) Silver 4216", 100},
+      {"Xeon(R) Gold 5218", 125},     {"Xeon(R) Gold 6130", 125},     {"Xeon(R) Gold 6148", 150},
+      {"Xeon(R) Gold 6230", 125},     {"Xeon(R) Gold 6248", 150},     {"Xeon(R) Gold 6248R", 205},
+      {"Xeon(R) Gold 6338", 205},     {"Xeon(R) Platinum 8168", 205}, {"Xeon(R) Platinum 8280", 205},
+      {"Xeon(R) Platinum 8358", 250}, {"Xeon(R) Platinum 8380", 270}, {"Xeon(R) Platinum 8468", 350},
+      {"Xeon(R) Platinum 8480", 350}, {"E5-2680 v4", 120},            {"E5-2690 v4", 135},
+      {"E5-2698 v4", 135},            {"EPYC 7402", 180},             {"EPYC 7543", 225},
+      {"EPYC 7713", 225},             {"EPYC 7742", 225},             {"EPYC 7763", 280},
+      {"EPYC 7H12", 280},             {"EPYC 9554", 360},             {"EPYC 9654", 360},
+      {"Ryzen 9 5950X", 105},         {"Ryzen 9 7950X", 170},         {"i7-12700K", 125},
+      {"i9-13900K", 125}};
+  return kTable;
+}
+
+CpuTdp resolve_cpu_tdp(const HostInfo& host, const std::optional<double>& configured_w) {
+  CpuTdp t;
+  const std::string sockets = std::to_string(host.sockets) + (host.sockets == 1 ? " socket" : " sockets");
+  if (configured_w) {
+    t.total_w = *configured_w * host.sockets;
+    t.source = "config: cpu_tdp_w " + nlohmann::json(*configured_w).dump() + " W x " + sockets;
+    return t;
+  }
+  const std::pair<std::string, double>* best = nullptr;
+  for (const auto& row : cpu_tdp_table())
+    if (host.cpu_model.find(row.first) != std::string::npos && (!best || row.first.size() > best->first.size()))
+      best = &row;
+  if (best) {
+    t.total_w = best->second * host.sockets;
+    t.source = "built-in table: " + best->first + " " + nlohmann::json(best->second).dump() + " W x " + sockets;
+    return t;
+  }
+  t.total_w = 4.0 * host.logical_cpus;
+  t.source = "fallback for an unknown CPU ('" + host.cpu_model + "'): 4 W x " + std::to_string(host.logical_cpus) +
+             " logical CPUs (set energy.cpu_tdp_w for a better estimate)";
+  return t;
+}
+
+CpuTimes read_proc_stat(const std::string& proc_root) {
+  std::ifstream in(proc_root + "/stat");
+  std::string cpu;
+  unsigned long long v[8] = {};
+  in >> cpu;
+  for (auto& x : v) in >> x;  // user nice system idle iowait irq softirq steal
+  CpuTimes t;
+  if (cpu != "cpu") return t;
+  t.busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  t.total = t.busy + v[3] + v[4];
+  return t;
+}
+
+double process_tree_cpu_s(const std::string& proc_root, int pid) {
+  static const double kTicksPerS = static_cast<double>(sysconf(_SC_CLK_TCK));
+  long long ticks = 0;
+  std::vector<int> todo = {pid};
+  std::set<int> seen;
+  while (!todo.empty()) {
+    const int p = todo.back();
+    todo.pop_back();
+    if (!seen.insert(p).second) continue;
+    const long long t = stat_ticks(proc_root, p);
+    if (t < 0) continue;  // exited between listing and reading
+    ticks += t;
+    for (int c : children_of(proc_root, p)) todo.push_back(c);
+  }
+  return static_cast<double>(ticks) / kTicksPerS;
+}
+
+MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& proc_root, int pid) {
+  MeterProbe probe;
+  const bool process_mode = s.cpu_estimate_mode == "process";
+  if (!process_mode && read_proc_stat(proc_root).total == 0) {
+    probe.unavailable_reason = "cannot read CPU times from " + proc_root + "/stat";
+    return probe;
+  }
+  const HostInfo host = read_host_info(proc_root);
+  const int root_pid = pid > 0 ? pid : static_cast<int>(getpid());
+  probe.meter.reset(new CpuEstimateMeter(proc_root, root_pid, process_mode, host, resolve_cpu_tdp(host, s.cpu_tdp_w)));
+  return probe;
+}
+
+CpuEstimateMeter::CpuEstimateMeter(std::string proc_root, int pid, bool process_mode, HostInfo host, CpuTdp tdp)
+    : proc_root_(std::move(proc_root)), pid_(pid), process_mode_(process_mode), host_(std::move(host)),
+      tdp_(std::move(tdp)) {
+  Domain d;
+  d.name = "cpu";
+  d.category = DomainCategory::kCpu;
+  d.note = "TDP x utilisation (" + std::string(process_mode_ ? "process tree" : "whole machine") + ")";
+  domains_.push_back(d);
+  last_times_ = read_proc_stat(proc_root_);
+  if (process_mode_) last_cpu_s_ = process_tree_cpu_s(proc_root_, pid_);
+  last_read_ = SteadyClock::now();
+}
+
+double CpuEstimateMeter::utilisation_since_last() {
+  if (process_mode_) {
+    const double cpu_s = process_tree_cpu_s(proc_root_, pid_);
+    const double wall_s = std::chrono::duration<double>(SteadyClock::now() - last_read_).count();
+    const double u = wall_s > 0 ? (cpu_s - last_cpu_s_) / (wall_s * host_.logical_cpus) : 0.0;
+    last_cpu_s_ = cpu_s;
+    return std::clamp(u, 0.0, 1.0);
+  }
+  const CpuTimes now = read_proc_stat(proc_root_);
+  const unsigned long long total = now.total - last_times_.total;
+  const double u = total > 0 && now.busy >= last_times_.busy
+                       ? static_cast<double>(now.busy - last_times_.busy) / static_cast<double>(total)
+                       : last_utilisation_;  // no tick yet: keep the last estimate
+  last_times_ = now;
+  return std::clamp(u, 0.0, 1.0);
+}
+
+MeterReading CpuEstimateMeter::read() {
+  MeterReading r;
+  const double u = utilisation_since_last();
+  r.time = SteadyClock::now();
+  const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
+  last_read_ = r.time;
+  last_utilisation_ = u;
+  total_j_ += tdp_.total_w * u * dt_s;
+  r.energy_j = {total_j_};
+  return r;
+}
+
+nlohmann::json CpuEstimateMeter::describe() const {
+  return {{"method", "TDP x utilisation"}, {"mode", process_mode_ ? "process" : "machine"},
+          {"tdp_total_w", tdp_.total_w}, {"tdp_source", tdp_.source}, {"host", host_.to_json()},
+          {"pid", process_mode_ ? nlohmann::json(pid_) : nlohmann::json(nullptr)}};
+}
+
+}  // namespace balerbench

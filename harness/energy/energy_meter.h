@@ -1,0 +1,70 @@
+// energy_meter.h: the interface every energy meter implements.
+//
+// A meter is a set of counters: read() returns the cumulative joules of each
+// of its domains since the meter was opened, with a steady-clock timestamp.
+// The energy of a window is the difference of two reads (energy_window.h).
+// Meters that have no hardware counter (power polling, estimates, the
+// simulator) integrate power between consecutive reads, so they are as fine
+// as the Sampler's rate. Reads are not thread-safe: the Sampler serialises them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace balerbench {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// How a meter knows its joules; every report carries it.
+enum class MeterKind { kMeasured, kEstimated, kSimulated };
+const char* meter_kind_name(MeterKind kind);
+
+// What a domain's energy belongs to (CodeCarbon's cpu/gpu/ram columns; wall
+// power from an external meter is reported beside them, never added to them).
+enum class DomainCategory { kCpu, kGpu, kRam, kWall };
+const char* domain_category_name(DomainCategory category);
+
+struct Domain {
+  std::string name;  // "gpu0", "package-0", "core-0", "dram-0", "psys", "cpu", "ram", "wall"
+  DomainCategory category = DomainCategory::kCpu;
+  // False when another domain already contains this one (core inside package),
+  // so totals never count the same joule twice. `note` says why.
+  bool in_total = true;
+  std::string note;
+};
+
+struct MeterReading {
+  SteadyClock::time_point time;
+  std::vector<double> energy_j;  // cumulative per domain, in domains() order
+};
+
+class EnergyMeter {
+ public:
+  virtual ~EnergyMeter() = default;
+  virtual std::string name() const = 0;  // registry name: "nvml", "rapl", ...
+  virtual MeterKind kind() const = 0;
+  virtual const std::vector<Domain>& domains() const = 0;
+  virtual MeterReading read() = 0;
+  // Seconds between updates of the underlying counter or sensor; windows
+  // shorter than this cannot be trusted and are flagged.
+  virtual double update_period_s() const = 0;
+  // Longest safe gap between reads before a counter can wrap unnoticed
+  // (RAPL); infinity when the counter cannot wrap.
+  virtual double max_read_interval_s() const { return std::numeric_limits<double>::infinity(); }
+  // Device facts and method: names, UUIDs, limits, TDP and its source, ...
+  virtual nlohmann::json describe() const { return nlohmann::json::object(); }
+};
+
+// A meter, or why it cannot be used here (one line, with the fix where there is one).
+struct MeterProbe {
+  std::unique_ptr<EnergyMeter> meter;
+  std::string unavailable_reason;
+  bool available() const { return meter != nullptr; }
+};
+
+}  // namespace balerbench

@@ -1,0 +1,188 @@
+// energy_session.cpp: see energy_session.h.
+#include "harness/energy/energy_session.h"
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "datasets/npy.h"
+#include "harness/energy/emissions_csv.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+std::string make_run_id() {
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                      static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
+  char buf[40];
+  const uint64_t a = rng(), b = rng();
+  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
+
+json meter_json(const EnergyMeter& m) {
+  json doms = json::array();
+  for (const auto& d : m.domains())
+    doms.push_back({{"name", d.name}, {"category", domain_category_name(d.category)}, {"in_total", d.in_total},
+                    {"note", d.note}});
+  return {{"name", m.name()}, {"kind", meter_kind_name(m.kind())}, {"domains", doms},
+          {"update_period_s", m.update_period_s()}, {"details", m.describe()}};
+}
+
+}  // namespace
+
+std::string format_energy(double j) {
+  char buf[48];
+  const double a = std::fabs(j);
+  if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3f MJ", j / 1e6);
+  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3f kJ", j / 1e3);
+  else if (a >= 1) std::snprintf(buf, sizeof buf, "%.3f J", j);
+  else std::snprintf(buf, sizeof buf, "%.3f mJ", j * 1e3);
+  return buf;
+}
+
+std::string format_mass_g(double g) {
+  char buf[48];
+  const double a = std::fabs(g);
+  if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3f kg", g / 1e3);
+  else if (a >= 1) std::snprintf(buf, sizeof buf, "%.3f g", g);
+  else if (a >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f mg", g * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3f ug", g * 1e6);
+  return buf;
+}
+
+EnergySession::EnergySession(const EnergySettings& settings, std::function<void()> sync)
+    : settings_(settings), sync_(std::move(sync)), run_id_(make_run_id()) {
+  carbon_ = resolve_carbon_intensity(settings_);  // a bad country code fails before anything starts
+  opened_ = open_meters(settings_);
+  host_ = read_host_info();
+  sampler_ = std::make_unique<Sampler>(std::move(opened_.meters), settings_.sample_hz);
+  sampler_->start();
+  if (settings_.idle_baseline_s > 0) {
+    const Snapshot a = mark();
+    std::this_thread::sleep_for(std::chrono::duration<double>(settings_.idle_baseline_s));
+    baseline_ = idle_baseline_from(a, mark());
+  }
+  start_ = mark();
+}
+
+EnergySession::~EnergySession() {
+  if (sampler_) sampler_->stop();
+}
+
+Snapshot EnergySession::mark() {
+  if (sync_) sync_();
+  return sampler_->snapshot();
+}
+
+WindowResult EnergySession::window(const std::string& name, const Snapshot& a, const Snapshot& b) const {
+  return make_window(name, a, b, sampler_->series_between(a.time, b.time), sampler_->meters(),
+                     baseline_ ? &*baseline_ : nullptr);
+}
+
+WindowResult EnergySession::add_window(const std::string& phase, const Snapshot& a, const Snapshot& b) {
+  WindowResult w = window(phase, a, b);
+  phases_.add(w);
+  return w;
+}
+
+void EnergySession::finish() {
+  if (finished_) return;
+  const Snapshot end = mark();
+  total_ = window("total", start_, end);
+  sampler_->stop();
+  finished_ = true;
+}
+
+json EnergySession::report() const {
+  json meters = json::array();
+  for (const auto& m : sampler_->meters()) meters.push_back(meter_json(*m));
+  json skipped = json::array();
+  for (const auto& [name, reason] : opened_.skipped) skipped.push_back({{"name", name}, {"reason", reason}});
+  auto with_co2 = [&](const WindowResult& w) {
+    json j = w.to_json();
+    j["co2_g"] = emissions_g(w.total_energy_j(), carbon_);
+    const auto net = w.net_total_energy_j();
+    j["net_co2_g"] = net ? json(emissions_g(*net, carbon_)) : json(nullptr);
+    const auto wall = w.wall_energy_j();
+    j["wall_co2_g"] = wall ? json(emissions_g(*wall, carbon_)) : json(nullptr);
+    return j;
+  };
+  json phases = json::array();
+  for (const auto& p : phases_.phases()) phases.push_back(with_co2(p));
+  return {{"run_id", run_id_}, {"host", host_.to_json()}, {"meters", meters}, {"skipped_meters", skipped},
+          {"carbon", carbon_.to_json()},
+          {"idle_baseline", baseline_ ? baseline_->to_json(sampler_->meters()) : json(nullptr)},
+          {"sampler", {{"requested_hz", sampler_->requested_hz()}, {"effective_hz", sampler_->effective_hz()},
+                       {"points", sampler_->series().size()}, {"overhead", sampler_->overhead().to_json()}}},
+          {"phases", phases}, {"total", finished_ ? with_co2(total_) : json(nullptr)},
+          {"settings", settings_.to_json()}};
+}
+
+void print_energy_summary(const json& r, std::FILE* out) {
+  std::string measured, estimated, simulated;
+  for (const auto& m : r["meters"]) {
+    const std::string kind = m["kind"];
+    std::string& list = kind == "measured" ? measured : kind == "estimated" ? estimated : simulated;
+    list += (list.empty() ? "" : ", ") + m["name"].get<std::string>();
+  }
+  std::string meters;
+  if (!measured.empty()) meters += "measured: " + measured;
+  if (!estimated.empty()) meters += (meters.empty() ? "" : "; ") + std::string("estimated: ") + estimated;
+  if (!simulated.empty()) meters += (meters.empty() ? "" : "; ") + std::string("SIMULATED: ") + simulated;
+  const json& c = r["carbon"];
+  const std::string source = c["source"];
+  const std::string where = source.rfind("config", 0) == 0 ? "from the config"
+                            : !c["country_iso_code"].is_null() ? c["country_iso_code"].get<std::string>() + ", 2023"
+                                                               : "world default";
+  std::fprintf(out, "energy (%s); CO2 at %.1f g/kWh (%s), PUE %.2f\n", meters.empty() ? "no meters" : meters.c_str(),
+               c["carbon_intensity_g_per_kwh"].get<double>(), where.c_str(), c["pue"].get<double>());
+  std::vector<json> rows(r["phases"].begin(), r["phases"].end());
+  if (!r["total"].is_null()) rows.push_back(r["total"]);
+  for (const json& w : rows) {
+    const double e = w["total_energy_j"], d = w["duration_s"];
+    std::string extra;
+    if (!w["net_total_energy_j"].is_null()) extra += "  net of idle " + format_energy(w["net_total_energy_j"]);
+    if (!w["wall_energy_j"].is_null()) extra += "  wall " + format_energy(w["wall_energy_j"]);
+    std::fprintf(out, "  %-11s %10.3f s %12s %10.2f W  CO2 %-10s (%s)%s\n", w["phase"].get<std::string>().c_str(), d,
+                 format_energy(e).c_str(), d > 0 ? e / d : 0.0, format_mass_g(w["co2_g"]).c_str(),
+                 w["energy_kind"].get<std::string>().c_str(), extra.c_str());
+    for (const auto& f : w["flags"]) std::fprintf(out, "    ! %s\n", f.get<std::string>().c_str());
+  }
+}
+
+void EnergySession::write_outputs(const std::string& dir, const std::string& command) const {
+  std::filesystem::create_directories(dir);
+  const std::string text = report().dump(2) + "\n";
+  write_file_atomic((std::filesystem::path(dir) / "energy_report.json").string(),
+                    std::vector<uint8_t>(text.begin(), text.end()));
+  EmissionsContext ctx;
+  ctx.run_id = run_id_;
+  ctx.experiment_id = command;
+  ctx.timestamp = utc_timestamp_now();
+  ctx.host = host_;
+  ctx.carbon = carbon_;
+  ctx.tracking_mode = settings_.cpu_estimate_mode;
+  for (const auto& m : sampler_->meters()) {
+    for (const auto& d : m->domains())
+      if (d.category == DomainCategory::kGpu) ++ctx.gpu_count;
+    if (m->name() == "nvml") {
+      for (const auto& g : m->describe()["gpus"]) ctx.gpu_model += (ctx.gpu_model.empty() ? "" : " + ") + g["name"].get<std::string>();
+    } else if (m->name() == "simulated_gpu") {
+      ctx.gpu_model += (ctx.gpu_model.empty() ? "" : " + ") + m->describe()["name"].get<std::string>() + " (simulated)";
+    }
+  }
+  std::vector<std::string> rows;
+  for (const auto& p : phases_.phases()) rows.push_back(emissions_csv_row(p, ctx));
+  if (finished_) rows.push_back(emissions_csv_row(total_, ctx));
+  append_emissions_csv((std::filesystem::path(dir) / "emissions.csv").string(), rows);
+}
+
+}  // namespace balerbench

@@ -1,0 +1,76 @@
+// energy_session.h: everything one command measures: its meters and sampler,
+// the optional idle baseline, named windows added up into phases, carbon, and
+// the outputs (energy_report.json, emissions.csv, a printed summary).
+//
+//   EnergySession s(settings, sync);   // opens meters, measures idle, starts sampling
+//   auto a = s.mark(); ...work...; s.add_window("train", a, s.mark());
+//   s.finish(); s.write_outputs(dir, "train");
+//
+// mark() synchronises the device first (`sync`, e.g. torch::cuda::synchronize)
+// so a window holds exactly the work dispatched inside it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "harness/energy/carbon.h"
+#include "harness/energy/energy_settings.h"
+#include "harness/energy/energy_window.h"
+#include "harness/energy/host_info.h"
+#include "harness/energy/meter_registry.h"
+
+namespace balerbench {
+
+class EnergySession {
+ public:
+  EnergySession(const EnergySettings& settings, std::function<void()> sync = nullptr);
+  ~EnergySession();
+
+  Snapshot mark();
+  // Adds the window [a, b] to phase `phase` and returns it.
+  WindowResult add_window(const std::string& phase, const Snapshot& a, const Snapshot& b);
+  // A window not added to any phase.
+  WindowResult window(const std::string& name, const Snapshot& a, const Snapshot& b) const;
+
+  // Stops sampling and closes the whole-session window ("total").
+  void finish();
+
+  const PhaseTotals& phases() const { return phases_; }
+  const WindowResult& total() const { return total_; }
+  const CarbonIntensity& carbon() const { return carbon_; }
+  const Sampler& sampler() const { return *sampler_; }
+  const std::optional<IdleBaseline>& baseline() const { return baseline_; }
+
+  nlohmann::json report() const;
+  // DIR/energy_report.json (replaced) and DIR/emissions.csv (rows appended).
+  void write_outputs(const std::string& dir, const std::string& command) const;
+  const std::string& run_id() const { return run_id_; }
+
+ private:
+  EnergySettings settings_;
+  std::function<void()> sync_;
+  MeterSet opened_;  // meters moved into the sampler; `skipped` kept for the report
+  std::unique_ptr<Sampler> sampler_;
+  CarbonIntensity carbon_;
+  HostInfo host_;
+  std::optional<IdleBaseline> baseline_;
+  Snapshot start_;
+  PhaseTotals phases_;
+  WindowResult total_;
+  bool finished_ = false;
+  std::string run_id_;
+};
+
+// One line per phase of a report(): duration, energy, mean power, CO2, kinds, flags.
+void print_energy_summary(const nlohmann::json& report, std::FILE* out);
+
+// Energy figures as people read them: "12.3 J", "4.56 kJ", "1.2 MJ".
+std::string format_energy(double joules);
+// Grams as "1.23 g", "456 mg", "7.8 kg".
+std::string format_mass_g(double grams);
+
+}  // namespace balerbench

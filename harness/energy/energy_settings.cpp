@@ -1,0 +1,81 @@
+// energy_settings.cpp: see energy_settings.h.
+#include "harness/energy/energy_settings.h"
+
+#include <filesystem>
+
+#include "harness/engine/strict_json.h"
+
+namespace balerbench {
+
+using nlohmann::json;
+
+namespace {
+
+SimulatedGpuSpec parse_simulated_gpu(const json& j, const std::string& source, const std::string& path) {
+  StrictReader r(j, source, path);
+  SimulatedGpuSpec s;
+  r.str("name", s.name);
+  r.number_in("idle_power_w", s.idle_power_w, 0, 5000);
+  r.number_in("max_power_w", s.max_power_w, 1, 5000);
+  r.number_in("min_limit_w", s.min_limit_w, 1, 5000);
+  r.number_in("max_limit_w", s.max_limit_w, 1, 5000);
+  s.power_limit_w = s.max_limit_w;
+  r.number_in("power_limit_w", s.power_limit_w, 1, 5000);
+  r.optional_number_in("load", s.load, 0, 1);
+  if (s.idle_power_w >= s.max_power_w) r.fail("idle_power_w", "must be below max_power_w");
+  if (s.min_limit_w > s.max_limit_w) r.fail("min_limit_w", "must not exceed max_limit_w");
+  if (s.power_limit_w < s.min_limit_w || s.power_limit_w > s.max_limit_w)
+    r.fail("power_limit_w", "must lie within [min_limit_w, max_limit_w]");
+  r.reject_unknown("valid keys: name, idle_power_w, max_power_w, min_limit_w, max_limit_w, power_limit_w, load");
+  return s;
+}
+
+}  // namespace
+
+EnergySettings parse_energy_settings(const json& j, const std::string& source, const std::string& path,
+                                     const std::string& base_dir) {
+  StrictReader r(j, source, path);
+  EnergySettings e;
+  r.boolean("enabled", e.enabled);
+  r.strings("meters", e.meters);
+  if (e.meters.empty()) r.fail("meters", "must name at least one meter", "\"auto\", or e.g. [\"rapl\", \"nvml\"]");
+  r.number_in("sample_hz", e.sample_hz, 0, 1000);
+  r.number_in("idle_baseline_s", e.idle_baseline_s, 0, 3600);
+  r.optional_number_in("carbon_intensity_g_per_kwh", e.carbon_intensity_g_per_kwh, 0, 5000);
+  r.str("country_iso_code", e.country_iso_code);
+  r.number_in("pue", e.pue, 1.0, 10.0);
+  r.optional_number_in("cpu_tdp_w", e.cpu_tdp_w, 0.1, 2000);
+  r.choice("cpu_estimate_mode", e.cpu_estimate_mode, {"machine", "process"});
+  r.optional_number_in("ram_power_w", e.ram_power_w, 0, 5000);
+  r.optional_number_in("ram_power_w_per_gb", e.ram_power_w_per_gb, 0, 100);
+  r.str("wattmeter_log", e.wattmeter_log);
+  if (!e.wattmeter_log.empty() && !std::filesystem::path(e.wattmeter_log).is_absolute() && !base_dir.empty())
+    e.wattmeter_log = (std::filesystem::path(base_dir) / e.wattmeter_log).lexically_normal().string();
+  r.choice("wattmeter_format", e.wattmeter_format, {"auto", "omegawatt", "csv"});
+  r.integer("wattmeter_socket", e.wattmeter_socket, -1);
+  if (e.wattmeter_socket == 0) r.fail("wattmeter_socket", "sockets are numbered from 1", "-1 sums every socket");
+  r.number("wattmeter_clock_offset_s", e.wattmeter_clock_offset_s);
+  if (const json* s = r.object("simulated_gpu")) e.simulated_gpu = parse_simulated_gpu(*s, source, path + "/simulated_gpu");
+  r.reject_unknown("valid keys: enabled, meters, sample_hz, idle_baseline_s, carbon_intensity_g_per_kwh, country_iso_code, "
+                   "pue, cpu_tdp_w, cpu_estimate_mode, ram_power_w, ram_power_w_per_gb, wattmeter_log, "
+                   "wattmeter_format, wattmeter_socket, wattmeter_clock_offset_s, simulated_gpu");
+  return e;
+}
+
+json EnergySettings::to_json() const {
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json sim = {{"name", simulated_gpu.name}, {"idle_power_w", simulated_gpu.idle_power_w},
+              {"max_power_w", simulated_gpu.max_power_w}, {"min_limit_w", simulated_gpu.min_limit_w},
+              {"max_limit_w", simulated_gpu.max_limit_w}, {"power_limit_w", simulated_gpu.power_limit_w},
+              {"load", opt(simulated_gpu.load)}};
+  return {{"enabled", enabled}, {"meters", meters}, {"sample_hz", sample_hz}, {"idle_baseline_s", idle_baseline_s},
+          {"carbon_intensity_g_per_kwh", opt(carbon_intensity_g_per_kwh)},
+          {"country_iso_code", country_iso_code.empty() ? json(nullptr) : json(country_iso_code)}, {"pue", pue},
+          {"cpu_tdp_w", opt(cpu_tdp_w)}, {"cpu_estimate_mode", cpu_estimate_mode}, {"ram_power_w", opt(ram_power_w)},
+          {"ram_power_w_per_gb", opt(ram_power_w_per_gb)},
+          {"wattmeter_log", wattmeter_log.empty() ? json(nullptr) : json(wattmeter_log)},
+          {"wattmeter_format", wattmeter_format}, {"wattmeter_socket", wattmeter_socket},
+          {"wattmeter_clock_offset_s", wattmeter_clock_offset_s}, {"simulated_gpu", sim}};
+}
+
+}  // namespace balerbench

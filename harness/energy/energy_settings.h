@@ -1,0 +1,64 @@
+// energy_settings.h: the `energy` section of a config: which meters, how often
+// to sample, the idle baseline, carbon intensity and PUE, and the inputs of
+// the estimating and simulated meters. Parsed strictly (see strict_json.h).
+//
+//   "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0,
+//              "country_iso_code": "CHE", "pue": 1.0, "cpu_tdp_w": 150}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace balerbench {
+
+struct SimulatedGpuSpec {
+  std::string name = "Simulated GPU (balerbench model)";
+  double idle_power_w = 60;       // drawn with no load
+  double max_power_w = 300;       // drawn at full load without a cap (the board's TDP)
+  double min_limit_w = 100;       // power-limit constraints, as NVML reports them
+  double max_limit_w = 300;
+  double power_limit_w = 300;     // the limit in force
+  // Load in [0, 1]; absent: the measured process tree's CPU utilisation stands in for it.
+  std::optional<double> load;
+};
+
+struct EnergySettings {
+  bool enabled = true;  // false: train/compress/decompress measure no energy
+  // Meter names (see meter_registry.h) or "auto": nvml and rapl where
+  // available, cpu_estimate without rapl, ram_estimate without a RAPL dram domain.
+  std::vector<std::string> meters = {"auto"};
+  double sample_hz = 10;       // sampler rate; 0 = read at window edges only
+  double idle_baseline_s = 0;  // idle power measured for this long before a run (0 = none)
+
+  // Carbon: an explicit intensity wins over the country table; neither = world default.
+  std::optional<double> carbon_intensity_g_per_kwh;
+  std::string country_iso_code;  // ISO 3166-1 alpha-3, e.g. "CHE"
+  double pue = 1.0;
+
+  // cpu_estimate
+  std::optional<double> cpu_tdp_w;        // per socket; absent: built-in table, then 4 W per thread
+  std::string cpu_estimate_mode = "machine";  // machine (/proc/stat) | process (this process tree)
+  // ram_estimate
+  std::optional<double> ram_power_w;         // fixed total, like CodeCarbon's force_ram_power
+  std::optional<double> ram_power_w_per_gb;  // else W per GB of installed RAM; else CodeCarbon v3's DIMM rule
+
+  // wattmeter (a live log written by an external meter's reader)
+  std::string wattmeter_log;
+  std::string wattmeter_format = "auto";  // auto | omegawatt | csv
+  int64_t wattmeter_socket = -1;          // OmegaWatt socket (1-based); -1 = all sockets summed
+  double wattmeter_clock_offset_s = 0;    // added to the log's timestamps to get this host's Unix time
+
+  SimulatedGpuSpec simulated_gpu;
+
+  nlohmann::json to_json() const;
+};
+
+// `path` is the JSON path of the section ("/energy"); `base_dir` resolves a
+// relative wattmeter_log.
+EnergySettings parse_energy_settings(const nlohmann::json& j, const std::string& source, const std::string& path,
+                                     const std::string& base_dir);
+
+}  // namespace balerbench

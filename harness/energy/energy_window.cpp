@@ -1,0 +1,186 @@
+// energy_window.cpp: see energy_window.h.
+#include "harness/energy/energy_window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+double seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+// Highest mean power of (meter m, domain d) over stretches of at least min_span_s.
+double peak_power(const std::vector<Snapshot>& pts, std::size_t m, std::size_t d, double min_span_s) {
+  double peak = std::nan("");
+  std::size_t a = 0;
+  for (std::size_t b = 1; b < pts.size(); ++b) {
+    const double span = seconds(pts[a].readings[m].time, pts[b].readings[m].time);
+    if (span < min_span_s || span <= 0) continue;
+    const double p = (pts[b].readings[m].energy_j[d] - pts[a].readings[m].energy_j[d]) / span;
+    peak = std::isnan(peak) ? p : std::max(peak, p);
+    a = b;
+  }
+  return peak;
+}
+
+std::string fmt_s(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
+}  // namespace
+
+json IdleBaseline::to_json(const std::vector<std::unique_ptr<EnergyMeter>>& meters) const {
+  json power = json::object();
+  for (std::size_t m = 0; m < meters.size() && m < power_w.size(); ++m)
+    for (std::size_t d = 0; d < meters[m]->domains().size(); ++d)
+      power[meters[m]->name() + "/" + meters[m]->domains()[d].name] = power_w[m][d];
+  return {{"duration_s", duration_s}, {"power_w", power}};
+}
+
+IdleBaseline idle_baseline_from(const Snapshot& a, const Snapshot& b) {
+  IdleBaseline base;
+  base.duration_s = seconds(a.time, b.time);
+  for (std::size_t m = 0; m < a.readings.size(); ++m) {
+    const double dt = seconds(a.readings[m].time, b.readings[m].time);
+    std::vector<double> p;
+    for (std::size_t d = 0; d < a.readings[m].energy_j.size(); ++d)
+      p.push_back(dt > 0 ? (b.readings[m].energy_j[d] - a.readings[m].energy_j[d]) / dt : 0.0);
+    base.power_w.push_back(p);
+  }
+  return base;
+}
+
+WindowResult make_window(const std::string& name, const Snapshot& a, const Snapshot& b,
+                         const std::vector<Snapshot>& inside, const std::vector<std::unique_ptr<EnergyMeter>>& meters,
+                         const IdleBaseline* baseline) {
+  WindowResult w;
+  w.name = name;
+  w.duration_s = seconds(a.time, b.time);
+  w.start_unix_s = a.unix_s;
+  w.end_unix_s = b.unix_s;
+  w.samples = static_cast<long long>(inside.size());
+  std::vector<Snapshot> pts;  // edges and the series between them
+  pts.push_back(a);
+  for (const auto& s : inside)
+    if (s.time > a.time && s.time < b.time) pts.push_back(s);
+  pts.push_back(b);
+  for (std::size_t m = 0; m < meters.size(); ++m) {
+    const EnergyMeter& meter = *meters[m];
+    const double dt = seconds(a.readings[m].time, b.readings[m].time);
+    const double period = meter.update_period_s();
+    if (w.duration_s < period)
+      w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +
+                        fmt_s(period) + "): its energy may read low or zero");
+    for (std::size_t d = 0; d < meter.domains().size(); ++d) {
+      const Domain& dom = meter.domains()[d];
+      DomainEnergy e;
+      e.meter = meter.name();
+      e.domain = dom.name;
+      e.category = domain_category_name(dom.category);
+      e.kind = meter_kind_name(meter.kind());
+      e.in_total = dom.in_total;
+      e.energy_j = b.readings[m].energy_j[d] - a.readings[m].energy_j[d];
+      e.avg_power_w = dt > 0 ? e.energy_j / dt : 0;
+      e.peak_power_w = peak_power(pts, m, d, std::max(2 * period, 1e-3));
+      if (baseline && m < baseline->power_w.size()) e.net_energy_j = e.energy_j - baseline->power_w[m][d] * dt;
+      w.domains.push_back(e);
+    }
+  }
+  return w;
+}
+
+double WindowResult::total_energy_j() const {
+  double t = 0;
+  for (const auto& d : domains)
+    if (d.in_total && d.category != "wall") t += d.energy_j;
+  return t;
+}
+
+std::optional<double> WindowResult::net_total_energy_j() const {
+  std::optional<double> t;
+  for (const auto& d : domains)
+    if (d.in_total && d.category != "wall" && d.net_energy_j) t = t.value_or(0) + *d.net_energy_j;
+  return t;
+}
+
+std::optional<double> WindowResult::wall_energy_j() const {
+  std::optional<double> t;
+  for (const auto& d : domains)
+    if (d.category == "wall") t = t.value_or(0) + d.energy_j;
+  return t;
+}
+
+double WindowResult::category_energy_j(const std::string& category) const {
+  double t = 0;
+  for (const auto& d : domains)
+    if (d.in_total && d.category == category) t += d.energy_j;
+  return t;
+}
+
+std::string WindowResult::kinds() const {
+  std::set<std::string> k;
+  for (const auto& d : domains) k.insert(d.kind);
+  std::string out;
+  for (const char* name : {"measured", "estimated", "simulated"})
+    if (k.count(name)) out += (out.empty() ? "" : "+") + std::string(name);
+  return out.empty() ? "none" : out;
+}
+
+void WindowResult::add(const WindowResult& o) {
+  duration_s += o.duration_s;
+  end_unix_s = o.end_unix_s;
+  windows += o.windows;
+  samples += o.samples;
+  for (std::size_t i = 0; i < domains.size() && i < o.domains.size(); ++i) {
+    DomainEnergy& e = domains[i];
+    e.energy_j += o.domains[i].energy_j;
+    e.avg_power_w = duration_s > 0 ? e.energy_j / duration_s : 0;
+    const double p = o.domains[i].peak_power_w;
+    if (!std::isnan(p)) e.peak_power_w = std::isnan(e.peak_power_w) ? p : std::max(e.peak_power_w, p);
+    if (e.net_energy_j && o.domains[i].net_energy_j) *e.net_energy_j += *o.domains[i].net_energy_j;
+  }
+  for (const auto& f : o.flags)
+    if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(f);
+}
+
+json WindowResult::to_json() const {
+  json doms = json::array();
+  for (const auto& d : domains) {
+    doms.push_back({{"meter", d.meter}, {"domain", d.domain}, {"category", d.category}, {"kind", d.kind},
+                    {"in_total", d.in_total}, {"energy_j", d.energy_j}, {"avg_power_w", d.avg_power_w},
+                    {"peak_power_w", number_or_null(d.peak_power_w)},
+                    {"net_energy_j", d.net_energy_j ? json(*d.net_energy_j) : json(nullptr)}});
+  }
+  const auto net = net_total_energy_j();
+  const auto wall = wall_energy_j();
+  return {{"phase", name}, {"duration_s", duration_s}, {"windows", windows}, {"start_unix_s", start_unix_s},
+          {"end_unix_s", end_unix_s}, {"samples", samples}, {"energy_kind", kinds()},
+          {"total_energy_j", total_energy_j()}, {"net_total_energy_j", net ? json(*net) : json(nullptr)},
+          {"wall_energy_j", wall ? json(*wall) : json(nullptr)}, {"domains", doms}, {"flags", flags}};
+}
+
+void PhaseTotals::add(const WindowResult& w) {
+  for (auto& p : phases_)
+    if (p.name == w.name) {
+      p.add(w);
+      return;
+    }
+  phases_.push_back(w);
+}
+
+const WindowResult* PhaseTotals::find(const std::string& name) const {
+  for (const auto& p : phases_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,75 @@
+// energy_window.h: the energy and time of a code region, from two snapshots.
+//
+// Per meter and domain: energy (counter difference), average power, peak
+// power (the highest average over any stretch of the sampler's series at
+// least twice the meter's update period long) and, with an idle baseline,
+// net energy = gross - idle power x duration. Totals add the domains marked
+// in_total of every non-wall meter; wall energy (an external meter) is kept
+// beside them. Flags say what not to trust: a window shorter than a meter's
+// update period, or one with no sampler point inside for peak power.
+// Windows with the same name add up into a phase (PhaseTotals).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/energy/sampler.h"
+
+namespace balerbench {
+
+// Mean power per meter and domain over an idle stretch, measured before a run.
+struct IdleBaseline {
+  double duration_s = 0;
+  std::vector<std::vector<double>> power_w;  // [meter][domain]
+  nlohmann::json to_json(const std::vector<std::unique_ptr<EnergyMeter>>& meters) const;
+};
+
+struct DomainEnergy {
+  std::string meter, domain, category, kind;
+  bool in_total = true;
+  double energy_j = 0;
+  double avg_power_w = 0;
+  double peak_power_w = 0;                // NaN when the series has too few points
+  std::optional<double> net_energy_j;     // with a baseline
+};
+
+struct WindowResult {
+  std::string name;
+  double duration_s = 0;
+  double start_unix_s = 0, end_unix_s = 0;  // of the first and last window when summed
+  long long windows = 1;
+  long long samples = 0;                   // sampler points inside
+  std::vector<DomainEnergy> domains;
+  std::vector<std::string> flags;
+
+  double total_energy_j() const;            // in_total domains, wall excluded
+  std::optional<double> net_total_energy_j() const;
+  std::optional<double> wall_energy_j() const;
+  double category_energy_j(const std::string& category) const;  // cpu | gpu | ram
+  std::string kinds() const;               // "measured", "estimated", "measured+estimated", ...
+  void add(const WindowResult& other);     // sums another window of the same phase
+  nlohmann::json to_json() const;
+};
+
+WindowResult make_window(const std::string& name, const Snapshot& begin, const Snapshot& end,
+                         const std::vector<Snapshot>& series_inside,
+                         const std::vector<std::unique_ptr<EnergyMeter>>& meters, const IdleBaseline* baseline);
+
+IdleBaseline idle_baseline_from(const Snapshot& begin, const Snapshot& end);
+
+// Phases in first-seen order, each the sum of its windows.
+class PhaseTotals {
+ public:
+  void add(const WindowResult& w);
+  const std::vector<WindowResult>& phases() const { return phases_; }
+  const WindowResult* find(const std::string& name) const;
+
+ private:
+  std::vector<WindowResult> phases_;
+};
+
+}  // namespace balerbench

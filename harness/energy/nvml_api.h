@@ -1,0 +1,53 @@
+// nvml_api.h: the slice of NVML's C API that balerbench uses, declared here so
+// the build needs no CUDA toolkit. Types, values and signatures are NVML's
+// (nvml.h, API version 2 entry points); libnvidia-ml.so.1 is loaded at run
+// time (nvml_library.h). The fake library in tests/fakes implements the same
+// declarations.
+#pragma once
+
+extern "C" {
+
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef int nvmlReturn_t;
+
+enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_UNKNOWN = 999,
+};
+
+enum { NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_CLOCK_SM = 1 };
+
+// Buffer sizes from nvml.h.
+enum {
+  NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96,
+  NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96,
+  NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80,
+};
+
+typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
+typedef nvmlReturn_t (*nvmlShutdown_fn)(void);
+typedef const char* (*nvmlErrorString_fn)(nvmlReturn_t);
+typedef nvmlReturn_t (*nvmlSystemGetDriverVersion_fn)(char*, unsigned int);
+typedef nvmlReturn_t (*nvmlDeviceGetCount_v2_fn)(unsigned int*);
+typedef nvmlReturn_t (*nvmlDeviceGetHandleByIndex_v2_fn)(unsigned int, nvmlDevice_t*);
+typedef nvmlReturn_t (*nvmlDeviceGetName_fn)(nvmlDevice_t, char*, unsigned int);
+typedef nvmlReturn_t (*nvmlDeviceGetUUID_fn)(nvmlDevice_t, char*, unsigned int);
+typedef nvmlReturn_t (*nvmlDeviceGetTotalEnergyConsumption_fn)(nvmlDevice_t, unsigned long long*);  // mJ
+typedef nvmlReturn_t (*nvmlDeviceGetPowerUsage_fn)(nvmlDevice_t, unsigned int*);                     // mW
+typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t, unsigned int*);             // mW
+typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t, unsigned int*,
+                                                                        unsigned int*);  // mW
+typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementDefaultLimit_fn)(nvmlDevice_t, unsigned int*);  // mW
+typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t, int, unsigned int*);             // C
+typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t, int, unsigned int*);              // MHz
+typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksThrottleReasons_fn)(nvmlDevice_t, unsigned long long*);
+
+}  // extern "C"

@@ -1,0 +1,51 @@
+// nvml_meter.h: GPU energy through NVML, one domain per visible GPU ("gpu0").
+//
+// Volta and newer: the total-energy counter (mJ since the driver loaded,
+// updated about every 100 ms), differenced against its value at open().
+// Older GPUs, or where the counter is not supported: power polling,
+// integrated with the trapezoid rule between consecutive reads, so the
+// Sampler's rate sets its resolution (on Ampere and newer the reading is
+// itself a 1 s average; update_period_s() is 1 s in that mode).
+// describe() records name, UUID, driver, the power limit in force and its
+// constraints, temperature, SM clock and throttle reasons, read when called.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/energy/energy_meter.h"
+#include "harness/energy/nvml_library.h"
+
+namespace balerbench {
+
+class NvmlMeter : public EnergyMeter {
+ public:
+  static MeterProbe open();
+
+  std::string name() const override { return "nvml"; }
+  MeterKind kind() const override { return MeterKind::kMeasured; }
+  const std::vector<Domain>& domains() const override { return domains_; }
+  MeterReading read() override;
+  double update_period_s() const override;
+  nlohmann::json describe() const override;
+
+  struct Device {
+    NvmlLibrary::Gpu gpu;
+    bool counter = false;             // energy counter, else power polling
+    unsigned long long start_mj = 0;  // counter at open()
+    double last_power_w = 0;          // polling: the previous reading
+    double total_j = 0;
+    long long read_errors = 0;
+  };
+
+ private:
+  NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection);
+  std::shared_ptr<NvmlLibrary> lib_;
+  std::vector<Device> devices_;
+  std::vector<Domain> domains_;
+  std::string selection_;
+  SteadyClock::time_point last_read_;
+};
+
+}  // namespace balerbench

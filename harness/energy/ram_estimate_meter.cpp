@@ -1,0 +1,83 @@
+// ram_estimate_meter.cpp: see ram_estimate_meter.h.
+#include "harness/energy/ram_estimate_meter.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace balerbench {
+
+int estimate_dimm_count(double total_gb) {
+  if (total_gb <= 2) return 1;
+  if (total_gb <= 16) return 2;   // 2 x 2, 4 or 8 GB
+  if (total_gb <= 32) return 4;   // 4 x 8 GB
+  if (total_gb <= 64) return 4;   // 4 x 16 GB
+  if (total_gb <= 128) return 8;  // 8 x 16 GB
+  // Large servers: the largest common module that still gives 8 or more, at most 32 modules.
+  for (double module_gb : {128.0, 64.0, 32.0, 16.0, 8.0, 4.0})
+    if (module_gb <= total_gb / 8) return std::min(32, static_cast<int>(std::ceil(total_gb / module_gb)));
+  return 8;
+}
+
+double ram_power_v3_w(double total_gb, bool arm) {
+  const double per_dimm_w = arm ? 1.5 : 5.0;
+  const int n = estimate_dimm_count(total_gb);
+  double w = per_dimm_w * std::min(n, 4);
+  if (n > 4) w += per_dimm_w * 0.9 * (std::min(n, 8) - 4);
+  if (n > 8) w += per_dimm_w * 0.8 * (std::min(n, 16) - 8);
+  if (n > 16) w += per_dimm_w * 0.7 * (n - 16);
+  return std::max(w, arm ? 3.0 : 2 * per_dimm_w);
+}
+
+MeterProbe RamEstimateMeter::open(const EnergySettings& s, const std::string& proc_root) {
+  MeterProbe probe;
+  const HostInfo host = read_host_info(proc_root);
+  if (s.ram_power_w) {
+    probe.meter.reset(new RamEstimateMeter(*s.ram_power_w, "config: ram_power_w", host.ram_total_gb));
+    return probe;
+  }
+  if (host.ram_total_gb <= 0) {
+    probe.unavailable_reason = "cannot read MemTotal from " + proc_root + "/meminfo (set energy.ram_power_w)";
+    return probe;
+  }
+  if (s.ram_power_w_per_gb) {
+    probe.meter.reset(new RamEstimateMeter(*s.ram_power_w_per_gb * host.ram_total_gb,
+                                           "config: ram_power_w_per_gb " + nlohmann::json(*s.ram_power_w_per_gb).dump() +
+                                               " W x " + nlohmann::json(host.ram_total_gb).dump() + " GB",
+                                           host.ram_total_gb));
+    return probe;
+  }
+  utsname u{};
+  const bool arm = uname(&u) == 0 && (std::strstr(u.machine, "arm") || std::strstr(u.machine, "aarch"));
+  const int dimms = estimate_dimm_count(host.ram_total_gb);
+  probe.meter.reset(new RamEstimateMeter(ram_power_v3_w(host.ram_total_gb, arm),
+                                         "CodeCarbon v3 rule: " + std::to_string(dimms) + " DIMMs guessed for " +
+                                             nlohmann::json(std::round(host.ram_total_gb * 10) / 10).dump() + " GB, " +
+                                             (arm ? "1.5" : "5") + " W each",
+                                         host.ram_total_gb));
+  return probe;
+}
+
+RamEstimateMeter::RamEstimateMeter(double power_w, std::string rule, double total_gb)
+    : power_w_(power_w), rule_(std::move(rule)), total_gb_(total_gb), start_(SteadyClock::now()) {
+  Domain d;
+  d.name = "ram";
+  d.category = DomainCategory::kRam;
+  d.note = "constant " + nlohmann::json(power_w_).dump() + " W";
+  domains_.push_back(d);
+}
+
+MeterReading RamEstimateMeter::read() {
+  MeterReading r;
+  r.time = SteadyClock::now();
+  r.energy_j = {power_w_ * std::chrono::duration<double>(r.time - start_).count()};
+  return r;
+}
+
+nlohmann::json RamEstimateMeter::describe() const {
+  return {{"method", "constant power model"}, {"power_w", power_w_}, {"rule", rule_}, {"ram_total_gb", total_gb_}};
+}
+
+}  // namespace balerbench

@@ -1,0 +1,233 @@
+// rapl_meter.cpp: see rapl_meter.h.
+#include "harness/energy/rapl_meter.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReadResult {
+  bool ok = false;
+  std::string text;
+  int error = 0;
+};
+
+ReadResult read_small_file(const fs::path& p) {
+  ReadResult r;
+  std::FILE* f = std::fopen(p.c_str(), "r");
+  if (!f) {
+    r.error = errno;
+    return r;
+  }
+  char buf[128];
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  const bool failed = std::ferror(f);
+  r.error = failed ? errno : 0;
+  std::fclose(f);
+  if (failed) return r;
+  buf[n] = '\0';
+  r.text = buf;
+  while (!r.text.empty() && (r.text.back() == '\n' || r.text.back() == ' ')) r.text.pop_back();
+  r.ok = true;
+  return r;
+}
+
+bool parse_u64(const std::string& s, unsigned long long& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoull(s.c_str(), &end, 10);
+  return errno == 0 && end && *end == '\0';
+}
+
+std::string unreadable_reason(const fs::path& file, int error) {
+  std::string r = "cannot read " + file.string() + ": " + std::strerror(error);
+  if (error == EACCES || error == EPERM)
+    r += ". Since Linux 5.10 (CVE-2020-8694) energy_uj is readable by root only; fix: run as root, or "
+         "`sudo chmod -R a+r /sys/class/powercap/intel-rapl*` (until reboot; a udev rule makes it permanent), or in "
+         "a container mount the host's powercap folder and set BALERBENCH_POWERCAP_ROOT";
+  return r;
+}
+
+struct Candidate {
+  std::string dir_name;  // intel-rapl:0:1
+  std::string zone_name; // from the name file: package-0, core, dram, psys
+  bool mmio = false;
+  int socket = -1;       // the top-level index
+  bool top = true;
+};
+
+// intel-rapl:S or intel-rapl:S:N, intel-rapl-mmio:S.
+bool parse_zone_dir(const std::string& d, Candidate& c) {
+  std::string rest;
+  if (d.rfind("intel-rapl-mmio:", 0) == 0) {
+    c.mmio = true;
+    rest = d.substr(16);
+  } else if (d.rfind("intel-rapl:", 0) == 0) {
+    rest = d.substr(11);
+  } else {
+    return false;
+  }
+  const auto colon = rest.find(':');
+  c.top = colon == std::string::npos;
+  try {
+    c.socket = std::stoi(rest.substr(0, colon));
+  } catch (const std::exception&) {
+    return false;
+  }
+  c.dir_name = d;
+  return true;
+}
+
+Domain domain_for(const Candidate& c, bool has_package) {
+  Domain d;
+  const std::string& z = c.zone_name;
+  const std::string s = std::to_string(c.socket);
+  if (z.rfind("package", 0) == 0) {
+    d.name = "package-" + s;
+    d.note = "cores + uncore of socket " + s;
+  } else if (z == "psys") {
+    d.name = "psys";
+    d.in_total = !has_package;
+    d.note = has_package ? "platform (SoC); contains package and dram, so not added to the total" : "platform (SoC)";
+  } else if (z == "dram") {
+    d.name = "dram-" + s;
+    d.category = DomainCategory::kRam;
+    d.note = "memory of socket " + s + " (outside the package)";
+  } else {
+    d.name = z + "-" + s;  // core, uncore: inside the package
+    d.in_total = !has_package;
+    d.note = "inside package-" + s + ", so not added to the total";
+  }
+  return d;
+}
+
+}  // namespace
+
+unsigned long long rapl_delta_uj(unsigned long long previous, unsigned long long current, double max_range_uj) {
+  if (current >= previous) return current - previous;
+  return static_cast<unsigned long long>(max_range_uj) - previous + current;  // wrapped once
+}
+
+std::string RaplMeter::default_root() {
+  const char* env = std::getenv("BALERBENCH_POWERCAP_ROOT");
+  return env && *env ? env : "/sys/class/powercap";
+}
+
+MeterProbe RaplMeter::open(const std::string& root_in) {
+  const std::string root = root_in.empty() ? default_root() : root_in;
+  MeterProbe probe;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    probe.unavailable_reason = "no powercap folder " + root +
+                               " (not Linux, a VM without RAPL, or the intel_rapl_msr module is not loaded: "
+                               "`modprobe intel_rapl_msr`)";
+    return probe;
+  }
+  std::vector<Candidate> found;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    Candidate c;
+    if (!parse_zone_dir(entry.path().filename().string(), c)) continue;
+    const ReadResult name = read_small_file(entry.path() / "name");
+    if (!name.ok) continue;
+    c.zone_name = name.text;
+    found.push_back(c);
+  }
+  // MMIO zones duplicate the MSR package counters (CodeCarbon does the same de-duplication).
+  std::map<std::string, bool> msr_names;
+  for (const auto& c : found)
+    if (!c.mmio) msr_names[c.zone_name] = true;
+  bool has_package = false;
+  for (const auto& c : found) has_package |= c.zone_name.rfind("package", 0) == 0;
+
+  std::vector<std::string> notes;
+  std::vector<std::pair<Domain, Zone>> picked;
+  for (const auto& c : found) {
+    if (c.mmio && msr_names.count(c.zone_name)) {
+      notes.push_back(c.dir_name + " skipped: duplicates the MSR zone " + c.zone_name);
+      continue;
+    }
+    const fs::path dir = fs::path(root) / c.dir_name;
+    const ReadResult energy = read_small_file(dir / "energy_uj");
+    if (!energy.ok) {
+      probe.unavailable_reason = unreadable_reason(dir / "energy_uj", energy.error);
+      return probe;
+    }
+    Zone z;
+    z.dir = dir.string();
+    unsigned long long range = 0;
+    const ReadResult max_range = read_small_file(dir / "max_energy_range_uj");
+    if (!max_range.ok || !parse_u64(max_range.text, range) || range == 0 || !parse_u64(energy.text, z.last_uj)) {
+      probe.unavailable_reason = dir.string() + ": energy_uj or max_energy_range_uj is not a counter ('" +
+                                 energy.text + "', '" + max_range.text + "')";
+      return probe;
+    }
+    z.max_range_uj = static_cast<double>(range);
+    picked.emplace_back(domain_for(c, has_package), z);
+  }
+  if (picked.empty()) {
+    probe.unavailable_reason = "no RAPL zones under " + root + " (a VM, or a CPU whose RAPL driver is not loaded: "
+                               "`modprobe intel_rapl_msr`)";
+    return probe;
+  }
+  std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) { return a.first.name < b.first.name; });
+  std::vector<Domain> domains;
+  std::vector<Zone> zones;
+  for (auto& [d, z] : picked) {
+    domains.push_back(d);
+    zones.push_back(z);
+  }
+  probe.meter.reset(new RaplMeter(root, std::move(domains), std::move(zones), std::move(notes)));
+  return probe;
+}
+
+RaplMeter::RaplMeter(std::string root, std::vector<Domain> domains, std::vector<Zone> zones,
+                     std::vector<std::string> notes)
+    : root_(std::move(root)), domains_(std::move(domains)), zones_(std::move(zones)), notes_(std::move(notes)),
+      last_read_(SteadyClock::now()) {}
+
+MeterReading RaplMeter::read() {
+  MeterReading r;
+  r.time = SteadyClock::now();
+  const double gap_s = std::chrono::duration<double>(r.time - last_read_).count();
+  if (gap_s > max_read_interval_s()) ++late_reads_;
+  last_read_ = r.time;
+  r.energy_j.reserve(zones_.size());
+  for (auto& z : zones_) {
+    const ReadResult text = read_small_file(fs::path(z.dir) / "energy_uj");
+    unsigned long long now_uj = 0;
+    // A failed read keeps the last total: the next good read catches up (one wrap at most).
+    if (text.ok && parse_u64(text.text, now_uj)) {
+      z.total_j += static_cast<double>(rapl_delta_uj(z.last_uj, now_uj, z.max_range_uj)) * 1e-6;
+      z.last_uj = now_uj;
+    }
+    r.energy_j.push_back(z.total_j);
+  }
+  return r;
+}
+
+double RaplMeter::max_read_interval_s() const {
+  double t = std::numeric_limits<double>::infinity();
+  for (const auto& z : zones_) t = std::min(t, z.max_range_uj * 1e-6 / kMaxDomainPowerW);
+  return t;
+}
+
+nlohmann::json RaplMeter::describe() const {
+  nlohmann::json zones = nlohmann::json::array();
+  for (std::size_t i = 0; i < zones_.size(); ++i)
+    zones.push_back({{"domain", domains_[i].name}, {"path", zones_[i].dir},
+                     {"max_energy_range_j", zones_[i].max_range_uj * 1e-6}});
+  return {{"root", root_}, {"zones", zones}, {"notes", notes_}, {"max_read_interval_s", max_read_interval_s()},
+          {"late_reads", late_reads_}};
+}
+
+}  // namespace balerbench

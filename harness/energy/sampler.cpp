@@ -1,0 +1,127 @@
+// sampler.cpp: see sampler.h.
+#include "harness/energy/sampler.h"
+
+#include <time.h>
+
+#include <cmath>
+
+#include "harness/energy/wattmeter_meter.h"
+
+namespace balerbench {
+namespace {
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
+
+nlohmann::json SamplerOverhead::to_json() const {
+  return {{"reads", reads}, {"read_time_s", read_time_s}, {"mean_read_s", reads ? read_time_s / reads : 0.0},
+          {"max_read_s", max_read_s}, {"thread_cpu_s", thread_cpu_s}, {"wall_s", wall_s},
+          {"cpu_fraction_of_one_cpu", cpu_fraction()}};
+}
+
+Sampler::Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, std::size_t max_points)
+    : meters_(std::move(meters)), requested_hz_(hz), hz_(hz), max_points_(std::max<std::size_t>(max_points, 16)) {
+  for (const auto& m : meters_) {
+    const double limit_s = m->max_read_interval_s();
+    if (std::isfinite(limit_s) && limit_s > 0) hz_ = std::max(hz_, 4.0 / limit_s);
+  }
+  started_ = SteadyClock::now();
+}
+
+Sampler::~Sampler() { stop(); }
+
+void Sampler::start() {
+  started_ = SteadyClock::now();
+  snapshot();  // the series starts with a point
+  if (hz_ <= 0 || thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Sampler::stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  thread_.join();
+  snapshot();  // the series ends with a point
+}
+
+void Sampler::loop() {
+  const auto period = std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(1.0 / hz_));
+  auto next = SteadyClock::now() + period;
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  while (!stopping_) {
+    if (stop_cv_.wait_until(lock, next, [this] { return stopping_; })) break;
+    lock.unlock();
+    snapshot();
+    thread_cpu_s_.store(thread_cpu_s());
+    lock.lock();
+    next += period;
+    const auto now = SteadyClock::now();
+    if (next < now) next = now + period;  // fell behind (a slow meter): skip, never burst
+  }
+}
+
+Snapshot Sampler::read_locked() {
+  Snapshot s;
+  s.unix_s = unix_now_s();
+  s.readings.reserve(meters_.size());
+  for (auto& m : meters_) s.readings.push_back(m->read());
+  s.time = s.readings.empty() ? SteadyClock::now() : s.readings.front().time;
+  return s;
+}
+
+void Sampler::record_locked(const Snapshot& s) {
+  if (++since_kept_ < keep_every_) return;
+  since_kept_ = 0;
+  series_.push_back(s);
+  if (series_.size() < max_points_) return;
+  std::vector<Snapshot> thinned;  // keep every other point, and from now on every 2k-th
+  thinned.reserve(series_.size() / 2 + 1);
+  for (std::size_t i = 0; i < series_.size(); i += 2) thinned.push_back(std::move(series_[i]));
+  series_ = std::move(thinned);
+  keep_every_ *= 2;
+}
+
+Snapshot Sampler::snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto t0 = SteadyClock::now();
+  Snapshot s = read_locked();
+  const double dt = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  ++overhead_.reads;
+  overhead_.read_time_s += dt;
+  overhead_.max_read_s = std::max(overhead_.max_read_s, dt);
+  record_locked(s);
+  return s;
+}
+
+std::vector<Snapshot> Sampler::series() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return series_;
+}
+
+std::vector<Snapshot> Sampler::series_between(SteadyClock::time_point t0, SteadyClock::time_point t1) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Snapshot> out;
+  for (const auto& s : series_)
+    if (s.time >= t0 && s.time <= t1) out.push_back(s);
+  return out;
+}
+
+SamplerOverhead Sampler::overhead() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  SamplerOverhead o = overhead_;
+  o.thread_cpu_s = thread_cpu_s_.load();
+  o.wall_s = std::chrono::duration<double>(SteadyClock::now() - started_).count();
+  return o;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,81 @@
+// sampler.h: one background thread polls every meter at a fixed rate and
+// keeps the time series (cumulative joules per meter and domain); windows
+// read all meters through the same lock, so a meter is never read from two
+// threads at once.
+//
+// The rate is raised when a meter's counter could otherwise wrap between
+// reads (at least 4 reads per max_read_interval_s()). The series is bounded:
+// past `max_points` every other point is dropped and the thinning doubles,
+// so memory stays flat on long runs while window energies (counter
+// differences) lose nothing. The sampler measures its own cost: the time
+// spent reading meters and its thread's CPU time.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "harness/energy/energy_meter.h"
+
+namespace balerbench {
+
+struct Snapshot {
+  SteadyClock::time_point time;
+  double unix_s = 0;                    // wall-clock time of the same instant
+  std::vector<MeterReading> readings;   // one per meter, in meters() order
+};
+
+struct SamplerOverhead {
+  long long reads = 0;          // snapshots taken (thread and windows)
+  double read_time_s = 0;       // wall time spent inside them
+  double max_read_s = 0;        // the slowest snapshot
+  double thread_cpu_s = 0;      // CPU time of the sampling thread
+  double wall_s = 0;            // since start()
+  double cpu_fraction() const { return wall_s > 0 ? thread_cpu_s / wall_s : 0; }  // of one CPU
+  nlohmann::json to_json() const;
+};
+
+class Sampler {
+ public:
+  Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, std::size_t max_points = 1u << 20);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  void start();  // no thread when the effective rate is 0
+  void stop();
+  Snapshot snapshot();  // reads every meter now and records the point
+
+  const std::vector<std::unique_ptr<EnergyMeter>>& meters() const { return meters_; }
+  double requested_hz() const { return requested_hz_; }
+  double effective_hz() const { return hz_; }
+  std::vector<Snapshot> series() const;
+  // Points with time in [t0, t1].
+  std::vector<Snapshot> series_between(SteadyClock::time_point t0, SteadyClock::time_point t1) const;
+  SamplerOverhead overhead() const;
+
+ private:
+  Snapshot read_locked();
+  void record_locked(const Snapshot& s);
+  void loop();
+  std::vector<std::unique_ptr<EnergyMeter>> meters_;
+  double requested_hz_, hz_;
+  std::size_t max_points_;
+  std::size_t keep_every_ = 1, since_kept_ = 0;
+  mutable std::mutex mu_;
+  std::vector<Snapshot> series_;
+  SamplerOverhead overhead_;
+  SteadyClock::time_point started_;
+  std::thread thread_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::atomic<double> thread_cpu_s_{0};
+};
+
+}  // namespace balerbench

@@ -1,0 +1,86 @@
+// simulated_gpu.cpp: see simulated_gpu.h.
+#include "harness/energy/simulated_gpu.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "datasets/error.h"
+#include "harness/energy/cpu_estimate_meter.h"
+
+namespace balerbench {
+
+double SimulatedGpuModel::power_w(double load) const {
+  const double demand_w = spec.idle_power_w + (spec.max_power_w - spec.idle_power_w) * std::clamp(load, 0.0, 1.0);
+  return std::min(demand_w, spec.power_limit_w);
+}
+
+double SimulatedGpuModel::throughput(double load) const {
+  const double dynamic_w = (spec.max_power_w - spec.idle_power_w) * std::clamp(load, 0.0, 1.0);
+  const double allowed_w = spec.power_limit_w - spec.idle_power_w;
+  if (dynamic_w <= allowed_w) return 1.0;
+  return std::cbrt(std::max(allowed_w, 1e-3) / dynamic_w);
+}
+
+void SimulatedGpuModel::set_power_limit_w(double limit_w) {
+  if (limit_w < spec.min_limit_w || limit_w > spec.max_limit_w)
+    throw InputError("power limit " + nlohmann::json(limit_w).dump() + " W is outside the simulated GPU's range [" +
+                         nlohmann::json(spec.min_limit_w).dump() + ", " + nlohmann::json(spec.max_limit_w).dump() +
+                         "] W",
+                     "choose a limit inside the constraints");
+  spec.power_limit_w = limit_w;
+}
+
+MeterProbe SimulatedGpuMeter::open(const EnergySettings& s) {
+  MeterProbe probe;
+  probe.meter.reset(new SimulatedGpuMeter(s.simulated_gpu));
+  return probe;
+}
+
+SimulatedGpuMeter::SimulatedGpuMeter(const SimulatedGpuSpec& spec) : model_{spec}, last_read_(SteadyClock::now()) {
+  Domain d;
+  d.name = "gpu0";
+  d.category = DomainCategory::kGpu;
+  d.note = "simulated: " + spec.name;
+  domains_.push_back(d);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpus_ = n > 0 ? static_cast<int>(n) : 1;
+  if (!spec.load) last_cpu_s_ = process_tree_cpu_s("/proc", static_cast<int>(getpid()));
+}
+
+double SimulatedGpuMeter::load_since_last(double dt_s) {
+  if (model_.spec.load) return *model_.spec.load;
+  // This process tree's share of the machine's CPUs stands in for the GPU's load.
+  const double cpu_s = process_tree_cpu_s("/proc", static_cast<int>(getpid()));
+  const double load = dt_s > 0 ? (cpu_s - last_cpu_s_) / (dt_s * cpus_) : last_load_;
+  last_cpu_s_ = cpu_s;
+  return std::clamp(load, 0.0, 1.0);
+}
+
+MeterReading SimulatedGpuMeter::read() {
+  MeterReading r;
+  r.time = SteadyClock::now();
+  const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
+  last_read_ = r.time;
+  const double load = load_since_last(dt_s);
+  // Power at the interval's load, held over the interval (exact for a fixed load).
+  total_j_ += model_.power_w(load) * dt_s;
+  last_load_ = load;
+  r.energy_j = {total_j_};
+  return r;
+}
+
+nlohmann::json SimulatedGpuMeter::describe() const {
+  const SimulatedGpuSpec& s = model_.spec;
+  return {{"name", s.name}, {"simulated", true}, {"idle_power_w", s.idle_power_w}, {"max_power_w", s.max_power_w},
+          {"power_limit_w", s.power_limit_w}, {"min_power_limit_w", s.min_limit_w},
+          {"max_power_limit_w", s.max_limit_w},
+          {"load_source", s.load ? "config (fixed " + nlohmann::json(*s.load).dump() + ")"
+                                 : std::string("this process tree's CPU utilisation")},
+          {"throughput_at_full_load", model_.throughput(1.0)},
+          {"model", "power = min(idle + (max - idle) x load, limit); throughput = cbrt(allowed / demanded dynamic "
+                    "power) under the cap"}};
+}
+
+}  // namespace balerbench

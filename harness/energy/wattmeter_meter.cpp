@@ -1,0 +1,73 @@
+// wattmeter_meter.cpp: see wattmeter_meter.h.
+#include "harness/energy/wattmeter_meter.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+namespace balerbench {
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+MeterProbe WattmeterMeter::open(const EnergySettings& s) {
+  MeterProbe probe;
+  if (s.wattmeter_log.empty()) {
+    probe.unavailable_reason = "no log to follow: set energy.wattmeter_log (or use `balerbench wattmeter-energy` on a "
+                               "finished log)";
+    return probe;
+  }
+  if (!std::filesystem::exists(s.wattmeter_log)) {
+    probe.unavailable_reason = s.wattmeter_log + ": no such wattmeter log (start the meter's reader first)";
+    return probe;
+  }
+  probe.meter.reset(new WattmeterMeter(s));
+  return probe;
+}
+
+WattmeterMeter::WattmeterMeter(const EnergySettings& s)
+    : path_(s.wattmeter_log),
+      log_(s.wattmeter_format, static_cast<int>(s.wattmeter_socket), s.wattmeter_clock_offset_s, s.wattmeter_log),
+      opened_unix_s_(unix_now_s()) {
+  Domain d;
+  d.name = "wall";
+  d.category = DomainCategory::kWall;
+  d.in_total = false;
+  d.note = "external wattmeter: the whole machine at the plug, reported beside the software meters";
+  domains_.push_back(d);
+  poll_file();
+}
+
+void WattmeterMeter::poll_file() {
+  std::ifstream in(path_, std::ios::binary);
+  in.seekg(offset_);
+  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto last_newline = chunk.rfind('\n');
+  if (last_newline == std::string::npos) return;  // no complete line yet
+  chunk.resize(last_newline + 1);
+  offset_ += static_cast<long long>(chunk.size());
+  log_.append(chunk);
+  log_.finish();
+}
+
+MeterReading WattmeterMeter::read() {
+  poll_file();
+  MeterReading r;
+  r.time = SteadyClock::now();
+  r.energy_j = {log_.energy_clamped_j(opened_unix_s_, unix_now_s())};
+  return r;
+}
+
+double WattmeterMeter::update_period_s() const {
+  return log_.median_interval_s() > 0 ? log_.median_interval_s() : 1.0;
+}
+
+nlohmann::json WattmeterMeter::describe() const {
+  const WattmeterStats& s = log_.stats();
+  return {{"log", path_}, {"format", log_.format()}, {"samples", log_.samples().size()},
+          {"median_interval_s", log_.median_interval_s()}, {"bad_frames", s.bad_frames},
+          {"malformed_lines", s.malformed}, {"out_of_order_lines", s.out_of_order}};
+}
+
+}  // namespace balerbench

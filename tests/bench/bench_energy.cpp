@@ -1,0 +1,133 @@
+// bench_energy.cpp: Google Benchmark for the energy meters and the sampler.
+//   BM_MeterRead/<meter>: one read() of each meter: rapl on a fake powercap
+//     tree (2 sockets: package, core, uncore, dram + psys; the same file reads
+//     as sysfs, without the MSR access behind them), nvml through the fake
+//     library (the dlopen'd call path, not a real driver), cpu_estimate
+//     (machine: /proc/stat; process: this process tree), ram_estimate,
+//     simulated_gpu, wattmeter following a 100,000-sample log.
+//   BM_TrainUnderSampler/<hz>: 3 epochs of Baler's AE on 100,000 CMS-like
+//     rows (float64, batch 512) with the auto meters plus the fake RAPL tree
+//     sampled at <hz> (0 = no sampler thread). Counters: sampler_cpu_pct =
+//     the sampling thread's CPU time as % of the training wall time (what it
+//     takes from training on a full machine); read_ms = mean snapshot cost.
+//     The wall time of /0 vs /10 vs /100 is the end-to-end comparison.
+#include <benchmark/benchmark.h>
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "datasets/normalizer.h"
+#include "datasets/synthetic.h"
+#include "harness/energy/meter_registry.h"
+#include "harness/energy/rapl_meter.h"
+#include "harness/energy/sampler.h"
+#include "harness/engine/runtime.h"
+#include "harness/engine/trainer.h"
+#include "models/autoencoder.h"
+#include "tests/fakes/fake_powercap.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fake powercap tree and fake NVML config in a temp folder, made once.
+const std::string& fixture_dir() {
+  static const std::string dir = [] {
+    const std::string d = (fs::temp_directory_path() / ("bb_bench_energy_" + std::to_string(getpid()))).string();
+    FakePowercap pc(d + "/powercap");
+    for (int s = 0; s < 2; ++s) {
+      const std::string z = "intel-rapl:" + std::to_string(s);
+      pc.add_zone(z, "package-" + std::to_string(s), 1000, 262143328850ULL);
+      pc.add_zone(z + ":0", "core", 1000, 262143328850ULL);
+      pc.add_zone(z + ":1", "uncore", 1000, 262143328850ULL);
+      pc.add_zone(z + ":2", "dram", 1000, 65712999613ULL);
+    }
+    pc.add_zone("intel-rapl:2", "psys", 1000, 262143328850ULL);
+    std::ofstream(d + "/nvml.json") << R"({"devices": [{"name": "Fake", "uuid": "GPU-1", "power_w": 200}]})";
+    std::ofstream log(d + "/wall.csv");
+    log << "timestamp_s,power_w\n" << std::fixed;
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (int i = 0; i < 100000; ++i) log << now - 1000 + 0.01 * i << ",150\n";
+    std::atexit([] { fs::remove_all(fixture_dir()); });
+    return d;
+  }();
+  return dir;
+}
+
+const char* kMeters[] = {"rapl", "nvml", "cpu_estimate", "cpu_estimate_process", "ram_estimate", "simulated_gpu",
+                         "wattmeter"};
+
+void BM_MeterRead(benchmark::State& state) {
+  const std::string& dir = fixture_dir();
+  setenv("BALERBENCH_POWERCAP_ROOT", (dir + "/powercap").c_str(), 1);
+  setenv("BALERBENCH_NVML_LIB", FAKE_NVML_LIB, 1);
+  setenv("FAKE_NVML_CONFIG", (dir + "/nvml.json").c_str(), 1);
+  std::string name = kMeters[state.range(0)];
+  EnergySettings s;
+  s.wattmeter_log = dir + "/wall.csv";
+  if (name == "cpu_estimate_process") {
+    s.cpu_estimate_mode = "process";
+    name = "cpu_estimate";
+  }
+  MeterProbe p = probe_meter(name, s);
+  if (!p.available()) {
+    state.SkipWithError(p.unavailable_reason.c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(p.meter->read());
+  state.SetLabel(kMeters[state.range(0)]);
+}
+BENCHMARK(BM_MeterRead)->DenseRange(0, 6)->Unit(benchmark::kMicrosecond);
+
+const at::Tensor& cms_rows() {
+  static const at::Tensor x = [] {
+    const SyntheticData d = generate_cms_like(100000, 0);
+    const at::Tensor t = torch::tensor(d.values, torch::kDouble).view({100000, 24});
+    return Normalization::fit(t).apply(t).contiguous();
+  }();
+  return x;
+}
+
+void BM_TrainUnderSampler(benchmark::State& state) {
+  const std::string& dir = fixture_dir();
+  configure_cpu_runtime(0, true);
+  const double hz = static_cast<double>(state.range(0));
+  double sampler_cpu_s = 0, wall_s = 0, read_s = 0;
+  long long reads = 0;
+  for (auto _ : state) {
+    EnergySettings s;
+    MeterSet set = open_meters(s);  // what a run on this machine uses
+    MeterProbe rapl = RaplMeter::open(dir + "/powercap");
+    set.meters.push_back(std::move(rapl.meter));
+    Sampler sampler(std::move(set.meters), hz);
+    torch::manual_seed(0);
+    auto model = make_model("AE", 24, 15);
+    TrainOptions o;
+    o.epochs = 3;
+    o.progress = "none";
+    o.early_stopping = o.lr_scheduler = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    sampler.start();
+    fit(*model, cms_rows(), at::Tensor(), o);
+    sampler.stop();
+    wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const SamplerOverhead ov = sampler.overhead();
+    sampler_cpu_s += ov.thread_cpu_s;
+    read_s += ov.read_time_s;
+    reads += ov.reads;
+  }
+  state.counters["sampler_cpu_pct"] = 100 * sampler_cpu_s / wall_s;
+  state.counters["read_ms"] = reads ? 1e3 * read_s / static_cast<double>(reads) : 0;
+  state.counters["reads"] = static_cast<double>(reads) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_TrainUnderSampler)->Arg(0)->Arg(10)->Arg(100)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(3);
+
+}  // namespace
+}  // namespace balerbench
+
+BENCHMARK_MAIN();

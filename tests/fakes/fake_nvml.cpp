@@ -1,0 +1,243 @@
+// fake_nvml.cpp: a fake libnvidia-ml.so.1 for tests, loaded through
+// BALERBENCH_NVML_LIB. It implements the NVML entry points of
+// harness/energy/nvml_api.h with the real signatures, scripted by the JSON
+// file named in FAKE_NVML_CONFIG, read at nvmlInit:
+//
+//   {"init_error": 0, "driver_version": "550.54.15",
+//    "devices": [{"name": "Fake H100", "uuid": "GPU-...", "energy_counter": true,
+//                 "power_schedule": [[0, 100], [0.5, 300]],   // [t_s since init, W], piecewise constant
+//                 "update_period_s": 0.1,                      // sensor/counter refresh (0 = continuous)
+//                 "energy_start_mj": 1000000, "power_limit_w": 700, "default_limit_w": 700,
+//                 "min_limit_w": 200, "max_limit_w": 700, "temperature_c": 41,
+//                 "sm_clock_mhz": 1980, "throttle_reasons": 4, "power_error": 0}]}
+//
+// The energy counter is the exact integral of the schedule up to the last
+// update tick, so tests can check measured energies to any tolerance.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "harness/energy/nvml_api.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct FakeDevice {
+  std::string name = "Fake GPU", uuid = "GPU-00000000-0000-0000-0000-000000000000";
+  bool energy_counter = true;
+  std::vector<std::pair<double, double>> schedule = {{0, 100}};
+  double update_period_s = 0;
+  unsigned long long energy_start_mj = 0;
+  double power_limit_w = 300, default_limit_w = 300, min_limit_w = 100, max_limit_w = 300;
+  unsigned temperature_c = 40, sm_clock_mhz = 1500;
+  unsigned long long throttle_reasons = 0;
+  int power_error = 0;
+};
+
+struct State {
+  int init_count = 0;
+  int init_error = 0;
+  std::string driver_version = "000.00";
+  std::vector<FakeDevice> devices;
+  Clock::time_point t0;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+void load_config() {
+  State& s = state();
+  s = State{};
+  const char* path = std::getenv("FAKE_NVML_CONFIG");
+  if (!path) return;
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) return;
+  s.init_error = j.value("init_error", 0);
+  s.driver_version = j.value("driver_version", s.driver_version);
+  for (const auto& d : j.value("devices", nlohmann::json::array())) {
+    FakeDevice f;
+    f.name = d.value("name", f.name);
+    f.uuid = d.value("uuid", f.uuid);
+    f.energy_counter = d.value("energy_counter", true);
+    if (d.contains("power_w")) f.schedule = {{0.0, d["power_w"].get<double>()}};
+    if (d.contains("power_schedule")) {
+      f.schedule.clear();
+      for (const auto& p : d["power_schedule"]) f.schedule.emplace_back(p[0].get<double>(), p[1].get<double>());
+    }
+    f.update_period_s = d.value("update_period_s", 0.0);
+    f.energy_start_mj = d.value("energy_start_mj", 0ULL);
+    f.power_limit_w = d.value("power_limit_w", f.power_limit_w);
+    f.default_limit_w = d.value("default_limit_w", f.default_limit_w);
+    f.min_limit_w = d.value("min_limit_w", f.min_limit_w);
+    f.max_limit_w = d.value("max_limit_w", f.max_limit_w);
+    f.temperature_c = d.value("temperature_c", f.temperature_c);
+    f.sm_clock_mhz = d.value("sm_clock_mhz", f.sm_clock_mhz);
+    f.throttle_reasons = d.value("throttle_reasons", 0ULL);
+    f.power_error = d.value("power_error", 0);
+    s.devices.push_back(f);
+  }
+}
+
+FakeDevice* device(nvmlDevice_t h) {
+  const auto i = reinterpret_cast<std::uintptr_t>(h);
+  State& s = state();
+  if (i == 0 || i > s.devices.size()) return nullptr;
+  return &s.devices[i - 1];
+}
+
+// Seconds since init, rounded down to the device's last update tick.
+double sensor_time_s(const FakeDevice& d) {
+  const double t = std::chrono::duration<double>(Clock::now() - state().t0).count();
+  return d.update_period_s > 0 ? std::floor(t / d.update_period_s) * d.update_period_s : t;
+}
+
+double power_at(const FakeDevice& d, double t) {
+  double p = d.schedule.front().second;
+  for (const auto& [ts, w] : d.schedule)
+    if (ts <= t) p = w;
+  return p;
+}
+
+double energy_j_until(const FakeDevice& d, double t) {
+  double e = 0;
+  for (std::size_t i = 0; i < d.schedule.size(); ++i) {
+    const double a = d.schedule[i].first;
+    const double b = i + 1 < d.schedule.size() ? d.schedule[i + 1].first : t;
+    if (t <= a) break;
+    e += d.schedule[i].second * (std::min(b, t) - a);
+  }
+  return e;
+}
+
+nvmlReturn_t copy_string(const std::string& s, char* buf, unsigned n) {
+  if (!buf || n == 0) return NVML_ERROR_INVALID_ARGUMENT;
+  std::strncpy(buf, s.c_str(), n - 1);
+  buf[n - 1] = '\0';
+  return NVML_SUCCESS;
+}
+
+#define FAKE_DEVICE_OR_FAIL(h)                          \
+  FakeDevice* d = device(h);                            \
+  if (state().init_count <= 0) return NVML_ERROR_UNINITIALIZED; \
+  if (!d) return NVML_ERROR_INVALID_ARGUMENT
+
+}  // namespace
+
+extern "C" {
+
+nvmlReturn_t nvmlInit_v2(void) {
+  if (state().init_count == 0) load_config();
+  if (state().init_error != 0) return state().init_error;
+  if (state().init_count++ == 0) state().t0 = Clock::now();
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+  if (state().init_count <= 0) return NVML_ERROR_UNINITIALIZED;
+  --state().init_count;
+  return NVML_SUCCESS;
+}
+
+const char* nvmlErrorString(nvmlReturn_t r) {
+  switch (r) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    default: return "Unknown Error";
+  }
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* buf, unsigned n) { return copy_string(state().driver_version, buf, n); }
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* count) {
+  if (state().init_count <= 0) return NVML_ERROR_UNINITIALIZED;
+  *count = static_cast<unsigned>(state().devices.size());
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t* h) {
+  if (state().init_count <= 0) return NVML_ERROR_UNINITIALIZED;
+  if (i >= state().devices.size()) return NVML_ERROR_INVALID_ARGUMENT;
+  *h = reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(i + 1));
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char* buf, unsigned n) {
+  FAKE_DEVICE_OR_FAIL(h);
+  return copy_string(d->name, buf, n);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char* buf, unsigned n) {
+  FAKE_DEVICE_OR_FAIL(h);
+  return copy_string(d->uuid, buf, n);
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long* mj) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (!d->energy_counter) return NVML_ERROR_NOT_SUPPORTED;
+  *mj = d->energy_start_mj + static_cast<unsigned long long>(energy_j_until(*d, sensor_time_s(*d)) * 1e3);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned* mw) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (d->power_error) return d->power_error;
+  *mw = static_cast<unsigned>(power_at(*d, sensor_time_s(*d)) * 1e3);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned* mw) {
+  FAKE_DEVICE_OR_FAIL(h);
+  *mw = static_cast<unsigned>(d->power_limit_w * 1e3);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t h, unsigned* min_mw, unsigned* max_mw) {
+  FAKE_DEVICE_OR_FAIL(h);
+  *min_mw = static_cast<unsigned>(d->min_limit_w * 1e3);
+  *max_mw = static_cast<unsigned>(d->max_limit_w * 1e3);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t h, unsigned* mw) {
+  FAKE_DEVICE_OR_FAIL(h);
+  *mw = static_cast<unsigned>(d->default_limit_w * 1e3);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, int sensor, unsigned* c) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  *c = d->temperature_c;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, int type, unsigned* mhz) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (type != NVML_CLOCK_SM) return NVML_ERROR_NOT_SUPPORTED;
+  *mhz = d->sm_clock_mhz;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long* mask) {
+  FAKE_DEVICE_OR_FAIL(h);
+  *mask = d->throttle_reasons;
+  return NVML_SUCCESS;
+}
+
+}  // extern "C"

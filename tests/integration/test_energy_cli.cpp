@@ -1,0 +1,189 @@
+// test_energy_cli.cpp: the energy commands end to end: `meters`, `measure`
+// (exit codes, signals, the fake NVML and powercap through their environment
+// overrides), `wattmeter-energy`, and the phase energies that train,
+// compress and decompress store.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "datasets/synthetic.h"
+#include "tests/fakes/fake_powercap.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class EnergyCli : public ::testing::Test {
+ protected:
+  CommandResult bb(const std::string& args, const std::string& env = "") {
+    return run_command(env + " " + balerbench_binary() + " " + args + " 2>&1");
+  }
+  // Environment pointing NVML at the fake (one GPU at `power_w`) and powercap at a fake tree.
+  std::string fake_env(double power_w) {
+    const json nvml = {{"devices", {{{"name", "Fake A100"}, {"uuid", "GPU-1234"}, {"power_w", power_w},
+                                     {"energy_counter", true}}}}};
+    write_text(dir.path("nvml.json"), nvml.dump());
+    FakePowercap pc(dir.path("powercap"));
+    pc.add_zone("intel-rapl:0", "package-0", 5000000, 262143328850ULL);
+    pc.add_zone("intel-rapl:0:2", "dram", 100, 65712999613ULL);
+    return "BALERBENCH_NVML_LIB=" + std::string(FAKE_NVML_LIB) + " FAKE_NVML_CONFIG=" + dir.path("nvml.json") +
+           " BALERBENCH_POWERCAP_ROOT=" + dir.path("powercap");
+  }
+  TempDir dir;
+};
+
+TEST_F(EnergyCli, MetersListsEveryMeterWithReasons) {
+  const auto r = bb("meters --json --interval 0.05", "BALERBENCH_NVML_LIB=/nonexistent.so BALERBENCH_POWERCAP_ROOT=/nonexistent");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["meters"].size(), 6u);
+  for (const auto& m : j["meters"]) {
+    if (m["available"]) EXPECT_TRUE(m.contains("domains")) << m.dump();
+    else EXPECT_FALSE(m["reason"].get<std::string>().empty()) << m.dump();
+  }
+  EXPECT_EQ(j["meters"][0]["name"], "nvml");
+  EXPECT_FALSE(j["meters"][0]["available"]);
+  EXPECT_EQ(j["auto"], json({"cpu_estimate", "ram_estimate"}));
+}
+
+TEST_F(EnergyCli, MetersWithFakeHardware) {
+  const std::string env = fake_env(120);
+  const auto r = bb("meters --interval 0.05", env);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("dram-0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("auto uses: nvml, rapl\n"), std::string::npos) << r.out;  // rapl has dram: no ram_estimate
+  const json j = json::parse(bb("meters --json --interval 0.05", env).out);
+  EXPECT_NEAR(j["meters"][0]["domains"][0]["power_w"].get<double>(), 120.0, 1.2);
+  EXPECT_EQ(j["meters"][0]["details"]["gpus"][0]["name"], "Fake A100");
+}
+
+TEST_F(EnergyCli, MeasurePassesTheExitCodeAndReportsFakeGpuEnergy) {
+  const std::string js = dir.path("m.json");
+  const auto r = bb("measure --hz 20 --json " + js + " -- sh -c 'sleep 1; exit 7'", fake_env(200));
+  EXPECT_EQ(r.exit_code, 7) << r.out;
+  EXPECT_NE(r.out.find("exit code 7"), std::string::npos) << r.out;
+  const json j = json::parse(read_text(js));
+  EXPECT_EQ(j["exit_code"], 7);
+  const json& t = j["total"];
+  EXPECT_GE(t["samples"].get<int>(), 10);
+  bool found = false;
+  for (const auto& d : t["domains"]) {
+    if (d["meter"] != "nvml") continue;
+    found = true;
+    const double expected = 200.0 * t["duration_s"].get<double>();
+    EXPECT_NEAR(d["energy_j"].get<double>(), expected, 0.005 * expected);
+    EXPECT_NEAR(d["avg_power_w"].get<double>(), 200.0, 1.0);
+  }
+  EXPECT_TRUE(found) << j.dump();
+  EXPECT_GT(t["co2_g"].get<double>(), 0.0);
+}
+
+TEST_F(EnergyCli, MeasureForwardsSigintAndSigterm) {
+  for (const auto& [sig, code] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
+    const std::string line = balerbench_binary() + " measure --meters ram_estimate -- sleep 30 2>&1 & p=$!; sleep 1; kill -" +
+                             sig + " $p; wait $p; echo \"status=$?\"";
+    const auto r = run_command("sh -c '" + line + "'");
+    EXPECT_NE(r.out.find("status=" + std::to_string(code)), std::string::npos) << sig << ": " << r.out;
+    EXPECT_NE(r.out.find("exit code " + std::to_string(code)), std::string::npos) << r.out;  // reported, then passed on
+  }
+}
+
+TEST_F(EnergyCli, MeasureBadInputsExitTwo) {
+  auto r = bb("measure -- /nonexistent/program");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot run '/nonexistent/program'"), std::string::npos) << r.out;
+  r = bb("measure");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("no command to measure"), std::string::npos) << r.out;
+  r = bb("measure --meters nvml -- true", "BALERBENCH_NVML_LIB=/nonexistent.so");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("meter 'nvml' is not available: cannot load"), std::string::npos) << r.out;
+  r = bb("measure --country XX -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  r = bb("measure --hz -1 -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("sample_hz"), std::string::npos) << r.out;
+}
+
+TEST_F(EnergyCli, WattmeterEnergyPrintsJoules) {
+  std::string log = "#timestamp,#frame_is_ok,#U1,#U2,#U3,#current1,#activepow1\n";
+  for (int i = 0; i <= 500; ++i) {
+    char line[128];
+    std::snprintf(line, sizeof line, "%.6f,%s,230,0,0,0.5,%.1f\n", 1700000000.0 + 0.01 * i,
+                  i % 50 == 7 ? "false" : "true", 150.0);
+    log += line;
+  }
+  write_text(dir.path("ow.csv"), log);
+  auto r = bb("wattmeter-energy --log " + dir.path("ow.csv") + " --start 1700000001 --end 1700000004");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NEAR(std::stod(r.out.substr(0, r.out.find(' '))), 450.0, 1e-3) << r.out;
+  EXPECT_NE(r.out.find("10 bad frames skipped"), std::string::npos) << r.out;
+  r = bb("wattmeter-energy --log " + dir.path("ow.csv") + " --start 1600000000 --end 1700000004");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("not inside the logged span"), std::string::npos) << r.out;
+}
+
+TEST_F(EnergyCli, CycleStoresPhaseEnergies) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 2000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
+  const json cfg = {{"input_path", dir.path("cms.npz")}, {"model_name", "AE"}, {"compression_ratio", 1.6},
+                    {"epochs", 2}, {"test_size", 0.2}, {"progress", "none"},
+                    {"energy", {{"meters", {"simulated_gpu", "ram_estimate"}}, {"country_iso_code", "DEU"}}}};
+  write_text(dir.path("c.json"), cfg.dump());
+  const std::string out = dir.path("out");
+  const std::string base = "--config " + dir.path("c.json") + " --out " + out;
+  const auto train = bb("train " + base);
+  ASSERT_EQ(train.exit_code, 0) << train.out;
+  EXPECT_NE(train.out.find("SIMULATED: simulated_gpu"), std::string::npos) << train.out;
+  ASSERT_EQ(bb("compress " + base).exit_code, 0);
+  ASSERT_EQ(bb("decompress " + base).exit_code, 0);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"training", {"train", "evaluation", "total"}},
+      {"compressed_output", {"compress", "total"}},
+      {"decompressed_output", {"decompress", "total"}}};
+  for (const auto& [folder, phases] : expected) {
+    const json e = json::parse(read_text(out + "/" + folder + "/energy_report.json"));
+    std::vector<std::string> got;
+    for (const auto& p : e["phases"]) {
+      got.push_back(p["phase"]);
+      EXPECT_GT(p["total_energy_j"].get<double>(), 0.0) << folder;
+      EXPECT_EQ(p["energy_kind"], "estimated+simulated");
+    }
+    got.push_back("total");
+    EXPECT_EQ(got, phases) << folder;
+    EXPECT_EQ(e["carbon"]["carbon_intensity_g_per_kwh"], 381.0);
+    const std::string csv = read_text(out + "/" + folder + "/emissions.csv");
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<long>(phases.size()) + 1) << csv;
+    EXPECT_NE(csv.find("Germany"), std::string::npos);
+  }
+  const json report = json::parse(read_text(out + "/training/training_report.json"));
+  EXPECT_EQ(report["energy"]["phases"][0]["windows"], 2);  // one train window per epoch
+}
+
+TEST_F(EnergyCli, EnergyOffAndBadEnergyConfig) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 1000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
+  const json cfg = {{"input_path", dir.path("cms.npz")}, {"model_name", "AE"}, {"compression_ratio", 1.6},
+                    {"epochs", 1}, {"progress", "none"}};
+  write_text(dir.path("c.json"), cfg.dump());
+  const std::string out = dir.path("out");
+  auto r = bb("train --config " + dir.path("c.json") + " --out " + out + " --set energy.enabled=false");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(out + "/training/energy_report.json"));
+  EXPECT_EQ(r.out.find("energy ("), std::string::npos) << r.out;
+  const std::string out2 = dir.path("out2");
+  r = bb("train --config " + dir.path("c.json") + " --out " + out2 + " --set energy.country_iso_code=XYZ");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("not in the carbon-intensity table"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out2 + "/training/model.pt"));  // nothing half-done
+  r = bb("train --config " + dir.path("c.json") + " --out " + out2 + " --set energy.sample_hz=fast");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("/energy/sample_hz: expected a number"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace balerbench

@@ -1,0 +1,192 @@
+// test_estimates.cpp: cpu_estimate on a fake /proc, the TDP table and its
+// fallback, CodeCarbon's RAM rule, the simulated GPU, carbon intensity and
+// the energy section of a config.
+#include <chrono>
+#include <thread>
+
+#include "harness/energy/carbon.h"
+#include "harness/energy/cpu_estimate_meter.h"
+#include "harness/energy/energy_settings.h"
+#include "harness/energy/meter_registry.h"
+#include "harness/energy/ram_estimate_meter.h"
+#include "harness/energy/simulated_gpu.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+void write_proc(const TempDir& d, unsigned long long busy, unsigned long long idle, const std::string& model,
+                int cpus = 4) {
+  // user nice system idle iowait irq softirq steal
+  write_text(d.path("stat"), "cpu  " + std::to_string(busy) + " 0 0 " + std::to_string(idle) +
+                                 " 0 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n");
+  std::string info;
+  for (int i = 0; i < cpus; ++i)
+    info += "processor\t: " + std::to_string(i) + "\nmodel name\t: " + model + "\nphysical id\t: 0\n\n";
+  write_text(d.path("cpuinfo"), info);
+  write_text(d.path("meminfo"), "MemTotal:       24576000 kB\nMemFree:         1000 kB\n");
+}
+
+TEST(CpuEstimate, TdpTimesMachineUtilisation) {
+  TempDir proc;
+  write_proc(proc, 1000, 1000, "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz");
+  EnergySettings s;
+  MeterProbe p = CpuEstimateMeter::open(s, proc.root());
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  EXPECT_EQ(p.meter->kind(), MeterKind::kEstimated);
+  EXPECT_DOUBLE_EQ(p.meter->describe()["tdp_total_w"].get<double>(), 150.0);
+  const MeterReading a = p.meter->read();
+  write_proc(proc, 1000 + 300, 1000 + 100, "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz");  // 75 % busy
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const MeterReading b = p.meter->read();
+  const double dt = std::chrono::duration<double>(b.time - a.time).count();
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 150.0 * 0.75 * dt, 1e-6 * 150.0 * dt);
+}
+
+TEST(CpuEstimate, TdpSourcesConfigTableAndFallback) {
+  HostInfo h;
+  h.cpu_model = "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz";
+  h.sockets = 2;
+  h.logical_cpus = 96;
+  CpuTdp t = resolve_cpu_tdp(h, std::nullopt);
+  EXPECT_DOUBLE_EQ(t.total_w, 2 * 205.0);  // the longer fragment (6248R) wins over 6248
+  EXPECT_NE(t.source.find("built-in table"), std::string::npos);
+  t = resolve_cpu_tdp(h, 100.0);
+  EXPECT_DOUBLE_EQ(t.total_w, 200.0);
+  EXPECT_NE(t.source.find("config"), std::string::npos);
+  h.cpu_model = "Intel(R) Xeon(R) Processor @ 2.50GHz";
+  t = resolve_cpu_tdp(h, std::nullopt);
+  EXPECT_DOUBLE_EQ(t.total_w, 4.0 * 96);
+  EXPECT_NE(t.source.find("unknown CPU"), std::string::npos);
+}
+
+TEST(CpuEstimate, ProcessModeCountsThisProcessTree) {
+  EnergySettings s;
+  s.cpu_estimate_mode = "process";
+  s.cpu_tdp_w = 100.0;
+  MeterProbe p = CpuEstimateMeter::open(s);
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  const MeterReading a = p.meter->read();
+  const auto until = SteadyClock::now() + std::chrono::milliseconds(300);
+  volatile double x = 0;
+  while (SteadyClock::now() < until) x = x + 1;  // one CPU busy
+  const MeterReading b = p.meter->read();
+  const double dt = std::chrono::duration<double>(b.time - a.time).count();
+  const HostInfo host = read_host_info();
+  const double one_cpu_w = 100.0 * host.sockets / host.logical_cpus;
+  // One busy thread: about one CPU's share of the TDP (tick granularity and the VM allow slack).
+  EXPECT_GT(b.energy_j[0] - a.energy_j[0], 0.5 * one_cpu_w * dt);
+  EXPECT_LT(b.energy_j[0] - a.energy_j[0], 1.5 * one_cpu_w * dt + 1e-9);
+}
+
+TEST(RamEstimate, CodeCarbonV3Rule) {
+  EXPECT_EQ(estimate_dimm_count(2), 1);
+  EXPECT_EQ(estimate_dimm_count(16), 2);
+  EXPECT_EQ(estimate_dimm_count(24), 4);
+  EXPECT_EQ(estimate_dimm_count(100), 8);
+  EXPECT_EQ(estimate_dimm_count(512), 8);    // 8 x 64 GB
+  EXPECT_EQ(estimate_dimm_count(2048), 16);  // 16 x 128 GB
+  EXPECT_DOUBLE_EQ(ram_power_v3_w(8, false), 10.0);
+  EXPECT_DOUBLE_EQ(ram_power_v3_w(24, false), 20.0);
+  EXPECT_DOUBLE_EQ(ram_power_v3_w(100, false), 20.0 + 4 * 4.5);
+  EXPECT_DOUBLE_EQ(ram_power_v3_w(2048, false), 20.0 + 18.0 + 8 * 4.0);
+  EXPECT_DOUBLE_EQ(ram_power_v3_w(1, true), 3.0);
+}
+
+TEST(RamEstimate, ConstantPowerAndConfigOverrides) {
+  TempDir proc;
+  write_proc(proc, 1, 1, "x");  // 24576000 kB = 23.4 GiB: 4 DIMMs, 20 W
+  EnergySettings s;
+  MeterProbe p = RamEstimateMeter::open(s, proc.root());
+  ASSERT_TRUE(p.available());
+  EXPECT_DOUBLE_EQ(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 20.0);
+  const MeterReading a = p.meter->read();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const MeterReading b = p.meter->read();
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 20.0 * std::chrono::duration<double>(b.time - a.time).count(), 1e-9);
+  s.ram_power_w_per_gb = 0.375;
+  p = RamEstimateMeter::open(s, proc.root());
+  EXPECT_NEAR(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 0.375 * 24576000.0 / 1048576.0, 1e-9);
+  s.ram_power_w = 7.0;
+  p = RamEstimateMeter::open(s, proc.root());
+  EXPECT_DOUBLE_EQ(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 7.0);
+}
+
+TEST(SimulatedGpu, PowerCappedAndThroughputSlowsUnderALowLimit) {
+  SimulatedGpuModel m;
+  m.spec.idle_power_w = 50;
+  m.spec.max_power_w = 350;
+  m.spec.min_limit_w = 100;
+  m.spec.max_limit_w = 350;
+  m.spec.power_limit_w = 350;
+  EXPECT_DOUBLE_EQ(m.power_w(0), 50);
+  EXPECT_DOUBLE_EQ(m.power_w(0.5), 200);
+  EXPECT_DOUBLE_EQ(m.power_w(1), 350);
+  EXPECT_DOUBLE_EQ(m.throughput(1), 1);
+  m.set_power_limit_w(125);  // allows 75 W of the 300 W dynamic demand
+  EXPECT_DOUBLE_EQ(m.power_w(1), 125);
+  EXPECT_NEAR(m.throughput(1), std::cbrt(0.25), 1e-12);
+  EXPECT_DOUBLE_EQ(m.throughput(0.2), 1);  // 60 W of dynamic power fits under the cap
+  expect_input_error([&] { m.set_power_limit_w(90); }, "outside the simulated GPU's range");
+}
+
+TEST(SimulatedGpu, MeterIntegratesTheModelAtAFixedLoad) {
+  EnergySettings s;
+  s.simulated_gpu.load = 0.5;  // 60 + 240 x 0.5 = 180 W
+  MeterProbe p = SimulatedGpuMeter::open(s);
+  ASSERT_TRUE(p.available());
+  EXPECT_EQ(p.meter->kind(), MeterKind::kSimulated);
+  const MeterReading a = p.meter->read();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const MeterReading b = p.meter->read();
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 180.0 * std::chrono::duration<double>(b.time - a.time).count(), 1e-9);
+}
+
+TEST(Carbon, ConfigCountryAndWorldDefault) {
+  EnergySettings s;
+  CarbonIntensity c = resolve_carbon_intensity(s);
+  EXPECT_DOUBLE_EQ(c.g_per_kwh, 475.0);
+  EXPECT_NE(c.source.find("world default"), std::string::npos);
+  s.country_iso_code = "che";
+  c = resolve_carbon_intensity(s);
+  EXPECT_DOUBLE_EQ(c.g_per_kwh, 34.8);
+  EXPECT_EQ(c.country_name, "Switzerland");
+  s.carbon_intensity_g_per_kwh = 100.0;
+  s.pue = 1.5;
+  c = resolve_carbon_intensity(s);
+  EXPECT_DOUBLE_EQ(c.g_per_kwh, 100.0);
+  EXPECT_NEAR(emissions_g(3.6e6, c), 150.0, 1e-9);  // 1 kWh x 1.5 x 100 g/kWh
+  EXPECT_EQ(carbon_intensity_table().size(), 20u);
+  s.carbon_intensity_g_per_kwh.reset();
+  s.country_iso_code = "XYZ";
+  expect_input_error([&] { resolve_carbon_intensity(s); }, "not in the carbon-intensity table");
+}
+
+TEST(EnergySettings, StrictParsingNamesTheJsonPath) {
+  const auto parse = [](const std::string& text) {
+    return parse_energy_settings(nlohmann::json::parse(text), "c.json", "/energy", "/base");
+  };
+  EnergySettings s = parse(R"({"meters": ["rapl", "nvml"], "sample_hz": 50, "wattmeter_log": "w.csv",
+                               "simulated_gpu": {"load": 0.3}})");
+  EXPECT_EQ(s.meters, (std::vector<std::string>{"rapl", "nvml"}));
+  EXPECT_DOUBLE_EQ(s.sample_hz, 50);
+  EXPECT_EQ(s.wattmeter_log, "/base/w.csv");
+  EXPECT_DOUBLE_EQ(*s.simulated_gpu.load, 0.3);
+  expect_input_error([&] { parse(R"({"sample_hertz": 5})"); }, "c.json: /energy/sample_hertz: unknown key");
+  expect_input_error([&] { parse(R"({"pue": 0.5})"); }, "/energy/pue: must be in [1.0, 10.0]");
+  expect_input_error([&] { parse(R"({"simulated_gpu": {"load": 2}})"); }, "/energy/simulated_gpu/load");
+  expect_input_error([&] { parse(R"({"meters": []})"); }, "/energy/meters: must name at least one meter");
+}
+
+TEST(MeterRegistry, UnknownAndUnavailableMetersAreClearErrors) {
+  EnergySettings s;
+  s.meters = {"rapl2"};
+  expect_input_error([&] { open_meters(s); }, "unknown meter 'rapl2'");
+  s.meters = {"wattmeter"};
+  expect_input_error([&] { open_meters(s); }, "meter 'wattmeter' is not available: no log to follow");
+  s.meters = {"simulated_gpu", "simulated_gpu"};
+  expect_input_error([&] { open_meters(s); }, "listed twice");
+}
+
+}  // namespace
+}  // namespace balerbench

@@ -1,0 +1,179 @@
+// test_nvml.cpp: NvmlMeter through the fake NVML library (tests/fakes),
+// loaded by the real dlopen path: energy counter and power polling against
+// the scripted power, CUDA_VISIBLE_DEVICES, device facts, error codes, and
+// windows shorter than the counter's update period.
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "harness/energy/energy_window.h"
+#include "harness/energy/nvml_meter.h"
+#include "harness/energy/sampler.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+// Points BALERBENCH_NVML_LIB at the fake and FAKE_NVML_CONFIG at `config`.
+class FakeNvml {
+ public:
+  explicit FakeNvml(const nlohmann::json& config, const char* cuda_visible = nullptr) {
+    write_text(dir_.path("nvml.json"), config.dump());
+    setenv("BALERBENCH_NVML_LIB", FAKE_NVML_LIB, 1);
+    setenv("FAKE_NVML_CONFIG", dir_.path("nvml.json").c_str(), 1);
+    if (cuda_visible) setenv("CUDA_VISIBLE_DEVICES", cuda_visible, 1);
+    else unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  ~FakeNvml() {
+    unsetenv("BALERBENCH_NVML_LIB");
+    unsetenv("FAKE_NVML_CONFIG");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+
+ private:
+  TempDir dir_;
+};
+
+nlohmann::json gpu(const std::string& uuid, double power_w, bool counter = true, double period_s = 0) {
+  return {{"name", "Fake H100"}, {"uuid", uuid}, {"power_w", power_w}, {"energy_counter", counter},
+          {"update_period_s", period_s}, {"energy_start_mj", 123456789}, {"power_limit_w", 650},
+          {"default_limit_w", 700}, {"min_limit_w", 200}, {"max_limit_w", 700}, {"temperature_c", 47},
+          {"sm_clock_mhz", 1755}, {"throttle_reasons", 4}};
+}
+
+double seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+TEST(Nvml, CounterEnergyMatchesScriptedPower) {
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-aaaa", 250.0)}}});
+  MeterProbe p = NvmlMeter::open();
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  ASSERT_EQ(p.meter->domains().size(), 1u);
+  EXPECT_EQ(p.meter->domains()[0].name, "gpu0");
+  EXPECT_EQ(p.meter->domains()[0].category, DomainCategory::kGpu);
+  const MeterReading a = p.meter->read();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const MeterReading b = p.meter->read();
+  const double expected_j = 250.0 * seconds(a.time, b.time);
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], expected_j, 0.005 * expected_j);
+}
+
+TEST(Nvml, PollingFallbackIntegratesPower) {
+  nlohmann::json step = gpu("GPU-bbbb", 0, /*counter=*/false);
+  step["power_schedule"] = {{0, 100.0}, {0.3, 300.0}};
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-aaaa", 150.0, false), step}}});
+  MeterProbe p = NvmlMeter::open();
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  EXPECT_DOUBLE_EQ(p.meter->update_period_s(), 1.0);  // polled power: at best a 1 s average
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(p.meter));
+  Sampler sampler(std::move(meters), 200);
+  sampler.start();
+  const Snapshot a = sampler.snapshot();
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const Snapshot b = sampler.snapshot();
+  sampler.stop();
+  const double dt = seconds(a.readings[0].time, b.readings[0].time);
+  const double constant_j = b.readings[0].energy_j[0] - a.readings[0].energy_j[0];
+  EXPECT_NEAR(constant_j, 150.0 * dt, 0.005 * 150.0 * dt);
+  // The step device: more than 100 W on average, less than 300 W.
+  const double step_w = (b.readings[0].energy_j[1] - a.readings[0].energy_j[1]) / dt;
+  EXPECT_GT(step_w, 150.0);
+  EXPECT_LT(step_w, 300.0);
+}
+
+TEST(Nvml, DescribesDevicesAndLimits) {
+  FakeNvml fake(nlohmann::json{{"driver_version", "550.54.15"}, {"devices", {gpu("GPU-aaaa", 100.0)}}});
+  MeterProbe p = NvmlMeter::open();
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  const nlohmann::json d = p.meter->describe();
+  EXPECT_EQ(d["driver_version"], "550.54.15");
+  const nlohmann::json& g = d["gpus"][0];
+  EXPECT_EQ(g["uuid"], "GPU-aaaa");
+  EXPECT_EQ(g["method"], "energy counter");
+  EXPECT_DOUBLE_EQ(g["power_limit_w"].get<double>(), 650.0);
+  EXPECT_DOUBLE_EQ(g["default_power_limit_w"].get<double>(), 700.0);
+  EXPECT_DOUBLE_EQ(g["min_power_limit_w"].get<double>(), 200.0);
+  EXPECT_DOUBLE_EQ(g["max_power_limit_w"].get<double>(), 700.0);
+  EXPECT_EQ(g["temperature_c"], 47);
+  EXPECT_EQ(g["sm_clock_mhz"], 1755);
+  EXPECT_EQ(g["throttle_reasons"], nlohmann::json({"sw_power_cap"}));
+}
+
+TEST(Nvml, HonoursCudaVisibleDevices) {
+  const nlohmann::json config = {{"devices", {gpu("GPU-aaaa-1", 100), gpu("GPU-bbbb-2", 100), gpu("GPU-cccc-3", 100)}}};
+  auto domains = [](const MeterProbe& p) {
+    std::vector<std::string> out;
+    if (p.available())
+      for (const auto& d : p.meter->domains()) out.push_back(d.name);
+    return out;
+  };
+  {
+    FakeNvml fake(config, "2,0");
+    EXPECT_EQ(domains(NvmlMeter::open()), (std::vector<std::string>{"gpu2", "gpu0"}));
+  }
+  {
+    FakeNvml fake(config, "GPU-bbbb,7,0");  // a UUID prefix; CUDA stops at the invalid 7
+    EXPECT_EQ(domains(NvmlMeter::open()), (std::vector<std::string>{"gpu1"}));
+  }
+  {
+    FakeNvml fake(config, "");
+    MeterProbe p = NvmlMeter::open();
+    EXPECT_FALSE(p.available());
+    EXPECT_NE(p.unavailable_reason.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << p.unavailable_reason;
+  }
+}
+
+TEST(Nvml, ErrorsMakeTheMeterUnavailableNeverCrash) {
+  {
+    FakeNvml fake(nlohmann::json{{"init_error", 9}, {"devices", {gpu("GPU-a", 100)}}});
+    MeterProbe p = NvmlMeter::open();
+    EXPECT_FALSE(p.available());
+    EXPECT_NE(p.unavailable_reason.find("Driver Not Loaded"), std::string::npos) << p.unavailable_reason;
+  }
+  {
+    FakeNvml fake(nlohmann::json{{"devices", nlohmann::json::array()}});
+    MeterProbe p = NvmlMeter::open();
+    EXPECT_FALSE(p.available());
+    EXPECT_NE(p.unavailable_reason.find("no GPU"), std::string::npos) << p.unavailable_reason;
+  }
+  {
+    nlohmann::json broken = gpu("GPU-a", 100, /*counter=*/false);
+    broken["power_error"] = 3;  // not supported either
+    FakeNvml fake(nlohmann::json{{"devices", {broken}}});
+    MeterProbe p = NvmlMeter::open();
+    EXPECT_FALSE(p.available());
+    EXPECT_NE(p.unavailable_reason.find("Not Supported"), std::string::npos) << p.unavailable_reason;
+  }
+  setenv("BALERBENCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+  MeterProbe p = NvmlMeter::open();
+  unsetenv("BALERBENCH_NVML_LIB");
+  EXPECT_FALSE(p.available());
+  EXPECT_NE(p.unavailable_reason.find("cannot load"), std::string::npos) << p.unavailable_reason;
+}
+
+// The counter refreshes every 100 ms: a 20 ms window is flagged, a 1 s
+// window is not and is within one update of the truth.
+TEST(Nvml, WindowsShorterThanTheUpdatePeriodAreFlagged) {
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-a", 200.0, true, 0.1)}}});
+  MeterProbe p = NvmlMeter::open();
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(p.meter));
+  Sampler sampler(std::move(meters), 0);
+  const Snapshot a = sampler.snapshot();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const Snapshot b = sampler.snapshot();
+  const WindowResult short_w = make_window("short", a, b, {}, sampler.meters(), nullptr);
+  ASSERT_EQ(short_w.flags.size(), 1u);
+  EXPECT_NE(short_w.flags[0].find("update period"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const Snapshot c = sampler.snapshot();
+  const WindowResult long_w = make_window("long", a, c, {}, sampler.meters(), nullptr);
+  EXPECT_TRUE(long_w.flags.empty());
+  EXPECT_NEAR(long_w.total_energy_j(), 200.0 * long_w.duration_s, 200.0 * 0.1 + 1e-9);
+}
+
+}  // namespace
+}  // namespace balerbench

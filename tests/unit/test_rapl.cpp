@@ -1,0 +1,171 @@
+// test_rapl.cpp: RaplMeter on fake powercap trees: domains and totals,
+// wraparound under a live writer thread, MMIO de-duplication, unreadable
+// counters, and no zones at all.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "harness/energy/energy_window.h"
+#include "harness/energy/rapl_meter.h"
+#include "harness/energy/sampler.h"
+#include "tests/fakes/fake_powercap.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+constexpr unsigned long long kIntelRange = 262143328850ULL;
+
+std::unique_ptr<EnergyMeter> open_or_fail(const std::string& root) {
+  MeterProbe p = RaplMeter::open(root);
+  EXPECT_TRUE(p.available()) << p.unavailable_reason;
+  return std::move(p.meter);
+}
+
+std::size_t domain_index(const EnergyMeter& m, const std::string& name) {
+  for (std::size_t i = 0; i < m.domains().size(); ++i)
+    if (m.domains()[i].name == name) return i;
+  ADD_FAILURE() << "no domain " << name;
+  return 0;
+}
+
+TEST(Rapl, DeltaHandlesWraparound) {
+  EXPECT_EQ(rapl_delta_uj(100, 250, 1000), 150u);
+  EXPECT_EQ(rapl_delta_uj(900, 50, 1000), 150u);  // 900 -> 1000 -> 0 -> 50
+  EXPECT_EQ(rapl_delta_uj(kIntelRange - 10, 5, static_cast<double>(kIntelRange)), 15u);
+}
+
+TEST(Rapl, DomainsPerSocketAndTotalsWithoutDoubleCounting) {
+  TempDir dir;
+  FakePowercap pc(dir.root());
+  pc.add_zone("intel-rapl:0", "package-0", 1000000, kIntelRange);
+  pc.add_zone("intel-rapl:0:0", "core", 0, kIntelRange);
+  pc.add_zone("intel-rapl:0:1", "uncore", 0, kIntelRange);
+  pc.add_zone("intel-rapl:0:2", "dram", 0, kIntelRange);
+  pc.add_zone("intel-rapl:1", "package-1", 0, kIntelRange);
+  pc.add_zone("intel-rapl:2", "psys", 0, kIntelRange);
+  pc.add_zone("intel-rapl-mmio:0", "package-0", 0, kIntelRange);  // duplicate of the MSR package
+  auto m = open_or_fail(dir.root());
+  ASSERT_TRUE(m);
+  std::vector<std::string> names;
+  for (const auto& d : m->domains()) names.push_back(d.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"core-0", "dram-0", "package-0", "package-1", "psys", "uncore-0"}));
+  EXPECT_FALSE(m->domains()[domain_index(*m, "core-0")].in_total);
+  EXPECT_FALSE(m->domains()[domain_index(*m, "psys")].in_total);
+  EXPECT_TRUE(m->domains()[domain_index(*m, "dram-0")].in_total);
+  EXPECT_EQ(m->domains()[domain_index(*m, "dram-0")].category, DomainCategory::kRam);
+  EXPECT_NE(m->describe().dump().find("intel-rapl-mmio:0 skipped"), std::string::npos);
+
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(m));
+  Sampler sampler(std::move(meters), 0);
+  const Snapshot a = sampler.snapshot();
+  pc.set_energy("intel-rapl:0", 1000000 + 30000000);  // package-0 +30 J
+  pc.set_energy("intel-rapl:0:0", 20000000);          // core-0 +20 J (inside the package)
+  pc.set_energy("intel-rapl:0:2", 5000000);           // dram-0 +5 J
+  pc.set_energy("intel-rapl:1", 10000000);            // package-1 +10 J
+  pc.set_energy("intel-rapl:2", 60000000);            // psys +60 J (contains the rest)
+  const Snapshot b = sampler.snapshot();
+  const WindowResult w = make_window("w", a, b, {}, sampler.meters(), nullptr);
+  EXPECT_NEAR(w.total_energy_j(), 45.0, 1e-9);  // packages + dram; core and psys not added
+  EXPECT_NEAR(w.category_energy_j("ram"), 5.0, 1e-9);
+}
+
+TEST(Rapl, PsysCountsWhenThereIsNoPackage) {
+  TempDir dir;
+  FakePowercap pc(dir.root());
+  pc.add_zone("intel-rapl:0", "psys", 0, kIntelRange);
+  auto m = open_or_fail(dir.root());
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->domains().size(), 1u);
+  EXPECT_TRUE(m->domains()[0].in_total);
+}
+
+// A writer thread drives package-0 at a fixed power through several wraps of
+// a small counter while the sampler polls; the meter's total must match the
+// energy written.
+TEST(Rapl, LiveWriterAcrossWraparoundMatchesWithinHalfPercent) {
+  TempDir dir;
+  FakePowercap pc(dir.root());
+  const unsigned long long range_uj = 50000000;  // 50 J: wraps every 0.5 s at 100 W
+  pc.add_zone("intel-rapl:0", "package-0", range_uj - 1000000, range_uj);
+  auto m = open_or_fail(dir.root());
+  ASSERT_TRUE(m);
+  EXPECT_NEAR(m->max_read_interval_s(), 0.05, 1e-12);  // 50 J at the 1000 W bound
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(m));
+  Sampler sampler(std::move(meters), 1);
+  EXPECT_GE(sampler.effective_hz(), 80.0);  // raised to read 4x per wrap interval
+  sampler.start();
+  const Snapshot a = sampler.snapshot();
+  std::atomic<bool> stop{false};
+  unsigned long long written_uj = 0;
+  std::thread writer([&] {
+    unsigned long long counter = range_uj - 1000000;
+    while (!stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      const unsigned long long step = 500000;  // 0.5 J per 5 ms = 100 W
+      counter = (counter + step) % range_uj;
+      written_uj += step;
+      pc.set_energy("intel-rapl:0", counter);
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  stop = true;
+  writer.join();
+  const Snapshot b = sampler.snapshot();
+  sampler.stop();
+  const double measured_j = b.readings[0].energy_j[0] - a.readings[0].energy_j[0];
+  const double written_j = static_cast<double>(written_uj) * 1e-6;
+  ASSERT_GT(written_j, 100.0);  // at least two wraps
+  EXPECT_NEAR(measured_j, written_j, 0.005 * written_j);
+}
+
+TEST(Rapl, NoZonesIsUnavailableWithReason) {
+  TempDir dir;
+  MeterProbe p = RaplMeter::open(dir.root());
+  EXPECT_FALSE(p.available());
+  EXPECT_NE(p.unavailable_reason.find("no RAPL zones"), std::string::npos) << p.unavailable_reason;
+  MeterProbe missing = RaplMeter::open(dir.path("nope"));
+  EXPECT_NE(missing.unavailable_reason.find("no powercap folder"), std::string::npos);
+}
+
+// energy_uj readable by root only (CVE-2020-8694). Root reads anything, so
+// when the test runs as root the check runs in a child that drops to nobody.
+TEST(Rapl, UnreadableCounterIsUnavailableWithTheFix) {
+  TempDir dir;
+  FakePowercap pc(dir.root());
+  pc.add_zone("intel-rapl:0", "package-0", 0, kIntelRange);
+  std::filesystem::permissions(pc.energy_file("intel-rapl:0"), std::filesystem::perms::owner_read);
+  std::filesystem::permissions(dir.root(), std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                               std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_read |
+                                               std::filesystem::perms::others_exec);
+  auto check = [&]() -> bool {
+    MeterProbe p = RaplMeter::open(dir.root());
+    return !p.available() && p.unavailable_reason.find("CVE-2020-8694") != std::string::npos &&
+           p.unavailable_reason.find("Permission denied") != std::string::npos;
+  };
+  if (geteuid() != 0) {
+    std::filesystem::permissions(pc.energy_file("intel-rapl:0"), std::filesystem::perms::none);
+    EXPECT_TRUE(check());
+    return;
+  }
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(3);
+    _exit(check() ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no EACCES reason with the fix; 3: could not drop privileges";
+}
+
+}  // namespace
+}  // namespace balerbench

@@ -1,0 +1,176 @@
+// test_sampler.cpp: the sampler thread, windows (energy, mean and peak power,
+// net of an idle baseline), phases, the session and its outputs
+// (energy_report.json, CodeCarbon-compatible emissions.csv).
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "harness/energy/emissions_csv.h"
+#include "harness/energy/energy_session.h"
+#include "harness/energy/energy_window.h"
+#include "harness/energy/sampler.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+// A meter with a scripted power: low_w until switch_s after creation, then high_w.
+class ScriptedMeter : public EnergyMeter {
+ public:
+  ScriptedMeter(double low_w, double high_w, double switch_s) : low_(low_w), high_(high_w), switch_(switch_s) {
+    domains_.push_back({"dev", DomainCategory::kGpu, true, ""});
+  }
+  std::string name() const override { return "scripted"; }
+  MeterKind kind() const override { return MeterKind::kMeasured; }
+  const std::vector<Domain>& domains() const override { return domains_; }
+  double update_period_s() const override { return 0.001; }
+  MeterReading read() override {
+    MeterReading r;
+    r.time = SteadyClock::now();
+    const double t = std::chrono::duration<double>(r.time - t0_).count();
+    r.energy_j = {t < switch_ ? low_ * t : low_ * switch_ + high_ * (t - switch_)};
+    return r;
+  }
+
+ private:
+  double low_, high_, switch_;
+  SteadyClock::time_point t0_ = SteadyClock::now();
+  std::vector<Domain> domains_;
+};
+
+std::vector<std::unique_ptr<EnergyMeter>> scripted(double low_w, double high_w, double switch_s) {
+  std::vector<std::unique_ptr<EnergyMeter>> v;
+  v.push_back(std::make_unique<ScriptedMeter>(low_w, high_w, switch_s));
+  return v;
+}
+
+void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+TEST(Sampler, PollsAtTheRateAndReportsItsCost) {
+  Sampler sampler(scripted(100, 100, 1e9), 100);
+  sampler.start();
+  sleep_s(0.5);
+  sampler.stop();
+  const auto n = sampler.series().size();
+  EXPECT_GE(n, 30u);  // ~50 at 100 Hz; a loaded VM may lose some
+  EXPECT_LE(n, 55u);
+  const SamplerOverhead o = sampler.overhead();
+  EXPECT_EQ(o.reads, static_cast<long long>(n));
+  EXPECT_GT(o.read_time_s, 0.0);
+  EXPECT_LT(o.cpu_fraction(), 0.5);
+  for (std::size_t i = 1; i < n; ++i) EXPECT_LE(sampler.series()[i - 1].time, sampler.series()[i].time);
+  sampler.stop();  // idempotent
+}
+
+TEST(Sampler, SeriesIsBoundedByThinning) {
+  Sampler sampler(scripted(1, 1, 1e9), 0, 16);
+  for (int i = 0; i < 1000; ++i) sampler.snapshot();
+  const auto s = sampler.series();
+  EXPECT_LT(s.size(), 16u);
+  EXPECT_GE(s.size(), 4u);
+  EXPECT_EQ(sampler.overhead().reads, 1000);
+}
+
+TEST(Window, EnergyMeanPeakAndNetOfIdle) {
+  Sampler sampler(scripted(100, 300, 0.4), 200);
+  sampler.start();
+  const Snapshot i0 = sampler.snapshot();
+  sleep_s(0.2);
+  const IdleBaseline idle = idle_baseline_from(i0, sampler.snapshot());
+  EXPECT_NEAR(idle.power_w[0][0], 100.0, 1e-6);
+  const Snapshot a = sampler.snapshot();
+  sleep_s(0.5);  // 0.2 s more at 100 W, then 0.3 s at 300 W
+  const Snapshot b = sampler.snapshot();
+  sampler.stop();
+  const WindowResult w = make_window("train", a, b, sampler.series_between(a.time, b.time), sampler.meters(), &idle);
+  const DomainEnergy& e = w.domains.at(0);
+  const double dt = w.duration_s;
+  EXPECT_NEAR(e.avg_power_w, e.energy_j / dt, 1e-9);
+  EXPECT_NEAR(e.peak_power_w, 300.0, 1.0);
+  EXPECT_GT(e.avg_power_w, 150.0);
+  EXPECT_LT(e.avg_power_w, 250.0);
+  ASSERT_TRUE(e.net_energy_j.has_value());
+  EXPECT_NEAR(*e.net_energy_j, e.energy_j - 100.0 * dt, 1e-6);
+  EXPECT_GT(w.samples, 50);
+  EXPECT_TRUE(w.flags.empty());
+}
+
+TEST(Window, PhasesAddUp) {
+  Sampler sampler(scripted(50, 50, 1e9), 0);
+  PhaseTotals phases;
+  double train_j = 0;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    const Snapshot a = sampler.snapshot();
+    sleep_s(0.02);
+    const Snapshot b = sampler.snapshot();
+    sleep_s(0.01);
+    const Snapshot c = sampler.snapshot();
+    const WindowResult t = make_window("train", a, b, {}, sampler.meters(), nullptr);
+    train_j += t.total_energy_j();
+    phases.add(t);
+    phases.add(make_window("evaluation", b, c, {}, sampler.meters(), nullptr));
+  }
+  ASSERT_EQ(phases.phases().size(), 2u);
+  const WindowResult* train = phases.find("train");
+  ASSERT_NE(train, nullptr);
+  EXPECT_EQ(train->windows, 3);
+  EXPECT_NEAR(train->total_energy_j(), train_j, 1e-9);
+  EXPECT_NEAR(train->domains[0].avg_power_w, 50.0, 1e-6);
+}
+
+TEST(Session, WritesReportAndAppendsCodeCarbonRows) {
+  TempDir dir;
+  EnergySettings s;
+  s.meters = {"simulated_gpu", "ram_estimate"};
+  s.simulated_gpu.load = 1.0;  // 300 W
+  s.ram_power_w = 10.0;
+  s.sample_hz = 50;
+  s.idle_baseline_s = 0.1;
+  s.country_iso_code = "FRA";
+  int syncs = 0;
+  for (int run = 0; run < 2; ++run) {
+    EnergySession session(s, [&] { ++syncs; });
+    const Snapshot a = session.mark();
+    sleep_s(0.1);
+    session.add_window("compress", a, session.mark());
+    session.finish();
+    const nlohmann::json r = session.report();
+    EXPECT_EQ(r["phases"][0]["phase"], "compress");
+    // Meters are read one after the other, so their intervals differ from the window's by microseconds.
+    EXPECT_NEAR(r["phases"][0]["total_energy_j"].get<double>(), 310.0 * r["phases"][0]["duration_s"].get<double>(),
+                1e-4 * 310.0 * r["phases"][0]["duration_s"].get<double>());
+    EXPECT_EQ(r["phases"][0]["energy_kind"], "estimated+simulated");
+    EXPECT_NEAR(r["phases"][0]["co2_g"].get<double>(),
+                r["phases"][0]["total_energy_j"].get<double>() / 3.6e6 * 56.0, 1e-12);
+    EXPECT_FALSE(r["idle_baseline"].is_null());
+    session.write_outputs(dir.root(), "compress");
+  }
+  EXPECT_GE(syncs, 2 * 5);  // idle edges, window edges, start and finish
+  const nlohmann::json report = nlohmann::json::parse(read_text(dir.path("energy_report.json")));
+  EXPECT_EQ(report["carbon"]["country_iso_code"], "FRA");
+  std::ifstream csv(dir.path("emissions.csv"));
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("timestamp,project_name,run_id,experiment_id,duration,emissions,emissions_rate,cpu_power,"
+                         "gpu_power,ram_power,cpu_energy,gpu_energy,ram_energy,energy_consumed,country_name,"
+                         "country_iso_code,region",
+                         0),
+            0u);
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    ++rows;
+    EXPECT_NE(line.find("France"), std::string::npos);
+    EXPECT_NE(line.find("(simulated)"), std::string::npos);
+  }
+  EXPECT_EQ(rows, 4);  // two runs x (compress + total)
+}
+
+TEST(Session, EmissionsCsvRefusesAForeignFile) {
+  TempDir dir;
+  write_text(dir.path("emissions.csv"), "timestamp,project_name\n2023,x\n");
+  expect_input_error([&] { append_emissions_csv(dir.path("emissions.csv"), {"a"}); }, "other columns");
+  EXPECT_EQ(read_text(dir.path("emissions.csv")), "timestamp,project_name\n2023,x\n");  // untouched
+}
+
+}  // namespace
+}  // namespace balerbench
