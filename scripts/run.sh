@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run.sh: the main job. Sets up, then runs one quick Baler cycle on synthetic
-# CMS-like data: generate, train, compress, decompress, and print sizes,
-# compression ratios and the reconstruction error.
+# CMS-like data: list the energy meters this machine has, then generate,
+# train, compress, decompress (each prints its phase energies and writes
+# energy_report.json and emissions.csv), and print sizes, compression ratios
+# and the reconstruction error.
 #
 #   scripts/run.sh                 # 50,000 jets, experiments/quickstart.json
 #   ROWS=520000 scripts/run.sh     # the size of Baler's CMS example file
@@ -16,6 +18,8 @@ BB="$BUILD_DIR/harness/balerbench"
 CONFIG="$ROOT/experiments/quickstart.json"
 DATA="$ROOT/output/data/cms_like.npz"
 
+echo; echo "== energy meters on this machine"
+"$BB" meters
 echo; echo "== generate: $ROWS CMS-like jets"
 "$BB" data generate --kind cms --rows "$ROWS" --seed 0 --out "$DATA"
 echo; echo "== train"

@@ -40,6 +40,7 @@ json meter_json(const EnergyMeter& m) {
 
 std::string format_energy(double j) {
   char buf[48];
+  if (std::fabs(j) < 5e-7) j = 0;  // no "-0.000 mJ"
   const double a = std::fabs(j);
   if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3f MJ", j / 1e6);
   else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3f kJ", j / 1e3);
@@ -50,6 +51,7 @@ std::string format_energy(double j) {
 
 std::string format_mass_g(double g) {
   char buf[48];
+  if (std::fabs(g) < 5e-10) g = 0;
   const double a = std::fabs(g);
   if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3f kg", g / 1e3);
   else if (a >= 1) std::snprintf(buf, sizeof buf, "%.3f g", g);

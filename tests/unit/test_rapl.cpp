@@ -164,7 +164,8 @@ TEST(Rapl, UnreadableCounterIsUnavailableWithTheFix) {
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no EACCES reason with the fix; 3: could not drop privileges";
+  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "cannot drop root privileges here (no CAP_SETUID?)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the unreadable counter did not give the CVE-2020-8694 reason with the fix";
 }
 
 }  // namespace
