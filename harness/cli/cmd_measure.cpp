@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -36,11 +37,22 @@ struct MeasureArgs {
   std::vector<std::string> command;
 };
 
-volatile sig_atomic_t g_child_pid = 0;
+// Written by the main thread, read by the handler, which may run on any thread
+// (the sampler's too); lock-free atomics are async-signal-safe.
+std::atomic<int> g_child_pid{0};
+std::atomic<int> g_pending_signal{0};
 
 void forward_signal(int sig, siginfo_t* info, void*) {
   // Typed at a terminal (SI_KERNEL), the signal reached the child already.
-  if (g_child_pid > 0 && info && info->si_code != SI_KERNEL) kill(g_child_pid, sig);
+  if (info && info->si_code == SI_KERNEL) return;
+  if (const int pid = g_child_pid.load(); pid > 0) {
+    kill(pid, sig);
+    return;
+  }
+  // No child yet: leave it for whoever sees the pid first (this handler or the main thread), sent once.
+  g_pending_signal.store(sig);
+  if (const int pid = g_child_pid.load(); pid > 0)
+    if (const int s = g_pending_signal.exchange(0)) kill(pid, s);
 }
 
 struct SignalForwarding {
@@ -55,13 +67,15 @@ struct SignalForwarding {
   ~SignalForwarding() {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
-    g_child_pid = 0;
+    g_child_pid.store(0);
+    g_pending_signal.store(0);
   }
   struct sigaction old_int {}, old_term {};
 };
 
 // fork + execvp; an exec failure comes back through a close-on-exec pipe.
-pid_t spawn(const std::vector<std::string>& cmd) {
+// `child_mask` is the signal mask the command starts with.
+pid_t spawn(const std::vector<std::string>& cmd, const sigset_t& child_mask) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::vector<char*> argv;
@@ -71,6 +85,11 @@ pid_t spawn(const std::vector<std::string>& cmd) {
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     close(fds[0]);
+    // Until exec the child still has balerbench's forwarding handler: a signal forwarded now must act as on
+    // the command itself, so restore the default before unblocking.
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &child_mask, nullptr);
     execvp(argv[0], argv.data());
     const int err = errno;
     (void)!write(fds[1], &err, sizeof err);
@@ -105,7 +124,6 @@ void print_report(const json& r, std::FILE* out) {
   std::fprintf(out, "   %-14s %-10s %-10s %12s %10s %10s %12s\n", "meter", "domain", "kind", "energy", "mean W",
                "peak W", "net of idle");
   for (const auto& d : t["domains"]) {
-    const std::string peak = d["peak_power_w"].is_null() ? "-" : std::to_string(d["peak_power_w"].get<double>());
     char peak_buf[32];
     if (d["peak_power_w"].is_null()) std::snprintf(peak_buf, sizeof peak_buf, "-");
     else std::snprintf(peak_buf, sizeof peak_buf, "%.2f", d["peak_power_w"].get<double>());
@@ -143,9 +161,23 @@ int run_measure(const MeasureArgs& a) {
   int exit_code = 0;
   {
     SignalForwarding forwarding;
+    // Blocked on this thread across fork, so the child cannot take a signal with balerbench's handler.
+    sigset_t forwarded, before;
+    sigemptyset(&forwarded);
+    sigaddset(&forwarded, SIGINT);
+    sigaddset(&forwarded, SIGTERM);
     const Snapshot begin = session.mark();
-    const pid_t pid = spawn(a.command);
-    g_child_pid = pid;
+    sigprocmask(SIG_BLOCK, &forwarded, &before);
+    pid_t pid = -1;
+    try {
+      pid = spawn(a.command, before);
+    } catch (...) {
+      sigprocmask(SIG_SETMASK, &before, nullptr);
+      throw;
+    }
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    g_child_pid.store(pid);
+    if (const int s = g_pending_signal.exchange(0)) kill(pid, s);  // arrived before the pid was known
     exit_code = wait_exit_code(pid);
     session.add_window("command", begin, session.mark());
   }

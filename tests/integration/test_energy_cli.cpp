@@ -86,8 +86,10 @@ TEST_F(EnergyCli, MeasurePassesTheExitCodeAndReportsFakeGpuEnergy) {
 
 TEST_F(EnergyCli, MeasureForwardsSigintAndSigterm) {
   for (const auto& [sig, code] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
-    const std::string line = balerbench_binary() + " measure --meters ram_estimate -- sleep 30 2>&1 & p=$!; sleep 1; kill -" +
-                             sig + " $p; wait $p; echo \"status=$?\"";
+    // The signal goes to balerbench once its child exists (before that, balerbench has nothing to forward to).
+    const std::string line = balerbench_binary() + " measure --meters ram_estimate -- sleep 30 2>&1 & p=$!; " +
+                             "while [ -z \"$(cat /proc/$p/task/*/children 2>/dev/null)\" ]; do sleep 0.05; done; " +
+                             "kill -" + sig + " $p; wait $p; echo \"status=$?\"";
     const auto r = run_command("sh -c '" + line + "'");
     EXPECT_NE(r.out.find("status=" + std::to_string(code)), std::string::npos) << sig << ": " << r.out;
     EXPECT_NE(r.out.find("exit code " + std::to_string(code)), std::string::npos) << r.out;  // reported, then passed on
