@@ -120,6 +120,17 @@ double process_tree_cpu_s(const std::string& proc_root, int pid) {
   return static_cast<double>(ticks) / kTicksPerS;
 }
 
+ProcessTreeUsage::ProcessTreeUsage(std::string proc_root, int pid, int cpus)
+    : proc_root_(std::move(proc_root)), pid_(pid), cpus_(std::max(cpus, 1)),
+      last_cpu_s_(process_tree_cpu_s(proc_root_, pid_)) {}
+
+double ProcessTreeUsage::share(double dt_s) {
+  const double cpu_s = process_tree_cpu_s(proc_root_, pid_);
+  if (dt_s > 0) last_share_ = std::clamp((cpu_s - last_cpu_s_) / (dt_s * cpus_), 0.0, 1.0);
+  last_cpu_s_ = cpu_s;
+  return last_share_;
+}
+
 MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& proc_root, int pid) {
   MeterProbe probe;
   const bool process_mode = s.cpu_estimate_mode == "process";
@@ -136,24 +147,18 @@ MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& pr
 CpuEstimateMeter::CpuEstimateMeter(std::string proc_root, int pid, bool process_mode, HostInfo host, CpuTdp tdp)
     : proc_root_(std::move(proc_root)), pid_(pid), process_mode_(process_mode), host_(std::move(host)),
       tdp_(std::move(tdp)) {
+  if (process_mode_) tree_.emplace(proc_root_, pid_, host_.logical_cpus);
   Domain d;
   d.name = "cpu";
   d.category = DomainCategory::kCpu;
   d.note = "TDP x utilisation (" + std::string(process_mode_ ? "process tree" : "whole machine") + ")";
   domains_.push_back(d);
   last_times_ = read_proc_stat(proc_root_);
-  if (process_mode_) last_cpu_s_ = process_tree_cpu_s(proc_root_, pid_);
   last_read_ = SteadyClock::now();
 }
 
-double CpuEstimateMeter::utilisation_since_last() {
-  if (process_mode_) {
-    const double cpu_s = process_tree_cpu_s(proc_root_, pid_);
-    const double wall_s = std::chrono::duration<double>(SteadyClock::now() - last_read_).count();
-    const double u = wall_s > 0 ? (cpu_s - last_cpu_s_) / (wall_s * host_.logical_cpus) : 0.0;
-    last_cpu_s_ = cpu_s;
-    return std::clamp(u, 0.0, 1.0);
-  }
+double CpuEstimateMeter::utilisation_since_last(double dt_s) {
+  if (tree_) return tree_->share(dt_s);
   const CpuTimes now = read_proc_stat(proc_root_);
   const unsigned long long total = now.total - last_times_.total;
   const double u = total > 0 && now.busy >= last_times_.busy
@@ -165,9 +170,9 @@ double CpuEstimateMeter::utilisation_since_last() {
 
 MeterReading CpuEstimateMeter::read() {
   MeterReading r;
-  const double u = utilisation_since_last();
   r.time = SteadyClock::now();
   const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
+  const double u = utilisation_since_last(dt_s);
   last_read_ = r.time;
   last_utilisation_ = u;
   total_j_ += tdp_.total_w * u * dt_s;

@@ -13,6 +13,7 @@
 // thus estimates 0 W: a lower bound, like every TDP model.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,20 @@ CpuTimes read_proc_stat(const std::string& proc_root);
 // CPU seconds of `pid` and its descendants (see above).
 double process_tree_cpu_s(const std::string& proc_root, int pid);
 
+// The share of the machine's CPUs a process tree used between calls
+// (cpu_estimate's process mode; the simulated GPU's load).
+class ProcessTreeUsage {
+ public:
+  ProcessTreeUsage(std::string proc_root, int pid, int cpus);
+  // CPU seconds since the last call / (dt_s x cpus), in [0, 1]; the last share when dt_s is 0.
+  double share(double dt_s);
+
+ private:
+  std::string proc_root_;
+  int pid_, cpus_;
+  double last_cpu_s_, last_share_ = 0;
+};
+
 class CpuEstimateMeter : public EnergyMeter {
  public:
   // `pid` 0 = this process (process mode only).
@@ -56,7 +71,7 @@ class CpuEstimateMeter : public EnergyMeter {
 
  private:
   CpuEstimateMeter(std::string proc_root, int pid, bool process_mode, HostInfo host, CpuTdp tdp);
-  double utilisation_since_last();
+  double utilisation_since_last(double dt_s);
   std::string proc_root_;
   int pid_;
   bool process_mode_;
@@ -64,7 +79,7 @@ class CpuEstimateMeter : public EnergyMeter {
   CpuTdp tdp_;
   std::vector<Domain> domains_;
   CpuTimes last_times_;
-  double last_cpu_s_ = 0;
+  std::optional<ProcessTreeUsage> tree_;  // process mode
   SteadyClock::time_point last_read_;
   double total_j_ = 0;
   double last_utilisation_ = 0;

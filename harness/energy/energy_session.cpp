@@ -123,7 +123,7 @@ json EnergySession::report() const {
           {"carbon", carbon_.to_json()},
           {"idle_baseline", baseline_ ? baseline_->to_json(sampler_->meters()) : json(nullptr)},
           {"sampler", {{"requested_hz", sampler_->requested_hz()}, {"effective_hz", sampler_->effective_hz()},
-                       {"points", sampler_->series().size()}, {"overhead", sampler_->overhead().to_json()}}},
+                       {"points", sampler_->series_size()}, {"overhead", sampler_->overhead().to_json()}}},
           {"phases", phases}, {"total", finished_ ? with_co2(total_) : json(nullptr)},
           {"settings", settings_.to_json()}};
 }
@@ -160,9 +160,10 @@ void print_energy_summary(const json& r, std::FILE* out) {
   }
 }
 
-void EnergySession::write_outputs(const std::string& dir, const std::string& command) const {
+json EnergySession::write_outputs(const std::string& dir, const std::string& command) const {
   std::filesystem::create_directories(dir);
-  const std::string text = report().dump(2) + "\n";
+  json r = report();
+  const std::string text = r.dump(2) + "\n";
   write_file_atomic((std::filesystem::path(dir) / "energy_report.json").string(),
                     std::vector<uint8_t>(text.begin(), text.end()));
   EmissionsContext ctx;
@@ -172,19 +173,21 @@ void EnergySession::write_outputs(const std::string& dir, const std::string& com
   ctx.host = host_;
   ctx.carbon = carbon_;
   ctx.tracking_mode = settings_.cpu_estimate_mode;
-  for (const auto& m : sampler_->meters()) {
-    for (const auto& d : m->domains())
-      if (d.category == DomainCategory::kGpu) ++ctx.gpu_count;
-    if (m->name() == "nvml") {
-      for (const auto& g : m->describe()["gpus"]) ctx.gpu_model += (ctx.gpu_model.empty() ? "" : " + ") + g["name"].get<std::string>();
-    } else if (m->name() == "simulated_gpu") {
-      ctx.gpu_model += (ctx.gpu_model.empty() ? "" : " + ") + m->describe()["name"].get<std::string>() + " (simulated)";
-    }
+  // GPU count and names from the report's meter details (no second round of device queries).
+  auto add_gpu_model = [&](const std::string& name) { ctx.gpu_model += (ctx.gpu_model.empty() ? "" : " + ") + name; };
+  for (const auto& m : r["meters"]) {
+    for (const auto& d : m["domains"])
+      if (d["category"] == "gpu") ++ctx.gpu_count;
+    if (m["name"] == "nvml")
+      for (const auto& g : m["details"]["gpus"]) add_gpu_model(g["name"]);
+    else if (m["name"] == "simulated_gpu")
+      add_gpu_model(m["details"]["name"].get<std::string>() + " (simulated)");
   }
   std::vector<std::string> rows;
   for (const auto& p : phases_.phases()) rows.push_back(emissions_csv_row(p, ctx));
   if (finished_) rows.push_back(emissions_csv_row(total_, ctx));
   append_emissions_csv((std::filesystem::path(dir) / "emissions.csv").string(), rows);
+  return r;
 }
 
 }  // namespace balerbench

@@ -46,8 +46,8 @@ class EnergySession {
   const std::optional<IdleBaseline>& baseline() const { return baseline_; }
 
   nlohmann::json report() const;
-  // DIR/energy_report.json (replaced) and DIR/emissions.csv (rows appended).
-  void write_outputs(const std::string& dir, const std::string& command) const;
+  // DIR/energy_report.json (replaced) and DIR/emissions.csv (rows appended); returns the report written.
+  nlohmann::json write_outputs(const std::string& dir, const std::string& command) const;
   const std::string& run_id() const { return run_id_; }
 
  private:

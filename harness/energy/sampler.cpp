@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "harness/energy/wattmeter_meter.h"
@@ -108,12 +109,19 @@ std::vector<Snapshot> Sampler::series() const {
   return series_;
 }
 
+std::size_t Sampler::series_size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return series_.size();
+}
+
 std::vector<Snapshot> Sampler::series_between(SteadyClock::time_point t0, SteadyClock::time_point t1) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<Snapshot> out;
-  for (const auto& s : series_)
-    if (s.time >= t0 && s.time <= t1) out.push_back(s);
-  return out;
+  // The series is in time order: find the stretch instead of scanning a long run's points per window.
+  const auto by_time = [](const Snapshot& s, SteadyClock::time_point t) { return s.time < t; };
+  const auto first = std::lower_bound(series_.begin(), series_.end(), t0, by_time);
+  const auto last = std::upper_bound(first, series_.end(), t1,
+                                     [](SteadyClock::time_point t, const Snapshot& s) { return t < s.time; });
+  return std::vector<Snapshot>(first, last);
 }
 
 SamplerOverhead Sampler::overhead() const {

@@ -55,6 +55,7 @@ class Sampler {
   double requested_hz() const { return requested_hz_; }
   double effective_hz() const { return hz_; }
   std::vector<Snapshot> series() const;
+  std::size_t series_size() const;
   // Points with time in [t0, t1].
   std::vector<Snapshot> series_between(SteadyClock::time_point t0, SteadyClock::time_point t1) const;
   SamplerOverhead overhead() const;

@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "datasets/error.h"
-#include "harness/energy/cpu_estimate_meter.h"
 
 namespace balerbench {
 
@@ -44,18 +43,13 @@ SimulatedGpuMeter::SimulatedGpuMeter(const SimulatedGpuSpec& spec) : model_{spec
   d.category = DomainCategory::kGpu;
   d.note = "simulated: " + spec.name;
   domains_.push_back(d);
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
-  cpus_ = n > 0 ? static_cast<int>(n) : 1;
-  if (!spec.load) last_cpu_s_ = process_tree_cpu_s("/proc", static_cast<int>(getpid()));
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!spec.load) tree_.emplace("/proc", static_cast<int>(getpid()), cpus > 0 ? static_cast<int>(cpus) : 1);
 }
 
 double SimulatedGpuMeter::load_since_last(double dt_s) {
   if (model_.spec.load) return *model_.spec.load;
-  // This process tree's share of the machine's CPUs stands in for the GPU's load.
-  const double cpu_s = process_tree_cpu_s("/proc", static_cast<int>(getpid()));
-  const double load = dt_s > 0 ? (cpu_s - last_cpu_s_) / (dt_s * cpus_) : last_load_;
-  last_cpu_s_ = cpu_s;
-  return std::clamp(load, 0.0, 1.0);
+  return tree_->share(dt_s);  // this process tree's share of the CPUs stands in for the GPU's load
 }
 
 MeterReading SimulatedGpuMeter::read() {

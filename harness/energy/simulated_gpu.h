@@ -10,8 +10,10 @@
 // so work that took t at full power takes t / throughput under the cap.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "harness/energy/cpu_estimate_meter.h"
 #include "harness/energy/energy_meter.h"
 #include "harness/energy/energy_settings.h"
 
@@ -45,8 +47,7 @@ class SimulatedGpuMeter : public EnergyMeter {
   SimulatedGpuModel model_;
   std::vector<Domain> domains_;
   SteadyClock::time_point last_read_;
-  double last_cpu_s_ = 0;
-  int cpus_ = 1;
+  std::optional<ProcessTreeUsage> tree_;  // when the load follows this process tree
   double total_j_ = 0;
   double last_load_ = 0;
 };

@@ -299,8 +299,7 @@ struct PhaseWindow {
 void finish_energy(EnergySession* session, const fs::path& dir, const std::string& command, json& report) {
   if (!session) return;
   session->finish();
-  session->write_outputs(dir.string(), command);
-  report["energy"] = session->report();
+  report["energy"] = session->write_outputs(dir.string(), command);
 }
 
 }  // namespace

@@ -140,10 +140,9 @@ void apply_override(json& j, const std::string& assignment) {
   const std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, false);
   if (value.is_discarded()) value = text;  // bare words are strings: --set model_name=AE
-  if (key == "input_path" && value.is_string()) {
-    namespace fs = std::filesystem;  // --set paths are relative to the working directory
-    value = fs::absolute(value.get<std::string>()).lexically_normal().string();
-  }
+  static const std::set<std::string> kPathKeys = {"input_path", "energy.wattmeter_log"};
+  if (kPathKeys.count(key) && value.is_string())  // --set paths are relative to the working directory
+    value = std::filesystem::absolute(value.get<std::string>()).lexically_normal().string();
   json* target = &j;
   std::string leaf = key;
   for (auto dot = leaf.find('.'); dot != std::string::npos; dot = leaf.find('.')) {
@@ -154,8 +153,6 @@ void apply_override(json& j, const std::string& assignment) {
     target = &section;
     leaf = leaf.substr(dot + 1);
   }
-  if (key == "energy.wattmeter_log" && value.is_string())
-    value = std::filesystem::absolute(value.get<std::string>()).lexically_normal().string();
   (*target)[leaf] = value;
 }
 
