@@ -15,7 +15,9 @@ PACKAGES=(
   libtorch-dev libopenblas0-openmp
   nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev
   libgtest-dev libbenchmark-dev
+  libcpp-httplib-dev
   python3 python3-numpy python3-torch
+  prometheus influxdb influxdb-client curl
 )
 
 SUDO=""

@@ -4,9 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/cycle.h"
 #include "harness/engine/run_config.h"
+#include "harness/report/monitor.h"
+
+#include <filesystem>
 
 namespace balerbench::cli {
 namespace {
@@ -15,6 +19,7 @@ struct Args {
   std::string config, out = "output";
   std::vector<std::string> sets;
   bool json = false;
+  MonitoringArgs monitoring;
 };
 
 double mb(const nlohmann::json& v) { return v.is_null() ? 0.0 : v.get<double>() / 1e6; }
@@ -48,7 +53,10 @@ void print_info(const nlohmann::json& r) {
 }
 
 int run_command(const std::string& name, const Args& a) {
-  const RunConfig c = load_run_config(a.config, a.sets);
+  std::vector<std::string> sets = a.sets;
+  for (auto& o : monitoring_overrides(a.monitoring)) sets.push_back(std::move(o));
+  RunConfig c = load_run_config(a.config, sets);
+  if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   nlohmann::json r;
   if (name == "train") r = run_train(c, a.out);
   else if (name == "compress") r = run_compress(c, a.out);
@@ -73,6 +81,7 @@ int run_command(const std::string& name, const Args& a) {
     print_info(r);
   }
   if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
+  if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);
   return 0;
 }
 
@@ -91,6 +100,7 @@ void register_cycle(CLI::App& app, Action& run) {
     cmd->add_option("--out", a->out, "output folder (default ./output)");
     cmd->add_option("--set", a->sets, "override a config key: key=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--json", a->json, "print the report as JSON");
+    if (name != "info") add_monitoring_options(cmd, a->monitoring, true);
     cmd->callback([a, name, &run] { run = [a, name] { return run_command(name, *a); }; });
   }
 }

@@ -24,7 +24,9 @@
 #include "datasets/npy.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/energy_options.h"
+#include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
+#include "harness/report/monitor.h"
 
 namespace balerbench::cli {
 namespace {
@@ -33,6 +35,7 @@ using nlohmann::json;
 
 struct MeasureArgs {
   EnergyArgs energy;
+  MonitoringArgs monitoring;
   std::string json_path;
   std::vector<std::string> command;
 };
@@ -157,7 +160,19 @@ int run_measure(const MeasureArgs& a) {
     throw InputError("no command to measure", "balerbench measure [options] -- CMD ARGS..., e.g. -- sleep 1");
   std::string line;
   for (const auto& s : a.command) line += (line.empty() ? "" : " ") + s;
-  EnergySession session(energy_settings_from(a.energy));
+  const EnergySettings energy = energy_settings_from(a.energy);
+  const MonitoringSettings monitoring = monitoring_settings_from(a.monitoring);
+  LiveMetrics live("measure");
+  std::unique_ptr<Monitor> monitor;
+  const std::string run_id = make_run_id();
+  if (monitoring.enabled()) {
+    monitor = std::make_unique<Monitor>(monitoring, live, run_id);
+    if (!monitor->prometheus_url().empty())
+      std::fprintf(stderr, "monitoring: Prometheus metrics at %s\n", monitor->prometheus_url().c_str());
+  }
+  EnergySession session(energy, nullptr, run_id);
+  live.set_meters(session.sampler().meters());
+  session.add_listener([&live](const Snapshot& s) { live.on_snapshot(s); });
   int exit_code = 0;
   {
     SignalForwarding forwarding;
@@ -183,6 +198,7 @@ int run_measure(const MeasureArgs& a) {
   }
   session.finish();
   json r = session.report();
+  if (monitor) r["monitoring"] = monitor->finish();
   r["command"] = a.command;
   r["command_line"] = line;
   r["exit_code"] = exit_code;
@@ -192,6 +208,7 @@ int run_measure(const MeasureArgs& a) {
     write_file_atomic(a.json_path, std::vector<uint8_t>(text.begin(), text.end()));
   }
   print_report(r, stderr);
+  if (monitor) print_monitoring_summary(r["monitoring"], stderr);
   return exit_code;
 }
 
@@ -202,6 +219,7 @@ void register_measure(CLI::App& app, Action& run) {
   CLI::App* cmd = app.add_subcommand("measure", "Run any command under the energy meters (the perf stat of energy): "
                                                 "balerbench measure [options] -- CMD ARGS...");
   add_energy_options(cmd, a->energy, true);
+  add_monitoring_options(cmd, a->monitoring, false);
   cmd->add_option("--json", a->json_path, "also write the full report as JSON to FILE");
   cmd->add_option("command", a->command, "the command and its arguments, after --")->expected(-1);
   cmd->prefix_command(false);

@@ -16,5 +16,6 @@ void register_cycle(CLI::App& app, Action& run);  // train, compress, decompress
 void register_meters(CLI::App& app, Action& run);
 void register_measure(CLI::App& app, Action& run);
 void register_wattmeter(CLI::App& app, Action& run);  // wattmeter-energy
+void register_serve_metrics(CLI::App& app, Action& run);
 
 }  // namespace balerbench::cli

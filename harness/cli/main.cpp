@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   balerbench::cli::register_meters(app, run);
   balerbench::cli::register_measure(app, run);
   balerbench::cli::register_wattmeter(app, run);
+  balerbench::cli::register_serve_metrics(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

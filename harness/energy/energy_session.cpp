@@ -14,6 +14,8 @@ namespace {
 
 using nlohmann::json;
 
+}  // namespace
+
 std::string make_run_id() {
   std::random_device rd;
   std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
@@ -26,6 +28,8 @@ std::string make_run_id() {
                 static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
 }
+
+namespace {
 
 json meter_json(const EnergyMeter& m) {
   json doms = json::array();
@@ -60,8 +64,8 @@ std::string format_mass_g(double g) {
   return buf;
 }
 
-EnergySession::EnergySession(const EnergySettings& settings, std::function<void()> sync)
-    : settings_(settings), sync_(std::move(sync)), run_id_(make_run_id()) {
+EnergySession::EnergySession(const EnergySettings& settings, std::function<void()> sync, std::string run_id)
+    : settings_(settings), sync_(std::move(sync)), run_id_(run_id.empty() ? make_run_id() : std::move(run_id)) {
   carbon_ = resolve_carbon_intensity(settings_);  // a bad country code fails before anything starts
   opened_ = open_meters(settings_);
   host_ = read_host_info();

@@ -27,7 +27,8 @@ namespace balerbench {
 
 class EnergySession {
  public:
-  EnergySession(const EnergySettings& settings, std::function<void()> sync = nullptr);
+  // `run_id` names the run in every output (a fresh UUID when empty).
+  EnergySession(const EnergySettings& settings, std::function<void()> sync = nullptr, std::string run_id = "");
   ~EnergySession();
 
   Snapshot mark();
@@ -43,6 +44,9 @@ class EnergySession {
   const WindowResult& total() const { return total_; }
   const CarbonIntensity& carbon() const { return carbon_; }
   const Sampler& sampler() const { return *sampler_; }
+  // Every snapshot from now on also goes to `listener` (live metrics, exporters).
+  int add_listener(Sampler::Listener listener) { return sampler_->add_listener(std::move(listener)); }
+  void remove_listener(int id) { sampler_->remove_listener(id); }
   const std::optional<IdleBaseline>& baseline() const { return baseline_; }
 
   nlohmann::json report() const;
@@ -64,6 +68,9 @@ class EnergySession {
   bool finished_ = false;
   std::string run_id_;
 };
+
+// A random (version 4) UUID naming one command's run in reports, CSV rows and live metrics.
+std::string make_run_id();
 
 // One line per phase of a report(): duration, energy, mean power, CO2, kinds, flags.
 void print_energy_summary(const nlohmann::json& report, std::FILE* out);

@@ -68,6 +68,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(std::string& reason) {
   load(handle, "nvmlDeviceGetTemperature", lib->device_get_temperature, missing);
   load(handle, "nvmlDeviceGetClockInfo", lib->device_get_clock_info, missing);
   load(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", lib->device_get_throttle_reasons, missing);
+  load(handle, "nvmlDeviceGetMemoryInfo", lib->device_get_memory_info, missing);
   if (!missing.empty()) {
     reason = path + " lacks " + missing + " (a driver older than NVML API v2?)";
     return nullptr;

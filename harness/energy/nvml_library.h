@@ -50,6 +50,7 @@ class NvmlLibrary {
   nvmlDeviceGetTemperature_fn device_get_temperature = nullptr;
   nvmlDeviceGetClockInfo_fn device_get_clock_info = nullptr;
   nvmlDeviceGetCurrentClocksThrottleReasons_fn device_get_throttle_reasons = nullptr;
+  nvmlDeviceGetMemoryInfo_fn device_get_memory_info = nullptr;
 
  private:
   NvmlLibrary() = default;

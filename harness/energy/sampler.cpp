@@ -22,7 +22,7 @@ double thread_cpu_s() {
 nlohmann::json SamplerOverhead::to_json() const {
   return {{"reads", reads}, {"read_time_s", read_time_s}, {"mean_read_s", reads ? read_time_s / reads : 0.0},
           {"max_read_s", max_read_s}, {"thread_cpu_s", thread_cpu_s}, {"wall_s", wall_s},
-          {"cpu_fraction_of_one_cpu", cpu_fraction()}};
+          {"cpu_fraction_of_one_cpu", cpu_fraction()}, {"listener_time_s", listener_time_s}};
 }
 
 Sampler::Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, std::size_t max_points)
@@ -93,15 +93,36 @@ void Sampler::record_locked(const Snapshot& s) {
 }
 
 Snapshot Sampler::snapshot() {
-  std::lock_guard<std::mutex> lock(mu_);
-  const auto t0 = SteadyClock::now();
-  Snapshot s = read_locked();
-  const double dt = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  ++overhead_.reads;
-  overhead_.read_time_s += dt;
-  overhead_.max_read_s = std::max(overhead_.max_read_s, dt);
-  record_locked(s);
+  Snapshot s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto t0 = SteadyClock::now();
+    s = read_locked();
+    const double dt = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+    ++overhead_.reads;
+    overhead_.read_time_s += dt;
+    overhead_.max_read_s = std::max(overhead_.max_read_s, dt);
+    record_locked(s);
+  }
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  if (!listeners_.empty()) {
+    const auto t0 = SteadyClock::now();
+    for (const auto& [id, listener] : listeners_) listener(s);
+    listener_time_s_ += std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  }
   return s;
+}
+
+int Sampler::add_listener(Listener listener) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.emplace_back(next_listener_id_, std::move(listener));
+  return next_listener_id_++;
+}
+
+void Sampler::remove_listener(int id) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.erase(std::remove_if(listeners_.begin(), listeners_.end(), [id](const auto& l) { return l.first == id; }),
+                   listeners_.end());
 }
 
 std::vector<Snapshot> Sampler::series() const {
@@ -129,6 +150,8 @@ SamplerOverhead Sampler::overhead() const {
   SamplerOverhead o = overhead_;
   o.thread_cpu_s = thread_cpu_s_.load();
   o.wall_s = std::chrono::duration<double>(SteadyClock::now() - started_).count();
+  std::lock_guard<std::mutex> listeners_lock(listeners_mu_);
+  o.listener_time_s = listener_time_s_;
   return o;
 }
 

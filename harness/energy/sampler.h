@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -36,6 +37,7 @@ struct SamplerOverhead {
   double max_read_s = 0;        // the slowest snapshot
   double thread_cpu_s = 0;      // CPU time of the sampling thread
   double wall_s = 0;            // since start()
+  double listener_time_s = 0;   // wall time inside listeners (live metrics, exporters), any thread
   double cpu_fraction() const { return wall_s > 0 ? thread_cpu_s / wall_s : 0; }  // of one CPU
   nlohmann::json to_json() const;
 };
@@ -60,6 +62,15 @@ class Sampler {
   std::vector<Snapshot> series_between(SteadyClock::time_point t0, SteadyClock::time_point t1) const;
   SamplerOverhead overhead() const;
 
+  // Called with every snapshot (the sampling thread's and the windows'), after
+  // it is recorded and outside the series lock, so snapshots from two threads
+  // may arrive out of order. A listener must be quick and must not call back
+  // into the sampler. Returns an id for remove_listener, which waits for a
+  // call in flight to end.
+  using Listener = std::function<void(const Snapshot&)>;
+  int add_listener(Listener listener);
+  void remove_listener(int id);
+
  private:
   Snapshot read_locked();
   void record_locked(const Snapshot& s);
@@ -77,6 +88,10 @@ class Sampler {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::atomic<double> thread_cpu_s_{0};
+  mutable std::mutex listeners_mu_;
+  std::vector<std::pair<int, Listener>> listeners_;
+  int next_listener_id_ = 1;
+  double listener_time_s_ = 0;  // guarded by listeners_mu_
 };
 
 }  // namespace balerbench

@@ -18,6 +18,8 @@
 #include "harness/engine/codec.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/trainer.h"
+#include "harness/report/live_metrics.h"
+#include "harness/report/monitor.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
@@ -170,6 +172,7 @@ TrainOptions train_options(const RunConfig& c) {
   o.lr_scheduler = c.lr_scheduler;
   o.lr_scheduler_patience = c.lr_scheduler_patience;
   o.progress = c.progress;
+  o.progress_context.line_interval_s = c.progress_interval_s;
   return o;
 }
 
@@ -273,13 +276,73 @@ json reconstruction_json(const Dataset& in, const at::Tensor& y) {
 
 // The command's energy session (nullptr when energy.enabled is false). Opened
 // before anything is loaded, so the idle baseline sees an idle process.
-std::unique_ptr<EnergySession> open_energy(const RunConfig& c) {
+std::unique_ptr<EnergySession> open_energy(const RunConfig& c, const std::string& run_id) {
   if (!c.energy.enabled) return nullptr;
   const c10::Device device = resolve_device(c.device);
   std::function<void()> sync;
   if (device.is_cuda()) sync = [index = device.index()] { torch::cuda::synchronize(index); };
-  return std::make_unique<EnergySession>(c.energy, std::move(sync));
+  return std::make_unique<EnergySession>(c.energy, std::move(sync), run_id);
 }
+
+// The power limit in force for the trial labels: the first GPU's (NVML, or the simulated one), in W.
+std::string power_limit_label(const EnergySession* session) {
+  if (!session) return "none";
+  for (const auto& m : session->sampler().meters()) {
+    const json d = m->describe();
+    const json* w = nullptr;
+    if (m->name() == "nvml" && d.contains("gpus") && !d["gpus"].empty()) w = &d["gpus"][0]["power_limit_w"];
+    if (m->name() == "simulated_gpu" && d.contains("power_limit_w")) w = &d["power_limit_w"];
+    if (w && w->is_number()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", w->get<double>());
+      return buf;
+    }
+  }
+  return "none";
+}
+
+std::string precision_label(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble: return "fp64";
+    case at::kFloat: return "fp32";
+    case at::kBFloat16: return "bf16";
+    case at::kHalf: return "fp16";
+    default: return c10::toString(t);
+  }
+}
+
+// The live side of one command: metrics for the progress line, and the
+// exporters when the config's monitoring section asks for them. Opened before
+// the energy session, so a port in use fails before anything is measured.
+struct LiveRun {
+  LiveRun(const RunConfig& c, const char* command) : live(command), run_id(make_run_id()) {
+    if (!c.monitoring.enabled()) return;
+    monitor = std::make_unique<Monitor>(c.monitoring, live, run_id);
+    if (!monitor->prometheus_url().empty())
+      std::fprintf(stderr, "monitoring: Prometheus metrics at %s\n", monitor->prometheus_url().c_str());
+  }
+  // Feeds the session's snapshots to the live metrics, and starts the trial.
+  void begin(EnergySession* session, const RunConfig& c, at::ScalarType dtype) {
+    if (session) {
+      live.set_meters(session->sampler().meters());
+      session->add_listener([this](const Snapshot& s) { live.on_snapshot(s); });
+    }
+    TrialLabels t;
+    t.experiment = c.monitoring.experiment;
+    t.batch_size = c.batch_size;
+    t.precision = precision_label(dtype);
+    t.power_limit_w = power_limit_label(session);
+    live.begin_trial(t);
+  }
+  // After the energy session has finished (no more snapshots).
+  void finish(json& report) {
+    if (monitor) report["monitoring"] = monitor->finish();  // lingers with the trial's final values
+    live.end_trial();
+  }
+  LiveMetrics live;
+  std::string run_id;
+  std::unique_ptr<Monitor> monitor;
+};
 
 // Window [begin, end) of `phase`, when measuring.
 struct PhaseWindow {
@@ -307,7 +370,8 @@ void finish_energy(EnergySession* session, const fs::path& dir, const std::strin
 json run_train(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
-  const std::unique_ptr<EnergySession> energy = open_energy(c);
+  LiveRun run(c, "train");
+  const std::unique_ptr<EnergySession> energy = open_energy(c, run.run_id);
   const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
@@ -334,8 +398,14 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
       if (!end) phase_begin = energy->mark();
       else energy->add_window(phase, phase_begin, energy->mark());
     };
+    o.progress_context.power_w = [&run] { return run.live.total_power_w(); };
   }
-  const TrainResult r = fit(*model, x_train, x_val, o);
+  run.begin(energy.get(), c, model->dtype());
+  const double train_rows = static_cast<double>(x_train.size(0));
+  const TrainResult r = fit(*model, x_train, x_val, o, [&](const EpochRecord& e) {
+    run.live.on_epoch({e.epoch + 1, c.epochs, e.train_loss, x_val.defined() ? e.val_loss : kNoValue,
+                       train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
+  });
 
   std::vector<double> losses;
   for (const auto& e : r.epochs) losses.push_back(e.train_loss);
@@ -347,6 +417,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   report["total_duration_s"] = since(t_total);
   write_json(L.training / "run_config.json", c.to_json());
   finish_energy(energy.get(), L.training, "train", report);
+  run.finish(report);
   write_json(L.training / "training_report.json", report);
   return report;
 }
@@ -354,7 +425,8 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
 json run_compress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
-  const std::unique_ptr<EnergySession> energy = open_energy(c);
+  LiveRun run(c, "compress");
+  const std::unique_ptr<EnergySession> energy = open_energy(c, run.run_id);
   const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
@@ -362,6 +434,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   const int64_t latent = latent_size(features, c.compression_ratio);
   auto model = load_trained_model(c, L, features, latent);
   const Normalization norm = training_normalization(c, L, features);
+  run.begin(energy.get(), c, model->dtype());
   const auto t0 = Clock::now();
   PhaseWindow window(energy.get(), "compress");
   const at::Tensor z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
@@ -383,6 +456,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
                  {"output", L.compressed_npz()}, {"output_bytes", file_bytes(L.compressed_npz())}};
   report["total_duration_s"] = since(t_total);
   finish_energy(energy.get(), L.compressed, "compress", report);
+  run.finish(report);
   write_json(L.compressed / "compress_report.json", report);
   return report;
 }
@@ -390,7 +464,8 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
 json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
-  const std::unique_ptr<EnergySession> energy = open_energy(c);
+  LiveRun run(c, "decompress");
+  const std::unique_ptr<EnergySession> energy = open_energy(c, run.run_id);
   const Layout L(out_dir);
   const std::string src = L.compressed_npz();
   if (!fs::exists(src)) throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
@@ -407,6 +482,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   check_decompress_model(m, c, src, features, code.shape[1], dims);
   auto model = load_trained_model(c, L, features, code.shape[1]);
   const Normalization norm = training_normalization(c, L, features);
+  run.begin(energy.get(), c, model->dtype());
   const auto t0 = Clock::now();
   PhaseWindow window(energy.get(), "decompress");
   at::Tensor x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr, c.codec_chunk_rows);
@@ -423,6 +499,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
                  {"output", L.decompressed_npz()}, {"output_bytes", file_bytes(L.decompressed_npz())}};
   report["total_duration_s"] = since(t_total);
   finish_energy(energy.get(), L.decompressed, "decompress", report);
+  run.finish(report);
   write_json(L.decompressed / "decompress_report.json", report);
   return report;
 }

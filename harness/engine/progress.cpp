@@ -4,30 +4,92 @@
 #include <unistd.h>
 
 #include <algorithm>
-
+#include <cmath>
 #include <cstdio>
 
 namespace balerbench {
+namespace {
 
-Progress::Progress(const std::string& mode, std::FILE* stream) : out_(stream) {
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+constexpr double kInEpochLineS = 30;  // plain lines inside a long epoch
+
+}  // namespace
+
+std::string format_duration(double s) {
+  char buf[32];
+  if (!std::isfinite(s) || s < 0) return "?";
+  const auto t = static_cast<long long>(std::llround(s));
+  if (t < 60) std::snprintf(buf, sizeof buf, "%lld s", t);
+  else if (t < 3600) std::snprintf(buf, sizeof buf, "%lldm%02llds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lldh%02lldm", t / 3600, (t % 3600) / 60);
+  return buf;
+}
+
+Progress::Progress(const std::string& mode, ProgressContext context, std::FILE* stream)
+    : ctx_(std::move(context)), out_(stream), started_(Clock::now()) {
   if (mode == "none") mode_ = Mode::kNone;
   else if (mode == "bar") mode_ = Mode::kBar;
   else if (mode == "lines") mode_ = Mode::kLines;
   else mode_ = ::isatty(::fileno(stream)) ? Mode::kBar : Mode::kLines;
+  last_line_ = started_;
+}
+
+// This trial's rest at its mean pace so far, plus the trials after it at this trial's projected length.
+double Progress::remaining_s(int64_t epoch, int64_t epochs, double epoch_fraction) const {
+  const double done = static_cast<double>(epoch - 1) + epoch_fraction;  // epochs' worth completed
+  if (done <= 0) return NAN;
+  const double elapsed = seconds_between(started_, Clock::now());
+  const double per_epoch = elapsed / done;
+  const double rest = per_epoch * (static_cast<double>(epochs) - done);
+  return rest + static_cast<double>(ctx_.trials_after) * per_epoch * static_cast<double>(epochs);
+}
+
+std::string Progress::status_suffix(double remaining) const {
+  std::string s;
+  char buf[64];
+  if (ctx_.power_w) {
+    const double w = ctx_.power_w();
+    if (std::isfinite(w)) {
+      std::snprintf(buf, sizeof buf, "  %.1f W", w);
+      s += buf;
+    }
+  }
+  if (std::isfinite(remaining)) s += "  ~" + format_duration(remaining) + " left";
+  return s;
 }
 
 void Progress::batch(int64_t epoch, int64_t epochs, int64_t batch, int64_t batches) {
-  if (mode_ != Mode::kBar) return;
-  const auto now = std::chrono::steady_clock::now();
+  if (mode_ == Mode::kNone) return;
+  const auto now = Clock::now();
+  const double fraction = static_cast<double>(batch + 1) / static_cast<double>(std::max<int64_t>(batches, 1));
+  const std::string trial = ctx_.trial_count > 1 ? "trial " + std::to_string(ctx_.trial_index) + "/" +
+                                                       std::to_string(ctx_.trial_count) + "  "
+                                                 : "";
+  if (mode_ == Mode::kLines) {
+    // Only epochs long enough to leave a log silent for a while get lines inside them.
+    if (seconds_between(last_line_, now) < kInEpochLineS) return;
+    last_line_ = now;
+    std::fprintf(out_, "%sepoch %lld/%lld: batch %lld/%lld (%.0f %%)%s\n", trial.c_str(),
+                 static_cast<long long>(epoch), static_cast<long long>(epochs), static_cast<long long>(batch + 1),
+                 static_cast<long long>(batches), 100 * fraction,
+                 status_suffix(remaining_s(epoch, epochs, fraction)).c_str());
+    std::fflush(out_);
+    return;
+  }
   if (batch + 1 < batches && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
   constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * (batch + 1) / std::max<int64_t>(batches, 1));
+  const int filled = static_cast<int>(kWidth * fraction);
   std::string bar(static_cast<std::size_t>(filled), '#');
   bar.append(static_cast<std::size_t>(kWidth - filled), '.');
-  std::fprintf(out_, "\rEpoch %lld/%lld [%s] %lld/%lld batches", static_cast<long long>(epoch),
+  char loss[48] = "";
+  if (last_train_loss_ >= 0) std::snprintf(loss, sizeof loss, "  loss %.3e", last_train_loss_);
+  std::fprintf(out_, "\r\033[K%sepoch %lld/%lld [%s] %lld/%lld%s%s", trial.c_str(), static_cast<long long>(epoch),
                static_cast<long long>(epochs), bar.c_str(), static_cast<long long>(batch + 1),
-               static_cast<long long>(batches));
+               static_cast<long long>(batches), loss, status_suffix(remaining_s(epoch, epochs, fraction)).c_str());
   std::fflush(out_);
 }
 
@@ -45,9 +107,21 @@ std::string format_epoch_line(const EpochLine& l) {
 }
 
 void Progress::epoch(const EpochLine& line) {
+  last_train_loss_ = line.train_loss;
   if (mode_ == Mode::kNone) return;
+  const auto now = Clock::now();
+  const bool last = line.final || line.epoch >= line.epochs;
+  if (mode_ == Mode::kLines && any_line_ && !last && !line.lr_reduced &&
+      seconds_between(last_line_, now) < ctx_.line_interval_s)
+    return;
+  any_line_ = true;
+  last_line_ = now;
+  const std::string trial = ctx_.trial_count > 1 ? "[trial " + std::to_string(ctx_.trial_index) + "/" +
+                                                       std::to_string(ctx_.trial_count) + "] "
+                                                 : "";
   if (mode_ == Mode::kBar) std::fprintf(out_, "\r\033[K");
-  std::fprintf(out_, "%s\n", format_epoch_line(line).c_str());
+  std::fprintf(out_, "%s%s%s\n", trial.c_str(), format_epoch_line(line).c_str(),
+               status_suffix(last ? NAN : remaining_s(line.epoch, line.epochs, 1.0)).c_str());
   std::fflush(out_);
 }
 

@@ -108,7 +108,10 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.boolean("flush_denormal", c.flush_denormal);
   r.choice("progress", c.progress, {"auto", "bar", "lines", "none"});
   r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
+  r.number_in("progress_interval_s", c.progress_interval_s, 0, 86400);
   if (const json* e = r.object("energy")) c.energy = parse_energy_settings(*e, source, "/energy", base_dir);
+  if (const json* m = r.object("monitoring"))
+    c.monitoring = parse_monitoring_settings(*m, source, "/monitoring", base_dir);
   reject_unknown(j, r);
   return c;
 }
@@ -124,11 +127,13 @@ nlohmann::json RunConfig::to_json() const {
             {"intermittent_saving_patience", intermittent_saving_patience}, {"loss", loss}, {"shuffle", shuffle},
             {"seed", seed}, {"truncate", truncate}, {"device", device}, {"threads", threads},
             {"flush_denormal", flush_denormal},
-            {"progress", progress}, {"codec_chunk_rows", codec_chunk_rows}};
+            {"progress", progress}, {"progress_interval_s", progress_interval_s},
+            {"codec_chunk_rows", codec_chunk_rows}};
   j["data_dimension"] = data_dimension ? json(*data_dimension) : json(nullptr);
   j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);
   j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
   j["energy"] = energy.to_json();
+  j["monitoring"] = monitoring.to_json();
   return j;
 }
 
@@ -140,7 +145,8 @@ void apply_override(json& j, const std::string& assignment) {
   const std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, false);
   if (value.is_discarded()) value = text;  // bare words are strings: --set model_name=AE
-  static const std::set<std::string> kPathKeys = {"input_path", "energy.wattmeter_log"};
+  static const std::set<std::string> kPathKeys = {"input_path", "energy.wattmeter_log",
+                                                      "monitoring.influx_file"};
   if (kPathKeys.count(key) && value.is_string())  // --set paths are relative to the working directory
     value = std::filesystem::absolute(value.get<std::string>()).lexically_normal().string();
   json* target = &j;

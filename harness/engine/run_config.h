@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/energy/energy_settings.h"
+#include "harness/report/monitoring_settings.h"
 
 namespace balerbench {
 
@@ -55,7 +56,9 @@ struct RunConfig {
   bool flush_denormal = true;         // flush subnormal floats to zero (see runtime.h)
   std::string progress = "auto";      // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
+  double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
   EnergySettings energy;              // the "energy" section: meters, sampling, carbon
+  MonitoringSettings monitoring;      // the "monitoring" section: Prometheus endpoint, InfluxDB
 
   bool normalizes() const { return apply_normalization && !custom_norm; }
   nlohmann::json to_json() const;

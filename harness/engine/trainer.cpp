@@ -75,7 +75,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   FlatAdam opt(model.parameters(), o.lr, 0.9, 0.999, 1e-8);
   ReduceLROnPlateau plateau(o.lr, o.lr_scheduler_patience);
   EarlyStopping stopper(o.early_stopping_patience, o.min_delta);
-  Progress progress(o.progress);
+  Progress progress(o.progress, o.progress_context);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + 1);
   TrainResult result;
   result.has_validation = x_val.defined() && x_val.size(0) > 0;
@@ -119,6 +119,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     EpochLine line{e + 1, o.epochs, rec.train_loss, rec.val_loss, result.has_validation, rec.lr,
                    rec.early_stopping_counter, o.early_stopping_patience, rec.lr_reduced, rec.duration_s,
                    static_cast<double>(x_train.size(0)) / std::max(rec.duration_s, 1e-12)};
+    line.final = stop || e + 1 == o.epochs;
     progress.epoch(line);
     if (on_epoch) on_epoch(rec);
     if (stop) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/engine/progress.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
@@ -38,6 +39,7 @@ struct TrainOptions {
   bool lr_scheduler = true;
   int64_t lr_scheduler_patience = 50;
   std::string progress = "auto";
+  ProgressContext progress_context;  // trial i/N, live power, line interval
   // Called after epoch e (0-based) when intermittent saving is on.
   int64_t save_every_epochs = 0;
   std::function<void(int64_t epoch)> save_checkpoint;

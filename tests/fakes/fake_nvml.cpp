@@ -9,7 +9,8 @@
 //                 "update_period_s": 0.1,                      // sensor/counter refresh (0 = continuous)
 //                 "energy_start_mj": 1000000, "power_limit_w": 700, "default_limit_w": 700,
 //                 "min_limit_w": 200, "max_limit_w": 700, "temperature_c": 41,
-//                 "sm_clock_mhz": 1980, "throttle_reasons": 4, "power_error": 0}]}
+//                 "sm_clock_mhz": 1980, "throttle_reasons": 4, "power_error": 0,
+//                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824}]}
 //
 // The energy counter is the exact integral of the schedule up to the last
 // update tick, so tests can check measured energies to any tolerance.
@@ -40,6 +41,7 @@ struct FakeDevice {
   unsigned temperature_c = 40, sm_clock_mhz = 1500;
   unsigned long long throttle_reasons = 0;
   int power_error = 0;
+  unsigned long long memory_total_bytes = 80ULL << 30, memory_used_bytes = 512ULL << 20;
 };
 
 struct State {
@@ -85,6 +87,8 @@ void load_config() {
     f.sm_clock_mhz = d.value("sm_clock_mhz", f.sm_clock_mhz);
     f.throttle_reasons = d.value("throttle_reasons", 0ULL);
     f.power_error = d.value("power_error", 0);
+    f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
+    f.memory_used_bytes = d.value("memory_used_bytes", f.memory_used_bytes);
     s.devices.push_back(f);
   }
 }
@@ -237,6 +241,14 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, int type, unsigned* mhz) {
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long* mask) {
   FAKE_DEVICE_OR_FAIL(h);
   *mask = d->throttle_reasons;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t* m) {
+  FAKE_DEVICE_OR_FAIL(h);
+  m->total = d->memory_total_bytes;
+  m->used = d->memory_used_bytes;
+  m->free = d->memory_total_bytes - d->memory_used_bytes;
   return NVML_SUCCESS;
 }
 

@@ -1,0 +1,49 @@
+// monitoring_options.cpp: see monitoring_options.h.
+#include "harness/cli/monitoring_options.h"
+
+#include <filesystem>
+
+namespace balerbench::cli {
+
+using nlohmann::json;
+
+void add_monitoring_options(CLI::App* cmd, MonitoringArgs& a, bool experiment) {
+  cmd->add_option("--prometheus-port", a.prometheus_port,
+                  "serve Prometheus metrics on this port while running (0 = any free port)");
+  cmd->add_option("--prometheus-address", a.prometheus_address,
+                  "address for --prometheus-port (default 127.0.0.1; 0.0.0.0 exposes it to the network)");
+  cmd->add_option("--prometheus-linger", a.prometheus_linger_s,
+                  "keep serving the final values for S seconds after the command ends");
+  cmd->add_option("--influx", a.influx_url, "stream metrics to InfluxDB 1.x at URL (e.g. http://127.0.0.1:8086)");
+  cmd->add_option("--influx-db", a.influx_database, "InfluxDB database (default balerbench)");
+  cmd->add_option("--influx-file", a.influx_file, "write the same line protocol to FILE");
+  if (experiment)
+    cmd->add_option("--experiment", a.experiment, "experiment label of the live metrics (default: the config's name)");
+}
+
+json monitoring_json(const MonitoringArgs& a) {
+  json j = json::object();
+  if (a.prometheus_port) j["prometheus_port"] = *a.prometheus_port;
+  if (a.prometheus_address) j["prometheus_address"] = *a.prometheus_address;
+  if (a.prometheus_linger_s) j["prometheus_linger_s"] = *a.prometheus_linger_s;
+  if (a.influx_url) j["influx_url"] = *a.influx_url;
+  if (a.influx_database) j["influx_database"] = *a.influx_database;
+  if (a.influx_file) j["influx_file"] = std::filesystem::absolute(*a.influx_file).lexically_normal().string();
+  if (a.experiment) j["experiment"] = *a.experiment;
+  return j;
+}
+
+std::vector<std::string> monitoring_overrides(const MonitoringArgs& a) {
+  std::vector<std::string> out;
+  const json j = monitoring_json(a);
+  for (const auto& [key, value] : j.items()) out.push_back("monitoring." + key + "=" + value.dump());
+  return out;
+}
+
+MonitoringSettings monitoring_settings_from(const MonitoringArgs& a, json defaults) {
+  const json j = monitoring_json(a);
+  for (const auto& [key, value] : j.items()) defaults[key] = value;
+  return parse_monitoring_settings(defaults, "command-line options", "", "");
+}
+
+}  // namespace balerbench::cli

@@ -1,0 +1,136 @@
+// live_metrics.cpp: see live_metrics.h.
+#include "harness/report/live_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace balerbench {
+
+LiveMetrics::LiveMetrics(std::string command, double power_window_s)
+    : command_(std::move(command)), window_s_(power_window_s) {
+  state_.command = command_;
+}
+
+void LiveMetrics::set_meters(const std::vector<std::unique_ptr<EnergyMeter>>& meters) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.power.domains.clear();
+  meter_of_.clear();
+  meter_window_s_.clear();
+  for (std::size_t m = 0; m < meters.size(); ++m) {
+    meter_window_s_.push_back(std::max(window_s_, 2 * meters[m]->update_period_s()));
+    for (const Domain& d : meters[m]->domains()) {
+      DomainPower p;
+      p.meter = meters[m]->name();
+      p.domain = d.name;
+      p.kind = meter_kind_name(meters[m]->kind());
+      p.category = domain_category_name(d.category);
+      p.in_total = d.in_total && d.category != DomainCategory::kWall;
+      state_.power.domains.push_back(p);
+      meter_of_.push_back(m);
+    }
+  }
+  recent_.clear();
+  first_energy_j_.clear();
+}
+
+void LiveMetrics::add_observer(LiveObserver* observer) {
+  std::lock_guard<std::mutex> lock(observers_mu_);
+  observers_.push_back(observer);
+}
+
+void LiveMetrics::remove_observer(LiveObserver* observer) {
+  std::lock_guard<std::mutex> lock(observers_mu_);
+  observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
+}
+
+void LiveMetrics::on_snapshot(const Snapshot& s) {
+  LiveState copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!recent_.empty() && s.time <= recent_.back().time) return;
+    Point p{s.time, {}};
+    for (const MeterReading& r : s.readings) p.energy_j.insert(p.energy_j.end(), r.energy_j.begin(), r.energy_j.end());
+    if (p.energy_j.size() != state_.power.domains.size()) return;  // not the meters we were given
+    if (first_energy_j_.empty()) first_energy_j_ = p.energy_j;
+    recent_.push_back(std::move(p));
+    const Point& now = recent_.back();
+    const double longest_s = meter_window_s_.empty() ? window_s_ : *std::max_element(meter_window_s_.begin(), meter_window_s_.end());
+    // Keep one point older than the longest window, drop the rest.
+    while (recent_.size() > 2 && std::chrono::duration<double>(now.time - recent_[1].time).count() >= longest_s)
+      recent_.pop_front();
+    LivePower& out = state_.power;
+    out.unix_s = s.unix_s;
+    out.total_power_w = 0;
+    out.total_energy_j = 0;
+    bool total_known = true;
+    for (std::size_t i = 0; i < out.domains.size(); ++i) {
+      DomainPower& d = out.domains[i];
+      d.energy_j = now.energy_j[i] - first_energy_j_[i];
+      // The newest point at least a window before now, else the oldest kept.
+      const double w = meter_window_s_[meter_of_[i]];
+      const Point* anchor = &recent_.front();
+      for (auto it = recent_.rbegin() + 1; it != recent_.rend(); ++it)
+        if (std::chrono::duration<double>(now.time - it->time).count() >= w) {
+          anchor = &*it;
+          break;
+        }
+      const double dt = std::chrono::duration<double>(now.time - anchor->time).count();
+      d.power_w = dt > 0 ? (now.energy_j[i] - anchor->energy_j[i]) / dt : kNoValue;
+      if (!d.in_total) continue;
+      out.total_energy_j += d.energy_j;
+      if (std::isnan(d.power_w)) total_known = false;
+      else out.total_power_w += d.power_w;
+    }
+    if (!total_known || out.domains.empty()) out.total_power_w = kNoValue;
+    ++state_.snapshots;
+    copy = state_locked();
+  }
+  std::lock_guard<std::mutex> lock(observers_mu_);
+  for (LiveObserver* o : observers_) o->on_power(copy);
+}
+
+void LiveMetrics::begin_trial(const TrialLabels& labels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.in_trial = true;
+  state_.trial = labels;
+  state_.epoch = EpochProgress{};
+  trial_start_ = SteadyClock::now();
+  trial_start_energy_j_ = state_.power.total_energy_j;
+}
+
+void LiveMetrics::on_epoch(const EpochProgress& epoch) {
+  LiveState copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_.epoch = epoch;
+    copy = state_locked();
+  }
+  std::lock_guard<std::mutex> lock(observers_mu_);
+  for (LiveObserver* o : observers_) o->on_epoch(copy);
+}
+
+void LiveMetrics::end_trial() {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.in_trial = false;
+}
+
+LiveState LiveMetrics::state_locked() const {
+  LiveState s = state_;
+  if (s.in_trial) {
+    s.trial_energy_j = s.power.total_energy_j - trial_start_energy_j_;
+    s.trial_duration_s = std::chrono::duration<double>(SteadyClock::now() - trial_start_).count();
+  }
+  return s;
+}
+
+LiveState LiveMetrics::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_locked();
+}
+
+double LiveMetrics::total_power_w() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.power.total_power_w;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,119 @@
+// live_metrics.h: what a running command is doing right now, for the progress
+// line and the exporters (Prometheus, InfluxDB). Fed by the sampler's
+// snapshots (power and energy per meter and domain) and by the trainer (trial
+// labels, epoch, losses, throughput); read by any thread.
+//
+// Power is the mean over a trailing window (1 s, or twice a meter's update
+// period when that is longer), so a 10 Hz series of a coarse sensor reads as
+// a steady number; energy is cumulative since the first snapshot seen.
+// Observers (the InfluxDB exporter) get every power sample and every epoch as
+// they happen, outside the state lock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/energy/energy_meter.h"
+#include "harness/energy/sampler.h"
+
+namespace balerbench {
+
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+// The labels of one trial (a train command is a sweep of one).
+struct TrialLabels {
+  std::string experiment;
+  int64_t trial_index = 1;  // 1-based
+  int64_t trial_count = 1;
+  int64_t batch_size = 0;
+  std::string precision;              // fp64, fp32, amp_bf16, ...
+  std::string power_limit_w = "none";  // the limit in force, in W, or "none" (no GPU)
+  std::string trial() const { return std::to_string(trial_index) + "/" + std::to_string(trial_count); }
+};
+
+struct DomainPower {
+  std::string meter, domain, kind, category;
+  bool in_total = true;
+  double power_w = kNoValue;  // mean over the trailing window; NaN before two snapshots
+  double energy_j = 0;        // since the first snapshot
+};
+
+struct LivePower {
+  double unix_s = 0;
+  std::vector<DomainPower> domains;
+  double total_power_w = kNoValue;  // domains counted in totals
+  double total_energy_j = 0;
+};
+
+struct EpochProgress {
+  int64_t epoch = 0;  // 1-based
+  int64_t epochs = 0;
+  double train_loss = kNoValue, val_loss = kNoValue;
+  double samples_per_s = kNoValue;
+  double epoch_duration_s = 0;
+};
+
+struct LiveState {
+  std::string command;
+  LivePower power;
+  bool in_trial = false;
+  TrialLabels trial;
+  EpochProgress epoch;
+  double trial_energy_j = 0;    // total energy since the trial began
+  double trial_duration_s = 0;  // since the trial began
+  int64_t snapshots = 0;
+};
+
+class LiveObserver {
+ public:
+  virtual ~LiveObserver() = default;
+  virtual void on_power(const LiveState& state) = 0;  // after every snapshot
+  virtual void on_epoch(const LiveState& state) = 0;  // after every epoch
+};
+
+class LiveMetrics {
+ public:
+  explicit LiveMetrics(std::string command, double power_window_s = 1.0);
+
+  // The meters whose snapshots will arrive (their order is the snapshots').
+  void set_meters(const std::vector<std::unique_ptr<EnergyMeter>>& meters);
+  void add_observer(LiveObserver* observer);
+  void remove_observer(LiveObserver* observer);  // waits for a call in flight
+  // Thread-safe; older snapshots than the newest seen are ignored.
+  void on_snapshot(const Snapshot& snapshot);
+
+  void begin_trial(const TrialLabels& labels);
+  void on_epoch(const EpochProgress& epoch);
+  void end_trial();
+
+  LiveState state() const;
+  double total_power_w() const;  // NaN when unknown
+
+ private:
+  struct Point {
+    SteadyClock::time_point time;
+    std::vector<double> energy_j;  // flattened: every meter's domains
+  };
+  LiveState state_locked() const;
+  std::string command_;
+  double window_s_;
+  std::vector<std::size_t> meter_of_;  // flattened domain -> meter
+  std::vector<double> meter_window_s_;
+  std::mutex observers_mu_;
+  std::vector<LiveObserver*> observers_;
+  mutable std::mutex mu_;
+  LiveState state_;
+  std::deque<Point> recent_;
+  std::vector<double> first_energy_j_;
+  double trial_start_energy_j_ = 0;
+  SteadyClock::time_point trial_start_;
+};
+
+}  // namespace balerbench

@@ -1,0 +1,56 @@
+// monitor.h: the live exporters of one command: a Prometheus endpoint and
+// InfluxDB destinations (HTTP and/or a file), all fed by one LiveMetrics.
+//
+//   LiveMetrics live("train");
+//   Monitor monitor(settings.monitoring, live, run_id);  // binds, connects nothing yet
+//   ... session.add_listener([&](const Snapshot& s) { live.on_snapshot(s); }); ...
+//   json r = monitor.finish();   // lingers, stops, tallies what InfluxDB got
+//
+// Construction fails with an InputError (exit 2) for a port in use or a
+// missing password, before the command has done anything.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/report/influx_exporter.h"
+#include "harness/report/live_metrics.h"
+#include "harness/report/monitoring_settings.h"
+#include "harness/report/process_stats.h"
+#include "harness/report/prometheus_server.h"
+
+namespace balerbench {
+
+class Monitor {
+ public:
+  Monitor(const MonitoringSettings& settings, LiveMetrics& live, const std::string& run_id);
+  ~Monitor();
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+
+  std::string prometheus_url() const;  // "" without an endpoint
+  std::string render_metrics() const;  // what a scrape gets now
+  // Serves the final values for prometheus_linger_s, then stops everything.
+  // {"prometheus": {url, scrapes, render_time_s} | null,
+  //  "influx": [{target, points_queued, points_sent, points_dropped, points_unsent, points_lost, ...}]}
+  nlohmann::json finish();
+
+ private:
+  MonitoringSettings settings_;
+  LiveMetrics& live_;
+  std::string run_id_, host_;
+  GpuMemoryReader gpus_;
+  std::vector<std::unique_ptr<InfluxExporter>> influx_;
+  std::unique_ptr<PrometheusServer> prometheus_;
+  bool finished_ = false;
+  nlohmann::json report_;
+};
+
+// "monitoring: http://127.0.0.1:9464/metrics (12 scrapes); influx http://...: 480 points sent, 20 lost (why)".
+void print_monitoring_summary(const nlohmann::json& report, std::FILE* out);
+
+}  // namespace balerbench
