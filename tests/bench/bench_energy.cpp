@@ -11,7 +11,16 @@
 //     the sampling thread's CPU time as % of the training wall time (what it
 //     takes from training on a full machine); read_ms = mean snapshot cost.
 //     The wall time of /0 vs /10 vs /100 is the end-to-end comparison.
+//   BM_TrainUnderExporters/<on>: the same training with the sampler at 10 Hz,
+//     without (/0) and with (/1) the live exporters: LiveMetrics fed by every
+//     snapshot and epoch, the Prometheus endpoint scraped once a second (the
+//     default Prometheus interval is 15 s), and InfluxDB line protocol sent to
+//     an HTTP server in this process (answering 204 like influxd) and to a
+//     file. Counter: exporter_cpu_pct = (time inside the sampler's listeners
+//     + the InfluxDB threads' CPU time + scrape rendering) as % of the
+//     training wall time; points = InfluxDB points per run.
 #include <benchmark/benchmark.h>
+#include <httplib.h>
 
 #include <torch/torch.h>
 
@@ -27,6 +36,7 @@
 #include "harness/energy/sampler.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/trainer.h"
+#include "harness/report/monitor.h"
 #include "models/autoencoder.h"
 #include "tests/fakes/fake_powercap.h"
 
@@ -126,6 +136,79 @@ void BM_TrainUnderSampler(benchmark::State& state) {
   state.counters["reads"] = static_cast<double>(reads) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_TrainUnderSampler)->Arg(0)->Arg(10)->Arg(100)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(3);
+
+void BM_TrainUnderExporters(benchmark::State& state) {
+  const std::string& dir = fixture_dir();
+  configure_cpu_runtime(0, true);
+  const bool exporters = state.range(0) != 0;
+  // A stand-in for influxd: accepts /query and /write like InfluxDB 1.x.
+  httplib::Server influx;
+  influx.Post("/query", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+  influx.Post("/write", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
+  const int influx_port = influx.bind_to_any_port("127.0.0.1");
+  std::thread influx_thread([&] { influx.listen_after_bind(); });
+  double exporter_cpu_s = 0, wall_s = 0, points = 0;
+  for (auto _ : state) {
+    EnergySettings s;
+    MeterSet set = open_meters(s);
+    MeterProbe rapl = RaplMeter::open(dir + "/powercap");
+    set.meters.push_back(std::move(rapl.meter));
+    Sampler sampler(std::move(set.meters), 10);
+    LiveMetrics live("train");
+    std::unique_ptr<Monitor> monitor;
+    MonitoringSettings m;
+    if (exporters) {
+      m.prometheus_port = 0;
+      m.influx_url = "http://127.0.0.1:" + std::to_string(influx_port);
+      m.influx_file = dir + "/bench.lp";
+      monitor = std::make_unique<Monitor>(m, live, "bench");
+      live.set_meters(sampler.meters());
+      sampler.add_listener([&live](const Snapshot& snap) { live.on_snapshot(snap); });
+      live.begin_trial({"bench", 1, 1, 512, "fp64", "none"});
+    }
+    std::atomic<bool> done{false};
+    std::thread scraper([&] {  // Prometheus' side: GET /metrics every second
+      if (!monitor) return;
+      const std::string url = monitor->prometheus_url();
+      const int port = std::stoi(url.substr(url.rfind(':') + 1));
+      httplib::Client c("127.0.0.1", port);
+      while (!done) {
+        c.Get("/metrics");
+        for (int i = 0; i < 10 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+    torch::manual_seed(0);
+    auto model = make_model("AE", 24, 15);
+    TrainOptions o;
+    o.epochs = 3;
+    o.progress = "none";
+    o.early_stopping = o.lr_scheduler = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    sampler.start();
+    fit(*model, cms_rows(), at::Tensor(), o, [&](const EpochRecord& e) {
+      if (exporters) live.on_epoch({e.epoch + 1, o.epochs, e.train_loss, kNoValue, 1e5 / e.duration_s, e.duration_s});
+    });
+    sampler.stop();
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wall_s += dt;
+    done = true;
+    scraper.join();
+    if (monitor) {
+      const nlohmann::json r = monitor->finish();
+      exporter_cpu_s += sampler.overhead().listener_time_s + r["prometheus"]["render_time_s"].get<double>();
+      for (const auto& i : r["influx"]) {
+        exporter_cpu_s += i["thread_cpu_s"].get<double>();
+        if (i["points_lost"] != 0) state.SkipWithError(("points lost: " + i.dump()).c_str());
+      }
+      points += r["influx"][0]["points_sent"].get<double>();
+    }
+  }
+  influx.stop();
+  influx_thread.join();
+  state.counters["exporter_cpu_pct"] = 100 * exporter_cpu_s / wall_s;
+  state.counters["points"] = points / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_TrainUnderExporters)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 }  // namespace balerbench
