@@ -23,7 +23,7 @@ echo; echo "== energy meters on this machine"
 echo; echo "== generate: $ROWS CMS-like jets"
 "$BB" data generate --kind cms --rows "$ROWS" --seed 0 --out "$DATA"
 echo; echo "== train"
-"$BB" train --config "$CONFIG" --out "$OUT"
+"$BB" train --config "$CONFIG" --out "$OUT" --influx-file "$OUT/live_metrics.lp"   # live metrics as InfluxDB line protocol
 echo; echo "== compress"
 "$BB" compress --config "$CONFIG" --out "$OUT"
 echo; echo "== decompress"
