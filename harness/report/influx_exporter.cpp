@@ -129,9 +129,7 @@ class FileSink : public LineSink {
       throw std::runtime_error(partial_ + ": write failed");
   }
   void close() override {
-    if (closed_) return;
-    closed_ = true;
-    if (!file_ && !(file_ = std::fopen(partial_.c_str(), "w"))) throw std::runtime_error(partial_ + ": cannot create");
+    if (!file_) return;  // no point was ever written (or a command that failed before its first): no file
     const bool ok = std::fclose(file_) == 0;
     file_ = nullptr;
     if (!ok) throw std::runtime_error(partial_ + ": close failed");
@@ -141,7 +139,6 @@ class FileSink : public LineSink {
  private:
   std::string path_, partial_;
   std::FILE* file_ = nullptr;
-  bool closed_ = false;
 };
 
 }  // namespace

@@ -11,7 +11,8 @@
 //     could not be sent is counted, and the whole tally is reported.
 //
 // A file destination is written under FILE.partial and renamed to FILE when
-// the command ends, so FILE is never half-written.
+// the command ends, so FILE is never half-written; without a single point
+// (a command that failed before its first) no file is made.
 #pragma once
 
 #include <atomic>

@@ -340,6 +340,11 @@ TEST_F(MonitoringServers, BadMonitoringOptionsExit2BeforeAnythingIsWritten) {
   EXPECT_NE(password.out.find("BALERBENCH_INFLUX_PASSWORD"), std::string::npos) << password.out;
   const auto folder = run_command(train("--influx-file " + dir.path("no/such/dir/x.lp")));
   EXPECT_EQ(folder.exit_code, 2);
+  // A command failing on other bad input leaves no line-protocol file either.
+  const auto country = run_command(train("--influx-file " + dir.path("x.lp") + " --set energy.country_iso_code=XXX"));
+  EXPECT_EQ(country.exit_code, 2) << country.out;
+  EXPECT_FALSE(fs::exists(dir.path("x.lp")));
+  EXPECT_FALSE(fs::exists(dir.path("x.lp.partial")));
   EXPECT_FALSE(fs::exists(dir.path("out/training/model.pt")));
 }
 
