@@ -163,16 +163,10 @@ int run_measure(const MeasureArgs& a) {
   const EnergySettings energy = energy_settings_from(a.energy);
   const MonitoringSettings monitoring = monitoring_settings_from(a.monitoring);
   LiveMetrics live("measure");
-  std::unique_ptr<Monitor> monitor;
   const std::string run_id = make_run_id();
-  if (monitoring.enabled()) {
-    monitor = std::make_unique<Monitor>(monitoring, live, run_id);
-    if (!monitor->prometheus_url().empty())
-      std::fprintf(stderr, "monitoring: Prometheus metrics at %s\n", monitor->prometheus_url().c_str());
-  }
+  const std::unique_ptr<Monitor> monitor = open_monitor(monitoring, live, run_id);
   EnergySession session(energy, nullptr, run_id);
-  live.set_meters(session.sampler().meters());
-  session.add_listener([&live](const Snapshot& s) { live.on_snapshot(s); });
+  feed_live_metrics(live, session);
   int exit_code = 0;
   {
     SignalForwarding forwarding;

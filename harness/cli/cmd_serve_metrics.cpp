@@ -46,8 +46,7 @@ int run_serve(const ServeArgs& a) {
   const std::string run_id = make_run_id();
   Monitor monitor(monitoring, live, run_id);
   EnergySession session(energy, nullptr, run_id);
-  live.set_meters(session.sampler().meters());
-  session.add_listener([&live](const Snapshot& s) { live.on_snapshot(s); });
+  feed_live_metrics(live, session);
   std::string meters;
   for (const auto& m : session.sampler().meters()) meters += (meters.empty() ? "" : ", ") + m->name();
   std::fprintf(stderr, "serve-metrics: sampling %s at %.4g Hz", meters.empty() ? "no meter" : meters.c_str(),

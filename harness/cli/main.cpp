@@ -5,11 +5,12 @@
 
 #include "datasets/error.h"
 #include "harness/cli/commands.h"
+#include "harness/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"balerbench: Baler's autoencoder compression cycle in LibTorch, measured", "balerbench"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "balerbench 0.1.0");
+  app.set_version_flag("--version", std::string("balerbench ") + balerbench::kVersion);
   balerbench::cli::Action run;
   balerbench::cli::register_data(app, run);
   balerbench::cli::register_model_info(app, run);

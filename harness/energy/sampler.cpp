@@ -9,15 +9,12 @@
 #include "harness/energy/wattmeter_meter.h"
 
 namespace balerbench {
-namespace {
 
 double thread_cpu_s() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
-
-}  // namespace
 
 nlohmann::json SamplerOverhead::to_json() const {
   return {{"reads", reads}, {"read_time_s", read_time_s}, {"mean_read_s", reads ? read_time_s / reads : 0.0},

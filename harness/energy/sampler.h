@@ -25,6 +25,9 @@
 
 namespace balerbench {
 
+// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), in seconds.
+double thread_cpu_s();
+
 struct Snapshot {
   SteadyClock::time_point time;
   double unix_s = 0;                    // wall-clock time of the same instant

@@ -315,18 +315,11 @@ std::string precision_label(at::ScalarType t) {
 // exporters when the config's monitoring section asks for them. Opened before
 // the energy session, so a port in use fails before anything is measured.
 struct LiveRun {
-  LiveRun(const RunConfig& c, const char* command) : live(command), run_id(make_run_id()) {
-    if (!c.monitoring.enabled()) return;
-    monitor = std::make_unique<Monitor>(c.monitoring, live, run_id);
-    if (!monitor->prometheus_url().empty())
-      std::fprintf(stderr, "monitoring: Prometheus metrics at %s\n", monitor->prometheus_url().c_str());
-  }
+  LiveRun(const RunConfig& c, const char* command)
+      : live(command), run_id(make_run_id()), monitor(open_monitor(c.monitoring, live, run_id)) {}
   // Feeds the session's snapshots to the live metrics, and starts the trial.
   void begin(EnergySession* session, const RunConfig& c, at::ScalarType dtype) {
-    if (session) {
-      live.set_meters(session->sampler().meters());
-      session->add_listener([this](const Snapshot& s) { live.on_snapshot(s); });
-    }
+    if (session) feed_live_metrics(live, *session);
     TrialLabels t;
     t.experiment = c.monitoring.experiment;
     t.batch_size = c.batch_size;

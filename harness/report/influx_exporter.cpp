@@ -13,18 +13,13 @@
 #include <stdexcept>
 
 #include "datasets/error.h"
+#include "harness/energy/sampler.h"
 #include "harness/energy/wattmeter_meter.h"
 
 namespace balerbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 void set_timeouts(httplib::Client& c, double timeout_s) {
   const auto sec = static_cast<time_t>(timeout_s);

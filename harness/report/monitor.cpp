@@ -6,7 +6,9 @@
 #include <chrono>
 #include <thread>
 
+#include "harness/energy/energy_session.h"
 #include "harness/report/prometheus_text.h"
+#include "harness/version.h"
 
 namespace balerbench {
 
@@ -57,7 +59,7 @@ std::string Monitor::prometheus_url() const { return prometheus_ ? prometheus_->
 
 std::string Monitor::render_metrics() const {
   ExpositionContext c;
-  c.version = "0.1.0";
+  c.version = kVersion;
   c.run_id = run_id_;
   c.host = host_;
   c.process = read_process_stats();
@@ -82,6 +84,19 @@ json Monitor::finish() {
     report_["influx"].push_back(stats_json(i->finish()));
   }
   return report_;
+}
+
+std::unique_ptr<Monitor> open_monitor(const MonitoringSettings& settings, LiveMetrics& live, const std::string& run_id) {
+  if (!settings.enabled()) return nullptr;
+  auto monitor = std::make_unique<Monitor>(settings, live, run_id);
+  if (!monitor->prometheus_url().empty())
+    std::fprintf(stderr, "monitoring: Prometheus metrics at %s\n", monitor->prometheus_url().c_str());
+  return monitor;
+}
+
+void feed_live_metrics(LiveMetrics& live, EnergySession& session) {
+  live.set_meters(session.sampler().meters());
+  session.add_listener([&live](const Snapshot& s) { live.on_snapshot(s); });
 }
 
 void print_monitoring_summary(const json& r, std::FILE* out) {

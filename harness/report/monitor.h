@@ -50,6 +50,15 @@ class Monitor {
   nlohmann::json report_;
 };
 
+class EnergySession;
+
+// A Monitor when `settings` asks for any exporter (its Prometheus URL printed
+// on stderr), else nullptr.
+std::unique_ptr<Monitor> open_monitor(const MonitoringSettings& settings, LiveMetrics& live, const std::string& run_id);
+
+// Feeds every snapshot of `session` to `live` from now on.
+void feed_live_metrics(LiveMetrics& live, EnergySession& session);
+
 // "monitoring: http://127.0.0.1:9464/metrics (12 scrapes); influx http://...: 480 points sent, 20 lost (why)".
 void print_monitoring_summary(const nlohmann::json& report, std::FILE* out);
 

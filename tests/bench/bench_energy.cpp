@@ -103,6 +103,22 @@ const at::Tensor& cms_rows() {
   return x;
 }
 
+// The meters a run on this machine uses, plus the fake RAPL tree.
+std::vector<std::unique_ptr<EnergyMeter>> bench_meters(const std::string& dir) {
+  MeterSet set = open_meters(EnergySettings{});
+  set.meters.push_back(RaplMeter::open(dir + "/powercap").meter);
+  return std::move(set.meters);
+}
+
+// 3 epochs at Baler's defaults, without schedulers or output.
+TrainOptions bench_train_options() {
+  TrainOptions o;
+  o.epochs = 3;
+  o.progress = "none";
+  o.early_stopping = o.lr_scheduler = false;
+  return o;
+}
+
 void BM_TrainUnderSampler(benchmark::State& state) {
   const std::string& dir = fixture_dir();
   configure_cpu_runtime(0, true);
@@ -110,17 +126,10 @@ void BM_TrainUnderSampler(benchmark::State& state) {
   double sampler_cpu_s = 0, wall_s = 0, read_s = 0;
   long long reads = 0;
   for (auto _ : state) {
-    EnergySettings s;
-    MeterSet set = open_meters(s);  // what a run on this machine uses
-    MeterProbe rapl = RaplMeter::open(dir + "/powercap");
-    set.meters.push_back(std::move(rapl.meter));
-    Sampler sampler(std::move(set.meters), hz);
+    Sampler sampler(bench_meters(dir), hz);
     torch::manual_seed(0);
     auto model = make_model("AE", 24, 15);
-    TrainOptions o;
-    o.epochs = 3;
-    o.progress = "none";
-    o.early_stopping = o.lr_scheduler = false;
+    const TrainOptions o = bench_train_options();
     const auto t0 = std::chrono::steady_clock::now();
     sampler.start();
     fit(*model, cms_rows(), at::Tensor(), o);
@@ -149,11 +158,7 @@ void BM_TrainUnderExporters(benchmark::State& state) {
   std::thread influx_thread([&] { influx.listen_after_bind(); });
   double exporter_cpu_s = 0, wall_s = 0, points = 0;
   for (auto _ : state) {
-    EnergySettings s;
-    MeterSet set = open_meters(s);
-    MeterProbe rapl = RaplMeter::open(dir + "/powercap");
-    set.meters.push_back(std::move(rapl.meter));
-    Sampler sampler(std::move(set.meters), 10);
+    Sampler sampler(bench_meters(dir), 10);
     LiveMetrics live("train");
     std::unique_ptr<Monitor> monitor;
     MonitoringSettings m;
@@ -179,10 +184,7 @@ void BM_TrainUnderExporters(benchmark::State& state) {
     });
     torch::manual_seed(0);
     auto model = make_model("AE", 24, 15);
-    TrainOptions o;
-    o.epochs = 3;
-    o.progress = "none";
-    o.early_stopping = o.lr_scheduler = false;
+    const TrainOptions o = bench_train_options();
     const auto t0 = std::chrono::steady_clock::now();
     sampler.start();
     fit(*model, cms_rows(), at::Tensor(), o, [&](const EpochRecord& e) {
