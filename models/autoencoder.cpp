@@ -125,7 +125,12 @@ c10::Dict<std::string, at::Tensor> read_dict(const std::string& path) {
 
 }  // namespace
 
-at::ScalarType AutoEncoder::dtype() const { return arch_.dtype == "float32" ? at::kFloat : at::kDouble; }
+at::ScalarType AutoEncoder::baler_dtype() const { return arch_.dtype == "float32" ? at::kFloat : at::kDouble; }
+
+at::ScalarType AutoEncoder::dtype() const {
+  const auto params = parameters();
+  return params.empty() ? baler_dtype() : params.front().scalar_type();
+}
 
 std::shared_ptr<AutoEncoder> make_model(const std::string& name, int64_t n_features, int64_t latent) {
   Architecture arch = describe_model(name, n_features, latent);
@@ -133,7 +138,7 @@ std::shared_ptr<AutoEncoder> make_model(const std::string& name, int64_t n_featu
   if (name == "AE" || name == "CFD_dense_AE") m = std::make_shared<DenseAE>(arch);
   else if (name == "AE_Dropout_BN") m = std::make_shared<DropoutBnAE>(arch);
   else m = std::make_shared<FpgaAE>(arch);
-  m->to(m->dtype());
+  m->to(m->baler_dtype());
   return m;
 }
 

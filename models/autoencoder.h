@@ -23,7 +23,10 @@ class AutoEncoder : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x) { return decode(encode(x)); }
 
   const Architecture& architecture() const { return arch_; }
+  // The parameters' dtype now (a precision policy may have converted them).
   at::ScalarType dtype() const;
+  // Baler's dtype for this architecture: float64 (AE) or float32 (CFD_dense_AE).
+  at::ScalarType baler_dtype() const;
 
  protected:
   explicit AutoEncoder(Architecture arch) : arch_(std::move(arch)) {}

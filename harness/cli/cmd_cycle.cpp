@@ -9,6 +9,7 @@
 #include "harness/engine/cycle.h"
 #include "harness/engine/run_config.h"
 #include "harness/report/monitor.h"
+#include "harness/report/phase_table.h"
 
 #include <filesystem>
 
@@ -20,6 +21,8 @@ struct Args {
   std::vector<std::string> sets;
   bool json = false;
   MonitoringArgs monitoring;
+  std::string precision, profile_trace;
+  bool profile = false, no_profile_sync = false, no_cuda_graphs = false;
 };
 
 double mb(const nlohmann::json& v) { return v.is_null() ? 0.0 : v.get<double>() / 1e6; }
@@ -33,6 +36,19 @@ void print_train(const nlohmann::json& r) {
               r["mean_epoch_duration_s"].get<double>(), r["rows_per_s"].get<double>());
   std::printf("final loss: train %.6e, validation %.6e\n", r["final_train_loss"].get<double>(),
               r["final_val_loss"].get<double>());
+  const auto& p = r["precision"];
+  std::printf("precision %s: parameters %s, data %s, compute %s%s\n", p["name"].get<std::string>().c_str(),
+              p["param_dtype"].get<std::string>().c_str(), p["data_dtype"].get<std::string>().c_str(),
+              p["compute_dtype"].get<std::string>().c_str(), p["autocast"].get<bool>() ? " (autocast)" : "");
+  if (p["grad_scaler"].is_object()) {
+    const auto& g = p["grad_scaler"];
+    std::printf("loss scaling: scale %g -> %g, %lld of %lld steps skipped (inf/NaN gradients), %lld growths\n",
+                g["init_scale"].get<double>(), g["final_scale"].get<double>(),
+                static_cast<long long>(g["skipped_steps"].get<int64_t>()),
+                static_cast<long long>(g["steps"].get<int64_t>()), static_cast<long long>(g["growths"].get<int64_t>()));
+  }
+  if (r["cuda_graph"].value("used", false))
+    std::printf("CUDA graph: %lld replays\n", static_cast<long long>(r["cuda_graph"]["replays"].get<int64_t>()));
 }
 
 void print_info(const nlohmann::json& r) {
@@ -55,6 +71,11 @@ void print_info(const nlohmann::json& r) {
 int run_command(const std::string& name, const Args& a) {
   std::vector<std::string> sets = a.sets;
   for (auto& o : monitoring_overrides(a.monitoring)) sets.push_back(std::move(o));
+  if (!a.precision.empty()) sets.push_back("precision=" + a.precision);
+  if (a.profile || !a.profile_trace.empty()) sets.push_back("profile=true");
+  if (!a.profile_trace.empty()) sets.push_back("profile_trace=" + a.profile_trace);
+  if (a.no_profile_sync) sets.push_back("profile_sync=false");
+  if (a.no_cuda_graphs) sets.push_back("cuda_graphs=false");
   RunConfig c = load_run_config(a.config, sets);
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   nlohmann::json r;
@@ -80,6 +101,7 @@ int run_command(const std::string& name, const Args& a) {
   } else {
     print_info(r);
   }
+  if (r.contains("profile")) std::printf("\n%s\n", format_phase_table(r).c_str());
   if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
   if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);
   return 0;
@@ -100,7 +122,18 @@ void register_cycle(CLI::App& app, Action& run) {
     cmd->add_option("--out", a->out, "output folder (default ./output)");
     cmd->add_option("--set", a->sets, "override a config key: key=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--json", a->json, "print the report as JSON");
-    if (name != "info") add_monitoring_options(cmd, a->monitoring, true);
+    if (name != "info") {
+      add_monitoring_options(cmd, a->monitoring, true);
+      cmd->add_option("--precision", a->precision,
+                      "fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16 | auto (= --set precision=...)");
+      cmd->add_flag("--profile", a->profile, "time each phase and print the breakdown (T5's shape)");
+      cmd->add_flag("--no-profile-sync", a->no_profile_sync,
+                    "profile without synchronising the device at each phase edge (CUDA events)");
+      cmd->add_flag("--no-cuda-graphs", a->no_cuda_graphs, "CUDA: run every step eagerly");
+      if (name == "train")
+        cmd->add_option("--profile-trace", a->profile_trace,
+                        "with --profile: write LibTorch's profiler trace (Chrome trace JSON, for Perfetto) to FILE");
+    }
     cmd->callback([a, name, &run] { run = [a, name] { return run_command(name, *a); }; });
   }
 }

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "datasets/error.h"
+#include "harness/engine/torch_compat.h"
 
 namespace balerbench {
 namespace {
@@ -38,26 +39,48 @@ c10::Device resolve_device(const std::string& name) {
   return device;
 }
 
-at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalization* norm,
-                       at::ScalarType latent_dtype, int64_t chunk_rows) {
+at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalization* norm, at::ScalarType latent_dtype,
+                       int64_t chunk_rows, const PrecisionPolicy& policy, PhaseTimer* timer) {
   torch::NoGradGuard no_grad;
   model.eval();
+  PhaseTimer off;
+  PhaseTimer& t = timer ? *timer : off;
   const c10::Device device = model_device(model);
   at::Tensor out = torch::empty({x.size(0), model.architecture().latent}, x.options().dtype(latent_dtype));
   chunked(x, out, chunk_rows, [&](const at::Tensor& c) {
-    const at::Tensor xn = norm ? norm->apply(c) : c;
-    return model.encode(xn.to(device, model.dtype()));
+    at::Tensor xn;
+    {
+      PhaseTimer::Scope s(t, Phase::kData);
+      xn = (norm ? norm->apply(c) : c).to(device, model.dtype());
+    }
+    PhaseTimer::Scope s(t, Phase::kCompress);
+    AutocastScope autocast(device.type(), policy.compute_dtype, policy.autocast);
+    return model.encode(xn);
   });
   return out;
 }
 
-at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalization* norm, int64_t chunk_rows) {
+at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalization* norm, int64_t chunk_rows,
+                       const PrecisionPolicy& policy, PhaseTimer* timer) {
   torch::NoGradGuard no_grad;
   model.eval();
+  PhaseTimer off;
+  PhaseTimer& t = timer ? *timer : off;
   const c10::Device device = model_device(model);
   at::Tensor out = torch::empty({z.size(0), model.architecture().n_features}, z.options().dtype(model.dtype()));
   chunked(z, out, chunk_rows, [&](const at::Tensor& c) {
-    const at::Tensor y = model.decode(c.to(device, model.dtype()));
+    at::Tensor zc, y;
+    {
+      PhaseTimer::Scope s(t, Phase::kData);
+      zc = c.to(device, model.dtype());
+    }
+    {
+      PhaseTimer::Scope s(t, Phase::kDecompress);
+      AutocastScope autocast(device.type(), policy.compute_dtype, policy.autocast);
+      y = model.decode(zc);
+    }
+    PhaseTimer::Scope s(t, Phase::kData);
+    y = y.to(model.dtype());  // autocast's float16/bfloat16 back to the master dtype
     return norm ? norm->invert(y) : y;
   });
   return out;

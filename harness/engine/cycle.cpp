@@ -11,12 +11,17 @@
 #include <filesystem>
 #include <random>
 
+#include <sys/resource.h>
+
 #include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/phase_timer.h"
+#include "harness/engine/precision.h"
 #include "harness/engine/runtime.h"
+#include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "harness/report/live_metrics.h"
 #include "harness/report/monitor.h"
@@ -33,7 +38,8 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 struct Layout {
   explicit Layout(const std::string& out)
-      : training(fs::path(out) / "training"), compressed(fs::path(out) / "compressed_output"),
+      : training(fs::path(out) / "training"),
+        compressed(fs::path(out) / "compressed_output"),
         decompressed(fs::path(out) / "decompressed_output") {}
   fs::path training, compressed, decompressed;
   std::string model() const { return (training / "model.pt").string(); }
@@ -61,8 +67,9 @@ void check_dimensions(const RunConfig& c, const Dataset& ds) {
                          " in the config but 'data' has shape of a " + std::to_string(data_dim) + "D file",
                      "remove data_dimension: balerbench reads it from the array's shape");
   if (model_dim != data_dim)
-    throw InputError(ds.source_path + ": model " + c.model_name + " is for " + (model_dim == 1 ? "1D tables" : "2D frames") +
-                         " but 'data' is " + (data_dim == 1 ? "a 1D table (N, C)" : "2D frames (N, H, W)"),
+    throw InputError(ds.source_path + ": model " + c.model_name + " is for " +
+                         (model_dim == 1 ? "1D tables" : "2D frames") + " but 'data' is " +
+                         (data_dim == 1 ? "a 1D table (N, C)" : "2D frames (N, H, W)"),
                      data_dim == 2 ? "use model_name CFD_dense_AE for frames" : "use model_name AE for tables");
   if (!c.type_list.empty() && data_dim == 1 && static_cast<int64_t>(c.type_list.size()) != ds.features())
     throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but " + ds.source_path +
@@ -79,7 +86,8 @@ Normalization identity(int64_t features) {
 
 void configure_runtime(const RunConfig& c) {
   configure_cpu_runtime(static_cast<int>(c.threads), c.flush_denormal);
-  at::globalContext().setDeterministicAlgorithms(c.deterministic_algorithm, /*warn_only=*/false);
+  at::globalContext().setDeterministicAlgorithms(c.deterministic_algorithm,
+                                                 /*warn_only=*/false);
 }
 
 at::ScalarType latent_scalar_type(const RunConfig& c, at::ScalarType model_dtype) {
@@ -89,14 +97,36 @@ at::ScalarType latent_scalar_type(const RunConfig& c, at::ScalarType model_dtype
   return model_dtype;
 }
 
-std::shared_ptr<AutoEncoder> load_trained_model(const RunConfig& c, const Layout& L, int64_t features,
-                                                int64_t latent) {
+std::shared_ptr<AutoEncoder> load_trained_model(const RunConfig& c, const Layout& L, int64_t features, int64_t latent) {
   if (!fs::exists(L.model()))
     throw InputError(L.model() + ": no trained model", "run `balerbench train` with the same --out first");
   auto model = make_model(c.model_name, features, latent);
   load_state_dict(*model, L.model());
-  model->to(resolve_device(c.device));
   return model;
+}
+
+// The config's precision for this model on this device, with the model moved
+// to the device and converted to the policy's parameter dtype.
+PrecisionPolicy apply_precision(const RunConfig& c, AutoEncoder& model, c10::Device device) {
+  PrecisionPolicy p = resolve_precision(c.precision, model.baler_dtype(), device);
+  model.to(device, p.param_dtype);
+  return p;
+}
+
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// The "profile" section of a report: phase times and how they were taken.
+json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases) {
+  return {{"phases", phases.to_json()},
+          {"sync", c.profile_sync},
+          {"timer", device.is_cuda() ? (c.profile_sync ? "host clock, device synchronised at each edge" : "CUDA events")
+                                     : "host clock"},
+          {"phase_sum_s", phases.sum_s()}};
 }
 
 Normalization training_normalization(const RunConfig& c, const Layout& L, int64_t features) {
@@ -106,7 +136,8 @@ Normalization training_normalization(const RunConfig& c, const Layout& L, int64_
   const NpyArray a = read_npy(L.norm());
   if (a.numel() == 0)
     throw InputError(L.norm() + ": the model was trained without normalization",
-                     "use the same apply_normalization/custom_norm settings as for training");
+                     "use the same apply_normalization/custom_norm settings as "
+                     "for training");
   return Normalization::from_npy(a, features, L.norm());
 }
 
@@ -128,8 +159,11 @@ std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, u
 }
 
 json dataset_json(const Dataset& ds) {
-  return {{"path", ds.source_path}, {"shape", ds.original_shape}, {"dtype", ds.source_dtype},
-          {"features", ds.features()}, {"data_dimension", ds.data_dimension()}};
+  return {{"path", ds.source_path},
+          {"shape", ds.original_shape},
+          {"dtype", ds.source_dtype},
+          {"features", ds.features()},
+          {"data_dimension", ds.data_dimension()}};
 }
 
 json versions_json(const RunConfig& c) {
@@ -137,17 +171,6 @@ json versions_json(const RunConfig& c) {
                            std::to_string(TORCH_VERSION_PATCH)},
           {"threads", at::get_num_threads()},
           {"flush_denormal", c.flush_denormal}};
-}
-
-// NumPy's names, as everywhere else in the reports.
-std::string dtype_text(at::ScalarType t) {
-  switch (t) {
-    case at::kDouble: return "float64";
-    case at::kFloat: return "float32";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    default: return c10::toString(t);
-  }
 }
 
 int64_t file_bytes(const std::string& p) { return fs::exists(p) ? static_cast<int64_t>(fs::file_size(p)) : -1; }
@@ -173,7 +196,27 @@ TrainOptions train_options(const RunConfig& c) {
   o.lr_scheduler_patience = c.lr_scheduler_patience;
   o.progress = c.progress;
   o.progress_context.line_interval_s = c.progress_interval_s;
+  o.scaler = {c.grad_scaler.init_scale, c.grad_scaler.growth_factor, c.grad_scaler.backoff_factor,
+              c.grad_scaler.growth_interval};
+  o.cuda_graphs = c.cuda_graphs;
+  o.profile = c.profile;
+  o.profile_sync = c.profile_sync;
   return o;
+}
+
+// The policy, the dtypes actually used and, with loss scaling, the scale
+// history.
+json precision_json(const TrainResult& r) {
+  json j = r.precision.to_json();
+  j["grad_scaler"] = r.loss_scaling ? r.scaler.to_json() : json(nullptr);
+  return j;
+}
+
+json cuda_graph_json(c10::Device device, const TrainResult& r) {
+  if (!device.is_cuda()) return {{"used", false}, {"note", "CUDA only"}};
+  json j = {{"used", r.cuda_graph}, {"replays", r.graph_replays}};
+  if (!r.cuda_graph_note.empty()) j["note"] = r.cuda_graph_note;
+  return j;
 }
 
 json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& model, const c10::Device& device,
@@ -181,27 +224,46 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
   json epochs = json::array();
   double epoch_s = 0;
   for (const auto& e : r.epochs) {
-    epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"lr", e.lr},
-                      {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter}});
+    json row = {{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss},
+                {"lr", e.lr},       {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter}};
+    if (r.loss_scaling) {
+      row["loss_scale"] = e.loss_scale;
+      row["skipped_steps"] = e.skipped_steps;
+    }
+    epochs.push_back(row);
     epoch_s += e.duration_s;
   }
   const auto n_run = static_cast<int64_t>(r.epochs.size());
   const Architecture& a = model.architecture();
-  return {{"command", "train"}, {"dataset", dataset_json(ds)},
-          {"model", {{"name", a.model_name}, {"dtype", a.dtype}, {"n_features", a.n_features}, {"latent", a.latent},
-                     {"parameters", count_parameters(model)}}},
-          {"device", device.str()}, {"epochs_run", n_run}, {"early_stopped", r.early_stopped},
-          {"train_rows", r.train_rows}, {"val_rows", r.val_rows}, {"zero_range_features", norm.zero_range_features()},
-          {"final_train_loss", r.epochs.back().train_loss}, {"final_val_loss", r.epochs.back().val_loss},
-          {"train_duration_s", r.duration_s}, {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
+  return {{"command", "train"},
+          {"dataset", dataset_json(ds)},
+          {"model",
+           {{"name", a.model_name},
+            {"dtype", dtype_name(model.dtype())},
+            {"baler_dtype", a.dtype},
+            {"n_features", a.n_features},
+            {"latent", a.latent},
+            {"parameters", count_parameters(model)}}},
+          {"device", device.str()},
+          {"epochs_run", n_run},
+          {"early_stopped", r.early_stopped},
+          {"train_rows", r.train_rows},
+          {"val_rows", r.val_rows},
+          {"zero_range_features", norm.zero_range_features()},
+          {"final_train_loss", r.epochs.back().train_loss},
+          {"final_val_loss", r.epochs.back().val_loss},
+          {"train_duration_s", r.duration_s},
+          {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
           {"rows_per_s", static_cast<double>(r.train_rows * n_run) / std::max(epoch_s, 1e-12)},
-          {"epochs", epochs}, {"versions", versions_json(c)}};
+          {"precision", precision_json(r)},
+          {"cuda_graph", cuda_graph_json(device, r)},
+          {"epochs", epochs},
+          {"versions", versions_json(c)}};
 }
 
 // The original data shape: stored by balerbench's compress; for a file
 // compressed by Baler, read from the input file as Baler does.
-std::vector<int64_t> original_shape_of(const NpzMembers& m, const RunConfig& c, const std::string& src,
-                                       int64_t rows) {
+std::vector<int64_t> original_shape_of(const NpzMembers& m, const RunConfig& c, const std::string& src, int64_t rows) {
   std::vector<int64_t> shape;
   if (auto s = m.find("original_shape"); s != m.end()) {
     for (double v : s->second.to_doubles()) shape.push_back(static_cast<int64_t>(v));
@@ -217,9 +279,9 @@ std::vector<int64_t> original_shape_of(const NpzMembers& m, const RunConfig& c, 
 void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::string& src, int64_t features,
                             int64_t latent, int dims) {
   if (auto n = m.find("model_name"); n != m.end() && n->second.to_strings() != std::vector<std::string>{c.model_name})
-    throw InputError(src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " +
-                         c.model_name,
-                     "decompress with the config used to compress");
+    throw InputError(
+        src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " + c.model_name,
+        "decompress with the config used to compress");
   const int64_t expected = latent_size(features, c.compression_ratio);
   if (expected != latent)
     throw InputError(src + ": the latent code has " + std::to_string(latent) + " columns but " + c.model_name +
@@ -231,7 +293,8 @@ void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::
                      std::to_string(model_data_dimension(c.model_name)) + "D data");
 }
 
-// Integer columns of type_list: rounded to nearest (departure 3) or truncated toward zero (Baler).
+// Integer columns of type_list: rounded to nearest (departure 3) or truncated
+// toward zero (Baler).
 void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features) {
   if (c.type_list.empty()) return;
   if (static_cast<int64_t>(c.type_list.size()) != features)
@@ -284,7 +347,8 @@ std::unique_ptr<EnergySession> open_energy(const RunConfig& c, const std::string
   return std::make_unique<EnergySession>(c.energy, std::move(sync), run_id);
 }
 
-// The power limit in force for the trial labels: the first GPU's (NVML, or the simulated one), in W.
+// The power limit in force for the trial labels: the first GPU's (NVML, or the
+// simulated one), in W.
 std::string power_limit_label(const EnergySession* session) {
   if (!session) return "none";
   for (const auto& m : session->sampler().meters()) {
@@ -301,16 +365,6 @@ std::string power_limit_label(const EnergySession* session) {
   return "none";
 }
 
-std::string precision_label(at::ScalarType t) {
-  switch (t) {
-    case at::kDouble: return "fp64";
-    case at::kFloat: return "fp32";
-    case at::kBFloat16: return "bf16";
-    case at::kHalf: return "fp16";
-    default: return c10::toString(t);
-  }
-}
-
 // The live side of one command: metrics for the progress line, and the
 // exporters when the config's monitoring section asks for them. Opened before
 // the energy session, so a port in use fails before anything is measured.
@@ -318,12 +372,12 @@ struct LiveRun {
   LiveRun(const RunConfig& c, const char* command)
       : live(command), run_id(make_run_id()), monitor(open_monitor(c.monitoring, live, run_id)) {}
   // Feeds the session's snapshots to the live metrics, and starts the trial.
-  void begin(EnergySession* session, const RunConfig& c, at::ScalarType dtype) {
+  void begin(EnergySession* session, const RunConfig& c, const PrecisionPolicy& policy) {
     if (session) feed_live_metrics(live, *session);
     TrialLabels t;
     t.experiment = c.monitoring.experiment;
     t.batch_size = c.batch_size;
-    t.precision = precision_label(dtype);
+    t.precision = policy.name;
     t.power_limit_w = power_limit_label(session);
     live.begin_trial(t);
   }
@@ -374,11 +428,12 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   const Normalization norm = c.normalizes() ? Normalization::fit(ds.data) : identity(features);
   at::manual_seed(static_cast<uint64_t>(c.seed));
   auto model = make_model(c.model_name, features, latent);
-  model->to(device);
-  const at::Tensor x = norm.apply(ds.data).to(device, model->dtype());  // the whole set lives on the device
+  const PrecisionPolicy policy = apply_precision(c, *model, device);
+  const at::Tensor x = norm.apply(ds.data).to(device, policy.data_dtype);  // the whole set lives on the device
   auto [x_train, x_val] = split(x, c.test_size, static_cast<uint64_t>(c.seed));
 
   TrainOptions o = train_options(c);
+  o.precision = policy;
   if (c.intermittent_model_saving) {
     o.save_every_epochs = c.intermittent_saving_patience;
     o.save_checkpoint = [&](int64_t e) {
@@ -388,17 +443,23 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   Snapshot phase_begin;
   if (energy) {
     o.on_phase = [&](const char* phase, bool end) {
-      if (!end) phase_begin = energy->mark();
-      else energy->add_window(phase, phase_begin, energy->mark());
+      if (!end)
+        phase_begin = energy->mark();
+      else
+        energy->add_window(phase, phase_begin, energy->mark());
     };
     o.progress_context.power_w = [&run] { return run.live.total_power_w(); };
   }
-  run.begin(energy.get(), c, model->dtype());
+  run.begin(energy.get(), c, policy);
   const double train_rows = static_cast<double>(x_train.size(0));
+  std::unique_ptr<ProfilerTrace> trace;
+  if (!c.profile_trace.empty()) trace = std::make_unique<ProfilerTrace>(c.profile_trace);
   const TrainResult r = fit(*model, x_train, x_val, o, [&](const EpochRecord& e) {
     run.live.on_epoch({e.epoch + 1, c.epochs, e.train_loss, x_val.defined() ? e.val_loss : kNoValue,
                        train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
   });
+  json trace_json = nullptr;
+  if (trace) trace_json = {{"path", c.profile_trace}, {"events", trace->finish()}};
 
   std::vector<double> losses;
   for (const auto& e : r.epochs) losses.push_back(e.train_loss);
@@ -408,6 +469,11 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
   json report = train_report(c, ds, *model, device, r, norm);
   report["total_duration_s"] = since(t_total);
+  if (c.profile) {
+    report["profile"] = profile_json(c, device, r.phases);
+    report["profile"]["trace"] = trace_json;
+    report["process_cpu_s"] = process_cpu_s();
+  }
   write_json(L.training / "run_config.json", c.to_json());
   finish_energy(energy.get(), L.training, "train", report);
   run.finish(report);
@@ -426,28 +492,41 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   const int64_t features = ds.features();
   const int64_t latent = latent_size(features, c.compression_ratio);
   auto model = load_trained_model(c, L, features, latent);
+  const c10::Device device = resolve_device(c.device);
+  const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
-  run.begin(energy.get(), c, model->dtype());
+  run.begin(energy.get(), c, policy);
+  PhaseTimer timer(device, c.profile, c.profile_sync);
   const auto t0 = Clock::now();
   PhaseWindow window(energy.get(), "compress");
   const at::Tensor z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
-                                   latent_scalar_type(c, model->dtype()), c.codec_chunk_rows);
+                                   latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, policy, &timer);
   window.close();
   const double encode_s = since(t0);
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
   members.emplace_back("names", names_array(ds));
   members.emplace_back("normalization_features", c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape))
-                                                                  : NpyArray::from_doubles({0}, {}));
-  members.emplace_back("original_shape", NpyArray::from_int64({static_cast<int64_t>(ds.original_shape.size())},
-                                                              ds.original_shape));
+                                                                : NpyArray::from_doubles({0}, {}));
+  members.emplace_back("original_shape",
+                       NpyArray::from_int64({static_cast<int64_t>(ds.original_shape.size())}, ds.original_shape));
   members.emplace_back("model_name", NpyArray::from_strings({c.model_name}));
   write_npz(L.compressed_npz(), members, c.extra_compression);
-  json report = {{"command", "compress"}, {"dataset", dataset_json(ds)}, {"latent_shape", {ds.rows(), latent}},
-                 {"latent_dtype", dtype_text(z.scalar_type())}, {"encode_duration_s", encode_s},
+  json report = {{"command", "compress"},
+                 {"dataset", dataset_json(ds)},
+                 {"latent_shape", {ds.rows(), latent}},
+                 {"latent_dtype", dtype_name(z.scalar_type())},
+                 {"encode_duration_s", encode_s},
                  {"rows_per_s", static_cast<double>(ds.rows()) / std::max(encode_s, 1e-12)},
-                 {"output", L.compressed_npz()}, {"output_bytes", file_bytes(L.compressed_npz())}};
+                 {"output", L.compressed_npz()},
+                 {"output_bytes", file_bytes(L.compressed_npz())},
+                 {"precision", policy.to_json()},
+                 {"device", device.str()}};
   report["total_duration_s"] = since(t_total);
+  if (c.profile) {
+    report["profile"] = profile_json(c, device, timer.totals());
+    report["process_cpu_s"] = process_cpu_s();
+  }
   finish_energy(energy.get(), L.compressed, "compress", report);
   run.finish(report);
   write_json(L.compressed / "compress_report.json", report);
@@ -461,7 +540,8 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const std::unique_ptr<EnergySession> energy = open_energy(c, run.run_id);
   const Layout L(out_dir);
   const std::string src = L.compressed_npz();
-  if (!fs::exists(src)) throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
+  if (!fs::exists(src))
+    throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
   const NpzMembers m = read_npz(src);
   auto it = m.find("data");
   if (it == m.end()) throw InputError(src + ": no 'data' array (the latent code)", "was it written by compress?");
@@ -474,11 +554,15 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const int dims = static_cast<int>(shape.size()) - 1;
   check_decompress_model(m, c, src, features, code.shape[1], dims);
   auto model = load_trained_model(c, L, features, code.shape[1]);
+  const c10::Device device = resolve_device(c.device);
+  const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
-  run.begin(energy.get(), c, model->dtype());
+  run.begin(energy.get(), c, policy);
+  PhaseTimer timer(device, c.profile, c.profile_sync);
   const auto t0 = Clock::now();
   PhaseWindow window(energy.get(), "decompress");
-  at::Tensor x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr, c.codec_chunk_rows);
+  at::Tensor x =
+      decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr, c.codec_chunk_rows, policy, &timer);
   if (dims == 1) cast_integer_columns(x, c, features);
   window.close();
   const double decode_s = since(t0);
@@ -486,11 +570,20 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   members.emplace_back("data", tensor_to_npy(x, shape));
   members.emplace_back("names", m.count("names") ? m.at("names") : NpyArray::from_doubles({0}, {}));
   write_npz(L.decompressed_npz(), members, c.extra_compression);
-  json report = {{"command", "decompress"}, {"shape", shape}, {"dtype", dtype_text(x.scalar_type())},
+  json report = {{"command", "decompress"},
+                 {"shape", shape},
+                 {"dtype", dtype_name(x.scalar_type())},
                  {"decode_duration_s", decode_s},
                  {"rows_per_s", static_cast<double>(shape[0]) / std::max(decode_s, 1e-12)},
-                 {"output", L.decompressed_npz()}, {"output_bytes", file_bytes(L.decompressed_npz())}};
+                 {"output", L.decompressed_npz()},
+                 {"output_bytes", file_bytes(L.decompressed_npz())},
+                 {"precision", policy.to_json()},
+                 {"device", device.str()}};
   report["total_duration_s"] = since(t_total);
+  if (c.profile) {
+    report["profile"] = profile_json(c, device, timer.totals());
+    report["process_cpu_s"] = process_cpu_s();
+  }
   finish_energy(energy.get(), L.decompressed, "decompress", report);
   run.finish(report);
   write_json(L.decompressed / "decompress_report.json", report);

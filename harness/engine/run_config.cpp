@@ -30,7 +30,8 @@ void require(StrictReader& r, const std::string& key) {
 void reject_unknown(const json& j, const StrictReader& r) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (kBalerDeadKeys.count(it.key()))
-      r.fail(it.key(), "unknown key", "'" + it.key() + "' is one of Baler's dead keys (never read by Baler's HEAD); remove it");
+      r.fail(it.key(), "unknown key",
+             "'" + it.key() + "' is one of Baler's dead keys (never read by Baler's HEAD); remove it");
   r.reject_unknown();
 }
 
@@ -41,6 +42,12 @@ std::string resolve_path(const std::string& p, const std::string& base_dir) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names = {"auto",    "fp64", "fp32", "tf32", "amp_fp16", "amp_fp16_noscale",
+                                                 "amp_bf16"};
+  return names;
+}
 
 RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir) {
   if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
@@ -109,6 +116,22 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.choice("progress", c.progress, {"auto", "bar", "lines", "none"});
   r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
   r.number_in("progress_interval_s", c.progress_interval_s, 0, 86400);
+  r.choice("precision", c.precision, precision_names());
+  if (const json* g = r.object("grad_scaler")) {
+    StrictReader gr(*g, source, "/grad_scaler");
+    gr.number_in("init_scale", c.grad_scaler.init_scale, 1e-30, 1e30);
+    gr.number_in("growth_factor", c.grad_scaler.growth_factor, 1.0 + 1e-9, 1e6);
+    gr.number_in("backoff_factor", c.grad_scaler.backoff_factor, 1e-9, 1.0 - 1e-9);
+    gr.integer("growth_interval", c.grad_scaler.growth_interval, 1);
+    gr.reject_unknown();
+  }
+  r.boolean("cuda_graphs", c.cuda_graphs);
+  r.boolean("profile", c.profile);
+  r.boolean("profile_sync", c.profile_sync);
+  r.str("profile_trace", c.profile_trace);
+  c.profile_trace = resolve_path(c.profile_trace, base_dir);
+  if (!c.profile_trace.empty() && !c.profile)
+    r.fail("profile_trace", "needs profile: true", "add --profile (or \"profile\": true)");
   if (const json* e = r.object("energy")) c.energy = parse_energy_settings(*e, source, "/energy", base_dir);
   if (const json* m = r.object("monitoring"))
     c.monitoring = parse_monitoring_settings(*m, source, "/monitoring", base_dir);
@@ -128,7 +151,12 @@ nlohmann::json RunConfig::to_json() const {
             {"seed", seed}, {"truncate", truncate}, {"device", device}, {"threads", threads},
             {"flush_denormal", flush_denormal},
             {"progress", progress}, {"progress_interval_s", progress_interval_s},
-            {"codec_chunk_rows", codec_chunk_rows}};
+            {"codec_chunk_rows", codec_chunk_rows}, {"precision", precision},
+            {"grad_scaler", {{"init_scale", grad_scaler.init_scale}, {"growth_factor", grad_scaler.growth_factor},
+                             {"backoff_factor", grad_scaler.backoff_factor},
+                             {"growth_interval", grad_scaler.growth_interval}}},
+            {"cuda_graphs", cuda_graphs}, {"profile", profile}, {"profile_sync", profile_sync}};
+  j["profile_trace"] = profile_trace.empty() ? json(nullptr) : json(profile_trace);
   j["data_dimension"] = data_dimension ? json(*data_dimension) : json(nullptr);
   j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);
   j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
@@ -145,8 +173,8 @@ void apply_override(json& j, const std::string& assignment) {
   const std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, false);
   if (value.is_discarded()) value = text;  // bare words are strings: --set model_name=AE
-  static const std::set<std::string> kPathKeys = {"input_path", "energy.wattmeter_log",
-                                                      "monitoring.influx_file"};
+  static const std::set<std::string> kPathKeys = {"input_path", "energy.wattmeter_log", "monitoring.influx_file",
+                                                  "profile_trace"};
   if (kPathKeys.count(key) && value.is_string())  // --set paths are relative to the working directory
     value = std::filesystem::absolute(value.get<std::string>()).lexically_normal().string();
   json* target = &j;

@@ -57,12 +57,26 @@ struct RunConfig {
   std::string progress = "auto";      // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
   double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
+  std::string precision = "auto";     // auto | fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16
+  struct GradScalerKeys {             // the "grad_scaler" section (amp_fp16); PyTorch's defaults
+    double init_scale = 65536.0;
+    double growth_factor = 2.0;
+    double backoff_factor = 0.5;
+    int64_t growth_interval = 2000;
+  } grad_scaler;
+  bool cuda_graphs = true;            // CUDA: replay the training step as a captured graph
+  bool profile = false;               // per-phase timers: data, encode, decode, loss, backward, optimizer, ...
+  bool profile_sync = true;           // profile: synchronise the device at each phase edge (else CUDA events)
+  std::string profile_trace;          // profile: write LibTorch's profiler trace (Chrome trace JSON) here
   EnergySettings energy;              // the "energy" section: meters, sampling, carbon
   MonitoringSettings monitoring;      // the "monitoring" section: Prometheus endpoint, InfluxDB
 
   bool normalizes() const { return apply_normalization && !custom_norm; }
   nlohmann::json to_json() const;
 };
+
+// The values of `precision` ("auto" first); what each means is in precision.h.
+const std::vector<std::string>& precision_names();
 
 // Parses `j` (the whole config object). `source` names the file in errors,
 // `base_dir` resolves relative paths.

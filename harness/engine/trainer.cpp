@@ -4,38 +4,117 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <memory>
 
 #include "datasets/error.h"
+#include "harness/engine/cuda_graph.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/progress.h"
 #include "harness/engine/schedulers.h"
+#include "harness/engine/torch_compat.h"
 
 namespace balerbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Batches in the graph are replayed only after this many eager warm-up steps.
+constexpr int kGraphWarmupSteps = 3;
+
+// Restores the process-wide TF32 setting when fit returns or throws.
+struct Tf32Guard {
+  explicit Tf32Guard(bool on) : previous(allow_tf32()) { set_allow_tf32(on); }
+  ~Tf32Guard() { set_allow_tf32(previous); }
+  bool previous;
+};
+
+// Everything one training step touches.
+struct Step {
+  AutoEncoder& model;
+  FlatAdam& opt;
+  GradScaler* scaler;  // loss scaling, or null
+  const TrainOptions& o;
+  PhaseTimer& timer;
+  c10::DeviceType device_type;
+  bool autocast_cache;  // off while a CUDA graph is captured
+  at::Tensor loss_sum;  // stays on the device; zeroed per epoch
+
+  at::Tensor forward_loss(const at::Tensor& xb) {
+    at::Tensor x_hat;
+    {
+      AutocastScope autocast(device_type, o.precision.compute_dtype, o.precision.autocast, autocast_cache);
+      at::Tensor z;
+      {
+        PhaseTimer::Scope s(timer, Phase::kEncode);
+        z = model.encode(xb);
+      }
+      PhaseTimer::Scope s(timer, Phase::kDecode);
+      x_hat = model.decode(z);
+    }
+    PhaseTimer::Scope s(timer, Phase::kLoss);
+    // Under autocast the output is float16/bfloat16; the loss is taken in the
+    // master dtype.
+    return batch_loss(x_hat.scalar_type() == xb.scalar_type() ? x_hat : x_hat.to(xb.scalar_type()), xb, o.loss);
+  }
+
+  void run(const at::Tensor& xb) {
+    const at::Tensor loss = forward_loss(xb);
+    {
+      PhaseTimer::Scope s(timer, Phase::kBackward);
+      (scaler ? scaler->scale(loss) : loss).backward();
+    }
+    PhaseTimer::Scope s(timer, Phase::kOptimizer);
+    if (scaler) {
+      at::Tensor grads = opt.flat_grads();
+      scaler->unscale_(grads);
+      opt.step(scaler->found_inf());  // masked (or skipped) when a gradient was inf/NaN
+      scaler->update();
+    } else {
+      opt.step();
+    }
+    opt.zero_grad();  // ready for the next step's backward (FlatAdam starts with
+                      // zero gradients)
+    loss_sum.add_(loss.detach());
+  }
+};
 
 // One pass over x in batches; returns the plain mean of the batch losses.
-double train_epoch(AutoEncoder& model, FlatAdam& opt, const at::Tensor& x, const TrainOptions& o,
-                   Progress& progress, int64_t epoch) {
+double train_epoch(Step& step, CudaGraphStep* graph, at::Tensor& static_x, int& warmups, int64_t& replays,
+                   const at::Tensor& x, Progress& progress, int64_t epoch) {
+  const TrainOptions& o = step.o;
   const int64_t rows = x.size(0);
   const int64_t batches = (rows + o.batch_size - 1) / o.batch_size;
-  at::Tensor loss_sum = torch::zeros({}, x.options());  // stays on the device
+  step.loss_sum.zero_();
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t start = b * o.batch_size;
-    const at::Tensor xb = x.narrow(0, start, std::min(o.batch_size, rows - start));
-    opt.zero_grad();
-    const at::Tensor loss = batch_loss(model.forward(xb), xb, o.loss);
-    loss.backward();
-    opt.step();
-    loss_sum += loss.detach();
+    const int64_t n = std::min(o.batch_size, rows - start);
+    step.timer.begin(Phase::kData);
+    const at::Tensor xb = x.narrow(0, start, n);
+    if (graph && n == o.batch_size) {
+      static_x.copy_(xb, /*non_blocking=*/true);
+      step.timer.end(Phase::kData);
+      if (graph->captured()) {
+        graph->replay();
+        ++replays;
+      } else if (warmups < kGraphWarmupSteps) {
+        graph->warmup([&] { step.run(static_x); });
+        ++warmups;
+      } else {
+        step.autocast_cache = false;
+        graph->capture([&] { step.run(static_x); });
+        step.autocast_cache = true;
+        graph->replay();
+        ++replays;
+      }
+    } else {
+      step.timer.end(Phase::kData);
+      step.run(xb);
+    }
     progress.batch(epoch + 1, o.epochs, b, batches);
   }
-  return loss_sum.item<double>() / static_cast<double>(batches);
+  return step.loss_sum.item<double>() / static_cast<double>(batches);
 }
 
 }  // namespace
@@ -52,7 +131,8 @@ at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kin
   return at::mse_loss(x_hat, x, at::Reduction::Sum) / static_cast<double>(x.size(1));
 }
 
-double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss) {
+double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss,
+                const PrecisionPolicy& policy) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -62,7 +142,12 @@ double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, Los
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t start = b * batch_size;
     const at::Tensor xb = x.narrow(0, start, std::min(batch_size, rows - start));
-    sum += batch_loss(model.forward(xb), xb, loss);
+    at::Tensor x_hat;
+    {
+      AutocastScope autocast(x.device().type(), policy.compute_dtype, policy.autocast);
+      x_hat = model.forward(xb);
+    }
+    sum += batch_loss(x_hat.to(xb.scalar_type()), xb, loss);
   }
   model.train(was_training);
   return sum.item<double>() / static_cast<double>(batches);
@@ -72,7 +157,22 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
                 const std::function<void(const EpochRecord&)>& on_epoch) {
   if (o.batch_size <= 0) throw InputError("batch_size must be positive (got " + std::to_string(o.batch_size) + ")");
   if (x_train.size(0) == 0) throw InputError("no training rows", "lower test_size");
+  const PrecisionPolicy& policy = o.precision;
+  if (model.dtype() != policy.param_dtype || x_train.scalar_type() != policy.data_dtype)
+    throw InputError("precision " + policy.name + " trains " + dtype_name(policy.param_dtype) + " parameters on " +
+                         dtype_name(policy.data_dtype) + " data; got " + dtype_name(model.dtype()) + " and " +
+                         dtype_name(x_train.scalar_type()),
+                     "convert the model and data with the policy's dtypes first");
+  const c10::Device device = x_train.device();
+  Tf32Guard tf32(policy.tf32);
   FlatAdam opt(model.parameters(), o.lr, 0.9, 0.999, 1e-8);
+  std::unique_ptr<GradScaler> scaler;
+  if (policy.loss_scaling) scaler = std::make_unique<GradScaler>(device, o.scaler);
+  PhaseTimer timer(device, o.profile, o.profile_sync);
+  Step step{model, opt, scaler.get(), o, timer, device.type(), true, torch::zeros({}, x_train.options())};
+  std::unique_ptr<CudaGraphStep> graph;
+  at::Tensor static_x;
+  int warmups = 0;
   ReduceLROnPlateau plateau(o.lr, o.lr_scheduler_patience);
   EarlyStopping stopper(o.early_stopping_patience, o.min_delta);
   Progress progress(o.progress, o.progress_context);
@@ -81,6 +181,20 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   result.has_validation = x_val.defined() && x_val.size(0) > 0;
   result.train_rows = x_train.size(0);
   result.val_rows = result.has_validation ? x_val.size(0) : 0;
+  result.precision = policy;
+  result.loss_scaling = policy.loss_scaling;
+  result.profiled = o.profile;
+  if (device.is_cuda() && o.cuda_graphs) {
+    if (o.profile)
+      result.cuda_graph_note = "off while profiling: phases are timed on eager steps";
+    else if (x_train.size(0) / o.batch_size <= kGraphWarmupSteps)
+      result.cuda_graph_note = "off: too few full batches to warm up and capture";
+    else {
+      graph = std::make_unique<CudaGraphStep>(device);
+      static_x = torch::empty({o.batch_size, x_train.size(1)}, x_train.options());
+      result.cuda_graph = true;
+    }
+  }
   const auto t_fit = Clock::now();
   double lr = o.lr;
   for (int64_t e = 0; e < o.epochs; ++e) {
@@ -88,19 +202,29 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     if (o.on_phase) o.on_phase("train", false);
     model.train();
     at::Tensor x = x_train;
-    if (o.shuffle) {  // one gather per epoch; the permutation is drawn on the CPU for reproducibility
+    if (o.shuffle) {  // one gather per epoch; the permutation is drawn on the
+                      // CPU for reproducibility
+      PhaseTimer::Scope s(timer, Phase::kData);
       const at::Tensor perm = at::randperm(x_train.size(0), gen, at::kLong).to(x_train.device());
       x = x_train.index_select(0, perm);
     }
     EpochRecord rec;
     rec.epoch = e;
     rec.lr = lr;
-    rec.train_loss = train_epoch(model, opt, x, o, progress, e);
+    rec.train_loss = train_epoch(step, graph.get(), static_x, warmups, result.graph_replays, x, progress, e);
+    if (scaler) {
+      const GradScalerStats st = scaler->stats();
+      rec.loss_scale = st.scale;
+      rec.skipped_steps = st.skipped_steps;
+    }
     if (o.on_phase) o.on_phase("train", true);
     rec.val_loss = rec.train_loss;
     if (result.has_validation) {
       if (o.on_phase) o.on_phase("evaluation", false);
-      rec.val_loss = evaluate(model, x_val, o.batch_size, o.loss);
+      {
+        PhaseTimer::Scope s(timer, Phase::kEvaluation);
+        rec.val_loss = evaluate(model, x_val, o.batch_size, o.loss, policy);
+      }
       if (o.on_phase) o.on_phase("evaluation", true);
     }
     if (o.lr_scheduler) {
@@ -116,8 +240,16 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     if (o.save_every_epochs > 0 && o.save_checkpoint && e % o.save_every_epochs == 0) o.save_checkpoint(e);
     rec.duration_s = seconds_since(t0);
     result.epochs.push_back(rec);
-    EpochLine line{e + 1, o.epochs, rec.train_loss, rec.val_loss, result.has_validation, rec.lr,
-                   rec.early_stopping_counter, o.early_stopping_patience, rec.lr_reduced, rec.duration_s,
+    EpochLine line{e + 1,
+                   o.epochs,
+                   rec.train_loss,
+                   rec.val_loss,
+                   result.has_validation,
+                   rec.lr,
+                   rec.early_stopping_counter,
+                   o.early_stopping_patience,
+                   rec.lr_reduced,
+                   rec.duration_s,
                    static_cast<double>(x_train.size(0)) / std::max(rec.duration_s, 1e-12)};
     line.final = stop || e + 1 == o.epochs;
     progress.epoch(line);
@@ -128,6 +260,8 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     }
   }
   result.duration_s = seconds_since(t_fit);
+  if (scaler) result.scaler = scaler->stats();
+  if (o.profile) result.phases = timer.totals();
   return result;
 }
 

@@ -7,6 +7,13 @@
 // tensor on the device and batches are contiguous slices (one permutation
 // gather per epoch when shuffling); losses are accumulated on the device and
 // read once per epoch, so the hot loop never waits on the host.
+//
+// Precision: the model's parameters and the data must already be in the
+// policy's param_dtype and data_dtype (the cycle does this); fit autocasts the
+// forward pass when the policy says so, scales the loss with a GradScaler for
+// amp_fp16, and records the scale per epoch. On CUDA, full batches replay one
+// captured CUDA graph of the whole step (cuda_graphs); the short last batch
+// and profiled runs go eagerly.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/engine/phase_timer.h"
+#include "harness/engine/precision.h"
 #include "harness/engine/progress.h"
 #include "models/autoencoder.h"
 
@@ -46,6 +55,11 @@ struct TrainOptions {
   // Called at both edges (end = false, then true) of each epoch's "train" pass
   // (shuffle gather included) and "evaluation" pass, e.g. for energy windows.
   std::function<void(const char* phase, bool end)> on_phase;
+  PrecisionPolicy precision;  // default: fp64
+  GradScalerOptions scaler;   // used when precision.loss_scaling
+  bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
+  bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
+  bool profile_sync = true;   // see phase_timer.h
 };
 
 struct EpochRecord {
@@ -56,6 +70,8 @@ struct EpochRecord {
   int64_t early_stopping_counter = 0;
   bool lr_reduced = false;
   double duration_s = 0;
+  double loss_scale = 0;      // loss scaling only: the scale after this epoch
+  int64_t skipped_steps = 0;  // loss scaling only: steps skipped so far (inf/NaN gradients)
 };
 
 struct TrainResult {
@@ -65,6 +81,14 @@ struct TrainResult {
   double duration_s = 0;
   int64_t train_rows = 0;
   int64_t val_rows = 0;
+  PrecisionPolicy precision;
+  bool loss_scaling = false;
+  GradScalerStats scaler;  // when loss_scaling
+  bool profiled = false;
+  PhaseTimes phases;        // when profiled
+  bool cuda_graph = false;  // full batches replayed a captured graph
+  int64_t graph_replays = 0;
+  std::string cuda_graph_note;  // why graphs were not used on CUDA, if they were not
 };
 
 // x_train, x_val: (rows, n_features) in the model's dtype on the model's
@@ -72,7 +96,9 @@ struct TrainResult {
 TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& options,
                 const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
 
-// Mean batch loss over x in eval mode, without gradients.
-double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss);
+// Mean batch loss over x in eval mode, without gradients, autocast as `policy`
+// says.
+double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss,
+                const PrecisionPolicy& policy = {});
 
 }  // namespace balerbench

@@ -1,0 +1,150 @@
+// precision.cpp: see precision.h.
+#include "harness/engine/precision.h"
+
+#include <ATen/ATen.h>
+
+#include "datasets/error.h"
+#include "harness/engine/run_config.h"
+
+namespace balerbench {
+
+std::string dtype_name(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble:
+      return "float64";
+    case at::kFloat:
+      return "float32";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    default:
+      return c10::toString(t);
+  }
+}
+
+nlohmann::json PrecisionPolicy::to_json() const {
+  return {{"name", name},
+          {"param_dtype", dtype_name(param_dtype)},
+          {"data_dtype", dtype_name(data_dtype)},
+          {"compute_dtype", dtype_name(compute_dtype)},
+          {"autocast", autocast},
+          {"loss_scaling", loss_scaling},
+          {"tf32", tf32}};
+}
+
+PrecisionPolicy resolve_precision(const std::string& name, at::ScalarType model_dtype, c10::Device device) {
+  PrecisionPolicy p;
+  p.name = name;
+  if (name == "auto") p.name = model_dtype == at::kFloat ? "fp32" : "fp64";
+  const bool cuda = device.is_cuda();
+  auto full = [&p](at::ScalarType t) { p.param_dtype = p.data_dtype = p.compute_dtype = t; };
+  auto amp = [&p](at::ScalarType t) {
+    p.param_dtype = p.data_dtype = at::kFloat;  // float32 master weights and data; autocast casts per op
+    p.compute_dtype = t;
+    p.autocast = true;
+  };
+  if (p.name == "fp64") {
+    full(at::kDouble);
+  } else if (p.name == "fp32") {
+    full(at::kFloat);
+  } else if (p.name == "tf32") {
+    if (!cuda)
+      throw InputError(
+          "precision 'tf32' needs a CUDA device: TF32 is a mode "
+          "of NVIDIA tensor cores",
+          "use fp32 on the CPU, or --set device=cuda");
+    full(at::kFloat);
+    p.tf32 = true;
+  } else if (p.name == "amp_fp16" || p.name == "amp_fp16_noscale") {
+    if (!cuda)
+      throw InputError("precision '" + p.name +
+                           "' needs a CUDA device: LibTorch autocasts to "
+                           "bfloat16 only on the CPU",
+                       "use amp_bf16 on the CPU, or --set device=cuda");
+    amp(at::kHalf);
+    p.loss_scaling = p.name == "amp_fp16";
+  } else if (p.name == "amp_bf16") {
+    amp(at::kBFloat16);
+  } else {
+    std::string list;
+    for (const auto& n : precision_names()) list += (list.empty() ? "" : ", ") + n;
+    throw InputError("unknown precision '" + name + "'", "one of: " + list);
+  }
+  return p;
+}
+
+nlohmann::json GradScalerStats::to_json() const {
+  return {{"init_scale", init_scale},
+          {"final_scale", scale},
+          {"steps", steps},
+          {"skipped_steps", skipped_steps},
+          {"growths", growths}};
+}
+
+GradScaler::GradScaler(c10::Device device, GradScalerOptions options, int fused) : o_(options) {
+  if (!(o_.init_scale > 0) || !(o_.growth_factor > 1) || !(o_.backoff_factor > 0 && o_.backoff_factor < 1) ||
+      o_.growth_interval < 1)
+    throw InputError(
+        "GradScaler: init_scale > 0, growth_factor > 1, 0 < "
+        "backoff_factor < 1 and growth_interval >= 1");
+  fused_ = fused < 0 ? device.is_cuda() : fused != 0;
+  if (fused_ && !device.is_cuda()) throw InputError("GradScaler: the fused AMP kernels run on CUDA only");
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  scale_ = at::full({1}, o_.init_scale, f32);
+  growth_tracker_ = at::zeros({1}, f32.dtype(at::kInt));
+  found_inf_ = at::zeros({1}, f32);
+  skipped_ = at::zeros({}, f32.dtype(at::kLong));
+  growths_ = at::zeros({}, f32.dtype(at::kLong));
+}
+
+at::Tensor GradScaler::scale(const at::Tensor& loss) const { return loss.to(at::kFloat) * scale_; }
+
+void GradScaler::unscale_(at::Tensor& grads) {
+  // The reciprocal in float64 then rounded, as GradScaler.unscale_ does.
+  const at::Tensor inv_scale = scale_.to(at::kDouble).reciprocal().to(at::kFloat);
+  found_inf_.zero_();
+  if (fused_) {
+    std::vector<at::Tensor> list{grads};
+    at::_amp_foreach_non_finite_check_and_unscale_(list, found_inf_, inv_scale);
+    return;
+  }
+  // Same semantics as the fused kernel: flag any inf/NaN, multiply by 1/scale
+  // in place.
+  found_inf_.copy_(at::logical_not(at::isfinite(grads).all()).to(at::kFloat).reshape({1}));
+  grads.mul_(inv_scale.to(grads.scalar_type()));
+}
+
+void GradScaler::update() {
+  ++steps_;
+  // aten/src/ATen/native/cuda/AmpKernels.cu (amp_update_scale_cuda_kernel):
+  //   inf:    scale *= backoff; tracker = 0
+  //   clean:  tracker + 1 == interval ? (scale *= growth if that stays finite;
+  //   tracker = 0) : tracker += 1
+  const at::Tensor inf = found_inf_.gt(0);  // bool [1]
+  const at::Tensor successful = growth_tracker_ + 1;
+  const at::Tensor grow = at::logical_and(at::logical_not(inf), successful.ge(o_.growth_interval));
+  const at::Tensor grown = scale_ * o_.growth_factor;
+  const at::Tensor grown_ok = at::logical_and(grow, at::isfinite(grown));
+  growths_.add_(grown_ok.to(at::kLong).sum());
+  skipped_.add_(inf.to(at::kLong).sum());
+  if (fused_) {
+    at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, o_.growth_factor, o_.backoff_factor,
+                           o_.growth_interval);
+    return;
+  }
+  scale_.copy_(at::where(inf, scale_ * o_.backoff_factor, at::where(grown_ok, grown, scale_)));
+  growth_tracker_.copy_(at::where(at::logical_or(inf, grow), at::zeros_like(successful), successful));
+}
+
+GradScalerStats GradScaler::stats() const {
+  GradScalerStats s;
+  s.init_scale = o_.init_scale;
+  s.scale = scale_.item<double>();
+  s.steps = steps_;
+  s.skipped_steps = skipped_.item<int64_t>();
+  s.growths = growths_.item<int64_t>();
+  return s;
+}
+
+}  // namespace balerbench
