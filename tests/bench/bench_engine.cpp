@@ -2,8 +2,9 @@
 //   BM_TrainStep/<dtype>/<optimizer>: one Adam step of Baler's AE (24 columns,
 //     latent 15, batch 512): zero_grad, forward, baler_sum loss, backward, step;
 //     with the engine's FlatAdam or with torch::optim::Adam.
-//   BM_TrainEpoch/<dtype>: one epoch over 100,000 CMS-like rows (196 batches),
-//     losses accumulated on the device, one host read.
+//   BM_TrainEpoch/<precision>/<profile>: one epoch over 100,000 CMS-like rows
+//     (196 batches) in fp64, fp32 or amp_bf16 (bfloat16 autocast), losses
+//     accumulated on the device, one host read; /1 with the per-phase timers on.
 //   BM_Compress / BM_Decompress: encode / decode 100,000 rows in 65,536-row chunks.
 // Items are rows, so items_per_second is rows/s.
 #include <benchmark/benchmark.h>
@@ -17,6 +18,7 @@
 #include "datasets/synthetic.h"
 #include "harness/engine/codec.h"
 #include "harness/engine/flat_adam.h"
+#include "harness/engine/precision.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
@@ -65,20 +67,31 @@ void BM_TrainStep(benchmark::State& state) {
 }
 BENCHMARK(BM_TrainStep)->Args({64, 0})->Args({64, 1})->Args({32, 0})->Args({32, 1})->Unit(benchmark::kMicrosecond);
 
+// Args: precision (0 fp64, 1 fp32, 2 amp_bf16); profile (0 off, 1 per-phase timers on).
 void BM_TrainEpoch(benchmark::State& state) {
+  static const char* const names[] = {"fp64", "fp32", "amp_bf16"};
+  const PrecisionPolicy p = resolve_precision(names[state.range(0)], at::kDouble, c10::Device(c10::kCPU));
   torch::manual_seed(0);
   auto model = make_model("AE", 24, 15);
-  model->to(dtype_of(state));
-  const at::Tensor x = cms_rows().to(dtype_of(state));
+  model->to(p.param_dtype);
+  const at::Tensor x = cms_rows().to(p.data_dtype);
   TrainOptions o;
   o.epochs = 1;
   o.batch_size = 512;
   o.progress = "none";
+  o.precision = p;
+  o.profile = state.range(1) != 0;
   for (auto _ : state) benchmark::DoNotOptimize(fit(*model, x, {}, o));
   state.SetItemsProcessed(state.iterations() * kRows);
-  state.SetLabel(state.range(0) == 64 ? "float64" : "float32");
+  state.SetLabel(p.name + (o.profile ? ", profiled" : ""));
 }
-BENCHMARK(BM_TrainEpoch)->Arg(64)->Arg(32)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_TrainEpoch)
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0);
 
 // An AE trained for 3 epochs on the benchmark rows: random weights do not
 // produce the subnormal intermediates a trained model does.

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# gpu_check.sh: everything a lent GPU machine is for, in stages that each fit
+# one device call (10 minutes); logs and results go under $OUT.
+#
+#   scripts/gpu_check.sh build   build against PyTorch's LibTorch (torch.utils.cmake_prefix_path)
+#                                with the dependencies in .carry/ (scripts/gpu_carry.sh prepares it)
+#   scripts/gpu_check.sh test    ctest: the gpu label, then unit and integration
+#   scripts/gpu_check.sh bench   1000 epochs of 520,000 CMS-like rows at batch 512 in fp32 and
+#                                amp_fp16 (EPOCHS=N for fewer), and Baler's Python loop on the
+#                                same GPU (bench_gpu_python.py), at the power limit in force
+#
+# Device tool: run(command="OUT=$OUT scripts/gpu_check.sh build test", carry=[".carry"]), then
+# "scripts/gpu_check.sh bench" on the same warm machine (build-gpu/ stays there).
+# Read-only on the GPU: nvidia-smi is only queried, never used to set anything.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${OUT:-$ROOT/output/gpu_check}"
+BUILD="$ROOT/build-gpu"
+JOBS="${JOBS:-$(nproc)}"
+PY="${PYTHON:-python3}"
+mkdir -p "$OUT"
+[ -d "$ROOT/.carry" ] || { echo "gpu_check.sh: .carry/ missing (run scripts/gpu_carry.sh here and carry it)" >&2; exit 2; }
+
+gpu_state() {  # the GPU as found: name, driver, power limits (read only)
+  nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,enforced.power.limit,power.default_limit,power.max_limit,clocks.max.sm,temperature.gpu \
+    --format=csv > "$OUT/gpu_state.csv" 2>&1 || true
+  cat "$OUT/gpu_state.csv"
+}
+
+stage_build() {
+  local torch_prefix gtest_prefix="$BUILD/gtest-prefix"
+  torch_prefix="$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')" || { echo "no PyTorch"; return 2; }
+  if [ ! -f "$gtest_prefix/lib/cmake/GTest/GTestConfig.cmake" ] && [ ! -f "$gtest_prefix/lib64/cmake/GTest/GTestConfig.cmake" ]; then
+    cmake -S "$ROOT/.carry/src/googletest" -B "$BUILD/gtest" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_INSTALL_PREFIX="$gtest_prefix" -DCMAKE_POSITION_INDEPENDENT_CODE=ON > "$OUT/gtest_build.log" 2>&1 &&
+      cmake --build "$BUILD/gtest" -j "$JOBS" --target install >> "$OUT/gtest_build.log" 2>&1 || { tail -20 "$OUT/gtest_build.log"; return 1; }
+  fi
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBALERBENCH_BUILD_BENCHMARKS=OFF \
+    -DCMAKE_PREFIX_PATH="$torch_prefix;$ROOT/.carry;$gtest_prefix" -DBALERBENCH_PYTHON="$(command -v "$PY")" \
+    -DCMAKE_BUILD_RPATH="$ROOT/.carry/lib" > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; return 1; }
+  cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1 || { grep -m20 -B2 -A6 "error" "$OUT/build.log"; return 1; }
+  grep -q "BALERBENCH_WITH_CUDA=1" "$BUILD/harness/CMakeFiles/balerbench_harness.dir/flags.make" &&
+    echo "build: OK, CUDA enabled" || echo "build: OK, but WITHOUT CUDA (TORCH_CUDA_LIBRARIES unset)"
+}
+
+stage_test() {
+  (cd "$BUILD" && ctest -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1); local g=$?
+  (cd "$BUILD" && ctest -j "$JOBS" -L unit --output-on-failure > "$OUT/ctest_unit.log" 2>&1); local u=$?
+  (cd "$BUILD" && ctest -j 4 -L integration -E MonitoringServers --output-on-failure > "$OUT/ctest_integration.log" 2>&1); local i=$?
+  for f in gpu unit integration; do echo "ctest $f: $(grep -E 'tests passed|tests failed' "$OUT/ctest_$f.log")"; done
+  grep -E "Skipped|\(Failed\)" "$OUT"/ctest_*.log | head -20
+  return $(( g || u || i ))
+}
+
+stage_bench() {
+  local bb="$BUILD/harness/balerbench" epochs="${EPOCHS:-1000}" rows="${ROWS:-520000}"
+  local data="$BUILD/cms_${rows}.npz"
+  [ -f "$data" ] || "$bb" data generate --kind cms --rows "$rows" --seed 0 --out "$data" > /dev/null
+  cat > "$BUILD/gpu_bench.json" <<JSON
+{"input_path": "$data", "model_name": "AE", "compression_ratio": 1.6, "epochs": $epochs, "batch_size": 512,
+ "device": "cuda", "progress": "lines", "progress_interval_s": 30, "early_stopping": false, "lr_scheduler": false,
+ "energy": {"meters": ["nvml"], "sample_hz": 10}}
+JSON
+  for p in fp32 amp_fp16; do
+    "$bb" train --json --config "$BUILD/gpu_bench.json" --out "$BUILD/out_$p" --precision "$p" \
+      > "$OUT/train_$p.json" 2> "$OUT/train_$p.log" || { tail -5 "$OUT/train_$p.log"; return 1; }
+  done
+  "$PY" "$ROOT/scripts/bench_gpu_python.py" --data "$data" --epochs 3 > "$OUT/python_loop.json" 2> "$OUT/python_loop.log" ||
+    { tail -5 "$OUT/python_loop.log"; return 1; }
+  "$PY" - "$OUT" "$epochs" <<'PYEOF'
+import json, sys
+out, epochs = sys.argv[1], int(sys.argv[2])
+py = json.load(open(f"{out}/python_loop.json"))
+rows = []
+for p in ("fp32", "amp_fp16"):
+    r = json.load(open(f"{out}/train_{p}.json"))
+    t = r["train_duration_s"]
+    e = ((r.get("energy") or {}).get("total") or {}).get("total_energy_j")
+    py_t = py["epoch_s"][p] * epochs
+    rows.append((p, t, py_t, py_t / t, e, r["cuda_graph"].get("used"), r["final_train_loss"]))
+print(f"GPU: {py['gpu']}; {epochs} epochs of {py['rows']} rows, batch 512; power limit as found (gpu_state.csv)")
+print("| precision | balerbench train s | Python loop s (3-epoch median x epochs) | speed-up | energy J | CUDA graph | final loss |")
+print("|---|---:|---:|---:|---:|---|---:|")
+for p, t, pt, s, e, g, l in rows:
+    print(f"| {p} | {t:.1f} | {pt:.0f} | {s:.1f}x | {e if e is None else round(e)} | {g} | {l:.4g} |")
+PYEOF
+}
+
+gpu_state
+status=0
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build test)
+for stage in "${stages[@]}"; do
+  case "$stage" in
+    build) stage_build || status=1 ;;
+    test) stage_test || status=1 ;;
+    bench) stage_bench | tee "$OUT/bench_summary.md" || status=1 ;;
+    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, bench)" >&2; exit 2 ;;
+  esac
+done
+exit $status
