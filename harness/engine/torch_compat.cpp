@@ -82,12 +82,11 @@ void set_autocast_dtype(c10::DeviceType device, at::ScalarType dtype) {
 }
 
 AutocastScope::AutocastScope(c10::DeviceType device, at::ScalarType dtype, bool enabled, bool cache)
-    : device_(device),
-      enabled_(enabled),
-      prev_enabled_(autocast_enabled(device)),
-      prev_cache_(at::autocast::is_autocast_cache_enabled()),
-      prev_dtype_(autocast_dtype(device)) {
-  if (!enabled_) return;
+    : device_(device), enabled_(enabled), prev_enabled_(false), prev_cache_(true), prev_dtype_(dtype) {
+  if (!enabled_) return;  // a disabled scope (every fp32/fp64 step) reads and writes no autocast state
+  prev_enabled_ = autocast_enabled(device);
+  prev_cache_ = at::autocast::is_autocast_cache_enabled();
+  prev_dtype_ = autocast_dtype(device);
   set_autocast_dtype(device_, dtype);
   set_autocast_enabled(device_, true);
   at::autocast::set_autocast_cache_enabled(cache);
