@@ -15,8 +15,8 @@ PACKAGES=(
   libtorch-dev libopenblas0-openmp
   nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev
   libgtest-dev libbenchmark-dev
-  libcpp-httplib-dev
-  python3 python3-numpy python3-torch
+  libcpp-httplib-dev libsqlite3-dev
+  python3 python3-numpy python3-torch python3-matplotlib
   prometheus influxdb influxdb-client curl
 )
 

@@ -17,5 +17,7 @@ void register_meters(CLI::App& app, Action& run);
 void register_measure(CLI::App& app, Action& run);
 void register_wattmeter(CLI::App& app, Action& run);  // wattmeter-energy
 void register_serve_metrics(CLI::App& app, Action& run);
+void register_run(CLI::App& app, Action& run);     // run (experiment sweeps)
+void register_report(CLI::App& app, Action& run);  // report, merge
 
 }  // namespace balerbench::cli

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   balerbench::cli::register_measure(app, run);
   balerbench::cli::register_wattmeter(app, run);
   balerbench::cli::register_serve_metrics(app, run);
+  balerbench::cli::register_run(app, run);
+  balerbench::cli::register_report(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

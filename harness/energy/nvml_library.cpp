@@ -69,6 +69,9 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(std::string& reason) {
   load(handle, "nvmlDeviceGetClockInfo", lib->device_get_clock_info, missing);
   load(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", lib->device_get_throttle_reasons, missing);
   load(handle, "nvmlDeviceGetMemoryInfo", lib->device_get_memory_info, missing);
+  std::string optional_missing;
+  load(handle, "nvmlDeviceGetPowerManagementLimit", lib->device_get_power_limit, optional_missing);
+  load(handle, "nvmlDeviceSetPowerManagementLimit", lib->device_set_power_limit, optional_missing);
   if (!missing.empty()) {
     reason = path + " lacks " + missing + " (a driver older than NVML API v2?)";
     return nullptr;

@@ -51,6 +51,9 @@ class NvmlLibrary {
   nvmlDeviceGetClockInfo_fn device_get_clock_info = nullptr;
   nvmlDeviceGetCurrentClocksThrottleReasons_fn device_get_throttle_reasons = nullptr;
   nvmlDeviceGetMemoryInfo_fn device_get_memory_info = nullptr;
+  // Power-limit control (harness/power); loaded when present, not required for measuring.
+  nvmlDeviceGetPowerManagementLimit_fn device_get_power_limit = nullptr;
+  nvmlDeviceSetPowerManagementLimit_fn device_set_power_limit = nullptr;
 
  private:
   NvmlLibrary() = default;

@@ -1,5 +1,6 @@
 // cycle.cpp: see cycle.h.
 #include "harness/engine/cycle.h"
+#include "harness/engine/cycle_parts.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -28,7 +29,8 @@
 #include "models/autoencoder.h"
 
 namespace balerbench {
-namespace {
+// Helpers shared with the sweep's trial runner (cycle_parts.h declares them).
+namespace cycle_detail {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -167,8 +169,7 @@ json dataset_json(const Dataset& ds) {
 }
 
 json versions_json(const RunConfig& c) {
-  return {{"libtorch", std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
-                           std::to_string(TORCH_VERSION_PATCH)},
+  return {{"libtorch", torch_version_string()},
           {"threads", at::get_num_threads()},
           {"flush_denormal", c.flush_denormal}};
 }
@@ -412,7 +413,9 @@ void finish_energy(EnergySession* session, const fs::path& dir, const std::strin
   report["energy"] = session->write_outputs(dir.string(), command);
 }
 
-}  // namespace
+}  // namespace cycle_detail
+
+using namespace cycle_detail;  // NOLINT
 
 json run_train(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();

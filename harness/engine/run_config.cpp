@@ -49,9 +49,10 @@ const std::vector<std::string>& precision_names() {
   return names;
 }
 
-RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir) {
+RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir,
+                           const std::string& path) {
   if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
-  StrictReader r(j, source);
+  StrictReader r(j, source, path);
   RunConfig c;
   for (const char* key : {"input_path", "model_name", "compression_ratio"}) require(r, key);
   r.str("input_path", c.input_path);
@@ -118,7 +119,7 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.number_in("progress_interval_s", c.progress_interval_s, 0, 86400);
   r.choice("precision", c.precision, precision_names());
   if (const json* g = r.object("grad_scaler")) {
-    StrictReader gr(*g, source, "/grad_scaler");
+    StrictReader gr(*g, source, path + "/grad_scaler");
     gr.number_in("init_scale", c.grad_scaler.init_scale, 1e-30, 1e30);
     gr.number_in("growth_factor", c.grad_scaler.growth_factor, 1.0 + 1e-9, 1e6);
     gr.number_in("backoff_factor", c.grad_scaler.backoff_factor, 1e-9, 1.0 - 1e-9);
@@ -132,9 +133,9 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   c.profile_trace = resolve_path(c.profile_trace, base_dir);
   if (!c.profile_trace.empty() && !c.profile)
     r.fail("profile_trace", "needs profile: true", "add --profile (or \"profile\": true)");
-  if (const json* e = r.object("energy")) c.energy = parse_energy_settings(*e, source, "/energy", base_dir);
+  if (const json* e = r.object("energy")) c.energy = parse_energy_settings(*e, source, path + "/energy", base_dir);
   if (const json* m = r.object("monitoring"))
-    c.monitoring = parse_monitoring_settings(*m, source, "/monitoring", base_dir);
+    c.monitoring = parse_monitoring_settings(*m, source, path + "/monitoring", base_dir);
   reject_unknown(j, r);
   return c;
 }

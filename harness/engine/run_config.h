@@ -79,8 +79,10 @@ struct RunConfig {
 const std::vector<std::string>& precision_names();
 
 // Parses `j` (the whole config object). `source` names the file in errors,
-// `base_dir` resolves relative paths.
-RunConfig parse_run_config(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
+// `base_dir` resolves relative paths. `path` is the JSON path of `j` in its file
+// ("" for a run config, "/training" inside an experiment), for error messages.
+RunConfig parse_run_config(const nlohmann::json& j, const std::string& source, const std::string& base_dir,
+                           const std::string& path = "");
 
 // Reads FILE.json, applies `overrides` ("key=value"; value parsed as JSON,
 // else taken as a string), validates.

@@ -90,6 +90,7 @@ double train_epoch(Step& step, CudaGraphStep* graph, at::Tensor& static_x, int& 
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t start = b * o.batch_size;
     const int64_t n = std::min(o.batch_size, rows - start);
+    if (o.on_step) o.on_step(false);
     step.timer.begin(Phase::kData);
     const at::Tensor xb = x.narrow(0, start, n);
     if (graph && n == o.batch_size) {
@@ -112,6 +113,7 @@ double train_epoch(Step& step, CudaGraphStep* graph, at::Tensor& static_x, int& 
       step.timer.end(Phase::kData);
       step.run(xb);
     }
+    if (o.on_step) o.on_step(true);
     progress.batch(epoch + 1, o.epochs, b, batches);
   }
   return step.loss_sum.item<double>() / static_cast<double>(batches);
@@ -256,6 +258,10 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     if (on_epoch) on_epoch(rec);
     if (stop) {
       result.early_stopped = true;
+      break;
+    }
+    if (o.stop_training && o.stop_training()) {
+      result.stopped = true;
       break;
     }
   }

@@ -55,6 +55,13 @@ struct TrainOptions {
   // Called at both edges (end = false, then true) of each epoch's "train" pass
   // (shuffle gather included) and "evaluation" pass, e.g. for energy windows.
   std::function<void(const char* phase, bool end)> on_phase;
+  // Called before (end = false) and after (end = true) every training step, on
+  // the host, e.g. for the power-limit optimiser or to stop on a signal by
+  // throwing. Steps stay asynchronous: a hook that measures must synchronise.
+  std::function<void(bool end)> on_step;
+  // Asked after every epoch (after on_epoch); true ends training there, e.g.
+  // when a sweep's target is met and the experiment says stop_when_reached.
+  std::function<bool()> stop_training;
   PrecisionPolicy precision;  // default: fp64
   GradScalerOptions scaler;   // used when precision.loss_scaling
   bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
@@ -77,6 +84,7 @@ struct EpochRecord {
 struct TrainResult {
   std::vector<EpochRecord> epochs;
   bool early_stopped = false;
+  bool stopped = false;  // stop_training said so
   bool has_validation = false;
   double duration_s = 0;
   int64_t train_rows = 0;

@@ -14,12 +14,21 @@
 //
 // The energy counter is the exact integral of the schedule up to the last
 // update tick, so tests can check measured energies to any tolerance.
+//
+// Power-limit control: nvmlDeviceSetPowerManagementLimit checks the
+// constraints (NVML_ERROR_INVALID_ARGUMENT outside) and "set_error" (e.g. 4,
+// NVML_ERROR_NO_PERMISSION, as without root); "enforce_offset_w" makes the
+// enforced limit differ from the one set. Each set call is appended to the
+// file named by FAKE_NVML_SET_LOG as "UUID MILLIWATTS RESULT", and the limits
+// in force persist across processes in the JSON file named by FAKE_NVML_STATE
+// ({"UUID": watts}), as a real GPU's do when the process that set them dies.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -41,6 +50,8 @@ struct FakeDevice {
   unsigned temperature_c = 40, sm_clock_mhz = 1500;
   unsigned long long throttle_reasons = 0;
   int power_error = 0;
+  int set_error = 0;
+  double enforce_offset_w = 0;
   unsigned long long memory_total_bytes = 80ULL << 30, memory_used_bytes = 512ULL << 20;
 };
 
@@ -87,10 +98,35 @@ void load_config() {
     f.sm_clock_mhz = d.value("sm_clock_mhz", f.sm_clock_mhz);
     f.throttle_reasons = d.value("throttle_reasons", 0ULL);
     f.power_error = d.value("power_error", 0);
+    f.set_error = d.value("set_error", 0);
+    f.enforce_offset_w = d.value("enforce_offset_w", 0.0);
     f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
     f.memory_used_bytes = d.value("memory_used_bytes", f.memory_used_bytes);
     s.devices.push_back(f);
   }
+  if (const char* state_path = std::getenv("FAKE_NVML_STATE")) {
+    std::ifstream st(state_path);
+    const nlohmann::json limits = nlohmann::json::parse(st, nullptr, false);
+    if (limits.is_object())
+      for (auto& f : s.devices)
+        if (limits.contains(f.uuid)) f.power_limit_w = limits[f.uuid].get<double>();
+  }
+}
+
+void save_limits() {
+  const char* state_path = std::getenv("FAKE_NVML_STATE");
+  if (!state_path) return;
+  nlohmann::json limits = nlohmann::json::object();
+  for (const auto& f : state().devices) limits[f.uuid] = f.power_limit_w;
+  const std::string tmp = std::string(state_path) + ".tmp";
+  std::ofstream(tmp) << limits.dump();
+  std::rename(tmp.c_str(), state_path);
+}
+
+void log_set(const FakeDevice& d, unsigned mw, int result) {
+  const char* log_path = std::getenv("FAKE_NVML_SET_LOG");
+  if (!log_path) return;
+  std::ofstream(log_path, std::ios::app) << d.uuid << " " << mw << " " << result << "\n";
 }
 
 FakeDevice* device(nvmlDevice_t h) {
@@ -207,7 +243,25 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned* mw) {
 
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned* mw) {
   FAKE_DEVICE_OR_FAIL(h);
-  *mw = static_cast<unsigned>(d->power_limit_w * 1e3);
+  *mw = static_cast<unsigned>(std::lround((d->power_limit_w + d->enforce_offset_w) * 1e3));
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t h, unsigned* mw) {
+  FAKE_DEVICE_OR_FAIL(h);
+  *mw = static_cast<unsigned>(std::lround(d->power_limit_w * 1e3));
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t h, unsigned mw) {
+  FAKE_DEVICE_OR_FAIL(h);
+  int rc = NVML_SUCCESS;
+  if (d->set_error) rc = d->set_error;
+  else if (mw < std::lround(d->min_limit_w * 1e3) || mw > std::lround(d->max_limit_w * 1e3)) rc = NVML_ERROR_INVALID_ARGUMENT;
+  log_set(*d, mw, rc);
+  if (rc != NVML_SUCCESS) return rc;
+  d->power_limit_w = mw / 1e3;
+  save_limits();
   return NVML_SUCCESS;
 }
 

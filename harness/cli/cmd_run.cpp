@@ -1,0 +1,80 @@
+// cmd_run.cpp: `balerbench run EXPERIMENT.json [--db FILE] [--shard i/N] ...`:
+// the sweep, then the experiment's tables from the database.
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/monitoring_options.h"
+#include "harness/report/tables.h"
+#include "harness/store/store.h"
+#include "harness/sweep/experiment.h"
+#include "harness/sweep/sweep.h"
+
+namespace balerbench::cli {
+namespace {
+
+struct Args {
+  std::string experiment, db = "results/balerbench.sqlite", shard, progress = "auto", tables = "precision,cost";
+  std::vector<std::string> sets;
+  bool retry_failed = false, dry_run = false;
+  MonitoringArgs monitoring;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int run(const Args& a) {
+  Experiment ex = load_experiment(a.experiment);
+  SweepOptions o;
+  o.db_path = a.db;
+  o.retry_failed = a.retry_failed;
+  o.dry_run = a.dry_run;
+  o.progress = a.progress;
+  if (!a.shard.empty()) o.shard = parse_shard(a.shard);
+  else o.shard = shard_from_slurm_env();
+  MonitoringArgs m = a.monitoring;
+  if (!m.experiment) m.experiment = ex.name;
+  o.monitoring = monitoring_settings_from(m);
+  const SweepSummary s = run_sweep(ex, o, stdout);
+  if (a.dry_run || s.signal) return s.exit_code();
+  const std::vector<std::string> names = split_commas(a.tables);
+  if (!names.empty() && a.tables != "none") {
+    const Store store(a.db, false);
+    const auto trials = store.trials(ex.name);
+    for (const auto& n : names) {
+      std::printf("\n%s", render_tables(make_tables(trials, n, ex.etas), "md").c_str());
+    }
+    std::printf("\n(balerbench report --db %s --experiment %s --table NAME: precision, phases, batch_size, "
+                "power_limit, cost, complexity, datasets, trials)\n",
+                a.db.c_str(), ex.name.c_str());
+  }
+  return s.exit_code();
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Action& action) {
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("run", "Run an experiment sweep into the results database, then print tables");
+  cmd->add_option("experiment", a->experiment, "experiment FILE.json (see experiments/)")->required();
+  cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)");
+  cmd->add_option("--shard", a->shard,
+                  "run slice i of N of the grid (0 <= i < N); default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT "
+                  "when set");
+  cmd->add_flag("--retry-failed", a->retry_failed, "run again the trials stored as failed or skipped");
+  cmd->add_flag("--dry-run", a->dry_run, "list the trials that would run, run nothing");
+  cmd->add_option("--progress", a->progress, "auto | bar | lines | none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+  cmd->add_option("--tables", a->tables, "tables to print afterwards, comma-separated, or none (default precision,cost)");
+  add_monitoring_options(cmd, a->monitoring, true);
+  cmd->callback([a, &action] { action = [a] { return run(*a); }; });
+}
+
+}  // namespace balerbench::cli

@@ -1,0 +1,42 @@
+// cycle_parts.h: pieces of the train / compress / decompress cycle that the
+// sweep's trial runner (harness/sweep/trial.cpp) runs in-process, without the
+// cycle's output files. Defined in cycle.cpp.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <utility>
+
+#include "datasets/dataset.h"
+#include "datasets/normalizer.h"
+#include "harness/engine/phase_timer.h"
+#include "harness/engine/precision.h"
+#include "harness/engine/run_config.h"
+#include "harness/engine/trainer.h"
+#include "models/autoencoder.h"
+
+namespace balerbench::cycle_detail {
+
+// A 2D file with a 1D model, the reverse, or a type_list of the wrong length: InputError.
+void check_dimensions(const RunConfig& c, const Dataset& ds);
+// Zero minimum and unit range: no normalization.
+Normalization identity(int64_t features);
+void configure_runtime(const RunConfig& c);
+at::ScalarType latent_scalar_type(const RunConfig& c, at::ScalarType model_dtype);
+// The config's precision for this model on `device`; moves and converts the model.
+PrecisionPolicy apply_precision(const RunConfig& c, AutoEncoder& model, c10::Device device);
+// Training and validation rows (seeded shuffle); validation undefined when test_size is 0.
+std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, uint64_t seed);
+TrainOptions train_options(const RunConfig& c);
+nlohmann::json precision_json(const TrainResult& r);
+nlohmann::json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases);
+nlohmann::json dataset_json(const Dataset& ds);
+// Integer columns of type_list rounded (or truncated) in place.
+void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features);
+// Errors of the reconstruction y against the input (see cycle.cpp).
+nlohmann::json reconstruction_json(const Dataset& in, const at::Tensor& y);
+
+}  // namespace balerbench::cycle_detail

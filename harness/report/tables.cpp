@@ -1,0 +1,695 @@
+// tables.cpp: see tables.h.
+#include "harness/report/tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "datasets/error.h"
+#include "harness/sweep/analysis.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kPrecisionOrder = {"fp32", "amp_fp16_noscale", "amp_fp16", "fp64",
+                                                  "tf32", "amp_bf16",         "auto"};
+
+std::string mode_name(const std::string& p) {
+  if (p == "fp32") return "normal training (FP32)";
+  if (p == "amp_fp16_noscale") return "AMP without loss scaling (FP16)";
+  if (p == "amp_fp16") return "AMP with loss scaling (FP16 + GradScaler)";
+  if (p == "fp64") return "FP64 (Baler's AE dtype)";
+  if (p == "tf32") return "TF32 matmuls";
+  if (p == "amp_bf16") return "AMP bfloat16 (no loss scaling)";
+  return "auto (Baler's dtype)";
+}
+
+int precision_rank(const std::string& p) {
+  const auto it = std::find(kPrecisionOrder.begin(), kPrecisionOrder.end(), p);
+  return static_cast<int>(it - kPrecisionOrder.begin());
+}
+
+std::string watts_label(const std::optional<double>& w) {
+  if (!w) return "as found";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g W", *w);
+  return buf;
+}
+
+// One configuration of the grid and its finished repeats.
+struct Group {
+  int64_t batch_size = 0, epochs = 0;
+  std::string precision;
+  std::optional<double> power_limit_w;
+  std::vector<const TrialRecord*> ok;
+  int64_t failed = 0, skipped = 0;
+  std::string energy_kind() const {
+    std::set<std::string> k;
+    for (const auto* t : ok) k.insert(t->energy_kind.empty() ? "none" : t->energy_kind);
+    std::string s;
+    for (const auto& x : k) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? "-" : s;
+  }
+  std::string label() const {
+    return "bs " + std::to_string(batch_size) + ", " + precision + ", PL " + watts_label(power_limit_w) + ", " +
+           std::to_string(epochs) + " epochs";
+  }
+  template <typename F>
+  Summary stat(F get) const {
+    std::vector<double> v;
+    for (const auto* t : ok)
+      if (auto x = get(*t)) v.push_back(*x);
+    return summarize(v);
+  }
+};
+
+bool same_config(const Group& g, const TrialRecord& t) {
+  return g.batch_size == t.batch_size && g.precision == t.precision && g.epochs == t.epochs &&
+         g.power_limit_w == t.power_limit_w;
+}
+
+std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
+  std::vector<Group> groups;
+  for (const auto& t : trials) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_config(g, t); });
+    if (it == groups.end()) {
+      Group g;
+      g.batch_size = t.batch_size;
+      g.precision = t.precision;
+      g.power_limit_w = t.power_limit_w;
+      g.epochs = t.epochs;
+      groups.push_back(g);
+      it = groups.end() - 1;
+    }
+    if (t.status == "ok") it->ok.push_back(&t);
+    else if (t.status == "skipped") ++it->skipped;
+    else ++it->failed;
+  }
+  return groups;
+}
+
+std::string hardware_of(const std::vector<TrialRecord>& trials) {
+  std::set<std::string> hw;
+  for (const auto& t : trials)
+    if (t.status == "ok" && !t.hardware.empty()) hw.insert(t.hardware);
+  std::string s;
+  for (const auto& h : hw) s += (s.empty() ? "" : " | ") + h;
+  return s.empty() ? "unknown hardware" : s;
+}
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json mean_or_null(const Summary& s) { return s.n ? num(s.mean) : json(nullptr); }
+json sd_or_null(const Summary& s) { return s.n > 1 ? num(s.stddev) : json(nullptr); }
+json ci_or_null(const Summary& s) { return s.n > 1 ? num(s.ci95_half_width) : json(nullptr); }
+
+// Axis columns that vary among `groups` (the constant ones go in a note).
+struct Axes {
+  bool batch = false, precision = false, limit = false, epochs = false;
+};
+Axes varying(const std::vector<Group>& groups) {
+  std::set<int64_t> b, e;
+  std::set<std::string> p, l;
+  for (const auto& g : groups) {
+    b.insert(g.batch_size);
+    e.insert(g.epochs);
+    p.insert(g.precision);
+    l.insert(watts_label(g.power_limit_w));
+  }
+  return {b.size() > 1, p.size() > 1, l.size() > 1, e.size() > 1};
+}
+
+std::string constant_axes_note(const std::vector<Group>& groups, const Axes& a) {
+  if (groups.empty()) return "";
+  const Group& g = groups.front();
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
+  if (!a.batch) add("batch size " + std::to_string(g.batch_size));
+  if (!a.precision) add("precision " + g.precision);
+  if (!a.limit) add("power limit " + watts_label(g.power_limit_w));
+  if (!a.epochs) add(std::to_string(g.epochs) + " epochs");
+  return s.empty() ? "" : "All rows: " + s + ".";
+}
+
+void axis_columns(Table& t, const Axes& a, bool with_precision = true) {
+  if (a.batch) t.columns.push_back("batch_size");
+  if (a.precision && with_precision) t.columns.push_back("precision");
+  if (a.limit) t.columns.push_back("power_limit");
+  if (a.epochs) t.columns.push_back("epochs");
+}
+
+void axis_cells(std::vector<json>& row, const Group& g, const Axes& a, bool with_precision = true) {
+  if (a.batch) row.push_back(g.batch_size);
+  if (a.precision && with_precision) row.push_back(g.precision);
+  if (a.limit) row.push_back(watts_label(g.power_limit_w));
+  if (a.epochs) row.push_back(g.epochs);
+}
+
+std::string energy_kind_note() {
+  return "energy column: measured = hardware counters (RAPL, NVML, wattmeter); estimated = power models "
+         "(CodeCarbon-style CPU TDP x load, RAM per GB), not measurements; SIMULATED = balerbench's GPU model.";
+}
+
+void failures_note(Table& t, const std::vector<Group>& groups) {
+  int64_t failed = 0, skipped = 0;
+  for (const auto& g : groups) {
+    failed += g.failed;
+    skipped += g.skipped;
+  }
+  if (failed || skipped)
+    t.notes.push_back(std::to_string(failed) + " failed and " + std::to_string(skipped) +
+                      " skipped trials are left out (balerbench report --table trials lists them).");
+}
+
+std::string eta_label(double eta) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "cost_eta_%g", eta);
+  return buf;
+}
+
+// Zeus cost of a group at `eta` from mean ETA/TTA (target) or whole training (no target).
+struct CostInputs {
+  bool ok = false;
+  double time_s = 0, energy_j = 0, max_power_w = 0;
+  std::string why;
+};
+CostInputs cost_inputs(const Group& g, bool target) {
+  CostInputs c;
+  if (g.ok.empty()) {
+    c.why = "no finished trial";
+    return c;
+  }
+  const Summary mp = g.stat([](const TrialRecord& t) { return t.max_power_w; });
+  if (mp.n < g.ok.size()) {
+    c.why = "no MaxPower (set cost.max_power_w)";
+    return c;
+  }
+  c.max_power_w = mp.mean;
+  if (target) {
+    const Summary tta = g.stat([](const TrialRecord& t) { return t.target_reached ? t.tta_s : std::nullopt; });
+    const Summary eta = g.stat([](const TrialRecord& t) { return t.target_reached ? t.eta_j : std::nullopt; });
+    if (tta.n < g.ok.size() || eta.n < g.ok.size()) {
+      c.why = "target not reached";
+      return c;
+    }
+    c.time_s = tta.mean;
+    c.energy_j = eta.mean;
+  } else {
+    const Summary t = g.stat([](const TrialRecord& r) { return r.train_s; });
+    const Summary e = g.stat([](const TrialRecord& r) { return r.train_energy_j; });
+    if (e.n < g.ok.size()) {
+      c.why = "no energy measured";
+      return c;
+    }
+    c.time_s = t.mean;
+    c.energy_j = e.mean;
+  }
+  c.ok = true;
+  return c;
+}
+
+bool has_target(const std::vector<TrialRecord>& trials) {
+  for (const auto& t : trials)
+    if (!t.spec.is_null() && t.spec.contains("target") && !t.spec["target"].is_null()) return true;
+  return false;
+}
+
+std::string target_text(const std::vector<TrialRecord>& trials) {
+  for (const auto& t : trials)
+    if (!t.spec.is_null() && t.spec.contains("target") && !t.spec["target"].is_null()) {
+      const json& j = t.spec["target"];
+      std::ostringstream s;
+      s << j["metric"].get<std::string>() << " <= " << j["value"].get<double>();
+      return s.str();
+    }
+  return "";
+}
+
+Table precision_table(const std::vector<TrialRecord>& trials) {
+  std::vector<Group> groups = group_trials(trials);
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    if (a.batch_size != b.batch_size) return a.batch_size < b.batch_size;
+    if (a.power_limit_w != b.power_limit_w) return watts_label(a.power_limit_w) < watts_label(b.power_limit_w);
+    if (a.epochs != b.epochs) return a.epochs < b.epochs;
+    return precision_rank(a.precision) < precision_rank(b.precision);
+  });
+  Table t;
+  t.name = "precision";
+  t.title = "Training time and energy per precision mode (T3's shape) on " + hardware_of(trials);
+  const Axes a = varying(groups);
+  t.columns = {"mode", "precision"};
+  axis_columns(t, a, false);
+  for (const char* c : {"n", "time_s", "time_sd_s", "time_ci95_s", "time_vs_fp32", "energy_j", "energy_sd_j",
+                        "energy_kwh", "energy_vs_fp32", "energy"})
+    t.columns.push_back(c);
+  for (const auto& g : groups) {
+    const Summary time = g.stat([](const TrialRecord& r) { return r.train_s; });
+    const Summary energy = g.stat([](const TrialRecord& r) { return r.train_energy_j; });
+    const Group* base = nullptr;
+    for (const auto& h : groups)
+      if (h.precision == "fp32" && h.batch_size == g.batch_size && h.epochs == g.epochs &&
+          h.power_limit_w == g.power_limit_w)
+        base = &h;
+    json time_ratio = nullptr, energy_ratio = nullptr;
+    if (base && time.n) {
+      const Summary bt = base->stat([](const TrialRecord& r) { return r.train_s; });
+      const Summary be = base->stat([](const TrialRecord& r) { return r.train_energy_j; });
+      if (bt.n && bt.mean > 0) time_ratio = num(time.mean / bt.mean);
+      if (be.n && energy.n && be.mean > 0) energy_ratio = num(energy.mean / be.mean);
+    }
+    std::vector<json> row = {mode_name(g.precision), g.precision};
+    axis_cells(row, g, a, false);
+    for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time), sd_or_null(time), ci_or_null(time),
+                          time_ratio, mean_or_null(energy), sd_or_null(energy),
+                          energy.n ? num(energy.mean / 3.6e6) : json(nullptr), energy_ratio, json(g.energy_kind())})
+      row.push_back(v);
+    t.rows.push_back(row);
+  }
+  if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
+  t.notes.push_back("time and energy: the whole training (every epoch with its evaluation), mean over repeats; sd = "
+                    "standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios are to "
+                    "the FP32 row with the same other settings.");
+  t.notes.push_back(energy_kind_note());
+  failures_note(t, groups);
+  return t;
+}
+
+std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
+  std::vector<Group> groups = group_trials(trials);
+  const Axes a = varying(groups);
+  Table t;
+  t.name = "phases";
+  t.title = "Energy, CO2 and duration per Baler mode (T4's shape) on " + hardware_of(trials);
+  t.columns = {};
+  axis_columns(t, a);
+  for (const char* c : {"mode", "n", "energy_j", "energy_kwh", "co2_kg", "duration_s", "duration_sd_s", "energy"})
+    t.columns.push_back(c);
+  for (const auto& g : groups) {
+    struct P {
+      const char* name;
+      std::optional<double> TrialRecord::*time;
+      std::optional<double> TrialRecord::*energy;
+    };
+    for (const P& p : {P{"train", &TrialRecord::train_s, &TrialRecord::train_energy_j},
+                       P{"compress", &TrialRecord::compress_s, &TrialRecord::compress_energy_j},
+                       P{"decompress", &TrialRecord::decompress_s, &TrialRecord::decompress_energy_j}}) {
+      const Summary d = g.stat([&](const TrialRecord& r) { return r.*(p.time); });
+      const Summary e = g.stat([&](const TrialRecord& r) { return r.*(p.energy); });
+      const Summary co2 = g.stat([&](const TrialRecord& r) -> std::optional<double> {
+        const auto en = r.*(p.energy);
+        if (!en || !r.co2_g || !r.total_energy_j || *r.total_energy_j <= 0) return std::nullopt;
+        return *en * *r.co2_g / *r.total_energy_j / 1000.0;  // the trial's g/J, in kg
+      });
+      std::vector<json> row;
+      axis_cells(row, g, a);
+      for (const json& v : {json(p.name), json(static_cast<int64_t>(d.n)), mean_or_null(e),
+                            e.n ? num(e.mean / 3.6e6) : json(nullptr), mean_or_null(co2), mean_or_null(d),
+                            sd_or_null(d), json(g.energy_kind())})
+        row.push_back(v);
+      t.rows.push_back(row);
+    }
+  }
+  if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
+  t.notes.push_back("train = the whole training (epochs and evaluation); compress and decompress = the whole "
+                    "dataset through the encoder and the decoder. CO2 = energy x PUE x the trial's carbon intensity.");
+  t.notes.push_back(energy_kind_note());
+  failures_note(t, groups);
+  std::vector<Table> out = {t};
+
+  // T5: the profiled trials' time breakdown.
+  Table p;
+  p.name = "phases";
+  p.title = "Where training time goes (T5's shape), profiled trials, on " + hardware_of(trials);
+  axis_columns(p, a);
+  for (const char* c : {"frame", "n", "duration_s", "percent_of_fit"}) p.columns.push_back(c);
+  for (const auto& g : groups) {
+    std::vector<std::string> names;
+    for (const auto* r : g.ok)
+      for (const auto& ph : r->phases)
+        if (ph.source == "profile" && std::find(names.begin(), names.end(), ph.phase) == names.end())
+          names.push_back(ph.phase);
+    if (names.empty()) continue;
+    const Summary fit = g.stat([](const TrialRecord& r) { return r.train_s; });
+    std::vector<json> row;
+    axis_cells(row, g, a);
+    for (const json& v : {json("fit"), json(static_cast<int64_t>(fit.n)), mean_or_null(fit), json(100.0)})
+      row.push_back(v);
+    p.rows.push_back(row);
+    for (const auto& name : names) {
+      const Summary d = g.stat([&](const TrialRecord& r) -> std::optional<double> {
+        for (const auto& ph : r.phases)
+          if (ph.source == "profile" && ph.phase == name) return ph.duration_s;
+        return std::nullopt;
+      });
+      std::vector<json> r2;
+      axis_cells(r2, g, a);
+      for (const json& v : {json(name), json(static_cast<int64_t>(d.n)), mean_or_null(d),
+                            fit.mean > 0 ? num(100.0 * d.mean / fit.mean) : json(nullptr)})
+        r2.push_back(v);
+      p.rows.push_back(r2);
+    }
+  }
+  if (!p.rows.empty()) {
+    p.notes.push_back("Phase timers with the device synchronised at each edge (training.profile: true); fit "
+                      "includes evaluation and the timers' own cost.");
+    out.push_back(p);
+  }
+  return out;
+}
+
+Table axis_table(const std::vector<TrialRecord>& trials, const std::string& which, const std::vector<double>& etas) {
+  std::vector<Group> groups = group_trials(trials);
+  const bool by_batch = which == "batch_size";
+  std::stable_sort(groups.begin(), groups.end(), [&](const Group& x, const Group& y) {
+    const double kx = by_batch ? static_cast<double>(x.batch_size) : x.power_limit_w.value_or(-1);
+    const double ky = by_batch ? static_cast<double>(y.batch_size) : y.power_limit_w.value_or(-1);
+    if (kx != ky) return kx < ky;
+    return precision_rank(x.precision) < precision_rank(y.precision);
+  });
+  Axes a = varying(groups);
+  if (by_batch) a.batch = true;
+  else a.limit = true;
+  const bool target = has_target(trials);
+  Table t;
+  t.name = which;
+  t.title = std::string("Time, energy, TTA, ETA and Zeus cost per ") + (by_batch ? "batch size" : "GPU power limit") +
+            " on " + hardware_of(trials);
+  axis_columns(t, a);
+  for (const char* c : {"n", "time_s", "energy_j", "reached", "tta_s", "eta_j"}) t.columns.push_back(c);
+  if (!by_batch) t.columns.push_back("enforced_limit_w");
+  for (double eta : etas) t.columns.push_back(eta_label(eta));
+  t.columns.push_back("energy");
+  for (const auto& g : groups) {
+    const Summary time = g.stat([](const TrialRecord& r) { return r.train_s; });
+    const Summary energy = g.stat([](const TrialRecord& r) { return r.train_energy_j; });
+    const Summary tta = g.stat([](const TrialRecord& r) { return r.target_reached ? r.tta_s : std::nullopt; });
+    const Summary eta_j = g.stat([](const TrialRecord& r) { return r.target_reached ? r.eta_j : std::nullopt; });
+    std::vector<json> row;
+    axis_cells(row, g, a);
+    row.push_back(static_cast<int64_t>(g.ok.size()));
+    row.push_back(mean_or_null(time));
+    row.push_back(mean_or_null(energy));
+    row.push_back(target ? json(std::to_string(tta.n) + "/" + std::to_string(g.ok.size())) : json("no target"));
+    row.push_back(tta.n ? num(tta.mean) : json(target ? "not reached" : "-"));
+    row.push_back(eta_j.n ? num(eta_j.mean) : json(target ? "not reached" : "-"));
+    if (!by_batch) {
+      const Summary enf = g.stat([](const TrialRecord& r) { return r.enforced_power_limit_w; });
+      row.push_back(enf.n ? num(enf.mean) : json(nullptr));
+    }
+    const CostInputs ci = cost_inputs(g, target);
+    for (double eta : etas)
+      row.push_back(ci.ok ? num(zeus_cost(eta, ci.energy_j, ci.time_s, ci.max_power_w)) : json(ci.why));
+    row.push_back(g.energy_kind());
+    t.rows.push_back(row);
+  }
+  if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
+  t.notes.push_back(target ? "TTA/ETA: time and energy from the start of training to the end of the first epoch "
+                             "(evaluation included) that met the target (" + target_text(trials) +
+                                 "); \"reached\" counts repeats that met it. Cost uses mean ETA and TTA."
+                           : "No target in the experiment: cost uses the whole training's time and energy.");
+  t.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA (J); MaxPower is stored with each trial.");
+  t.notes.push_back(energy_kind_note());
+  failures_note(t, groups);
+  return t;
+}
+
+std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std::vector<double>& etas) {
+  const std::vector<Group> groups = group_trials(trials);
+  const bool target = has_target(trials);
+  Table best;
+  best.name = "cost";
+  best.title = "Best configuration per eta (Zeus cost) on " + hardware_of(trials);
+  best.columns = {"eta", "best_configuration", "cost_j", "time_s", "energy_j", "max_power_w", "candidates", "energy"};
+  std::vector<CostInputs> inputs;
+  for (const auto& g : groups) inputs.push_back(cost_inputs(g, target));
+  for (double eta : etas) {
+    int best_i = -1;
+    double best_cost = INFINITY;
+    int64_t candidates = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      if (!inputs[i].ok) continue;
+      ++candidates;
+      const double c = zeus_cost(eta, inputs[i].energy_j, inputs[i].time_s, inputs[i].max_power_w);
+      if (c < best_cost) {
+        best_cost = c;
+        best_i = static_cast<int>(i);
+      }
+    }
+    if (best_i < 0) {
+      best.rows.push_back({eta, "none (no configuration reached the target with energy and MaxPower)", nullptr,
+                           nullptr, nullptr, nullptr, candidates, "-"});
+      continue;
+    }
+    const CostInputs& ci = inputs[best_i];
+    best.rows.push_back({eta, groups[best_i].label(), num(best_cost), num(ci.time_s), num(ci.energy_j),
+                         num(ci.max_power_w), candidates, groups[best_i].energy_kind()});
+  }
+  best.notes.push_back(target ? "time and energy are mean TTA and ETA to the target (" + target_text(trials) +
+                                    "); configurations where any repeat missed it are not candidates."
+                              : "No target in the experiment: time and energy of the whole training.");
+  best.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA; eta = 0 minimises time, eta = 1 energy.");
+  best.notes.push_back(energy_kind_note());
+
+  Table front;
+  front.name = "cost";
+  front.title = "Time-energy Pareto frontier on " + hardware_of(trials);
+  front.columns = {"configuration", "time_s", "energy_j", "energy"};
+  std::vector<ParetoPoint> points;
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    if (inputs[i].ok || (!inputs[i].ok && inputs[i].why == "no MaxPower (set cost.max_power_w)")) {
+      const Summary tm = groups[i].stat([&](const TrialRecord& r) {
+        return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s;
+      });
+      const Summary en = groups[i].stat([&](const TrialRecord& r) {
+        return target ? (r.target_reached ? r.eta_j : std::nullopt) : r.train_energy_j;
+      });
+      if (tm.n == groups[i].ok.size() && en.n == groups[i].ok.size() && tm.n > 0)
+        points.push_back({tm.mean, en.mean, i});
+    }
+  for (const auto& p : pareto_frontier(points))
+    front.rows.push_back({groups[p.id].label(), num(p.time_s), num(p.energy_j), groups[p.id].energy_kind()});
+  front.notes.push_back("Configurations no other beats in both time and energy (" +
+                        std::to_string(front.rows.size()) + " of " + std::to_string(points.size()) + "), fastest first.");
+  return {best, front};
+}
+
+Table complexity_table(const std::vector<TrialRecord>& trials) {
+  Table t;
+  t.name = "complexity";
+  t.columns = {"layer", "part", "in_to_out", "parameters", "macs_per_sample", "flops_per_sample", "macs_per_batch",
+               "t1_operations_per_batch"};
+  std::set<std::string> seen;
+  for (const auto& r : trials) {
+    if (r.status != "ok" || !r.result.contains("model")) continue;
+    const json& m = r.result["model"];
+    const std::string key = m["name"].get<std::string>() + "/" + std::to_string(m["n_features"].get<int64_t>()) + "/" +
+                            std::to_string(r.batch_size);
+    if (!seen.insert(key).second) continue;
+    if (!t.title.empty()) continue;  // one model per table: the first
+    t.title = "Model complexity (T1's shape): " + m["name"].get<std::string>() + ", " +
+              std::to_string(m["n_features"].get<int64_t>()) + " features, latent " +
+              std::to_string(m["latent"].get<int64_t>()) + ", batch " + std::to_string(r.batch_size);
+    int64_t params = 0, macs = 0, ops = 0;
+    for (const auto& l : m["layers"]) {
+      const int64_t mac = l["macs_per_sample"];
+      t.rows.push_back({l["name"], l["part"],
+                        std::to_string(l["in"].get<int64_t>()) + " -> " + std::to_string(l["out"].get<int64_t>()),
+                        l["parameters"], mac, 2 * mac, mac * r.batch_size, l["t1_operations"]});
+      params += l["parameters"].get<int64_t>();
+      macs += mac;
+      ops += l["t1_operations"].get<int64_t>();
+    }
+    t.rows.push_back({"total", "", "", params, macs, 2 * macs, macs * r.batch_size, ops});
+  }
+  if (t.title.empty()) t.title = "Model complexity (T1's shape): no finished trial";
+  t.notes.push_back("parameters = in x out + out; MACs = multiply-accumulates (in x out per sample, bias not "
+                    "counted); FLOPs = 2 x MACs; t1_operations = the published T1 convention in x out x batch + out.");
+  return t;
+}
+
+Table datasets_table(const std::vector<TrialRecord>& trials) {
+  Table t;
+  t.name = "datasets";
+  t.title = "Datasets (T2's shape)";
+  t.columns = {"dataset", "shape", "dtype", "bytes", "trials"};
+  std::map<std::string, std::pair<std::vector<json>, int64_t>> rows;
+  std::vector<std::string> order;
+  for (const auto& r : trials) {
+    if (r.status != "ok" || !r.result.contains("dataset")) continue;
+    const json& d = r.result["dataset"];
+    const std::string label = d.value("label", d.value("path", std::string("?")));
+    if (!rows.count(label)) {
+      std::string shape = "(";
+      for (std::size_t i = 0; i < d["shape"].size(); ++i)
+        shape += (i ? ", " : "") + std::to_string(d["shape"][i].get<int64_t>());
+      rows[label] = {{label, shape + ")", d["dtype"], d.value("bytes", json(nullptr))}, 0};
+      order.push_back(label);
+    }
+    ++rows[label].second;
+  }
+  for (const auto& l : order) {
+    auto row = rows[l].first;
+    row.push_back(rows[l].second);
+    t.rows.push_back(row);
+  }
+  t.notes.push_back("bytes = rows x features x the file's item size (the data array alone, not the .npz).");
+  return t;
+}
+
+Table trials_table(const std::vector<TrialRecord>& trials) {
+  Table t;
+  t.name = "trials";
+  t.title = "Every trial stored";
+  t.columns = {"id", "grid_index", "repeat", "batch_size", "precision", "power_limit", "epochs", "status",
+               "time_s", "energy_j", "tta_s", "eta_j", "error"};
+  for (const auto& r : trials)
+    t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, watts_label(r.power_limit_w), r.epochs,
+                      r.status, r.train_s ? num(*r.train_s) : json(nullptr),
+                      r.train_energy_j ? num(*r.train_energy_j) : json(nullptr),
+                      r.tta_s ? num(*r.tta_s) : json(r.status == "ok" && has_target(trials) ? "not reached" : "-"),
+                      r.eta_j ? num(*r.eta_j) : json(r.status == "ok" && has_target(trials) ? "not reached" : "-"),
+                      r.error});
+  return t;
+}
+
+std::string format_cell(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  const double x = v.get<double>();
+  char buf[64];
+  const double ax = std::fabs(x);
+  if (ax == 0) return "0";
+  if (ax >= 1e7 || ax < 1e-3) std::snprintf(buf, sizeof buf, "%.3e", x);
+  else if (ax >= 1000) std::snprintf(buf, sizeof buf, "%.0f", x);
+  else std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+
+std::string csv_cell(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_number_float()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v.get<double>());
+    return buf;
+  }
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n") != std::string::npos) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+  return s;
+}
+
+std::string latex_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '%' || c == '&' || c == '#' || c == '$') out += '\\';
+    if (c == '>' ) {
+      out += "$>$";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& report_table_names() {
+  static const std::vector<std::string> names = {"precision", "phases", "batch_size", "power_limit", "cost",
+                                                 "complexity", "datasets", "trials"};
+  return names;
+}
+
+std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
+                               const std::vector<double>& etas_in) {
+  const std::vector<double> etas = etas_in.empty() ? std::vector<double>{0.0, 0.5, 1.0} : etas_in;
+  const auto& names = report_table_names();
+  if (table != "all" && std::find(names.begin(), names.end(), table) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw InputError("--table '" + table + "': no such table", "one of: " + list + ", all");
+  }
+  std::vector<Table> out;
+  auto want = [&](const char* n) { return table == "all" || table == n; };
+  if (want("precision")) out.push_back(precision_table(trials));
+  if (want("phases"))
+    for (auto& t : phases_tables(trials)) out.push_back(std::move(t));
+  if (want("batch_size")) out.push_back(axis_table(trials, "batch_size", etas));
+  if (want("power_limit")) out.push_back(axis_table(trials, "power_limit", etas));
+  if (want("cost"))
+    for (auto& t : cost_tables(trials, etas)) out.push_back(std::move(t));
+  if (want("complexity")) out.push_back(complexity_table(trials));
+  if (want("datasets")) out.push_back(datasets_table(trials));
+  if (want("trials")) out.push_back(trials_table(trials));
+  return out;
+}
+
+std::string render_tables(const std::vector<Table>& tables, const std::string& format) {
+  std::ostringstream o;
+  if (format == "json") {
+    json all = json::array();
+    for (const auto& t : tables) {
+      json rows = json::array();
+      for (const auto& r : t.rows) {
+        json obj = json::object();
+        for (std::size_t i = 0; i < t.columns.size() && i < r.size(); ++i) obj[t.columns[i]] = r[i];
+        rows.push_back(obj);
+      }
+      all.push_back({{"table", t.name}, {"title", t.title}, {"columns", t.columns}, {"rows", rows}, {"notes", t.notes}});
+    }
+    return json{{"tables", all}}.dump(2) + "\n";
+  }
+  for (std::size_t k = 0; k < tables.size(); ++k) {
+    const Table& t = tables[k];
+    if (format == "md") {
+      if (k) o << "\n";
+      o << "### " << t.title << "\n\n|";
+      for (const auto& c : t.columns) o << " " << c << " |";
+      o << "\n|";
+      for (std::size_t i = 0; i < t.columns.size(); ++i) o << "---|";
+      o << "\n";
+      for (const auto& r : t.rows) {
+        o << "|";
+        for (const auto& v : r) o << " " << format_cell(v) << " |";
+        o << "\n";
+      }
+      if (!t.notes.empty()) o << "\n";
+      for (const auto& n : t.notes) o << "- " << n << "\n";
+    } else if (format == "csv") {
+      if (k) o << "\n";
+      o << "# " << t.title << "\n";
+      for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "," : "") << t.columns[i];
+      o << "\n";
+      for (const auto& r : t.rows) {
+        for (std::size_t i = 0; i < r.size(); ++i) o << (i ? "," : "") << csv_cell(r[i]);
+        o << "\n";
+      }
+    } else if (format == "latex") {
+      if (k) o << "\n";
+      o << "% " << t.title << "\n\\begin{table}[ht]\n\\centering\n\\begin{tabular}{";
+      for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "r" : "l");
+      o << "}\n\\hline\n";
+      for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? " & " : "") << latex_escape(t.columns[i]);
+      o << " \\\\\n\\hline\n";
+      for (const auto& r : t.rows) {
+        for (std::size_t i = 0; i < r.size(); ++i) o << (i ? " & " : "") << latex_escape(format_cell(r[i]));
+        o << " \\\\\n";
+      }
+      o << "\\hline\n\\end{tabular}\n\\caption{" << latex_escape(t.title) << "}\n\\end{table}\n";
+      for (const auto& n : t.notes) o << "% " << n << "\n";
+    } else {
+      throw InputError("--format '" + format + "': unknown", "md, csv, latex or json");
+    }
+  }
+  return o.str();
+}
+
+}  // namespace balerbench

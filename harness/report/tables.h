@@ -1,0 +1,40 @@
+// tables.h: the report tables, made from the results database only, and
+// rendered as Markdown, CSV, LaTeX or JSON.
+//
+// Tables (REFERENCE_TABLES.md): precision (T3), phases (T4 energy, CO2 and
+// duration per mode; T5 time breakdown when trials were profiled),
+// batch_size, power_limit, cost (Zeus cost per eta, best configuration,
+// Pareto frontier), complexity (T1), datasets (T2). Trials are grouped by
+// configuration (batch size, precision, power limit, epochs); repeats give
+// mean, spread and a 95% confidence interval. Every table with energy says
+// which kind it is (measured, estimated, simulated) in an "energy" column,
+// and names the hardware.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "harness/store/store.h"
+
+namespace balerbench {
+
+struct Table {
+  std::string name, title;
+  std::vector<std::string> columns;
+  std::vector<std::vector<nlohmann::json>> rows;  // numbers, strings or null ("-")
+  std::vector<std::string> notes;
+};
+
+const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ...
+
+// `table`: a name from report_table_names(), or "all". `etas`: the cost
+// weights (from the experiment; {0, 0.5, 1} when empty).
+std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
+                               const std::vector<double>& etas);
+
+// format: md | csv | latex | json.
+std::string render_tables(const std::vector<Table>& tables, const std::string& format);
+
+}  // namespace balerbench

@@ -1,0 +1,104 @@
+// store.h: the results database: one SQLite file, schema versioned, in WAL
+// mode, one transaction per trial (a crash or kill loses at most the trial in
+// flight). Trials are keyed by the hash of their resolved spec, so a rerun of
+// an experiment skips what is finished and never stores a trial twice.
+//
+// Tables: meta (schema_version), experiments (the file as run), trials (the
+// headline figures as columns; spec, result and provenance as JSON), epochs
+// (per-epoch losses, elapsed time and cumulative energy), phases (energy
+// windows and profiler phases) and power_samples (the sampler's power series).
+// Energy is stored in joules, times in seconds.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace balerbench {
+
+inline constexpr int kStoreSchemaVersion = 1;
+
+struct EpochRow {
+  int64_t epoch = 0;  // 0-based
+  double train_loss = 0, val_loss = 0;
+  std::optional<double> relative_error;
+  double lr = 0, duration_s = 0;
+  double elapsed_s = 0;             // since training began, at the end of this epoch (evaluation included)
+  std::optional<double> energy_j;   // cumulative since training began
+  bool target_met = false;
+};
+
+struct PhaseRow {
+  std::string phase;
+  std::string source;  // "energy" (a measured window) | "profile" (phase timers)
+  double duration_s = 0;
+  std::optional<double> energy_j, co2_g;
+  std::string energy_kind;  // measured | estimated | simulated | ... ; empty for profile rows
+};
+
+struct SampleRow {
+  double t_s = 0;  // since the trial's energy session began
+  std::string phase;
+  double power_w = 0;
+};
+
+struct TrialRecord {
+  int64_t id = 0;  // database row id (set when read)
+  std::string key, experiment;
+  int64_t grid_index = 0, repeat = 0, batch_size = 0, epochs = 0;
+  std::string precision;
+  std::optional<double> power_limit_w;
+  std::string status = "ok";  // ok | failed | skipped
+  std::string error;
+  double started_unix_s = 0, finished_unix_s = 0;
+  std::optional<double> train_s, train_energy_j, compress_s, compress_energy_j, decompress_s, decompress_energy_j;
+  std::optional<double> total_energy_j, co2_g;
+  bool target_reached = false;
+  std::optional<double> tta_s, eta_j;
+  std::optional<int64_t> epochs_to_target;
+  std::optional<double> max_power_w, enforced_power_limit_w;
+  std::string energy_kind, hardware;
+  nlohmann::json spec, result, provenance;
+  std::vector<EpochRow> epoch_rows;
+  std::vector<PhaseRow> phases;
+  std::vector<SampleRow> samples;
+};
+
+class Store {
+ public:
+  // Opens (creating when `create`) the database at `path`; InputError for a
+  // file that is not a balerbench database or has another schema version.
+  explicit Store(const std::string& path, bool create = true);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+  void put_experiment(const std::string& name, const std::string& source, const nlohmann::json& spec);
+  nlohmann::json experiment_spec(const std::string& name) const;  // null when unknown
+  std::vector<std::string> experiments() const;
+
+  // Keys of stored trials (any status), optionally only those with `status`.
+  std::set<std::string> trial_keys(const std::string& status = "") const;
+  // Stores one trial with its epochs, phases and samples in one transaction;
+  // `replace` first deletes a stored trial with the same key.
+  int64_t insert_trial(const TrialRecord& t, bool replace = false);
+  // Trials (of one experiment, or all), in insertion order; `children` also
+  // loads epochs, phases and samples.
+  std::vector<TrialRecord> trials(const std::string& experiment = "", bool children = true) const;
+  // Copies every trial of `other` whose key is not here; returns {copied, already here}.
+  std::pair<int64_t, int64_t> merge_from(const Store& other);
+
+ private:
+  void exec(const std::string& sql) const;
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace balerbench

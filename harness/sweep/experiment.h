@@ -1,0 +1,116 @@
+// experiment.h: an experiment file (strict, schema-versioned JSON) and the grid
+// of trials it describes.
+//
+//   {"schema_version": 1, "name": "quickstart",
+//    "dataset": {"generator": {"kind": "cms", "rows": 20000, "seed": 0}},   // or {"path": "file.npz"}
+//    "model": {"name": "AE", "compression_ratio": 1.6},
+//    "training": {"lr": 0.001, "test_size": 0.2},                          // run-config keys
+//    "sweep": {"batch_size": [512], "precision": ["fp32", "amp_bf16"],
+//              "power_limit_w": [null], "epochs": [10], "repeats": 2},
+//    "target": {"val_loss": 0.002, "stop_when_reached": false},            // or "relative_error"
+//    "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0, "cooldown_s": 0, ...},
+//    "cost": {"eta": [0, 0.5, 1], "max_power_w": null},
+//    "allow_power_limit_changes": false,
+//    "power_limit_optimizer": {"enabled": false, "eta": 0.5, ...}}
+//
+// The grid is the product batch_size x precision x power_limit_w x epochs x
+// repeats in that nesting order (repeats innermost), numbered from 0; shard
+// i of N takes the trials whose number is i mod N. Each trial's resolved spec
+// (every setting that shapes it, defaults filled in) is hashed into its key,
+// so the results database can tell a finished trial from a new one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/engine/run_config.h"
+
+namespace balerbench {
+
+inline constexpr int kExperimentSchemaVersion = 1;
+
+struct DatasetSpec {
+  std::string path;       // an .npz file; empty when generated
+  std::string generator;  // "cms" | "cfd"
+  int64_t rows = 0;       // cms: rows; cfd: frames
+  int64_t height = 50, width = 50;  // cfd
+  int64_t seed = 0;
+  nlohmann::json to_json() const;
+  std::string label() const;  // "cms-like 20000 rows (seed 0)" or the file name
+};
+
+struct TargetSpec {
+  std::string metric;  // "" (none) | "val_loss" | "relative_error"
+  double value = 0;
+  bool stop_when_reached = false;
+  bool enabled() const { return !metric.empty(); }
+  nlohmann::json to_json() const;
+};
+
+struct OptimizerSpec {  // Zeus' GlobalPowerLimitOptimizer defaults
+  bool enabled = false;
+  double eta = 0.5;
+  int64_t wait_steps = 1, warmup_steps = 10, profile_steps = 40;
+  double pl_step_w = 25;
+  nlohmann::json to_json() const;
+};
+
+struct Experiment {
+  int schema_version = kExperimentSchemaVersion;
+  std::string name, description, source;
+  DatasetSpec dataset;
+  RunConfig base;  // training settings + model + energy; batch size, epochs, precision set per trial
+  std::vector<int64_t> batch_sizes;
+  std::vector<std::string> precisions;
+  std::vector<std::optional<double>> power_limits_w;  // nullopt = leave the limit in force
+  std::vector<int64_t> epochs;
+  int64_t repeats = 1;
+  TargetSpec target;
+  double cooldown_s = 0;
+  std::vector<double> etas = {0.0, 0.5, 1.0};
+  std::optional<double> max_power_w;  // else the GPUs' maximum limit x count, at run time
+  bool allow_power_limit_changes = false;
+  OptimizerSpec optimizer;
+  nlohmann::json raw;  // the file as read
+
+  int64_t grid_size() const;
+};
+
+struct TrialSpec {
+  int64_t index = 0;  // position in the full grid
+  int64_t repeat = 0;
+  int64_t batch_size = 0, epochs = 0;
+  std::string precision;
+  std::optional<double> power_limit_w;
+  RunConfig config;      // the resolved run config of this trial (seed = training seed + repeat)
+  nlohmann::json spec;   // everything that shapes the trial, resolved
+  std::string key;       // hash of `spec`
+  std::string label() const;  // "bs=512 fp32 pl=- ep=10 #0"
+};
+
+// Parses and validates an experiment (InputError naming the JSON path).
+Experiment parse_experiment(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
+Experiment load_experiment(const std::string& path);
+
+// Every trial of the grid, in order.
+std::vector<TrialSpec> expand_grid(const Experiment& e);
+
+// A slice of the grid: shard `index` of `count` (0 <= index < count).
+struct Shard {
+  int64_t index = 0, count = 1;
+  bool contains(int64_t trial_index) const { return trial_index % count == index; }
+  std::string label() const { return std::to_string(index) + "/" + std::to_string(count); }
+};
+// "i/N"; InputError otherwise.
+Shard parse_shard(const std::string& text);
+// SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN) and SLURM_ARRAY_TASK_COUNT, when both are set.
+std::optional<Shard> shard_from_slurm_env();
+
+// 128-bit FNV-1a of the canonical JSON text (sorted keys), as 32 hex digits.
+std::string spec_hash(const nlohmann::json& spec);
+
+}  // namespace balerbench

@@ -1,0 +1,47 @@
+// stop_signals.cpp: see stop_signals.h.
+#include "harness/sweep/stop_signals.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+namespace balerbench {
+namespace {
+
+sigset_t stop_set() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  return s;
+}
+
+}  // namespace
+
+StopSignals::StopSignals(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
+  const sigset_t s = stop_set();
+  pthread_sigmask(SIG_BLOCK, &s, nullptr);
+  thread_ = std::thread([this] { loop(); });
+}
+
+StopSignals::~StopSignals() {
+  quit_ = true;
+  thread_.join();
+  // Signals still pending stay blocked: the sweep is over and exits with its own code.
+}
+
+void StopSignals::loop() {
+  const sigset_t s = stop_set();
+  const timespec tick{0, 100 * 1000 * 1000};
+  while (!quit_) {
+    const int sig = sigtimedwait(&s, nullptr, &tick);
+    if (sig <= 0) continue;  // timeout or EINTR
+    const bool second = signal_.exchange(sig) != 0;
+    if (on_signal_) on_signal_(sig);
+    if (second) _exit(128 + sig);
+  }
+}
+
+}  // namespace balerbench

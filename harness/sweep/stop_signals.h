@@ -1,0 +1,42 @@
+// stop_signals.h: SIGINT and SIGTERM during a sweep.
+//
+// StopSignals blocks both signals in the calling thread (create it before any
+// other thread starts, so every thread inherits the mask) and waits for them
+// on its own thread. The first signal sets stop_requested() and runs the
+// `on_signal` callback at once on that thread (the sweep restores GPU power
+// limits there, without waiting for the training loop to notice); the
+// training loop checks the flag after every step and ends the trial. A second
+// signal runs the callback again and exits with 128 + signal at once.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+namespace balerbench {
+
+class StopSignals {
+ public:
+  explicit StopSignals(std::function<void(int signal)> on_signal);
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  bool stop_requested() const { return signal_.load() != 0; }
+  int signal() const { return signal_.load(); }
+  const std::atomic<int>& flag() const { return signal_; }
+
+ private:
+  void loop();
+  std::function<void(int)> on_signal_;
+  std::atomic<int> signal_{0};
+  std::atomic<bool> quit_{false};
+  std::thread thread_;
+};
+
+// Thrown from the training loop when a stop signal arrived.
+struct Interrupted {
+  int signal = 0;
+};
+
+}  // namespace balerbench

@@ -1,0 +1,152 @@
+// sweep.cpp: see sweep.h.
+#include "harness/sweep/sweep.h"
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "datasets/dataset.h"
+#include "datasets/error.h"
+#include "harness/energy/energy_session.h"
+#include "harness/power/power_limit.h"
+#include "harness/report/live_metrics.h"
+#include "harness/report/monitor.h"
+#include "harness/store/store.h"
+#include "harness/sweep/stop_signals.h"
+#include "harness/sweep/trial.h"
+
+namespace balerbench {
+namespace {
+
+void print_restored(const std::vector<AppliedLimit>& restored, const char* when, std::FILE* out) {
+  for (const auto& a : restored)
+    std::fprintf(out, "power limit: %s (%s) restored to %g W (enforced %g W) %s\n", a.uuid.c_str(), a.name.c_str(),
+                 a.original_w, a.restored_w, when);
+}
+
+std::string fmt_opt(const std::optional<double>& v, const char* unit) {
+  if (!v) return "-";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f %s", *v, unit);
+  return buf;
+}
+
+}  // namespace
+
+SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* out) {
+  SweepSummary sum;
+  const std::vector<TrialSpec> grid = expand_grid(ex);
+  sum.grid = static_cast<int64_t>(grid.size());
+  std::vector<const TrialSpec*> todo;
+  std::unique_ptr<Store> store;
+  if (!o.dry_run) {
+    store = std::make_unique<Store>(o.db_path);
+    store->put_experiment(ex.name, ex.source, ex.raw);
+  } else if (std::filesystem::exists(o.db_path)) {
+    store = std::make_unique<Store>(o.db_path, false);  // only read: what is done
+  }
+  std::set<std::string> done = store ? store->trial_keys() : std::set<std::string>{};
+  if (store && o.retry_failed) {
+    for (const auto& k : store->trial_keys("failed")) done.erase(k);
+    for (const auto& k : store->trial_keys("skipped")) done.erase(k);
+  }
+  for (const auto& t : grid) {
+    if (o.shard && !o.shard->contains(t.index)) continue;
+    ++sum.in_shard;
+    if (done.count(t.key)) {
+      ++sum.already_done;
+      continue;
+    }
+    todo.push_back(&t);
+  }
+  std::fprintf(out, "experiment %s: %lld trials in the grid%s, %lld already in %s, %lld to run%s\n", ex.name.c_str(),
+               static_cast<long long>(sum.grid),
+               o.shard ? (", " + std::to_string(sum.in_shard) + " in shard " + o.shard->label()).c_str() : "",
+               static_cast<long long>(sum.already_done), o.db_path.c_str(), static_cast<long long>(todo.size()),
+               o.dry_run ? " (dry run: nothing runs)" : "");
+  if (o.dry_run) {
+    for (const auto* t : todo) std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t->index), t->label().c_str(), t->key.c_str());
+    return sum;
+  }
+
+  // Power limits: a journal from a killed run first, then a guard for this run.
+  const std::string journal = o.power_journal.empty() ? default_power_journal_path() : o.power_journal;
+  std::unique_ptr<PowerControl> power;
+  std::string power_reason;
+  if (ex.allow_power_limit_changes || std::filesystem::exists(journal)) power = NvmlPowerControl::open(power_reason);
+  if (power) print_restored(recover_power_limits(*power, journal), "from the journal of an earlier run", out);
+  if (!ex.allow_power_limit_changes) power.reset();
+  if (ex.allow_power_limit_changes && !power)
+    std::fprintf(out, "power limits: NVML unavailable (%s); limits apply to a simulated_gpu meter if there is one\n",
+                 power_reason.c_str());
+  std::unique_ptr<PowerLimitGuard> guard;
+  if (power) guard = std::make_unique<PowerLimitGuard>(*power, journal);
+  std::atomic<PowerLimitGuard*> guard_ptr{guard.get()};
+  StopSignals signals([&guard_ptr, out](int sig) {
+    std::fprintf(out, "\nbalerbench: %s: stopping after restoring power limits; the trial in flight is not stored\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (PowerLimitGuard* g = guard_ptr.load()) {
+      try {
+        print_restored(g->restore(), "on the signal", out);
+      } catch (const std::exception& e) {
+        std::fprintf(out, "balerbench: restoring power limits failed: %s\n", e.what());
+      }
+    }
+    std::fflush(out);
+  });
+
+  LiveMetrics live("run");
+  std::unique_ptr<Monitor> monitor = open_monitor(o.monitoring, live, make_run_id());
+  TrialContext ctx;
+  ctx.experiment = &ex;
+  ctx.power = power.get();
+  ctx.guard = guard.get();
+  ctx.live = &live;
+  ctx.stop = &signals.flag();
+  ctx.progress = o.progress;
+  ctx.count = static_cast<int64_t>(todo.size());
+  try {
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      const TrialSpec& t = *todo[i];
+      if (!ctx.dataset) ctx.dataset = load_experiment_dataset(ex.dataset);
+      ctx.number = static_cast<int64_t>(i) + 1;
+      std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s\n", i + 1, todo.size(), static_cast<long long>(t.index),
+                   t.label().c_str());
+      std::fflush(out);
+      const TrialRecord rec = run_trial(t, ctx);
+      store->insert_trial(rec, o.retry_failed);
+      ++sum.ran;
+      if (rec.status == "ok") {
+        ++sum.ok;
+        std::fprintf(out, "   ok: train %s, %s; compress %s; decompress %s; target %s\n",
+                     fmt_opt(rec.train_s, "s").c_str(), fmt_opt(rec.train_energy_j, "J").c_str(),
+                     fmt_opt(rec.compress_s, "s").c_str(), fmt_opt(rec.decompress_s, "s").c_str(),
+                     !rec.spec["target"].is_null()
+                         ? (rec.target_reached ? ("reached at epoch " + std::to_string(*rec.epochs_to_target) +
+                                                  " (TTA " + fmt_opt(rec.tta_s, "s") + ", ETA " +
+                                                  fmt_opt(rec.eta_j, "J") + ")")
+                                               : std::string("not reached"))
+                                .c_str()
+                         : "none");
+      } else {
+        (rec.status == "failed" ? sum.failed : sum.skipped)++;
+        std::fprintf(out, "   %s: %s\n", rec.status.c_str(), rec.error.c_str());
+      }
+      std::fflush(out);
+    }
+  } catch (const Interrupted& i) {
+    sum.signal = i.signal;
+  }
+  if (guard) print_restored(guard->restore(), "at the end of the sweep", out);
+  if (monitor) monitor->finish();
+  if (sum.signal == 0 && signals.stop_requested()) sum.signal = signals.signal();
+  std::fprintf(out, "\n%s: %lld ran (%lld ok, %lld failed, %lld skipped), %lld were already stored; database %s\n",
+               sum.signal ? "interrupted" : "done", static_cast<long long>(sum.ran), static_cast<long long>(sum.ok),
+               static_cast<long long>(sum.failed), static_cast<long long>(sum.skipped),
+               static_cast<long long>(sum.already_done), o.db_path.c_str());
+  return sum;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,35 @@
+// sweep.h: `balerbench run`: every trial of an experiment's grid (or of one
+// shard of it) that the database does not hold yet, one after another, each
+// stored in its own transaction. Power limits are restored after every
+// trial, at the end, on SIGINT/SIGTERM (at once, from the signal thread) and
+// on exceptions; a journal left by a killed run is recovered first.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "harness/report/monitoring_settings.h"
+#include "harness/sweep/experiment.h"
+
+namespace balerbench {
+
+struct SweepOptions {
+  std::string db_path = "results/balerbench.sqlite";
+  std::optional<Shard> shard;
+  bool retry_failed = false;  // rerun trials stored as failed or skipped
+  bool dry_run = false;       // list the trials, run nothing
+  std::string progress = "auto";
+  std::string power_journal;  // empty: default_power_journal_path()
+  MonitoringSettings monitoring;
+};
+
+struct SweepSummary {
+  int64_t grid = 0, in_shard = 0, already_done = 0, ran = 0, ok = 0, failed = 0, skipped = 0;
+  int signal = 0;  // the stop signal, when interrupted
+  int exit_code() const { return signal ? 128 + signal : failed ? 3 : 0; }
+};
+
+SweepSummary run_sweep(const Experiment& experiment, const SweepOptions& options, std::FILE* out);
+
+}  // namespace balerbench

@@ -1,0 +1,44 @@
+// trial.h: one trial of a sweep, run in-process: optional cooldown, the power
+// limit, an energy session (idle baseline, sampler), training with per-epoch
+// evaluation and cumulative time and energy at every epoch, the target
+// (TTA/ETA the first time it is met), then compress and decompress of the
+// whole dataset, each in its own energy window. Returns the record the store
+// keeps; a failure becomes status "failed" (or "skipped" when power limits
+// may not be changed), an Interrupted (stop signal) propagates.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "harness/store/store.h"
+#include "harness/sweep/experiment.h"
+
+namespace balerbench {
+
+struct Dataset;
+class LiveMetrics;
+class PowerControl;
+class PowerLimitGuard;
+
+struct TrialContext {
+  const Experiment* experiment = nullptr;
+  std::shared_ptr<const Dataset> dataset;  // loaded once per sweep
+  int64_t number = 1, count = 1;           // this trial's place among those this run executes
+  PowerControl* power = nullptr;           // NVML GPUs whose limits may be set (null: none)
+  PowerLimitGuard* guard = nullptr;        // with `power`
+  LiveMetrics* live = nullptr;             // live monitoring (optional)
+  const std::atomic<int>* stop = nullptr;  // set by a stop signal
+  std::string progress = "auto";
+};
+
+// The dataset of an experiment: the file, or the generator's output.
+std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec);
+
+TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx);
+
+// Where and with what this trial ran: host, CPU, GPUs, driver, CUDA and LibTorch
+// versions, balerbench's version and git revision.
+nlohmann::json base_provenance();
+
+}  // namespace balerbench

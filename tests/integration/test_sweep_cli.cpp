@@ -1,0 +1,423 @@
+// test_sweep_cli.cpp: `balerbench run`, `report` and `merge` end to end:
+// resume without duplicates, shards merged, SIGINT and SIGKILL in the middle
+// of a trial, power limits set and restored through the fake NVML library on
+// every exit path (its set log records each call), the simulated GPU, the
+// power-limit optimiser in a real training run, and bad experiment files.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "harness/store/store.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+json tiny_experiment() {
+  return json::parse(R"({
+    "schema_version": 1, "name": "tiny",
+    "dataset": {"generator": {"kind": "cms", "rows": 2000, "seed": 1}},
+    "model": {"name": "AE", "compression_ratio": 1.6},
+    "training": {"test_size": 0.2},
+    "sweep": {"batch_size": [256], "precision": ["fp32", "fp64"], "epochs": [3], "repeats": 2},
+    "target": {"relative_error": 0.9},
+    "energy": {"meters": ["cpu_estimate", "ram_estimate"], "sample_hz": 20, "cpu_tdp_w": 100},
+    "cost": {"eta": [0, 0.5, 1], "max_power_w": 100}
+  })");
+}
+
+// The second trial runs long enough to be interrupted (5,000 rows, 600 epochs).
+json long_experiment() {
+  json j = tiny_experiment();
+  j["name"] = "long";
+  j["dataset"]["generator"]["rows"] = 5000;
+  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"epochs", {2, 600}}, {"repeats", 1}};
+  return j;
+}
+
+class SweepCli : public ::testing::Test {
+ protected:
+  std::string write_experiment(const json& j, const std::string& name = "exp.json") {
+    write_text(dir_.path(name), j.dump(2));
+    return dir_.path(name);
+  }
+  // Runs balerbench with `args` in the temp dir, with `env` prepended.
+  CommandResult bb(const std::string& args, const std::string& env = "") {
+    return run_command("cd " + dir_.root() + " && " + env + " " + balerbench_binary() + " " + args);
+  }
+  std::string fake_nvml_env(const std::string& extra_device = "") {
+    write_text(dir_.path("nvml.json"),
+               R"({"driver_version": "550.00", "devices": [{"name": "Fake H100", "uuid": "GPU-aaaa",
+                   "power_w": 200, "power_limit_w": 300, "default_limit_w": 300, "min_limit_w": 100,
+                   "max_limit_w": 300)" + extra_device + "}]}");
+    return "BALERBENCH_NVML_LIB=" + std::string(FAKE_NVML_LIB) + " FAKE_NVML_CONFIG=" + dir_.path("nvml.json") +
+           " FAKE_NVML_SET_LOG=" + dir_.path("sets.log") + " FAKE_NVML_STATE=" + dir_.path("state.json") +
+           " BALERBENCH_POWER_JOURNAL=" + dir_.path("journal.json");
+  }
+  std::vector<std::string> sets() const {
+    std::vector<std::string> out;
+    std::ifstream in(dir_.path("sets.log"));
+    std::string line;
+    while (std::getline(in, line)) out.push_back(line);
+    return out;
+  }
+  double state_limit_w() const { return json::parse(read_text(dir_.path("state.json")))["GPU-aaaa"].get<double>(); }
+  // Starts a run in the background; returns its pid.
+  long start_background(const std::string& args, const std::string& env, const std::string& log) {
+    const auto r = run_command("cd " + dir_.root() + " && (" + env + " exec " + balerbench_binary() + " " + args +
+                               " > " + log + " 2>&1 & echo $! > pid; wait $! ; echo $? > rc) > /dev/null 2>&1 &");
+    EXPECT_EQ(r.exit_code, 0);
+    for (int i = 0; i < 100 && !fs::exists(dir_.path("pid")); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return std::stol(read_text(dir_.path("pid")));
+  }
+  // Waits until `log` contains `text` (up to `seconds`).
+  bool wait_for(const std::string& log, const std::string& text, double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (fs::exists(log) && read_text(log).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+  int wait_exit(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (fs::exists(dir_.path("rc"))) {
+        const std::string rc = read_text(dir_.path("rc"));
+        if (!rc.empty() && rc.back() == '\n') return std::stoi(rc);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return -1;
+  }
+  void reset_background() {
+    fs::remove(dir_.path("pid"));
+    fs::remove(dir_.path("rc"));
+  }
+  TempDir dir_;
+};
+
+TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
+  const std::string exp = write_experiment(tiny_experiment());
+  auto r = bb("run " + exp + " --db db.sqlite --progress none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 trials in the grid, 0 already in db.sqlite, 4 to run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| normal training (FP32) |"), std::string::npos) << r.out;  // the precision table
+  EXPECT_NE(r.out.find("Best configuration per eta"), std::string::npos) << r.out;
+  {
+    const Store s(dir_.path("db.sqlite"), false);
+    const auto trials = s.trials("tiny");
+    ASSERT_EQ(trials.size(), 4u);
+    for (const auto& t : trials) {
+      EXPECT_EQ(t.status, "ok") << t.error;
+      EXPECT_EQ(t.epoch_rows.size(), 3u);
+      EXPECT_TRUE(t.train_energy_j.has_value());
+      EXPECT_GT(*t.compress_s, 0);
+      EXPECT_GT(*t.decompress_s, 0);
+      EXPECT_EQ(t.energy_kind, "estimated");
+      EXPECT_FALSE(t.samples.empty());
+      EXPECT_TRUE(t.result["reconstruction"]["normalized_rmse"].is_number());
+      // Cumulative energy and time grow epoch by epoch; TTA is the first epoch that met the target.
+      for (std::size_t e = 1; e < t.epoch_rows.size(); ++e) {
+        EXPECT_GT(t.epoch_rows[e].elapsed_s, t.epoch_rows[e - 1].elapsed_s);
+        EXPECT_GE(*t.epoch_rows[e].energy_j, *t.epoch_rows[e - 1].energy_j);
+      }
+      ASSERT_TRUE(t.target_reached);  // 90% relative error: met at once
+      EXPECT_EQ(*t.epochs_to_target, 1);
+      EXPECT_DOUBLE_EQ(*t.tta_s, t.epoch_rows[0].elapsed_s);
+      EXPECT_DOUBLE_EQ(*t.eta_j, *t.epoch_rows[0].energy_j);
+      for (const char* key : {"host", "cpu_model", "libtorch", "git_revision", "meters", "carbon", "gpus"})
+        EXPECT_TRUE(t.provenance.contains(key)) << key;
+      EXPECT_EQ(t.spec["run_config"]["batch_size"], 256);
+    }
+  }
+  r = bb("run " + exp + " --db db.sqlite --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 already in db.sqlite, 0 to run"), std::string::npos) << r.out;
+  EXPECT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 4u);
+
+  // Reports from the database only, in every format.
+  r = bb("report --db db.sqlite --table phases");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("| compress |"), std::string::npos) << r.out;
+  r = bb("report --db db.sqlite --experiment tiny --table precision --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["tables"][0]["rows"].size(), 2u);
+  r = bb("report --db db.sqlite --table all --format latex --out all.tex");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(read_text(dir_.path("all.tex")).find("\\begin{tabular}"), std::string::npos);
+  r = bb("report --db db.sqlite --table complexity --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("en1,encoder,24 -> 200,5000,4800,9600,1228800,1229000"), std::string::npos) << r.out;
+  r = bb("report --db db.sqlite --experiment nope");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("no experiment named 'nope'"), std::string::npos) << r.out;
+}
+
+TEST_F(SweepCli, ShardsMergeIntoTheWholeGridOnce) {
+  json j = tiny_experiment();
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["repeats"] = 3;  // 3 trials over 2 shards
+  const std::string exp = write_experiment(j);
+  auto r = bb("run " + exp + " --db s0.sqlite --shard 0/2 --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("2 in shard 0/2"), std::string::npos) << r.out;
+  r = bb("run " + exp + " --db s1.sqlite --progress none --tables none",
+         "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 in shard 1/2"), std::string::npos) << r.out;
+  r = bb("merge s0.sqlite s1.sqlite s1.sqlite --out all.sqlite");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("3 trials (1 duplicates skipped)"), std::string::npos) << r.out;
+  const auto trials = Store(dir_.path("all.sqlite"), false).trials();
+  std::set<int64_t> indices;
+  for (const auto& t : trials) indices.insert(t.grid_index);
+  EXPECT_EQ(indices, (std::set<int64_t>{0, 1, 2}));
+  EXPECT_FALSE(fs::exists(dir_.path("all.sqlite.partial")));
+  // The merged database resumes the whole grid: nothing left to run.
+  r = bb("run " + exp + " --db all.sqlite --dry-run");
+  EXPECT_NE(r.out.find("3 already in all.sqlite, 0 to run (dry run"), std::string::npos) << r.out;
+  r = bb("merge s0.sqlite --out all.sqlite");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("exists"), std::string::npos) << r.out;
+}
+
+TEST_F(SweepCli, SigintMidTrialKeepsFinishedTrialsAndResumes) {
+  const std::string exp = write_experiment(long_experiment());
+  const std::string log = dir_.path("run.log");
+  const long pid = start_background("run " + exp + " --db db.sqlite --progress lines", "", log);
+  ASSERT_TRUE(wait_for(log, "== trial 2/2", 60)) << read_text(log);
+  ASSERT_TRUE(wait_for(log, "Epoch", 30)) << read_text(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  EXPECT_EQ(wait_exit(30), 130) << read_text(log);
+  EXPECT_NE(read_text(log).find("SIGINT: stopping"), std::string::npos) << read_text(log);
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 1u);  // the finished one; the one in flight is not stored
+  EXPECT_EQ(trials[0].epochs, 2);
+  const auto r = bb("run " + exp + " --db db.sqlite --dry-run");
+  EXPECT_NE(r.out.find("1 already in db.sqlite, 1 to run (dry run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ep=600"), std::string::npos) << r.out;
+}
+
+TEST_F(SweepCli, SigkillMidTrialLeavesAConsistentDatabaseThatResumes) {
+  json j = long_experiment();
+  j["sweep"]["epochs"] = {2, 150};
+  const std::string exp = write_experiment(j);
+  const std::string log = dir_.path("run.log");
+  const long pid = start_background("run " + exp + " --db db.sqlite --progress lines", "", log);
+  ASSERT_TRUE(wait_for(log, "== trial 2/2", 60)) << read_text(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  EXPECT_EQ(wait_exit(30), 137);
+  if (python_has("sqlite3")) {
+    const auto check = run_command(python_binary() + " -c \"import sqlite3; print(sqlite3.connect('" +
+                                   dir_.path("db.sqlite") + "').execute('PRAGMA integrity_check').fetchone()[0])\"");
+    EXPECT_EQ(check.out, "ok\n");
+  }
+  ASSERT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 1u);
+  const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 already in db.sqlite, 1 to run"), std::string::npos) << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_NE(trials[0].key, trials[1].key);
+}
+
+TEST_F(SweepCli, PowerLimitsAreSetReadBackAndRestoredAfterEveryTrial) {
+  json j = tiny_experiment();
+  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"power_limit_w", {250, nullptr, 200}},
+                {"epochs", {2}}};
+  j["energy"] = {{"meters", {"nvml"}}, {"sample_hz", 20}};
+  j["allow_power_limit_changes"] = true;
+  j["cost"] = {{"eta", {0.5}}};  // MaxPower from the GPU's maximum limit
+  const std::string exp = write_experiment(j);
+  auto r = bb("run " + exp + " --db db.sqlite --progress none --tables power_limit", fake_nvml_env());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 250000 0", "GPU-aaaa 300000 0", "GPU-aaaa 200000 0",
+                                              "GPU-aaaa 300000 0"}));
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);
+  EXPECT_FALSE(fs::exists(dir_.path("journal.json")));
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 3u);
+  EXPECT_DOUBLE_EQ(*trials[0].enforced_power_limit_w, 250);
+  EXPECT_FALSE(trials[1].enforced_power_limit_w.has_value());  // null: left as it was
+  EXPECT_DOUBLE_EQ(*trials[2].enforced_power_limit_w, 200);
+  EXPECT_DOUBLE_EQ(*trials[0].max_power_w, 300);
+  EXPECT_EQ(trials[0].result["power_limits"][0]["restored_w"], 300.0);
+  EXPECT_EQ(trials[0].provenance["gpus"][0]["uuid"], "GPU-aaaa");
+  EXPECT_EQ(trials[0].provenance["nvidia_driver"], "550.00");
+  EXPECT_EQ(trials[0].energy_kind, "measured");
+  EXPECT_NE(r.out.find("| 250 W |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Fake H100"), std::string::npos) << r.out;  // hardware named
+}
+
+TEST_F(SweepCli, WithoutPermissionTrialsAreSkippedWithTheReason) {
+  json j = tiny_experiment();
+  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"power_limit_w", {200}}, {"epochs", {2}}};
+  j["energy"] = {{"meters", {"nvml"}}};
+  j["allow_power_limit_changes"] = true;
+  const std::string exp = write_experiment(j);
+  const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none",
+                    fake_nvml_env(R"(, "set_error": 4)"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: GPU GPU-aaaa: no permission"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("root or CAP_SYS_ADMIN"), std::string::npos) << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].status, "skipped");
+  EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 200000 4"}));  // refused: the limit never changed
+}
+
+TEST_F(SweepCli, SigintRestoresThePowerLimitAtOnce) {
+  json j = long_experiment();
+  j["sweep"]["epochs"] = {600};
+  j["sweep"]["power_limit_w"] = {150};
+  j["energy"] = {{"meters", {"nvml"}}};
+  j["allow_power_limit_changes"] = true;
+  const std::string exp = write_experiment(j);
+  const std::string log = dir_.path("run.log");
+  const long pid = start_background("run " + exp + " --db db.sqlite --progress lines", fake_nvml_env(), log);
+  ASSERT_TRUE(wait_for(log, "Epoch", 60)) << read_text(log);
+  EXPECT_DOUBLE_EQ(state_limit_w(), 150);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  EXPECT_EQ(wait_exit(30), 130) << read_text(log);
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);
+  EXPECT_NE(read_text(log).find("restored to 300 W (enforced 300 W) on the signal"), std::string::npos)
+      << read_text(log);
+  EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 150000 0", "GPU-aaaa 300000 0"}));
+  EXPECT_FALSE(fs::exists(dir_.path("journal.json")));
+}
+
+TEST_F(SweepCli, KillMidTrialThenRestartRecoversTheOriginalLimit) {
+  json j = long_experiment();
+  j["sweep"]["epochs"] = {600};
+  j["sweep"]["power_limit_w"] = {175};
+  j["energy"] = {{"meters", {"nvml"}}};
+  j["allow_power_limit_changes"] = true;
+  const std::string exp = write_experiment(j);
+  const std::string log = dir_.path("run.log");
+  const std::string env = fake_nvml_env();
+  const long pid = start_background("run " + exp + " --db db.sqlite --progress lines", env, log);
+  ASSERT_TRUE(wait_for(log, "Epoch", 60)) << read_text(log);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  EXPECT_EQ(wait_exit(30), 137);
+  EXPECT_DOUBLE_EQ(state_limit_w(), 175);  // nobody could restore it
+  ASSERT_TRUE(fs::exists(dir_.path("journal.json")));
+  // The restart (any experiment) restores the limit from the journal before anything else.
+  const std::string quick = write_experiment(tiny_experiment(), "quick.json");
+  const auto r = bb("run " + quick + " --db other.sqlite --progress none --tables none", env);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("restored to 300 W (enforced 300 W) from the journal of an earlier run"), std::string::npos)
+      << r.out;
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);
+  EXPECT_FALSE(fs::exists(dir_.path("journal.json")));
+  EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 175000 0", "GPU-aaaa 300000 0"}));
+}
+
+TEST_F(SweepCli, SimulatedGpuPowerLimitSweepIsMarkedSimulated) {
+  json j = tiny_experiment();
+  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"power_limit_w", {300, 150}}, {"epochs", {2}}};
+  j["energy"] = {{"meters", {"simulated_gpu"}}, {"simulated_gpu", {{"load", 1.0}}}};
+  j["allow_power_limit_changes"] = true;
+  j["cost"] = {{"eta", {0.5}}};
+  const std::string exp = write_experiment(j);
+  const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables power_limit",
+                    "BALERBENCH_NVML_LIB=/nonexistent/libnvidia-ml.so.1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].energy_kind, "simulated");
+  EXPECT_DOUBLE_EQ(*trials[1].enforced_power_limit_w, 150);
+  EXPECT_DOUBLE_EQ(*trials[0].max_power_w, 300);  // the simulated GPU's maximum limit
+  // At load 1 the simulated GPU draws 300 W uncapped and 150 W at the 150 W cap.
+  const double p300 = *trials[0].train_energy_j / *trials[0].train_s;
+  const double p150 = *trials[1].train_energy_j / *trials[1].train_s;
+  EXPECT_NEAR(p300, 300, 3);
+  EXPECT_NEAR(p150, 150, 2);
+  EXPECT_NE(r.out.find("| simulated |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(SIMULATED)"), std::string::npos) << r.out;
+}
+
+TEST_F(SweepCli, OptimizerProfilesLimitsInsideOneTrainingRun) {
+  json j = tiny_experiment();
+  j["dataset"]["generator"]["rows"] = 5000;
+  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"epochs", {4}}};
+  j["energy"] = {{"meters", {"nvml"}}};
+  j["allow_power_limit_changes"] = true;
+  j["power_limit_optimizer"] = {{"enabled", true}, {"wait_steps", 1}, {"warmup_steps", 2}, {"profile_steps", 3},
+                                {"pl_step_w", 100}};
+  const std::string exp = write_experiment(j);
+  const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none", fake_nvml_env());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 1u);
+  ASSERT_EQ(trials[0].status, "ok") << trials[0].error;
+  const json& o = trials[0].result["power_limit_optimizer"];
+  EXPECT_EQ(o["state"], "done") << o.dump();
+  EXPECT_EQ(o["profiles"].size(), 3u);  // 300, 200, 100 W
+  EXPECT_TRUE(o["chosen_w"].is_number());
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);  // restored after the trial
+  const auto s = sets();
+  ASSERT_GE(s.size(), 4u);
+  EXPECT_EQ(s.front(), "GPU-aaaa 300000 0");
+  EXPECT_EQ(s.back(), "GPU-aaaa 300000 0");
+}
+
+TEST_F(SweepCli, BadExperimentFilesExit2AndWriteNothing) {
+  json j = tiny_experiment();
+  j["sweep"]["precision"] = {"fp32", "fp8"};
+  auto r = bb("run " + write_experiment(j) + " --db db.sqlite");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("/sweep/precision/1: invalid precision 'fp8'"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path("db.sqlite")));
+  write_text(dir_.path("broken.json"), "{\"schema_version\": 1,");
+  r = bb("run broken.json --db db.sqlite");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("not valid JSON"), std::string::npos) << r.out;
+  r = bb("run " + dir_.path("exp.json") + " --db db.sqlite --shard 3/3");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path("db.sqlite")));
+  // A dataset file that does not exist: the trial fails, is recorded, and the sweep goes on (exit 3).
+  json missing = tiny_experiment();
+  missing["dataset"] = {{"path", "nope.npz"}};
+  missing["sweep"]["precision"] = {"fp32"};
+  missing["sweep"]["repeats"] = 1;
+  r = bb("run " + write_experiment(missing, "missing.json") + " --db db.sqlite --tables none");
+  EXPECT_EQ(r.exit_code, 2) << r.out;  // the dataset is loaded before the first trial: bad input
+  EXPECT_NE(r.out.find("nope.npz"), std::string::npos) << r.out;
+}
+
+TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
+  json j = tiny_experiment();
+  j["sweep"]["precision"] = {"amp_fp16", "fp32"};  // amp_fp16 needs CUDA: fails on the CPU
+  j["sweep"]["repeats"] = 1;
+  const auto r = bb("run " + write_experiment(j) + " --db db.sqlite --progress none --tables trials");
+  if (r.out.find("ok: train") != std::string::npos && r.out.find("failed:") == std::string::npos)
+    GTEST_SKIP() << "CUDA here: amp_fp16 runs";
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("failed: "), std::string::npos) << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].status, "failed");
+  EXPECT_NE(trials[0].error.find("amp_fp16"), std::string::npos);
+  EXPECT_EQ(trials[1].status, "ok");
+  // --retry-failed runs it again (and it fails again, replacing the old row, never duplicating it).
+  const auto again = bb("run " + dir_.path("exp.json") + " --db db.sqlite --progress none --tables none --retry-failed");
+  EXPECT_EQ(again.exit_code, 3) << again.out;
+  EXPECT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 2u);
+}
+
+}  // namespace
+}  // namespace balerbench

@@ -1,0 +1,609 @@
+// test_sweep.cpp: experiment files, the grid and its shards, the cost
+// arithmetic, the results database, the report tables from a fixture
+// database, and power-limit control (guard, journal, optimiser) against the
+// fake NVML library and the simulated GPU. No LibTorch headers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "datasets/error.h"
+#include "harness/energy/simulated_gpu.h"
+#include "harness/power/optimizer.h"
+#include "harness/power/power_limit.h"
+#include "harness/report/tables.h"
+#include "harness/store/store.h"
+#include "harness/sweep/analysis.h"
+#include "harness/sweep/experiment.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+json minimal_experiment() {
+  return json::parse(R"({
+    "schema_version": 1, "name": "t",
+    "dataset": {"generator": {"kind": "cms", "rows": 1000, "seed": 3}},
+    "model": {"name": "AE", "compression_ratio": 1.6},
+    "training": {"lr": 0.001, "test_size": 0.2},
+    "sweep": {"batch_size": [128, 256, 512], "precision": ["fp32", "fp64"], "power_limit_w": [null],
+              "epochs": [2, 4], "repeats": 3},
+    "target": {"val_loss": 0.5},
+    "cost": {"eta": [0, 0.5, 1], "max_power_w": 200}
+  })");
+}
+
+Experiment parse(const json& j) { return parse_experiment(j, "exp.json", "/tmp"); }
+
+void expect_bad(const std::function<void(json&)>& edit, const std::string& fragment) {
+  json j = minimal_experiment();
+  edit(j);
+  expect_input_error([&] { parse(j); }, fragment);
+}
+
+TEST(Experiment, ParsesAndFillsDefaults) {
+  const Experiment e = parse(minimal_experiment());
+  EXPECT_EQ(e.name, "t");
+  EXPECT_EQ(e.dataset.generator, "cms");
+  EXPECT_EQ(e.dataset.rows, 1000);
+  EXPECT_EQ(e.base.model_name, "AE");
+  EXPECT_DOUBLE_EQ(e.base.test_size, 0.2);
+  EXPECT_EQ(e.base.type_list.size(), 24u);  // the CMS generator's integer columns
+  EXPECT_EQ(e.grid_size(), 3 * 2 * 1 * 2 * 3);
+  EXPECT_EQ(e.target.metric, "val_loss");
+  ASSERT_TRUE(e.max_power_w.has_value());
+  EXPECT_DOUBLE_EQ(*e.max_power_w, 200);
+  EXPECT_FALSE(e.allow_power_limit_changes);
+}
+
+TEST(Experiment, BadFilesNameTheJsonPath) {
+  expect_bad([](json& j) { j.erase("schema_version"); }, "/schema_version: is required");
+  expect_bad([](json& j) { j["schema_version"] = 2; }, "this balerbench reads version 1");
+  expect_bad([](json& j) { j["sweeep"] = 1; }, "/sweeep: unknown key");
+  expect_bad([](json& j) { j["sweep"]["batchsize"] = {1}; }, "/sweep/batchsize: unknown key");
+  expect_bad([](json& j) { j["sweep"]["precision"] = {"fp32", "fp12"}; }, "/sweep/precision/1: invalid precision");
+  expect_bad([](json& j) { j["sweep"]["batch_size"] = {512, 0}; }, "/sweep/batch_size/1: must be a positive integer");
+  expect_bad([](json& j) { j["sweep"]["epochs"] = json::array(); }, "/sweep/epochs: must list at least one value");
+  expect_bad([](json& j) { j["sweep"]["power_limit_w"] = {300, -5}; }, "/sweep/power_limit_w/1");
+  expect_bad([](json& j) { j["sweep"]["power_limit_w"] = {250}; }, "/allow_power_limit_changes");
+  expect_bad([](json& j) { j["training"]["epochs"] = 3; }, "/training/epochs: not allowed here");
+  expect_bad([](json& j) { j["training"]["lr"] = -1; }, "/training/lr: must be a positive number");
+  expect_bad([](json& j) { j["training"]["grad_scaler"] = {{"init_scal", 2}}; }, "/training/grad_scaler/init_scal");
+  expect_bad([](json& j) { j["target"] = {{"val_loss", 1}, {"relative_error", 0.1}}; }, "exactly one of");
+  expect_bad([](json& j) { j["energy"] = {{"cooldown_s", -1}}; }, "/energy/cooldown_s");
+  expect_bad([](json& j) { j["energy"] = {{"sample_hz", "fast"}}; }, "/energy/sample_hz");
+  expect_bad([](json& j) { j["cost"]["eta"] = {0, 1.5}; }, "/cost/eta/1: must be a number in [0, 1]");
+  expect_bad([](json& j) { j["model"]["name"] = "BigAE"; }, "/model/name");
+  expect_bad([](json& j) { j["dataset"] = {{"path", "a.npz"}, {"generator", {{"kind", "cms"}, {"rows", 5}}}}; },
+             "exactly one of path and generator");
+  expect_bad([](json& j) { j["dataset"]["generator"]["kind"] = "lhc"; }, "/dataset/generator/kind: invalid value");
+  expect_bad([](json& j) { j["power_limit_optimizer"] = {{"enabled", true}}; }, "/allow_power_limit_changes");
+}
+
+TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
+  const Experiment e = parse(minimal_experiment());
+  const auto grid = expand_grid(e);
+  ASSERT_EQ(static_cast<int64_t>(grid.size()), e.grid_size());
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    EXPECT_EQ(grid[i].index, static_cast<int64_t>(i));
+    keys.insert(grid[i].key);
+    EXPECT_EQ(grid[i].config.seed, grid[i].repeat);  // training seed 0 + repeat
+    EXPECT_EQ(grid[i].config.batch_size, grid[i].batch_size);
+  }
+  EXPECT_EQ(keys.size(), grid.size());
+  // Repeats innermost, then epochs, power limit, precision, batch size.
+  EXPECT_EQ(grid[0].label(), "bs=128 fp32 pl=- ep=2 #0");
+  EXPECT_EQ(grid[1].label(), "bs=128 fp32 pl=- ep=2 #1");
+  EXPECT_EQ(grid[3].label(), "bs=128 fp32 pl=- ep=4 #0");
+  EXPECT_EQ(grid[6].label(), "bs=128 fp64 pl=- ep=2 #0");
+  EXPECT_EQ(grid[12].label(), "bs=256 fp32 pl=- ep=2 #0");
+  // The same file gives the same keys; a changed setting changes every key.
+  const auto again = expand_grid(parse(minimal_experiment()));
+  EXPECT_EQ(again[7].key, grid[7].key);
+  json j = minimal_experiment();
+  j["training"]["lr"] = 0.002;
+  EXPECT_NE(expand_grid(parse(j))[7].key, grid[7].key);
+  EXPECT_EQ(grid[0].key.size(), 32u);
+}
+
+TEST(Grid, ShardsCoverEveryTrialExactlyOnce) {
+  const auto grid = expand_grid(parse(minimal_experiment()));
+  for (int64_t n = 1; n <= 7; ++n) {
+    std::map<int64_t, int> seen;
+    for (int64_t i = 0; i < n; ++i) {
+      const Shard s = parse_shard(std::to_string(i) + "/" + std::to_string(n));
+      for (const auto& t : grid)
+        if (s.contains(t.index)) ++seen[t.index];
+    }
+    ASSERT_EQ(seen.size(), grid.size()) << n << " shards";
+    for (const auto& [index, count] : seen) EXPECT_EQ(count, 1) << "trial " << index << " with " << n << " shards";
+  }
+  expect_input_error([] { parse_shard("2/2"); }, "0 <= i < N");
+  expect_input_error([] { parse_shard("1"); }, "expected i/N");
+  expect_input_error([] { parse_shard("a/3"); }, "expected i/N");
+  expect_input_error([] { parse_shard("0/0"); }, "expected i/N");
+}
+
+TEST(Grid, SlurmArrayEnvironment) {
+  unsetenv("SLURM_ARRAY_TASK_ID");
+  EXPECT_FALSE(shard_from_slurm_env().has_value());
+  setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+  setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+  setenv("SLURM_ARRAY_TASK_MIN", "1", 1);  // --array=1-4
+  const auto s = shard_from_slurm_env();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->index, 2);
+  EXPECT_EQ(s->count, 4);
+  setenv("SLURM_ARRAY_TASK_ID", "9", 1);
+  expect_input_error([] { shard_from_slurm_env(); }, "outside the array");
+  unsetenv("SLURM_ARRAY_TASK_ID");
+  unsetenv("SLURM_ARRAY_TASK_COUNT");
+  unsetenv("SLURM_ARRAY_TASK_MIN");
+}
+
+TEST(Analysis, ZeusCostAgainstHandValues) {
+  // eta 0.5, 1000 J, 10 s, 300 W: 0.5 * 1000 + 0.5 * 300 * 10 = 2000 J.
+  EXPECT_DOUBLE_EQ(zeus_cost(0.5, 1000, 10, 300), 2000);
+  EXPECT_DOUBLE_EQ(zeus_cost(0, 1000, 10, 300), 3000);   // time only, in joules at MaxPower
+  EXPECT_DOUBLE_EQ(zeus_cost(1, 1000, 10, 300), 1000);   // energy only
+  EXPECT_DOUBLE_EQ(zeus_cost(0.25, 400, 2, 250), 0.25 * 400 + 0.75 * 250 * 2);
+  EXPECT_THROW(zeus_cost(1.5, 1, 1, 1), std::invalid_argument);
+}
+
+TEST(Analysis, SummaryAndConfidenceInterval) {
+  const Summary s = summarize({4, 1, 3, 2});
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_NEAR(s.stddev, std::sqrt(5.0 / 3.0), 1e-12);
+  EXPECT_NEAR(s.ci95_half_width, 3.182 * std::sqrt(5.0 / 3.0) / 2, 1e-9);
+  EXPECT_DOUBLE_EQ(s.relative_spread(), 3 / 2.5);
+  const Summary one = summarize({7});
+  EXPECT_DOUBLE_EQ(one.median, 7);
+  EXPECT_DOUBLE_EQ(one.ci95_half_width, 0);
+  EXPECT_DOUBLE_EQ(summarize({1, 2, 10}).median, 2);
+  EXPECT_DOUBLE_EQ(student_t95(1), 12.706);
+  EXPECT_DOUBLE_EQ(student_t95(1000), 1.96);
+}
+
+TEST(Analysis, ParetoFrontier) {
+  // (time, energy): A(1,10) B(2,5) C(3,6: dominated by B) D(4,1) E(2,7: dominated by B)
+  const auto f = pareto_frontier({{1, 10, 0}, {2, 5, 1}, {3, 6, 2}, {4, 1, 3}, {2, 7, 4}});
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].id, 0u);
+  EXPECT_EQ(f[1].id, 1u);
+  EXPECT_EQ(f[2].id, 3u);
+}
+
+TrialRecord fixture_trial(const std::string& key, const std::string& precision, int64_t batch, int64_t repeat,
+                          double time_s, double energy_j, std::optional<double> tta = std::nullopt,
+                          std::optional<double> eta = std::nullopt) {
+  TrialRecord t;
+  t.key = key;
+  t.experiment = "fixture";
+  t.batch_size = batch;
+  t.precision = precision;
+  t.repeat = repeat;
+  t.epochs = 10;
+  t.train_s = time_s;
+  t.train_energy_j = energy_j;
+  t.compress_s = 0.5;
+  t.compress_energy_j = 5;
+  t.decompress_s = 0.25;
+  t.decompress_energy_j = 2.5;
+  t.total_energy_j = energy_j + 7.5;
+  t.co2_g = (energy_j + 7.5) / 3.6e6 * 100;  // 100 g/kWh
+  t.target_reached = tta.has_value();
+  t.tta_s = tta;
+  t.eta_j = eta;
+  t.max_power_w = 100;
+  t.energy_kind = "estimated";
+  t.hardware = "CPU: Test CPU (2 CPUs)";
+  t.spec = {{"target", {{"metric", "val_loss"}, {"value", 0.1}, {"stop_when_reached", false}}}};
+  t.result = {{"model",
+               {{"name", "AE"},
+                {"n_features", 24},
+                {"latent", 15},
+                {"layers", json::array({{{"name", "en1"}, {"part", "encoder"}, {"in", 24}, {"out", 200},
+                                         {"parameters", 5000}, {"macs_per_sample", 4800},
+                                         {"t1_operations", 2457800}}})}}},
+              {"dataset", {{"label", "CMS-like"}, {"shape", {1000, 24}}, {"dtype", "float64"}, {"bytes", 192000}}}};
+  t.provenance = {{"host", "test"}};
+  t.epoch_rows = {{0, 1.0, 0.9, std::nullopt, 1e-3, 1.0, 1.0, 10.0, false},
+                  {1, 0.5, 0.05, std::nullopt, 1e-3, 1.0, 2.0, 20.0, true}};
+  t.phases = {{"train", "energy", time_s, energy_j, 0.01, "estimated"}};
+  t.samples = {{0.1, "train", 20}, {0.2, "train", 21}};
+  return t;
+}
+
+// Two repeats each: fp32 (10 s, 1000 J; 12 s, 1200 J), amp_fp16 (8 s, 600 J; 8 s, 600 J),
+// fp64 one repeat that missed the target (20 s, 2000 J).
+std::vector<TrialRecord> fixture_trials() {
+  return {fixture_trial("k1", "fp32", 512, 0, 10, 1000, 5, 500), fixture_trial("k2", "fp32", 512, 1, 12, 1200, 7, 700),
+          fixture_trial("k3", "amp_fp16", 512, 0, 8, 600, 4, 300),
+          fixture_trial("k4", "amp_fp16", 512, 1, 8, 600, 6, 500), fixture_trial("k5", "fp64", 512, 0, 20, 2000)};
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+};
+
+TEST_F(StoreTest, RoundTripsTrialsWithChildrenInWalMode) {
+  const std::string db = dir_.path("r/results.sqlite");
+  {
+    Store s(db);
+    s.put_experiment("fixture", "f.json", minimal_experiment());
+    for (const auto& t : fixture_trials()) s.insert_trial(t);
+    EXPECT_TRUE(std::filesystem::exists(db + "-wal"));  // WAL mode while open
+  }
+  const Store s(db, false);
+  EXPECT_EQ(s.experiments(), std::vector<std::string>{"fixture"});
+  EXPECT_EQ(s.experiment_spec("fixture")["name"], "t");
+  const auto trials = s.trials("fixture");
+  ASSERT_EQ(trials.size(), 5u);
+  const TrialRecord& t = trials[0];
+  EXPECT_EQ(t.key, "k1");
+  EXPECT_DOUBLE_EQ(*t.train_s, 10);
+  EXPECT_DOUBLE_EQ(*t.tta_s, 5);
+  EXPECT_TRUE(t.target_reached);
+  EXPECT_FALSE(trials[4].tta_s.has_value());  // "not reached" is stored as NULL, never a number
+  EXPECT_FALSE(trials[4].target_reached);
+  ASSERT_EQ(t.epoch_rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*t.epoch_rows[1].energy_j, 20);
+  EXPECT_TRUE(t.epoch_rows[1].target_met);
+  ASSERT_EQ(t.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.samples[1].power_w, 21);
+  EXPECT_EQ(t.phases.at(0).energy_kind, "estimated");
+  EXPECT_EQ(t.result["model"]["latent"], 15);
+  EXPECT_EQ(s.trial_keys().size(), 5u);
+}
+
+TEST_F(StoreTest, DuplicateKeysAreRefusedAndLeaveNothingHalfWritten) {
+  Store s(dir_.path("d.sqlite"));
+  s.insert_trial(fixture_trial("k1", "fp32", 512, 0, 10, 1000));
+  EXPECT_ANY_THROW(s.insert_trial(fixture_trial("k1", "fp32", 512, 0, 11, 1100)));
+  const auto trials = s.trials();
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_DOUBLE_EQ(*trials[0].train_s, 10);
+  EXPECT_EQ(trials[0].epoch_rows.size(), 2u);  // the failed insert's epochs were rolled back
+  // replace = true swaps the stored trial (retrying a failed one).
+  TrialRecord again = fixture_trial("k1", "fp32", 512, 0, 12, 1200);
+  s.insert_trial(again, true);
+  ASSERT_EQ(s.trials().size(), 1u);
+  EXPECT_DOUBLE_EQ(*s.trials()[0].train_s, 12);
+  EXPECT_EQ(s.trials()[0].epoch_rows.size(), 2u);
+}
+
+TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
+  expect_input_error([&] { Store s(dir_.path("missing.sqlite"), false); }, "no such database");
+  write_text(dir_.path("text.sqlite"), "this is not a database at all, just some text that is long enough");
+  expect_input_error([&] { Store s(dir_.path("text.sqlite")); }, "text.sqlite");
+  { Store s(dir_.path("v.sqlite")); }
+  // Bump the stored version with a second connection through the store's own SQL.
+  {
+    Store s(dir_.path("v.sqlite"));
+  }
+  const std::string py = python_binary();
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto r = run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("v.sqlite") +
+                             "'); c.execute(\\\"update meta set value='99' where key='schema_version'\\\"); c.commit()\"");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99");
+}
+
+TEST_F(StoreTest, MergeCopiesNewTrialsOnce) {
+  Store a(dir_.path("a.sqlite")), b(dir_.path("b.sqlite")), all(dir_.path("all.sqlite"));
+  auto trials = fixture_trials();
+  a.insert_trial(trials[0]);
+  a.insert_trial(trials[1]);
+  b.insert_trial(trials[1]);  // in both
+  b.insert_trial(trials[2]);
+  EXPECT_EQ(all.merge_from(a), (std::pair<int64_t, int64_t>{2, 0}));
+  EXPECT_EQ(all.merge_from(b), (std::pair<int64_t, int64_t>{1, 1}));
+  EXPECT_EQ(all.merge_from(b), (std::pair<int64_t, int64_t>{0, 2}));
+  const auto merged = all.trials();
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[2].epoch_rows.size(), 2u);
+  EXPECT_EQ(merged[2].samples.size(), 2u);
+}
+
+const Table& find_table(const std::vector<Table>& tables, const std::string& title_part) {
+  for (const auto& t : tables)
+    if (t.title.find(title_part) != std::string::npos) return t;
+  ADD_FAILURE() << "no table titled ..." << title_part << "...";
+  static Table none;
+  return none;
+}
+
+json cell(const Table& t, std::size_t row, const std::string& column) {
+  const auto it = std::find(t.columns.begin(), t.columns.end(), column);
+  if (it == t.columns.end()) {
+    ADD_FAILURE() << "no column " << column << " in " << t.title;
+    return nullptr;
+  }
+  return t.rows.at(row).at(static_cast<std::size_t>(it - t.columns.begin()));
+}
+
+TEST(ReportTables, PrecisionTableFromFixture) {
+  const auto trials = fixture_trials();
+  const auto tables = make_tables(trials, "precision", {});
+  ASSERT_EQ(tables.size(), 1u);
+  const Table& t = tables[0];
+  ASSERT_EQ(t.rows.size(), 3u);  // fp32 first, then amp_fp16, then fp64
+  EXPECT_EQ(cell(t, 0, "mode"), "normal training (FP32)");
+  EXPECT_EQ(cell(t, 1, "mode"), "AMP with loss scaling (FP16 + GradScaler)");
+  EXPECT_DOUBLE_EQ(cell(t, 0, "time_s").get<double>(), 11);
+  EXPECT_NEAR(cell(t, 0, "time_sd_s").get<double>(), std::sqrt(2.0), 1e-12);
+  EXPECT_NEAR(cell(t, 0, "time_ci95_s").get<double>(), 12.706 * std::sqrt(2.0) / std::sqrt(2.0), 1e-9);
+  EXPECT_DOUBLE_EQ(cell(t, 1, "time_vs_fp32").get<double>(), 8.0 / 11.0);
+  EXPECT_DOUBLE_EQ(cell(t, 1, "energy_vs_fp32").get<double>(), 600.0 / 1100.0);
+  EXPECT_DOUBLE_EQ(cell(t, 0, "energy_kwh").get<double>(), 1100 / 3.6e6);
+  EXPECT_TRUE(cell(t, 2, "time_sd_s").is_null());  // one repeat: no spread
+  EXPECT_EQ(cell(t, 0, "energy"), "estimated");
+  EXPECT_NE(t.title.find("Test CPU"), std::string::npos);  // hardware named
+}
+
+TEST(ReportTables, CostAndParetoFromFixture) {
+  const auto tables = make_tables(fixture_trials(), "cost", {0, 0.5, 1});
+  const Table& best = find_table(tables, "Best configuration");
+  ASSERT_EQ(best.rows.size(), 3u);
+  // fp32: TTA 6 s, ETA 600 J; amp_fp16: TTA 5 s, ETA 400 J; fp64 never reached: not a candidate.
+  // eta 0: 100 W x 5 s = 500 (amp); eta 1: 400 J (amp); eta 0.5: 0.5*400 + 0.5*500 = 450.
+  EXPECT_DOUBLE_EQ(cell(best, 0, "cost_j").get<double>(), 500);
+  EXPECT_DOUBLE_EQ(cell(best, 1, "cost_j").get<double>(), 450);
+  EXPECT_DOUBLE_EQ(cell(best, 2, "cost_j").get<double>(), 400);
+  EXPECT_NE(cell(best, 1, "best_configuration").get<std::string>().find("amp_fp16"), std::string::npos);
+  EXPECT_EQ(cell(best, 1, "candidates"), 2);
+  const Table& front = find_table(tables, "Pareto");
+  ASSERT_EQ(front.rows.size(), 1u);  // amp_fp16 beats fp32 in both
+  const auto bs = make_tables(fixture_trials(), "batch_size", {0.5});
+  const Table& b = bs[0];
+  ASSERT_EQ(b.rows.size(), 3u);
+  EXPECT_EQ(cell(b, 2, "tta_s"), "not reached");
+  EXPECT_EQ(cell(b, 2, "reached"), "0/1");
+  EXPECT_EQ(cell(b, 2, "cost_eta_0.5"), "target not reached");
+  EXPECT_DOUBLE_EQ(cell(b, 0, "cost_eta_0.5").get<double>(), 0.5 * 600 + 0.5 * 100 * 6);
+}
+
+TEST(ReportTables, PhasesComplexityDatasetsAndFormats) {
+  const auto trials = fixture_trials();
+  const auto phases = make_tables(trials, "phases", {});
+  const Table& p = phases[0];
+  ASSERT_EQ(p.rows.size(), 9u);  // 3 modes x 3 configurations
+  EXPECT_EQ(cell(p, 1, "mode"), "compress");
+  EXPECT_DOUBLE_EQ(cell(p, 1, "energy_j").get<double>(), 5);
+  EXPECT_NEAR(cell(p, 1, "co2_kg").get<double>(), 5 / 3.6e6 * 100 / 1000, 1e-15);
+  const Table c = make_tables(trials, "complexity", {})[0];
+  EXPECT_EQ(cell(c, 0, "in_to_out"), "24 -> 200");
+  EXPECT_EQ(cell(c, 0, "t1_operations_per_batch"), 2457800);
+  EXPECT_EQ(cell(c, 0, "flops_per_sample"), 9600);
+  const Table d = make_tables(trials, "datasets", {})[0];
+  EXPECT_EQ(cell(d, 0, "shape"), "(1000, 24)");
+  EXPECT_EQ(cell(d, 0, "trials"), 5);
+
+  const auto all = make_tables(trials, "all", {0.5});
+  const std::string md = render_tables(all, "md");
+  EXPECT_NE(md.find("| normal training (FP32) |"), std::string::npos);
+  EXPECT_NE(md.find("estimated"), std::string::npos);
+  const json j = json::parse(render_tables(all, "json"));
+  EXPECT_EQ(j["tables"][0]["table"], "precision");
+  EXPECT_DOUBLE_EQ(j["tables"][0]["rows"][0]["time_s"].get<double>(), 11);
+  const std::string csv = render_tables(make_tables(trials, "precision", {}), "csv");
+  EXPECT_NE(csv.find("mode,precision,n,time_s"), std::string::npos);
+  EXPECT_NE(csv.find("normal training (FP32),fp32,2,11,"), std::string::npos);
+  const std::string tex = render_tables(make_tables(trials, "precision", {}), "latex");
+  EXPECT_NE(tex.find("\\begin{tabular}"), std::string::npos);
+  EXPECT_NE(tex.find("time\\_s"), std::string::npos);
+  expect_input_error([&] { make_tables(trials, "speed", {}); }, "no such table");
+  expect_input_error([&] { render_tables(all, "xlsx"); }, "unknown");
+}
+
+// Power limits against the fake NVML library: one GPU, limits 100-300 W.
+class PowerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { configure(""); }
+  void configure(const std::string& extra) {
+    write_text(dir_.path("nvml.json"),
+               R"({"driver_version": "550.00", "devices": [{"name": "Fake A100", "uuid": "GPU-aaaa",
+                   "power_w": 100, "power_limit_w": 300, "min_limit_w": 100, "max_limit_w": 300)" +
+                   extra + "}]}");
+    setenv("BALERBENCH_NVML_LIB", FAKE_NVML_LIB, 1);
+    setenv("FAKE_NVML_CONFIG", dir_.path("nvml.json").c_str(), 1);
+    setenv("FAKE_NVML_SET_LOG", dir_.path("sets.log").c_str(), 1);
+    unsetenv("FAKE_NVML_STATE");
+  }
+  void TearDown() override {
+    for (const char* v : {"BALERBENCH_NVML_LIB", "FAKE_NVML_CONFIG", "FAKE_NVML_SET_LOG", "FAKE_NVML_STATE"}) unsetenv(v);
+  }
+  std::vector<std::string> sets() const {
+    std::vector<std::string> out;
+    std::ifstream in(dir_.path("sets.log"));
+    std::string line;
+    while (std::getline(in, line)) out.push_back(line);
+    return out;
+  }
+  std::unique_ptr<NvmlPowerControl> open() {
+    std::string reason;
+    auto c = NvmlPowerControl::open(reason);
+    EXPECT_TRUE(c) << reason;
+    return c;
+  }
+  TempDir dir_;
+};
+
+TEST_F(PowerTest, GuardSetsReadsBackAndRestoresOnDestruction) {
+  auto c = open();
+  ASSERT_TRUE(c);
+  const std::string journal = dir_.path("journal.json");
+  {
+    PowerLimitGuard g(*c, journal);
+    const auto applied = g.apply(250);
+    ASSERT_EQ(applied.size(), 1u);
+    EXPECT_DOUBLE_EQ(applied[0].original_w, 300);
+    EXPECT_DOUBLE_EQ(applied[0].enforced_w, 250);
+    EXPECT_TRUE(std::filesystem::exists(journal));
+    EXPECT_DOUBLE_EQ(c->limit_w(0), 250);
+    g.apply(200);  // the original stays 300
+    EXPECT_DOUBLE_EQ(c->limit_w(0), 200);
+  }
+  EXPECT_DOUBLE_EQ(c->limit_w(0), 300);
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 250000 0", "GPU-aaaa 200000 0", "GPU-aaaa 300000 0"}));
+}
+
+TEST_F(PowerTest, GuardRestoresWhenAnExceptionUnwinds) {
+  auto c = open();
+  ASSERT_TRUE(c);
+  try {
+    PowerLimitGuard g(*c, dir_.path("j.json"));
+    g.apply(150);
+    throw std::runtime_error("trial failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_DOUBLE_EQ(c->limit_w(0), 300);
+  EXPECT_EQ(sets().back(), "GPU-aaaa 300000 0");
+}
+
+TEST_F(PowerTest, OutOfRangeLimitChangesNothing) {
+  auto c = open();
+  ASSERT_TRUE(c);
+  PowerLimitGuard g(*c, dir_.path("j.json"));
+  expect_input_error([&] { g.apply(350); }, "outside GPU GPU-aaaa");
+  expect_input_error([&] { g.apply(50); }, "[100 W, 300 W]");
+  EXPECT_TRUE(sets().empty());
+  EXPECT_FALSE(g.touched());
+}
+
+TEST_F(PowerTest, NoPermissionSaysWhatIsNeeded) {
+  configure(R"(, "set_error": 4)");
+  auto c = open();
+  ASSERT_TRUE(c);
+  PowerLimitGuard g(*c, dir_.path("j.json"));
+  try {
+    g.apply(200);
+    FAIL() << "expected PowerLimitError";
+  } catch (const PowerLimitError& e) {
+    EXPECT_TRUE(e.permission);
+    EXPECT_NE(std::string(e.what()).find("root or CAP_SYS_ADMIN"), std::string::npos) << e.what();
+  }
+  EXPECT_DOUBLE_EQ(c->limit_w(0), 300);
+}
+
+TEST_F(PowerTest, EnforcedLimitIsReadBackNotAssumed) {
+  configure(R"(, "enforce_offset_w": -5)");
+  auto c = open();
+  ASSERT_TRUE(c);
+  PowerLimitGuard g(*c, dir_.path("j.json"));
+  EXPECT_DOUBLE_EQ(g.apply(200)[0].enforced_w, 195);
+}
+
+TEST_F(PowerTest, JournalOfAKilledRunIsRecovered) {
+  setenv("FAKE_NVML_STATE", dir_.path("state.json").c_str(), 1);
+  const std::string journal = dir_.path("journal.json");
+  {
+    auto c = open();
+    ASSERT_TRUE(c);
+    auto* g = new PowerLimitGuard(*c, journal);  // never destroyed: as if the process died
+    g->apply(175);
+  }
+  // A "new process": NVML state from the state file, as a real GPU keeps its limit.
+  auto c = open();
+  ASSERT_TRUE(c);
+  EXPECT_DOUBLE_EQ(c->limit_w(0), 175);
+  ASSERT_TRUE(std::filesystem::exists(journal));
+  const auto restored = recover_power_limits(*c, journal);
+  ASSERT_EQ(restored.size(), 1u);
+  EXPECT_DOUBLE_EQ(restored[0].original_w, 300);
+  EXPECT_DOUBLE_EQ(restored[0].restored_w, 300);
+  EXPECT_DOUBLE_EQ(c->limit_w(0), 300);
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  EXPECT_TRUE(recover_power_limits(*c, journal).empty());  // nothing left to do
+}
+
+TEST(PowerLimitOptimizer, CandidatesLikeZeus) {
+  EXPECT_EQ(power_limit_candidates(100, 300, 25),
+            (std::vector<double>{300, 275, 250, 225, 200, 175, 150, 125, 100}));
+  EXPECT_EQ(power_limit_candidates(150, 200, 30), (std::vector<double>{200, 170, 150}));
+  expect_input_error([] { power_limit_candidates(300, 100, 25); }, "empty");
+}
+
+// The optimiser on the simulated GPU model: each step's time and energy
+// follow the model at the limit in force (load 1: demand 300 W, idle 60 W),
+// and the limit is set through the fake NVML (guard included).
+struct SimulatedRun {
+  SimulatedGpuModel gpu;
+  double time_s = 0, energy_j = 0;
+  int64_t steps = 0;
+  void step() {
+    gpu.spec.power_limit_w = current_limit();
+    const double dt = 0.01 / gpu.throughput(1.0);
+    time_s += dt;
+    energy_j += gpu.power_w(1.0) * dt;
+    ++steps;
+  }
+  std::function<double()> current_limit;
+};
+
+TEST_F(PowerTest, OptimizerProfilesEveryLimitAndChoosesTheCheapest) {
+  auto c = open();
+  ASSERT_TRUE(c);
+  PowerLimitGuard guard(*c, dir_.path("j.json"));
+  SimulatedRun run;
+  run.gpu.spec.idle_power_w = 60;
+  run.gpu.spec.max_power_w = 300;
+  run.gpu.spec.min_limit_w = 100;
+  run.gpu.spec.max_limit_w = 300;
+  run.current_limit = [&] { return c->enforced_limit_w(0); };
+  OptimizerOptions o;  // Zeus defaults: wait 1, warm up 10, profile 40, 25 W
+  o.eta = 0.5;
+  PowerLimitOptimizer opt(o, power_limit_candidates(100, 300, o.pl_step_w), [&](double w) { guard.apply(w); },
+                          [&] { return PowerLimitOptimizer::Reading{run.time_s, run.energy_j}; });
+  const int64_t steps_per_epoch = 100;
+  for (int epoch = 0; epoch < 12 && opt.state() != PowerLimitOptimizer::State::kDone; ++epoch) {
+    for (int64_t s = 0; s < steps_per_epoch; ++s) {
+      opt.on_step_begin();
+      run.step();
+      opt.on_step_end();
+    }
+    opt.on_epoch_end();
+  }
+  ASSERT_EQ(opt.state(), PowerLimitOptimizer::State::kDone);
+  ASSERT_EQ(opt.profiles().size(), 9u);
+  // Expected: the cost of 40 steps at each limit from the model, by hand.
+  double best_cost = INFINITY, best_w = 0;
+  for (double w : power_limit_candidates(100, 300, 25)) {
+    SimulatedGpuModel m = run.gpu;
+    m.spec.power_limit_w = w;
+    const double t = 40 * 0.01 / m.throughput(1.0);
+    const double e = m.power_w(1.0) * t;
+    const double cost = 0.5 * e + 0.5 * 300 * t;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best_w = w;
+    }
+  }
+  for (const auto& p : opt.profiles()) EXPECT_EQ(p.steps, 40);
+  ASSERT_TRUE(opt.chosen_w().has_value());
+  EXPECT_DOUBLE_EQ(*opt.chosen_w(), best_w);
+  EXPECT_DOUBLE_EQ(c->limit_w(0), best_w);  // training continues at the chosen limit
+  // 100 steps per epoch hold one limit's 50 steps plus part of the next: cut measurements were retried.
+  EXPECT_GT(opt.to_json()["cancelled_measurements"].get<int64_t>(), 0);
+  for (const auto& p : opt.profiles()) {
+    SimulatedGpuModel m = run.gpu;
+    m.spec.power_limit_w = p.limit_w;
+    EXPECT_NEAR(p.time_s, 40 * 0.01 / m.throughput(1.0), 1e-9) << p.limit_w;
+  }
+  guard.restore();
+  EXPECT_DOUBLE_EQ(c->limit_w(0), 300);
+}
+
+}  // namespace
+}  // namespace balerbench
