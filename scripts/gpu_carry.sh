@@ -3,9 +3,9 @@
 # machine lacks, to be named in the device tool's `carry` list. Run it here,
 # after scripts/setup.sh: it copies from this machine's Debian packages.
 #
-#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), httplib.h (header-only mode), zip.h, zipconf.h
+#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), httplib.h (header-only mode), zip.h, zipconf.h, sqlite3.h
 #   .carry/share/cmake/  the nlohmann_json and CLI11 CMake package configs (they point at ../../include)
-#   .carry/lib/          libzip.so.4 (Debian 12's; it needs libz, libbz2 and libcrypto.so.3 there)
+#   .carry/lib/          libzip.so.4 (Debian 12's; it needs libz, libbz2 and libcrypto.so.3 there), libsqlite3.so
 #   .carry/src/googletest  GoogleTest's source, built on the GPU machine by gpu_check.sh
 #
 # Nothing here is vendored into the repository; the GPU machine has PyTorch
@@ -16,17 +16,20 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 C="$ROOT/.carry"
 need() { [ -e "$1" ] || { echo "gpu_carry.sh: $1 is missing (hint: run scripts/setup.sh first)" >&2; exit 2; }; }
 for f in /usr/include/nlohmann/json.hpp /usr/share/cmake/nlohmann_json /usr/include/CLI /usr/share/cmake/CLI11 \
-         /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/src/googletest; do need "$f"; done
+         /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/src/googletest /usr/include/sqlite3.h; do need "$f"; done
 ZIPLIB="$(readlink -f /usr/lib/x86_64-linux-gnu/libzip.so.4)"
 need "$ZIPLIB"
 
 rm -rf "$C.tmp" && mkdir -p "$C.tmp"/{include,share/cmake,lib,src}
 cp -r /usr/include/nlohmann "$C.tmp/include/"
 cp -r /usr/include/CLI "$C.tmp/include/"
-cp /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h "$C.tmp/include/"
+cp /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/include/sqlite3.h "$C.tmp/include/"
 cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$C.tmp/share/cmake/"
 cp "$ZIPLIB" "$C.tmp/lib/libzip.so.4"
 cp "$ZIPLIB" "$C.tmp/lib/libzip.so"  # a copy, not a link: links do not travel with `carry`
+SQLITELIB="$(readlink -f /usr/lib/x86_64-linux-gnu/libsqlite3.so.0)"
+cp "$SQLITELIB" "$C.tmp/lib/libsqlite3.so.0"
+cp "$SQLITELIB" "$C.tmp/lib/libsqlite3.so"   # FindSQLite3 looks for libsqlite3.so
 cp -r /usr/src/googletest "$C.tmp/src/googletest"
 rm -rf "$C" && mv "$C.tmp" "$C"
 echo "prepared $C ($(du -sh "$C" | cut -f1)); carry it with: carry [\".carry\"]"

@@ -243,8 +243,8 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
   const Axes a = varying(groups);
   t.columns = {"mode", "precision"};
   axis_columns(t, a, false);
-  for (const char* c : {"n", "time_s", "time_sd_s", "time_ci95_s", "time_vs_fp32", "energy_j", "energy_sd_j",
-                        "energy_kwh", "energy_vs_fp32", "energy"})
+  for (const char* c : {"n", "time_s", "time_median_s", "time_sd_s", "time_ci95_s", "time_vs_fp32", "energy_j",
+                        "energy_median_j", "energy_sd_j", "energy_kwh", "energy_vs_fp32", "energy"})
     t.columns.push_back(c);
   for (const auto& g : groups) {
     const Summary time = g.stat([](const TrialRecord& r) { return r.train_s; });
@@ -263,14 +263,15 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
     }
     std::vector<json> row = {mode_name(g.precision), g.precision};
     axis_cells(row, g, a, false);
-    for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time), sd_or_null(time), ci_or_null(time),
-                          time_ratio, mean_or_null(energy), sd_or_null(energy),
+    for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time),
+                          time.n ? num(time.median) : json(nullptr), sd_or_null(time), ci_or_null(time), time_ratio,
+                          mean_or_null(energy), energy.n ? num(energy.median) : json(nullptr), sd_or_null(energy),
                           energy.n ? num(energy.mean / 3.6e6) : json(nullptr), energy_ratio, json(g.energy_kind())})
       row.push_back(v);
     t.rows.push_back(row);
   }
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
-  t.notes.push_back("time and energy: the whole training (every epoch with its evaluation), mean over repeats; sd = "
+  t.notes.push_back("time and energy: the whole training (every epoch with its evaluation), mean and median over repeats; sd = "
                     "standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios are to "
                     "the FP32 row with the same other settings.");
   t.notes.push_back(energy_kind_note());
@@ -545,14 +546,19 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   t.name = "trials";
   t.title = "Every trial stored";
   t.columns = {"id", "grid_index", "repeat", "batch_size", "precision", "power_limit", "epochs", "status",
-               "time_s", "energy_j", "tta_s", "eta_j", "error"};
+               "time_s", "energy_j", "tta_s", "eta_j", "overhead_s", "error"};
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, watts_label(r.power_limit_w), r.epochs,
                       r.status, r.train_s ? num(*r.train_s) : json(nullptr),
                       r.train_energy_j ? num(*r.train_energy_j) : json(nullptr),
                       r.tta_s ? num(*r.tta_s) : json(r.status == "ok" && has_target(trials) ? "not reached" : "-"),
                       r.eta_j ? num(*r.eta_j) : json(r.status == "ok" && has_target(trials) ? "not reached" : "-"),
+                      r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
+                                                                                      : json(nullptr),
                       r.error});
+  t.notes.push_back("overhead_s: the trial's wall time minus its training, compress and decompress windows (and the "
+                    "cooldown): meters, idle baseline, set-up, per-epoch snapshots, provenance. Storing the trial "
+                    "comes after; bench_sweep measures it.");
   return t;
 }
 
@@ -622,8 +628,10 @@ std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std
   if (want("precision")) out.push_back(precision_table(trials));
   if (want("phases"))
     for (auto& t : phases_tables(trials)) out.push_back(std::move(t));
-  if (want("batch_size")) out.push_back(axis_table(trials, "batch_size", etas));
-  if (want("power_limit")) out.push_back(axis_table(trials, "power_limit", etas));
+  // With "all", an axis table only when that axis varies; asked for by name, always.
+  const Axes axes = varying(group_trials(trials));
+  if (table == "batch_size" || (table == "all" && axes.batch)) out.push_back(axis_table(trials, "batch_size", etas));
+  if (table == "power_limit" || (table == "all" && axes.limit)) out.push_back(axis_table(trials, "power_limit", etas));
   if (want("cost"))
     for (auto& t : cost_tables(trials, etas)) out.push_back(std::move(t));
   if (want("complexity")) out.push_back(complexity_table(trials));

@@ -98,19 +98,25 @@ std::string hardware_label(const json& provenance, const json* energy_report) {
 }
 
 // The sampler's series as power per interval, labelled with the phase it falls in.
-std::vector<SampleRow> power_series(const EnergySession& s,
+// Snapshots taken at window edges land between the sampler's ticks; intervals
+// are merged until they are at least `min_interval_s` long (half the sampling
+// period), so a few-millisecond sliver does not show as a spike or a dip.
+std::vector<SampleRow> power_series(const EnergySession& s, double min_interval_s,
                                     const std::vector<std::pair<std::string, std::pair<double, double>>>& phases) {
   std::vector<SampleRow> out;
   const std::vector<Snapshot> series = s.sampler().series();
   if (series.size() < 2) return out;
   const auto t0 = series.front().time;
+  std::size_t prev = 0;
   for (std::size_t i = 1; i < series.size(); ++i) {
-    const WindowResult w = make_window("sample", series[i - 1], series[i], {}, s.sampler().meters(), nullptr);
+    if (std::chrono::duration<double>(series[i].time - series[prev].time).count() < min_interval_s) continue;
+    const WindowResult w = make_window("sample", series[prev], series[i], {}, s.sampler().meters(), nullptr);
+    const double mid_unix = 0.5 * (series[prev].unix_s + series[i].unix_s);
+    prev = i;
     if (w.duration_s <= 0) continue;
     SampleRow r;
     r.t_s = std::chrono::duration<double>(series[i].time - t0).count();
     r.power_w = w.total_energy_j() / w.duration_s;
-    const double mid_unix = 0.5 * (series[i - 1].unix_s + series[i].unix_s);
     r.phase = "idle";
     for (const auto& [name, span] : phases)
       if (mid_unix >= span.first && mid_unix <= span.second) r.phase = name;
@@ -418,9 +424,10 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     if (optimizer) result["power_limit_optimizer"] = optimizer->to_json();
     if (c.profile) {
       result["profile"] = profile_json(c, device, r.phases);
-      for (const auto& [phase, s] : r.phases.to_json().items())
-        if (s.is_object() && s.contains("duration_s"))
-          rec.phases.push_back({phase, "profile", s["duration_s"].get<double>(), std::nullopt, std::nullopt, ""});
+      const json phase_times = r.phases.to_json();
+      for (const auto& [phase, times] : phase_times.items())
+        if (times.is_object() && times.contains("duration_s"))
+          rec.phases.push_back({phase, "profile", times["duration_s"].get<double>(), std::nullopt, std::nullopt, ""});
     }
     if (energy) {
       energy->finish();
@@ -441,7 +448,8 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
                           {"sampler", report["sampler"]},
                           {"total", report["total"]},
                           {"phases", report["phases"]}};
-      rec.samples = power_series(*energy, {{"train", {train_begin_unix, train_end_unix}},
+      rec.samples = power_series(*energy, c.energy.sample_hz > 0 ? 0.5 / c.energy.sample_hz : 0.0,
+                                 {{"train", {train_begin_unix, train_end_unix}},
                                            {"compress", {compress_begin_unix, compress_end_unix}},
                                            {"decompress", {compress_end_unix, decompress_end_unix}}});
     } else {
@@ -465,8 +473,15 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
         if (l["uuid"] == a.uuid) l["restored_w"] = a.restored_w;
     }
   }
-  rec.result = result;
   rec.finished_unix_s = unix_now();
+  if (rec.status == "ok") {
+    // Everything the trial spent outside the windows it reports: opening meters, the idle
+    // baseline, data and model set-up, per-epoch snapshots, provenance, the power series.
+    const double measured = rec.train_s.value_or(0) + rec.compress_s.value_or(0) + rec.decompress_s.value_or(0);
+    result["wall_s"] = rec.finished_unix_s - rec.started_unix_s;
+    result["harness_overhead_s"] = result["wall_s"].get<double>() - measured - ex.cooldown_s;
+  }
+  rec.result = result;
   return rec;
 }
 

@@ -103,7 +103,7 @@ TEST(Rapl, LiveWriterAcrossWraparoundMatchesWithinHalfPercent) {
   sampler.start();
   const Snapshot a = sampler.snapshot();
   std::atomic<bool> stop{false};
-  unsigned long long written_uj = 0;
+  std::atomic<unsigned long long> written_uj{0};
   std::thread writer([&] {
     unsigned long long counter = range_uj - 1000000;
     while (!stop) {
@@ -114,13 +114,17 @@ TEST(Rapl, LiveWriterAcrossWraparoundMatchesWithinHalfPercent) {
       pc.set_energy("intel-rapl:0", counter);
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  // At least two wraps (100 J) and a bit: by the energy written, not by the clock, so a
+  // loaded machine whose writer oversleeps its 5 ms ticks still crosses them.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (written_uj.load() < 130000000ULL && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   stop = true;
   writer.join();
   const Snapshot b = sampler.snapshot();
   sampler.stop();
   const double measured_j = b.readings[0].energy_j[0] - a.readings[0].energy_j[0];
-  const double written_j = static_cast<double>(written_uj) * 1e-6;
+  const double written_j = static_cast<double>(written_uj.load()) * 1e-6;
   ASSERT_GT(written_j, 100.0);  // at least two wraps
   EXPECT_NEAR(measured_j, written_j, 0.005 * written_j);
 }

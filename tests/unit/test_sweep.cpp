@@ -86,6 +86,25 @@ TEST(Experiment, BadFilesNameTheJsonPath) {
   expect_bad([](json& j) { j["power_limit_optimizer"] = {{"enabled", true}}; }, "/allow_power_limit_changes");
 }
 
+TEST(Experiment, ShippedExperimentsParse) {
+  int experiments = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir() + "/experiments")) {
+    if (entry.path().extension() != ".json") continue;
+    if (read_text(entry.path().string()).find("\"schema_version\"") == std::string::npos) continue;  // a run config
+    const Experiment e = load_experiment(entry.path().string());
+    EXPECT_GE(e.grid_size(), 1) << entry.path();
+    EXPECT_EQ(e.name, entry.path().stem().string()) << "the name should match the file";
+    ++experiments;
+  }
+  EXPECT_GE(experiments, 8);
+  const Experiment q = load_experiment(source_dir() + "/experiments/quickstart.json");
+  EXPECT_EQ(q.grid_size(), 12);
+  EXPECT_EQ(q.target.metric, "relative_error");
+  const Experiment t4 = load_experiment(source_dir() + "/experiments/t4_phases.json");
+  EXPECT_EQ(std::filesystem::path(t4.dataset.path),
+            std::filesystem::path(source_dir()).parent_path() / "shared/data/CFD_animation.npz");
+}
+
 TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
   const Experiment e = parse(minimal_experiment());
   const auto grid = expand_grid(e);
@@ -341,6 +360,7 @@ TEST(ReportTables, PrecisionTableFromFixture) {
   EXPECT_EQ(cell(t, 0, "mode"), "normal training (FP32)");
   EXPECT_EQ(cell(t, 1, "mode"), "AMP with loss scaling (FP16 + GradScaler)");
   EXPECT_DOUBLE_EQ(cell(t, 0, "time_s").get<double>(), 11);
+  EXPECT_DOUBLE_EQ(cell(t, 0, "time_median_s").get<double>(), 11);
   EXPECT_NEAR(cell(t, 0, "time_sd_s").get<double>(), std::sqrt(2.0), 1e-12);
   EXPECT_NEAR(cell(t, 0, "time_ci95_s").get<double>(), 12.706 * std::sqrt(2.0) / std::sqrt(2.0), 1e-9);
   EXPECT_DOUBLE_EQ(cell(t, 1, "time_vs_fp32").get<double>(), 8.0 / 11.0);
@@ -398,7 +418,7 @@ TEST(ReportTables, PhasesComplexityDatasetsAndFormats) {
   EXPECT_DOUBLE_EQ(j["tables"][0]["rows"][0]["time_s"].get<double>(), 11);
   const std::string csv = render_tables(make_tables(trials, "precision", {}), "csv");
   EXPECT_NE(csv.find("mode,precision,n,time_s"), std::string::npos);
-  EXPECT_NE(csv.find("normal training (FP32),fp32,2,11,"), std::string::npos);
+  EXPECT_NE(csv.find("normal training (FP32),fp32,2,11,11,"), std::string::npos);
   const std::string tex = render_tables(make_tables(trials, "precision", {}), "latex");
   EXPECT_NE(tex.find("\\begin{tabular}"), std::string::npos);
   EXPECT_NE(tex.find("time\\_s"), std::string::npos);

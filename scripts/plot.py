@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""plot.py: charts from a balerbench results database (or a report's CSV).
+
+Writes PNG and SVG files into --out:
+  loss_per_epoch.*      validation loss per epoch, one line per precision (mean over repeats)
+  power_over_time.*     the sampler's power series of one trial, coloured by phase
+  vs_batch_size.*       training time and energy against batch size (mean, min-max bars)
+  vs_power_limit.*      training time and energy against the GPU power limit
+  pareto.*              every configuration's time and energy, the Pareto frontier joined
+  precision_bars.*      time and energy per precision mode, as bars
+
+  scripts/plot.py --db results/balerbench.sqlite --experiment quickstart --out results/plots
+  balerbench report --table precision --format csv > p.csv; scripts/plot.py --csv p.csv --out plots
+
+A chart whose data the experiment does not have (one batch size, no power
+limits) is skipped with a note. Energy that was estimated or simulated says so
+in the chart's title. Uses Debian's python3-matplotlib; no network.
+"""
+import argparse
+import collections
+import csv
+import os
+import sqlite3
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PRECISION_ORDER = ["fp32", "amp_fp16_noscale", "amp_fp16", "fp64", "tf32", "amp_bf16", "auto"]
+
+
+def save(fig, out_dir, name, written):
+    for ext in ("png", "svg"):
+        path = os.path.join(out_dir, f"{name}.{ext}")
+        tmp = path + ".partial." + ext
+        fig.savefig(tmp, dpi=120, bbox_inches="tight")
+        os.replace(tmp, path)
+        written.append(path)
+    plt.close(fig)
+
+
+def kind_label(kinds):
+    kinds = {k for k in kinds if k}
+    if not kinds:
+        return ""
+    marks = [k for k in sorted(kinds) if k != "measured"]
+    return f" (energy: {', '.join(sorted(kinds))})" if marks else " (energy: measured)"
+
+
+def load_trials(db, experiment):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con.row_factory = sqlite3.Row
+    exps = [r[0] for r in con.execute("SELECT experiment FROM trials GROUP BY experiment ORDER BY min(id)")]
+    if not exps:
+        sys.exit(f"plot.py: error: {db}: no trials stored (hint: balerbench run EXPERIMENT.json first)")
+    if experiment is None:
+        experiment = exps[-1]
+    elif experiment not in exps:
+        sys.exit(f"plot.py: error: {db}: no experiment '{experiment}' (stored: {', '.join(exps)})")
+    trials = [dict(r) for r in con.execute(
+        "SELECT * FROM trials WHERE experiment=? AND status='ok' ORDER BY id", (experiment,))]
+    epochs = collections.defaultdict(list)
+    for r in con.execute("SELECT e.* FROM epochs e JOIN trials t ON t.id=e.trial_id WHERE t.experiment=? "
+                         "ORDER BY e.trial_id, e.epoch", (experiment,)):
+        epochs[r["trial_id"]].append(dict(r))
+    return con, experiment, trials, epochs
+
+
+def group(trials, key):
+    g = collections.OrderedDict()
+    for t in trials:
+        g.setdefault(key(t), []).append(t)
+    return g
+
+
+def precision_rank(p):
+    return PRECISION_ORDER.index(p) if p in PRECISION_ORDER else len(PRECISION_ORDER)
+
+
+def plot_loss(trials, epochs, experiment, out, written, notes):
+    by_p = group(sorted(trials, key=lambda t: precision_rank(t["precision"])), lambda t: t["precision"])
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for p, ts in by_p.items():
+        series = [[e["val_loss"] for e in epochs[t["id"]]] for t in ts]
+        n = min(len(s) for s in series)
+        if n == 0:
+            continue
+        mean = [statistics.fmean(s[i] for s in series) for i in range(n)]
+        ax.plot(range(1, n + 1), mean, marker="o", ms=3, label=f"{p} ({len(ts)} runs)")
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation loss (mean over runs)")
+    ax.set_title(f"{experiment}: loss per epoch per precision")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    save(fig, out, "loss_per_epoch", written)
+
+
+def plot_power(con, trials, experiment, out, written, notes):
+    if not trials:
+        return
+    t = trials[0]
+    rows = list(con.execute("SELECT t_s, phase, power_w FROM power_samples WHERE trial_id=? ORDER BY t_s", (t["id"],)))
+    if not rows:
+        notes.append("power_over_time: no sampler series stored (energy.sample_hz 0?)")
+        return
+    fig, ax = plt.subplots(figsize=(8, 4))
+    colours = {"idle": "tab:gray", "train": "tab:blue", "compress": "tab:orange", "decompress": "tab:green"}
+    for phase in ["idle", "train", "compress", "decompress"]:
+        pts = [(r[0], r[2]) for r in rows if r[1] == phase]
+        if pts:
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=6, label=phase, color=colours[phase])
+    ax.plot([r[0] for r in rows], [r[2] for r in rows], color="black", lw=0.5, alpha=0.4)
+    ax.set_xlabel("time since the trial's meters opened (s)")
+    ax.set_ylabel("power (W)")
+    ax.set_title(f"{experiment}: power over time, trial {t['id']} ({t['precision']}, batch {t['batch_size']})"
+                 f"{kind_label([t['energy_kind']])}", fontsize=9)
+    ax.legend(markerscale=3)
+    ax.grid(alpha=0.3)
+    save(fig, out, "power_over_time", written)
+
+
+def plot_axis(trials, experiment, out, written, notes, column, name, xlabel):
+    usable = [t for t in trials if t[column] is not None]
+    g = group(sorted(usable, key=lambda t: t[column]), lambda t: t[column])
+    if len(g) < 2:
+        notes.append(f"{name}: fewer than two values of {column}; skipped")
+        return
+    xs = list(g.keys())
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, col, ylabel in ((axes[0], "train_s", "training time (s)"), (axes[1], "train_energy_j", "training energy (J)")):
+        means, lo, hi = [], [], []
+        for x in xs:
+            v = [t[col] for t in g[x] if t[col] is not None]
+            m = statistics.fmean(v) if v else float("nan")
+            means.append(m)
+            lo.append(m - min(v) if v else 0)
+            hi.append(max(v) - m if v else 0)
+        ax.errorbar(xs, means, yerr=[lo, hi], marker="o", capsize=3)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        if column == "batch_size":
+            ax.set_xscale("log", base=2)
+    fig.suptitle(f"{experiment}: time and energy against {xlabel}{kind_label(t['energy_kind'] for t in usable)}",
+                 fontsize=10)
+    save(fig, out, name, written)
+
+
+def plot_pareto(trials, experiment, out, written, notes):
+    g = group(trials, lambda t: (t["batch_size"], t["precision"], t["power_limit_w"], t["epochs"]))
+    pts = []
+    for k, ts in g.items():
+        tm = [t["train_s"] for t in ts if t["train_s"] is not None]
+        en = [t["train_energy_j"] for t in ts if t["train_energy_j"] is not None]
+        if tm and en:
+            pl = "as found" if k[2] is None else f"{k[2]:g} W"
+            pts.append((statistics.fmean(tm), statistics.fmean(en), f"bs {k[0]}, {k[1]}, {pl}, {k[3]} ep"))
+    if len(pts) < 2:
+        notes.append("pareto: fewer than two configurations with energy; skipped")
+        return
+    front, best = [], float("inf")
+    for p in sorted(pts):
+        if p[1] < best:
+            front.append(p)
+            best = p[1]
+    fig, ax = plt.subplots(figsize=(7, 5))
+    ax.scatter([p[0] for p in pts], [p[1] for p in pts], color="tab:gray", label="configurations")
+    ax.plot([p[0] for p in front], [p[1] for p in front], color="tab:red", marker="o", label="Pareto frontier")
+    for p in pts:
+        ax.annotate(p[2], (p[0], p[1]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("training time (s, mean)")
+    ax.set_ylabel("training energy (J, mean)")
+    ax.set_title(f"{experiment}: time-energy Pareto frontier{kind_label(t['energy_kind'] for t in trials)}",
+                 fontsize=10)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    save(fig, out, "pareto", written)
+
+
+def bars(labels, times, energies, sds_t, sds_e, title, out, written):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    axes[0].bar(labels, times, yerr=sds_t, capsize=3, color="tab:blue")
+    axes[0].set_ylabel("training time (s)")
+    axes[1].bar(labels, energies, yerr=sds_e, capsize=3, color="tab:orange")
+    axes[1].set_ylabel("training energy (J)")
+    for ax in axes:
+        ax.tick_params(axis="x", rotation=30)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    save(fig, out, "precision_bars", written)
+
+
+def plot_precision(trials, experiment, out, written, notes):
+    g = group(sorted(trials, key=lambda t: precision_rank(t["precision"])), lambda t: t["precision"])
+    labels, tm, en, st, se = [], [], [], [], []
+    for p, ts in g.items():
+        t = [x["train_s"] for x in ts if x["train_s"] is not None]
+        e = [x["train_energy_j"] for x in ts if x["train_energy_j"] is not None]
+        labels.append(p)
+        tm.append(statistics.fmean(t) if t else 0)
+        en.append(statistics.fmean(e) if e else 0)
+        st.append(statistics.stdev(t) if len(t) > 1 else 0)
+        se.append(statistics.stdev(e) if len(e) > 1 else 0)
+    bars(labels, tm, en, st, se, f"{experiment}: precision comparison (mean, sd bars)"
+         f"{kind_label(t['energy_kind'] for t in trials)}", out, written)
+
+
+def plot_from_csv(path, out, written):
+    with open(path, newline="") as f:
+        lines = [line for line in f if not line.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    if not rows or "time_s" not in rows[0] or "energy_j" not in rows[0]:
+        sys.exit(f"plot.py: error: {path}: not a precision table (hint: balerbench report --table precision "
+                 "--format csv)")
+    num = lambda v: float(v) if v not in ("", None) else 0.0  # noqa: E731
+    bars([r.get("precision", r.get("mode")) for r in rows], [num(r["time_s"]) for r in rows],
+         [num(r["energy_j"]) for r in rows], [num(r.get("time_sd_s")) for r in rows],
+         [num(r.get("energy_sd_j")) for r in rows],
+         f"precision comparison from {os.path.basename(path)} (energy: {', '.join(sorted({r.get('energy', '') for r in rows}))})",
+         out, written)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--db", help="results database")
+    src.add_argument("--csv", help="a precision table from balerbench report --format csv")
+    ap.add_argument("--experiment", help="experiment name (default: the last one stored)")
+    ap.add_argument("--out", default="results/plots", help="output folder (default results/plots)")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    written, notes = [], []
+    if a.csv:
+        if not os.path.exists(a.csv):
+            sys.exit(f"plot.py: error: {a.csv}: no such file")
+        plot_from_csv(a.csv, a.out, written)
+    else:
+        if not os.path.exists(a.db):
+            sys.exit(f"plot.py: error: {a.db}: no such database (hint: balerbench run EXPERIMENT.json first)")
+        con, experiment, trials, epochs = load_trials(a.db, a.experiment)
+        if not trials:
+            sys.exit(f"plot.py: error: {a.db}: experiment '{experiment}' has no finished trial")
+        plot_loss(trials, epochs, experiment, a.out, written, notes)
+        plot_power(con, trials, experiment, a.out, written, notes)
+        plot_axis(trials, experiment, a.out, written, notes, "batch_size", "vs_batch_size", "batch size")
+        plot_axis(trials, experiment, a.out, written, notes, "power_limit_w", "vs_power_limit", "power limit (W)")
+        plot_pareto(trials, experiment, a.out, written, notes)
+        plot_precision(trials, experiment, a.out, written, notes)
+    for n in notes:
+        print(f"note: {n}")
+    for w in written:
+        print(f"wrote {w}")
+
+
+if __name__ == "__main__":
+    main()
