@@ -2,7 +2,7 @@
 """plot.py: charts from a balerbench results database (or a report's CSV).
 
 Writes PNG and SVG files into --out:
-  loss_per_epoch.*      validation loss per epoch, one line per precision (mean over repeats)
+  loss_per_epoch.*      relative error (or validation loss) per epoch, one line per precision and batch size
   power_over_time.*     the sampler's power series of one trial, coloured by phase
   vs_batch_size.*       training time and energy against batch size (mean, min-max bars)
   vs_power_limit.*      training time and energy against the GPU power limit
@@ -81,20 +81,26 @@ def precision_rank(p):
 
 
 def plot_loss(trials, epochs, experiment, out, written, notes):
-    by_p = group(sorted(trials, key=lambda t: precision_rank(t["precision"])), lambda t: t["precision"])
+    # baler_sum grows with the batch size, so curves of different batch sizes are kept apart;
+    # the relative error (stored when it is the target) is comparable across them.
+    several_bs = len({t["batch_size"] for t in trials}) > 1
+    use_rel = all(e["relative_error"] is not None for t in trials for e in epochs[t["id"]])
+    key = lambda t: (precision_rank(t["precision"]), t["batch_size"])  # noqa: E731
+    by_p = group(sorted(trials, key=key),
+                 lambda t: t["precision"] + (f", batch {t['batch_size']}" if several_bs else ""))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for p, ts in by_p.items():
-        series = [[e["val_loss"] for e in epochs[t["id"]]] for t in ts]
+    for label, ts in by_p.items():
+        series = [[e["relative_error" if use_rel else "val_loss"] for e in epochs[t["id"]]] for t in ts]
         n = min(len(s) for s in series)
         if n == 0:
             continue
         mean = [statistics.fmean(s[i] for s in series) for i in range(n)]
-        ax.plot(range(1, n + 1), mean, marker="o", ms=3, label=f"{p} ({len(ts)} runs)")
+        ax.plot(range(1, n + 1), mean, marker="o", ms=3, label=f"{label} ({len(ts)} runs)")
     ax.set_yscale("log")
     ax.set_xlabel("epoch")
-    ax.set_ylabel("validation loss (mean over runs)")
-    ax.set_title(f"{experiment}: loss per epoch per precision")
-    ax.legend()
+    ax.set_ylabel(("relative reconstruction error" if use_rel else "validation loss") + " (mean over runs)")
+    ax.set_title(f"{experiment}: {'relative error' if use_rel else 'loss'} per epoch per precision")
+    ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     save(fig, out, "loss_per_epoch", written)
 

@@ -34,5 +34,7 @@ for e in $EXPERIMENTS; do
   "$BB" report --db "$DB" --experiment "$e" --table all --format csv > "$OUT_DIR/$e.csv"
   "$BB" report --db "$DB" --experiment "$e" --table trials > "$OUT_DIR/${e}_trials.md"
 done
-"${PYTHON:-/usr/bin/python3}" "$ROOT/scripts/plot.py" --db "$DB" --experiment quickstart --out "$OUT_DIR/plots" || true
+for e in $EXPERIMENTS; do
+  "${PYTHON:-/usr/bin/python3}" "$ROOT/scripts/plot.py" --db "$DB" --experiment "$e" --out "$OUT_DIR/plots/$e"
+done
 echo "reports in $OUT_DIR (database $DB)"

@@ -46,7 +46,7 @@ int report(const ReportArgs& a) {
       else if (e.is_number())
         etas.push_back(e.get<double>());
     }
-    const auto tables = make_tables(store.trials(name), a.table, etas);
+    const auto tables = make_tables(store.trials(name, true, false), a.table, etas);
     if (a.format == "md") text += (text.empty() ? "" : "\n") + std::string("## Experiment ") + name + "\n\n";
     text += render_tables(tables, a.format);
   }
@@ -98,7 +98,8 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--experiment", a->experiment, "only this experiment (default: every one stored)");
   cmd->add_option("--table", a->table,
                   "precision | phases | batch_size | power_limit | cost | complexity | datasets | trials | all");
-  cmd->add_option("--format", a->format, "md | csv | latex | json")->check(CLI::IsMember({"md", "csv", "latex", "json"}));
+  cmd->add_option("--format", a->format, "md | csv | latex | json")
+      ->check(CLI::IsMember({"md", "csv", "latex", "json"}));
   cmd->add_option("--out", a->out, "write to FILE instead of stdout");
   cmd->callback([a, &action] { action = [a] { return report(*a); }; });
 

@@ -37,8 +37,10 @@ int run(const Args& a) {
   o.retry_failed = a.retry_failed;
   o.dry_run = a.dry_run;
   o.progress = a.progress;
-  if (!a.shard.empty()) o.shard = parse_shard(a.shard);
-  else o.shard = shard_from_slurm_env();
+  if (!a.shard.empty())
+    o.shard = parse_shard(a.shard);
+  else
+    o.shard = shard_from_slurm_env();
   MonitoringArgs m = a.monitoring;
   if (!m.experiment) m.experiment = ex.name;
   o.monitoring = monitoring_settings_from(m);
@@ -47,13 +49,14 @@ int run(const Args& a) {
   const std::vector<std::string> names = split_commas(a.tables);
   if (!names.empty() && a.tables != "none") {
     const Store store(a.db, false);
-    const auto trials = store.trials(ex.name);
+    const auto trials = store.trials(ex.name, true, false);
     for (const auto& n : names) {
       std::printf("\n%s", render_tables(make_tables(trials, n, ex.etas), "md").c_str());
     }
-    std::printf("\n(balerbench report --db %s --experiment %s --table NAME: precision, phases, batch_size, "
-                "power_limit, cost, complexity, datasets, trials)\n",
-                a.db.c_str(), ex.name.c_str());
+    std::printf(
+        "\n(balerbench report --db %s --experiment %s --table NAME: precision, phases, batch_size, "
+        "power_limit, cost, complexity, datasets, trials)\n",
+        a.db.c_str(), ex.name.c_str());
   }
   return s.exit_code();
 }
@@ -72,7 +75,8 @@ void register_run(CLI::App& app, Action& action) {
   cmd->add_flag("--dry-run", a->dry_run, "list the trials that would run, run nothing");
   cmd->add_option("--progress", a->progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
-  cmd->add_option("--tables", a->tables, "tables to print afterwards, comma-separated, or none (default precision,cost)");
+  cmd->add_option("--tables", a->tables,
+                  "tables to print afterwards, comma-separated, or none (default precision,cost)");
   add_monitoring_options(cmd, a->monitoring, true);
   cmd->callback([a, &action] { action = [a] { return run(*a); }; });
 }

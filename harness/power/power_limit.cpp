@@ -83,13 +83,13 @@ void NvmlPowerControl::set_limit_w(std::size_t i, double limit_w) {
   const nvmlReturn_t rc = lib_->device_set_power_limit(gpus_.at(i)->info.handle, mw);
   if (rc == NVML_ERROR_NO_PERMISSION)
     throw PowerLimitError("GPU " + uuid(i) + ": no permission to set the power limit to " + watts(limit_w) +
-                              ": changing power limits needs root or CAP_SYS_ADMIN (NVML: " +
-                              lib_->error_string(rc) + ")",
+                              ": changing power limits needs root or CAP_SYS_ADMIN (NVML: " + lib_->error_string(rc) +
+                              ")",
                           true);
   if (rc != NVML_SUCCESS)
-    throw PowerLimitError("GPU " + uuid(i) + ": setting the power limit to " + watts(limit_w) +
-                              " failed: " + lib_->error_string(rc),
-                          false);
+    throw PowerLimitError(
+        "GPU " + uuid(i) + ": setting the power limit to " + watts(limit_w) + " failed: " + lib_->error_string(rc),
+        false);
 }
 
 json AppliedLimit::to_json() const {
@@ -120,7 +120,8 @@ bool PowerLimitGuard::touched() const {
 
 void PowerLimitGuard::write_journal_locked() const {
   json gpus = json::array();
-  for (const auto& [i, a] : touched_) gpus.push_back({{"uuid", a.uuid}, {"name", a.name}, {"original_w", a.original_w}});
+  for (const auto& [i, a] : touched_)
+    gpus.push_back({{"uuid", a.uuid}, {"name", a.name}, {"original_w", a.original_w}});
   const std::string text = json{{"pid", static_cast<long>(::getpid())}, {"gpus", gpus}}.dump(2) + "\n";
   const fs::path dir = fs::path(journal_).parent_path();
   if (!dir.empty()) fs::create_directories(dir);

@@ -40,8 +40,8 @@ class PowerControl {
   virtual std::size_t count() const = 0;
   virtual std::string name(std::size_t i) const = 0;
   virtual std::string uuid(std::size_t i) const = 0;
-  virtual double limit_w(std::size_t i) const = 0;           // the management limit set now
-  virtual double enforced_limit_w(std::size_t i) const = 0;  // what the GPU enforces
+  virtual double limit_w(std::size_t i) const = 0;                           // the management limit set now
+  virtual double enforced_limit_w(std::size_t i) const = 0;                  // what the GPU enforces
   virtual std::pair<double, double> constraints_w(std::size_t i) const = 0;  // min, max
   virtual void set_limit_w(std::size_t i, double limit_w) = 0;               // PowerLimitError
 };

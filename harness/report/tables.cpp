@@ -86,9 +86,12 @@ std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
       groups.push_back(g);
       it = groups.end() - 1;
     }
-    if (t.status == "ok") it->ok.push_back(&t);
-    else if (t.status == "skipped") ++it->skipped;
-    else ++it->failed;
+    if (t.status == "ok")
+      it->ok.push_back(&t);
+    else if (t.status == "skipped")
+      ++it->skipped;
+    else
+      ++it->failed;
   }
   return groups;
 }
@@ -271,9 +274,10 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
     t.rows.push_back(row);
   }
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
-  t.notes.push_back("time and energy: the whole training (every epoch with its evaluation), mean and median over repeats; sd = "
-                    "standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios are to "
-                    "the FP32 row with the same other settings.");
+  t.notes.push_back(
+      "time and energy: the whole training (every epoch with its evaluation), mean and median over "
+      "repeats; sd = standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios are to "
+      "the FP32 row with the same other settings.");
   t.notes.push_back(energy_kind_note());
   failures_note(t, groups);
   return t;
@@ -307,16 +311,17 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
       });
       std::vector<json> row;
       axis_cells(row, g, a);
-      for (const json& v : {json(p.name), json(static_cast<int64_t>(d.n)), mean_or_null(e),
-                            e.n ? num(e.mean / 3.6e6) : json(nullptr), mean_or_null(co2), mean_or_null(d),
-                            sd_or_null(d), json(g.energy_kind())})
+      for (const json& v :
+           {json(p.name), json(static_cast<int64_t>(d.n)), mean_or_null(e), e.n ? num(e.mean / 3.6e6) : json(nullptr),
+            mean_or_null(co2), mean_or_null(d), sd_or_null(d), json(g.energy_kind())})
         row.push_back(v);
       t.rows.push_back(row);
     }
   }
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
-  t.notes.push_back("train = the whole training (epochs and evaluation); compress and decompress = the whole "
-                    "dataset through the encoder and the decoder. CO2 = energy x PUE x the trial's carbon intensity.");
+  t.notes.push_back(
+      "train = the whole training (epochs and evaluation); compress and decompress = the whole "
+      "dataset through the encoder and the decoder. CO2 = energy x PUE x the trial's carbon intensity.");
   t.notes.push_back(energy_kind_note());
   failures_note(t, groups);
   std::vector<Table> out = {t};
@@ -334,6 +339,10 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
         if (ph.source == "profile" && std::find(names.begin(), names.end(), ph.phase) == names.end())
           names.push_back(ph.phase);
     if (names.empty()) continue;
+    static const std::vector<std::string> kOrder = {"data", "encode", "decode", "loss", "backward", "optimizer",
+                                                    "evaluation", "compress", "decompress"};
+    auto rank = [](const std::string& n) { return std::find(kOrder.begin(), kOrder.end(), n) - kOrder.begin(); };
+    std::stable_sort(names.begin(), names.end(), [&](const auto& x, const auto& y) { return rank(x) < rank(y); });
     const Summary fit = g.stat([](const TrialRecord& r) { return r.train_s; });
     std::vector<json> row;
     axis_cells(row, g, a);
@@ -352,11 +361,30 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
                             fit.mean > 0 ? num(100.0 * d.mean / fit.mean) : json(nullptr)})
         r2.push_back(v);
       p.rows.push_back(r2);
+      if (name == "decode") {  // T5's "forward (encode, decode)"
+        const Summary fwd = g.stat([&](const TrialRecord& r) -> std::optional<double> {
+          double sum = 0;
+          int found = 0;
+          for (const auto& ph : r.phases)
+            if (ph.source == "profile" && (ph.phase == "encode" || ph.phase == "decode")) {
+              sum += ph.duration_s;
+              ++found;
+            }
+          return found == 2 ? std::optional<double>(sum) : std::nullopt;
+        });
+        std::vector<json> r3;
+        axis_cells(r3, g, a);
+        for (const json& v : {json("forward (encode + decode)"), json(static_cast<int64_t>(fwd.n)), mean_or_null(fwd),
+                              fit.mean > 0 && fwd.n ? num(100.0 * fwd.mean / fit.mean) : json(nullptr)})
+          r3.push_back(v);
+        p.rows.push_back(r3);
+      }
     }
   }
   if (!p.rows.empty()) {
-    p.notes.push_back("Phase timers with the device synchronised at each edge (training.profile: true); fit "
-                      "includes evaluation and the timers' own cost.");
+    p.notes.push_back(
+        "Phase timers with the device synchronised at each edge (training.profile: true); fit "
+        "includes evaluation and the timers' own cost.");
     out.push_back(p);
   }
   return out;
@@ -372,8 +400,10 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
     return precision_rank(x.precision) < precision_rank(y.precision);
   });
   Axes a = varying(groups);
-  if (by_batch) a.batch = true;
-  else a.limit = true;
+  if (by_batch)
+    a.batch = true;
+  else
+    a.limit = true;
   const bool target = has_target(trials);
   Table t;
   t.name = which;
@@ -409,7 +439,8 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   }
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   t.notes.push_back(target ? "TTA/ETA: time and energy from the start of training to the end of the first epoch "
-                             "(evaluation included) that met the target (" + target_text(trials) +
+                             "(evaluation included) that met the target (" +
+                                 target_text(trials) +
                                  "); \"reached\" counts repeats that met it. Cost uses mean ETA and TTA."
                            : "No target in the experiment: cost uses the whole training's time and energy.");
   t.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA (J); MaxPower is stored with each trial.");
@@ -441,8 +472,8 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
       }
     }
     if (best_i < 0) {
-      best.rows.push_back({eta, "none (no configuration reached the target with energy and MaxPower)", nullptr,
-                           nullptr, nullptr, nullptr, candidates, "-"});
+      best.rows.push_back({eta, "none (no configuration reached the target with energy and MaxPower)", nullptr, nullptr,
+                           nullptr, nullptr, candidates, "-"});
       continue;
     }
     const CostInputs& ci = inputs[best_i];
@@ -462,9 +493,8 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
   std::vector<ParetoPoint> points;
   for (std::size_t i = 0; i < groups.size(); ++i)
     if (inputs[i].ok || (!inputs[i].ok && inputs[i].why == "no MaxPower (set cost.max_power_w)")) {
-      const Summary tm = groups[i].stat([&](const TrialRecord& r) {
-        return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s;
-      });
+      const Summary tm = groups[i].stat(
+          [&](const TrialRecord& r) { return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s; });
       const Summary en = groups[i].stat([&](const TrialRecord& r) {
         return target ? (r.target_reached ? r.eta_j : std::nullopt) : r.train_energy_j;
       });
@@ -473,16 +503,18 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
     }
   for (const auto& p : pareto_frontier(points))
     front.rows.push_back({groups[p.id].label(), num(p.time_s), num(p.energy_j), groups[p.id].energy_kind()});
-  front.notes.push_back("Configurations no other beats in both time and energy (" +
-                        std::to_string(front.rows.size()) + " of " + std::to_string(points.size()) + "), fastest first.");
+  front.notes.push_back("Configurations no other beats in both time and energy (" + std::to_string(front.rows.size()) +
+                        " of " + std::to_string(points.size()) + "), fastest first.");
   return {best, front};
 }
 
 Table complexity_table(const std::vector<TrialRecord>& trials) {
   Table t;
   t.name = "complexity";
-  t.columns = {"layer", "part", "in_to_out", "parameters", "macs_per_sample", "flops_per_sample", "macs_per_batch",
-               "t1_operations_per_batch"};
+  t.columns = {"layer",           "part",
+               "in_to_out",       "parameters",
+               "macs_per_sample", "flops_per_sample",
+               "macs_per_batch",  "t1_operations_per_batch"};
   std::set<std::string> seen;
   for (const auto& r : trials) {
     if (r.status != "ok" || !r.result.contains("model")) continue;
@@ -507,8 +539,9 @@ Table complexity_table(const std::vector<TrialRecord>& trials) {
     t.rows.push_back({"total", "", "", params, macs, 2 * macs, macs * r.batch_size, ops});
   }
   if (t.title.empty()) t.title = "Model complexity (T1's shape): no finished trial";
-  t.notes.push_back("parameters = in x out + out; MACs = multiply-accumulates (in x out per sample, bias not "
-                    "counted); FLOPs = 2 x MACs; t1_operations = the published T1 convention in x out x batch + out.");
+  t.notes.push_back(
+      "parameters = in x out + out; MACs = multiply-accumulates (in x out per sample, bias not "
+      "counted); FLOPs = 2 x MACs; t1_operations = the published T1 convention in x out x batch + out.");
   return t;
 }
 
@@ -545,8 +578,8 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   Table t;
   t.name = "trials";
   t.title = "Every trial stored";
-  t.columns = {"id", "grid_index", "repeat", "batch_size", "precision", "power_limit", "epochs", "status",
-               "time_s", "energy_j", "tta_s", "eta_j", "overhead_s", "error"};
+  t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "power_limit", "epochs",
+               "status", "time_s",     "energy_j", "tta_s",      "eta_j",     "overhead_s",  "error"};
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, watts_label(r.power_limit_w), r.epochs,
                       r.status, r.train_s ? num(*r.train_s) : json(nullptr),
@@ -556,9 +589,10 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
                       r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                                       : json(nullptr),
                       r.error});
-  t.notes.push_back("overhead_s: the trial's wall time minus its training, compress and decompress windows (and the "
-                    "cooldown): meters, idle baseline, set-up, per-epoch snapshots, provenance. Storing the trial "
-                    "comes after; bench_sweep measures it.");
+  t.notes.push_back(
+      "overhead_s: the trial's wall time minus its training, compress and decompress windows (and the "
+      "cooldown): meters, idle baseline, set-up, per-epoch snapshots, provenance. Storing the trial "
+      "comes after; bench_sweep measures it.");
   return t;
 }
 
@@ -571,9 +605,12 @@ std::string format_cell(const json& v) {
   char buf[64];
   const double ax = std::fabs(x);
   if (ax == 0) return "0";
-  if (ax >= 1e7 || ax < 1e-3) std::snprintf(buf, sizeof buf, "%.3e", x);
-  else if (ax >= 1000) std::snprintf(buf, sizeof buf, "%.0f", x);
-  else std::snprintf(buf, sizeof buf, "%.4g", x);
+  if (ax >= 1e7 || ax < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3e", x);
+  else if (ax >= 1000)
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", x);
   return buf;
 }
 
@@ -597,7 +634,7 @@ std::string latex_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '_' || c == '%' || c == '&' || c == '#' || c == '$') out += '\\';
-    if (c == '>' ) {
+    if (c == '>') {
       out += "$>$";
       continue;
     }
@@ -609,8 +646,8 @@ std::string latex_escape(const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& report_table_names() {
-  static const std::vector<std::string> names = {"precision", "phases", "batch_size", "power_limit", "cost",
-                                                 "complexity", "datasets", "trials"};
+  static const std::vector<std::string> names = {"precision", "phases",     "batch_size", "power_limit",
+                                                 "cost",      "complexity", "datasets",   "trials"};
   return names;
 }
 
@@ -651,7 +688,8 @@ std::string render_tables(const std::vector<Table>& tables, const std::string& f
         for (std::size_t i = 0; i < t.columns.size() && i < r.size(); ++i) obj[t.columns[i]] = r[i];
         rows.push_back(obj);
       }
-      all.push_back({{"table", t.name}, {"title", t.title}, {"columns", t.columns}, {"rows", rows}, {"notes", t.notes}});
+      all.push_back(
+          {{"table", t.name}, {"title", t.title}, {"columns", t.columns}, {"rows", rows}, {"notes", t.notes}});
     }
     return json{{"tables", all}}.dump(2) + "\n";
   }

@@ -256,7 +256,7 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
   }
 }
 
-std::vector<TrialRecord> Store::trials(const std::string& experiment, bool children) const {
+std::vector<TrialRecord> Store::trials(const std::string& experiment, bool children, bool samples) const {
   std::vector<TrialRecord> out;
   Stmt s(db_, std::string("SELECT id, trial_key, experiment, grid_index, repeat, batch_size, precision, "
                           "power_limit_w, epochs, status, error, started_unix_s, finished_unix_s, train_s, "
@@ -306,8 +306,10 @@ std::vector<TrialRecord> Store::trials(const std::string& experiment, bool child
   }
   if (!children || out.empty()) return out;
   const std::string where = experiment.empty() ? "" : " WHERE trial_id IN (SELECT id FROM trials WHERE experiment=?)";
-  Stmt ep(db_, "SELECT trial_id, epoch, train_loss, val_loss, relative_error, lr, duration_s, elapsed_s, energy_j, "
-               "target_met FROM epochs" + where + " ORDER BY trial_id, epoch");
+  Stmt ep(db_,
+          "SELECT trial_id, epoch, train_loss, val_loss, relative_error, lr, duration_s, elapsed_s, energy_j, "
+          "target_met FROM epochs" +
+              where + " ORDER BY trial_id, epoch");
   if (!experiment.empty()) ep.bind(1, experiment);
   while (ep.step()) {
     EpochRow e;
@@ -335,6 +337,7 @@ std::vector<TrialRecord> Store::trials(const std::string& experiment, bool child
     p.energy_kind = ph.text(6);
     out[by_id.at(ph.integer(0))].phases.push_back(p);
   }
+  if (!samples) return out;
   Stmt sm(db_, "SELECT trial_id, t_s, phase, power_w FROM power_samples" + where + " ORDER BY rowid");
   if (!experiment.empty()) sm.bind(1, experiment);
   while (sm.step()) out[by_id.at(sm.integer(0))].samples.push_back({sm.real(1), sm.text(2), sm.real(3)});

@@ -29,8 +29,8 @@ struct EpochRow {
   double train_loss = 0, val_loss = 0;
   std::optional<double> relative_error;
   double lr = 0, duration_s = 0;
-  double elapsed_s = 0;             // since training began, at the end of this epoch (evaluation included)
-  std::optional<double> energy_j;   // cumulative since training began
+  double elapsed_s = 0;            // since training began, at the end of this epoch (evaluation included)
+  std::optional<double> energy_j;  // cumulative since training began
   bool target_met = false;
 };
 
@@ -90,8 +90,8 @@ class Store {
   // `replace` first deletes a stored trial with the same key.
   int64_t insert_trial(const TrialRecord& t, bool replace = false);
   // Trials (of one experiment, or all), in insertion order; `children` also
-  // loads epochs, phases and samples.
-  std::vector<TrialRecord> trials(const std::string& experiment = "", bool children = true) const;
+  // loads epochs and phases, and `samples` the power series (the bulk of a database).
+  std::vector<TrialRecord> trials(const std::string& experiment = "", bool children = true, bool samples = true) const;
   // Copies every trial of `other` whose key is not here; returns {copied, already here}.
   std::pair<int64_t, int64_t> merge_from(const Store& other);
 

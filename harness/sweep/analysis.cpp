@@ -18,8 +18,8 @@ double student_t95(std::size_t dof) {
                                   2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
   if (dof == 0) return 0;
   if (dof <= 30) return kTable[dof - 1];
-  if (dof <= 60) return 2.042 - 0.042 * (static_cast<double>(dof) - 30) / 30;  // to 2.000 at 60
-  if (dof <= 120) return 2.000 - 0.020 * (static_cast<double>(dof) - 60) / 60;            // to 1.980 at 120
+  if (dof <= 60) return 2.042 - 0.042 * (static_cast<double>(dof) - 30) / 30;   // to 2.000 at 60
+  if (dof <= 120) return 2.000 - 0.020 * (static_cast<double>(dof) - 60) / 60;  // to 1.980 at 120
   return 1.960;
 }
 

@@ -88,7 +88,8 @@ std::string format_number(double v) {
 json DatasetSpec::to_json() const {
   if (!path.empty()) return {{"path", path}};
   json g = {{"kind", generator}, {"seed", seed}};
-  if (generator == "cms") g["rows"] = rows;
+  if (generator == "cms")
+    g["rows"] = rows;
   else {
     g["frames"] = rows;
     g["height"] = height;
@@ -99,7 +100,8 @@ json DatasetSpec::to_json() const {
 
 std::string DatasetSpec::label() const {
   if (!path.empty()) return fs::path(path).filename().string();
-  if (generator == "cms") return "CMS-like " + std::to_string(rows) + " rows (synthetic, seed " + std::to_string(seed) + ")";
+  if (generator == "cms")
+    return "CMS-like " + std::to_string(rows) + " rows (synthetic, seed " + std::to_string(seed) + ")";
   return "CFD-like " + std::to_string(rows) + "x" + std::to_string(height) + "x" + std::to_string(width) +
          " (synthetic, seed " + std::to_string(seed) + ")";
 }
@@ -119,8 +121,7 @@ json OptimizerSpec::to_json() const {
 }
 
 int64_t Experiment::grid_size() const {
-  return static_cast<int64_t>(batch_sizes.size() * precisions.size() * power_limits_w.size() * epochs.size()) *
-         repeats;
+  return static_cast<int64_t>(batch_sizes.size() * precisions.size() * power_limits_w.size() * epochs.size()) * repeats;
 }
 
 std::string TrialSpec::label() const {
@@ -130,7 +131,8 @@ std::string TrialSpec::label() const {
 }
 
 Experiment parse_experiment(const json& j, const std::string& source, const std::string& base_dir) {
-  if (!j.is_object()) throw InputError(source + ": an experiment must be a JSON object", "see experiments/quickstart.json");
+  if (!j.is_object())
+    throw InputError(source + ": an experiment must be a JSON object", "see experiments/quickstart.json");
   StrictReader r(j, source);
   Experiment e;
   e.source = source;
@@ -207,10 +209,12 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
       if (v->empty()) sr.fail("power_limit_w", "must list at least one value (null = leave the limit as it is)");
       for (std::size_t i = 0; i < v->size(); ++i) {
         const json& w = (*v)[i];
-        if (w.is_null()) e.power_limits_w.emplace_back(std::nullopt);
+        if (w.is_null())
+          e.power_limits_w.emplace_back(std::nullopt);
         else if (w.is_number() && w.get<double>() > 0 && w.get<double>() < 100000)
           e.power_limits_w.emplace_back(w.get<double>());
-        else sr.fail("power_limit_w/" + std::to_string(i), "must be a positive number of watts or null, got " + w.dump());
+        else
+          sr.fail("power_limit_w/" + std::to_string(i), "must be a positive number of watts or null, got " + w.dump());
       }
     } else {
       e.power_limits_w = {std::nullopt};
@@ -275,8 +279,8 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
     orr.number_in("pl_step_w", e.optimizer.pl_step_w, 1, 1000);
     orr.reject_unknown("power_limit_optimizer keys: enabled, eta, wait_steps, warmup_steps, profile_steps, pl_step_w");
   }
-  const bool sets_limits = std::any_of(e.power_limits_w.begin(), e.power_limits_w.end(),
-                                       [](const auto& w) { return w.has_value(); });
+  const bool sets_limits =
+      std::any_of(e.power_limits_w.begin(), e.power_limits_w.end(), [](const auto& w) { return w.has_value(); });
   if ((sets_limits || e.optimizer.enabled) && !e.allow_power_limit_changes)
     throw InputError(source + ": /allow_power_limit_changes: the experiment " +
                          (sets_limits ? std::string("lists power limits in /sweep/power_limit_w")
@@ -327,7 +331,7 @@ std::vector<TrialSpec> expand_grid(const Experiment& e) {
             t.config.seed = e.base.seed + rep;
             t.config.progress = e.base.progress;
             json run = t.config.to_json();
-            run.erase("monitoring");   // live monitoring does not shape the measurement
+            run.erase("monitoring");  // live monitoring does not shape the measurement
             run.erase("progress");
             run.erase("progress_interval_s");
             t.spec = {{"experiment", e.name},
@@ -378,9 +382,9 @@ std::optional<Shard> shard_from_slurm_env() {
                      "': not integers");
   }
   if (s.count < 1 || s.index < 0 || s.index >= s.count)
-    throw InputError("Slurm array task " + std::to_string(s.index) + " of " + std::to_string(s.count) +
-                         " is outside the array",
-                     "use a contiguous array (#SBATCH --array=0-N), or pass --shard i/N");
+    throw InputError(
+        "Slurm array task " + std::to_string(s.index) + " of " + std::to_string(s.count) + " is outside the array",
+        "use a contiguous array (#SBATCH --array=0-N), or pass --shard i/N");
   return s;
 }
 

@@ -34,9 +34,9 @@ namespace balerbench {
 inline constexpr int kExperimentSchemaVersion = 1;
 
 struct DatasetSpec {
-  std::string path;       // an .npz file; empty when generated
-  std::string generator;  // "cms" | "cfd"
-  int64_t rows = 0;       // cms: rows; cfd: frames
+  std::string path;                 // an .npz file; empty when generated
+  std::string generator;            // "cms" | "cfd"
+  int64_t rows = 0;                 // cms: rows; cfd: frames
   int64_t height = 50, width = 50;  // cfd
   int64_t seed = 0;
   nlohmann::json to_json() const;
@@ -86,9 +86,9 @@ struct TrialSpec {
   int64_t batch_size = 0, epochs = 0;
   std::string precision;
   std::optional<double> power_limit_w;
-  RunConfig config;      // the resolved run config of this trial (seed = training seed + repeat)
-  nlohmann::json spec;   // everything that shapes the trial, resolved
-  std::string key;       // hash of `spec`
+  RunConfig config;           // the resolved run config of this trial (seed = training seed + repeat)
+  nlohmann::json spec;        // everything that shapes the trial, resolved
+  std::string key;            // hash of `spec`
   std::string label() const;  // "bs=512 fp32 pl=- ep=10 #0"
 };
 

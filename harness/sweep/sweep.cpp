@@ -67,7 +67,8 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
                static_cast<long long>(sum.already_done), o.db_path.c_str(), static_cast<long long>(todo.size()),
                o.dry_run ? " (dry run: nothing runs)" : "");
   if (o.dry_run) {
-    for (const auto* t : todo) std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t->index), t->label().c_str(), t->key.c_str());
+    for (const auto* t : todo)
+      std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t->index), t->label().c_str(), t->key.c_str());
     return sum;
   }
 
@@ -120,16 +121,16 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
       ++sum.ran;
       if (rec.status == "ok") {
         ++sum.ok;
-        std::fprintf(out, "   ok: train %s, %s; compress %s; decompress %s; target %s\n",
-                     fmt_opt(rec.train_s, "s").c_str(), fmt_opt(rec.train_energy_j, "J").c_str(),
-                     fmt_opt(rec.compress_s, "s").c_str(), fmt_opt(rec.decompress_s, "s").c_str(),
-                     !rec.spec["target"].is_null()
-                         ? (rec.target_reached ? ("reached at epoch " + std::to_string(*rec.epochs_to_target) +
-                                                  " (TTA " + fmt_opt(rec.tta_s, "s") + ", ETA " +
-                                                  fmt_opt(rec.eta_j, "J") + ")")
-                                               : std::string("not reached"))
-                                .c_str()
-                         : "none");
+        std::fprintf(
+            out, "   ok: train %s, %s; compress %s; decompress %s; target %s\n", fmt_opt(rec.train_s, "s").c_str(),
+            fmt_opt(rec.train_energy_j, "J").c_str(), fmt_opt(rec.compress_s, "s").c_str(),
+            fmt_opt(rec.decompress_s, "s").c_str(),
+            !rec.spec["target"].is_null()
+                ? (rec.target_reached ? ("reached at epoch " + std::to_string(*rec.epochs_to_target) + " (TTA " +
+                                         fmt_opt(rec.tta_s, "s") + ", ETA " + fmt_opt(rec.eta_j, "J") + ")")
+                                      : std::string("not reached"))
+                      .c_str()
+                : "none");
       } else {
         (rec.status == "failed" ? sum.failed : sum.skipped)++;
         std::fprintf(out, "   %s: %s\n", rec.status.c_str(), rec.error.c_str());

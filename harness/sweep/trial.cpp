@@ -125,17 +125,15 @@ std::vector<SampleRow> power_series(const EnergySession& s, double min_interval_
   return out;
 }
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
 std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec) {
   if (!spec.path.empty()) return std::make_shared<Dataset>(load_dataset(spec.path));
-  SyntheticData d = spec.generator == "cms" ? generate_cms_like(spec.rows, static_cast<uint64_t>(spec.seed))
-                                            : generate_cfd_like(spec.rows, spec.height, spec.width,
-                                                                static_cast<uint64_t>(spec.seed));
+  SyntheticData d = spec.generator == "cms"
+                        ? generate_cms_like(spec.rows, static_cast<uint64_t>(spec.seed))
+                        : generate_cfd_like(spec.rows, spec.height, spec.width, static_cast<uint64_t>(spec.seed));
   auto ds = std::make_shared<Dataset>(
       dataset_from_array(NpyArray::from_doubles(d.shape, d.values), d.names, "generator " + spec.generator));
   ds->source_path = spec.label();
@@ -150,7 +148,8 @@ json base_provenance() {
   if (auto lib = NvmlLibrary::open(reason)) {
     driver = lib->driver_version();
     std::string note;
-    for (const auto& g : lib->visible_gpus(note)) gpus.push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}});
+    for (const auto& g : lib->visible_gpus(note))
+      gpus.push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}});
   } else {
     gpu_note = reason;
   }
@@ -229,9 +228,10 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
                           {"enforced_w", *spec.power_limit_w},
                           {"simulated", true}});
       } else {
-        throw PowerLimitError("no GPU power limit to set: NVML sees no GPU and the experiment has no simulated_gpu "
-                              "meter",
-                              false);
+        throw PowerLimitError(
+            "no GPU power limit to set: NVML sees no GPU and the experiment has no simulated_gpu "
+            "meter",
+            false);
       }
     }
 
@@ -267,8 +267,11 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
                         {"parameters", l.parameters()},
                         {"macs_per_sample", l.macs_per_sample()},
                         {"t1_operations", l.t1_operations(c.batch_size)}});
-    result["model"] = {{"name", arch.model_name}, {"n_features", arch.n_features}, {"latent", arch.latent},
-                       {"parameters", arch.parameters()}, {"macs_per_sample", arch.macs_per_sample()},
+    result["model"] = {{"name", arch.model_name},
+                       {"n_features", arch.n_features},
+                       {"latent", arch.latent},
+                       {"parameters", arch.parameters()},
+                       {"macs_per_sample", arch.macs_per_sample()},
                        {"layers", layers}};
     result["dataset"] = dataset_json(ds);
     result["dataset"]["label"] = ex.dataset.label();
@@ -295,8 +298,10 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     Snapshot phase_begin;
     if (energy)
       o.on_phase = [&](const char* phase, bool end) {
-        if (!end) phase_begin = energy->mark();
-        else energy->add_window(phase, phase_begin, energy->mark());
+        if (!end)
+          phase_begin = energy->mark();
+        else
+          energy->add_window(phase, phase_begin, energy->mark());
       };
     const std::atomic<int>* stop = ctx.stop;
     std::unique_ptr<PowerLimitOptimizer> optimizer;
@@ -307,8 +312,8 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
       if (!ctx.power || !ctx.guard)
         throw PowerLimitError("the power-limit optimiser needs GPUs whose limits NVML can set (none here)", false);
       const auto [lo, hi] = ctx.power->constraints_w(0);
-      OptimizerOptions oo{ex.optimizer.eta, ex.optimizer.wait_steps, ex.optimizer.warmup_steps,
-                          ex.optimizer.profile_steps, ex.optimizer.pl_step_w, static_cast<int>(ctx.power->count())};
+      OptimizerOptions oo{ex.optimizer.eta,           ex.optimizer.wait_steps, ex.optimizer.warmup_steps,
+                          ex.optimizer.profile_steps, ex.optimizer.pl_step_w,  static_cast<int>(ctx.power->count())};
       optimizer = std::make_unique<PowerLimitOptimizer>(
           oo, power_limit_candidates(lo, hi, ex.optimizer.pl_step_w),
           [&](double w) {
@@ -328,8 +333,10 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     o.on_step = [&](bool end) {
       check_stop(stop);
       if (!optimizer) return;
-      if (end) optimizer->on_step_end();
-      else optimizer->on_step_begin();
+      if (end)
+        optimizer->on_step_end();
+      else
+        optimizer->on_step_begin();
     };
     bool target_hit = false;
     o.stop_training = [&] { return target_hit && ex.target.stop_when_reached; };
@@ -342,7 +349,8 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
       row.val_loss = e.val_loss;
       row.lr = e.lr;
       row.duration_s = e.duration_s;
-      if (ex.target.metric == "relative_error") row.relative_error = relative_error(*model, x_target, c.batch_size, policy);
+      if (ex.target.metric == "relative_error")
+        row.relative_error = relative_error(*model, x_target, c.batch_size, policy);
       if (energy) {
         const WindowResult w = energy->window("epochs", train_begin, energy->mark());
         row.elapsed_s = w.duration_s;
@@ -450,8 +458,8 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
                           {"phases", report["phases"]}};
       rec.samples = power_series(*energy, c.energy.sample_hz > 0 ? 0.5 / c.energy.sample_hz : 0.0,
                                  {{"train", {train_begin_unix, train_end_unix}},
-                                           {"compress", {compress_begin_unix, compress_end_unix}},
-                                           {"decompress", {compress_end_unix, decompress_end_unix}}});
+                                  {"compress", {compress_begin_unix, compress_end_unix}},
+                                  {"decompress", {compress_end_unix, decompress_end_unix}}});
     } else {
       rec.energy_kind = "none";
       rec.provenance["meters"] = json::array();

@@ -39,8 +39,10 @@ TrialRecord make_trial(int i) {
   t.spec = {{"target", {{"metric", "relative_error"}, {"value", 0.1}}}};
   t.result = {{"model", {{"name", "AE"}, {"n_features", 24}, {"latent", 15}, {"layers", nlohmann::json::array()}}}};
   t.provenance = {{"host", "bench"}};
-  for (int e = 0; e < 25; ++e) t.epoch_rows.push_back({e, 1.0 / (e + 1), 1.0 / (e + 1), 0.1, 1e-3, 0.4, 0.4 * (e + 1), 12.0 * (e + 1), e > 10});
-  for (const char* p : {"train", "evaluation", "compress", "decompress"}) t.phases.push_back({p, "energy", 1, 10, 0.001, "estimated"});
+  for (int e = 0; e < 25; ++e)
+    t.epoch_rows.push_back({e, 1.0 / (e + 1), 1.0 / (e + 1), 0.1, 1e-3, 0.4, 0.4 * (e + 1), 12.0 * (e + 1), e > 10});
+  for (const char* p : {"train", "evaluation", "compress", "decompress"})
+    t.phases.push_back({p, "energy", 1, 10, 0.001, "estimated"});
   for (int s = 0; s < 600; ++s) t.samples.push_back({0.1 * s, "train", 28.0});
   return t;
 }

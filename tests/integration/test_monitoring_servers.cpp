@@ -267,7 +267,7 @@ TEST_F(MonitoringServers, InfluxdbKilledMidRunLosesOnlyTheRest) {
   auto influxd = start_influxd(state, port);
   Process run(train("--influx http://127.0.0.1:" + std::to_string(port) +
                     " --influx-db bbkill --set monitoring.influx_flush_interval_s=0.2 --set monitoring.influx_timeout_s=0.5 "
-                    "--set epochs=20"),
+                    "--set epochs=60"),
               dir.path("train.log"));
   ASSERT_TRUE(wait_until([&] { return influx_points(port, "bbkill") > 0; }, 60)) << run.log();
   influxd->signal(SIGKILL);

@@ -58,7 +58,8 @@ class SweepCli : public ::testing::Test {
     write_text(dir_.path("nvml.json"),
                R"({"driver_version": "550.00", "devices": [{"name": "Fake H100", "uuid": "GPU-aaaa",
                    "power_w": 200, "power_limit_w": 300, "default_limit_w": 300, "min_limit_w": 100,
-                   "max_limit_w": 300)" + extra_device + "}]}");
+                   "max_limit_w": 300)" +
+                   extra_device + "}]}");
     return "BALERBENCH_NVML_LIB=" + std::string(FAKE_NVML_LIB) + " FAKE_NVML_CONFIG=" + dir_.path("nvml.json") +
            " FAKE_NVML_SET_LOG=" + dir_.path("sets.log") + " FAKE_NVML_STATE=" + dir_.path("state.json") +
            " BALERBENCH_POWER_JOURNAL=" + dir_.path("journal.json");
@@ -237,8 +238,8 @@ TEST_F(SweepCli, SigkillMidTrialLeavesAConsistentDatabaseThatResumes) {
 
 TEST_F(SweepCli, PowerLimitsAreSetReadBackAndRestoredAfterEveryTrial) {
   json j = tiny_experiment();
-  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"power_limit_w", {250, nullptr, 200}},
-                {"epochs", {2}}};
+  j["sweep"] = {
+      {"batch_size", {512}}, {"precision", {"fp32"}}, {"power_limit_w", {250, nullptr, 200}}, {"epochs", {2}}};
   j["energy"] = {{"meters", {"nvml"}}, {"sample_hz", 20}};
   j["allow_power_limit_changes"] = true;
   j["cost"] = {{"eta", {0.5}}};  // MaxPower from the GPU's maximum limit
@@ -269,8 +270,8 @@ TEST_F(SweepCli, WithoutPermissionTrialsAreSkippedWithTheReason) {
   j["energy"] = {{"meters", {"nvml"}}};
   j["allow_power_limit_changes"] = true;
   const std::string exp = write_experiment(j);
-  const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none",
-                    fake_nvml_env(R"(, "set_error": 4)"));
+  const auto r =
+      bb("run " + exp + " --db db.sqlite --progress none --tables none", fake_nvml_env(R"(, "set_error": 4)"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("skipped: GPU GPU-aaaa: no permission"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("root or CAP_SYS_ADMIN"), std::string::npos) << r.out;
@@ -356,8 +357,8 @@ TEST_F(SweepCli, OptimizerProfilesLimitsInsideOneTrainingRun) {
   j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"epochs", {4}}};
   j["energy"] = {{"meters", {"nvml"}}};
   j["allow_power_limit_changes"] = true;
-  j["power_limit_optimizer"] = {{"enabled", true}, {"wait_steps", 1}, {"warmup_steps", 2}, {"profile_steps", 3},
-                                {"pl_step_w", 100}};
+  j["power_limit_optimizer"] = {
+      {"enabled", true}, {"wait_steps", 1}, {"warmup_steps", 2}, {"profile_steps", 3}, {"pl_step_w", 100}};
   const std::string exp = write_experiment(j);
   const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none", fake_nvml_env());
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -414,7 +415,8 @@ TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
   EXPECT_NE(trials[0].error.find("amp_fp16"), std::string::npos);
   EXPECT_EQ(trials[1].status, "ok");
   // --retry-failed runs it again (and it fails again, replacing the old row, never duplicating it).
-  const auto again = bb("run " + dir_.path("exp.json") + " --db db.sqlite --progress none --tables none --retry-failed");
+  const auto again =
+      bb("run " + dir_.path("exp.json") + " --db db.sqlite --progress none --tables none --retry-failed");
   EXPECT_EQ(again.exit_code, 3) << again.out;
   EXPECT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 2u);
 }

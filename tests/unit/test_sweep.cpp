@@ -80,8 +80,11 @@ TEST(Experiment, BadFilesNameTheJsonPath) {
   expect_bad([](json& j) { j["energy"] = {{"sample_hz", "fast"}}; }, "/energy/sample_hz");
   expect_bad([](json& j) { j["cost"]["eta"] = {0, 1.5}; }, "/cost/eta/1: must be a number in [0, 1]");
   expect_bad([](json& j) { j["model"]["name"] = "BigAE"; }, "/model/name");
-  expect_bad([](json& j) { j["dataset"] = {{"path", "a.npz"}, {"generator", {{"kind", "cms"}, {"rows", 5}}}}; },
-             "exactly one of path and generator");
+  expect_bad(
+      [](json& j) {
+        j["dataset"] = {{"path", "a.npz"}, {"generator", {{"kind", "cms"}, {"rows", 5}}}};
+      },
+      "exactly one of path and generator");
   expect_bad([](json& j) { j["dataset"]["generator"]["kind"] = "lhc"; }, "/dataset/generator/kind: invalid value");
   expect_bad([](json& j) { j["power_limit_optimizer"] = {{"enabled", true}}; }, "/allow_power_limit_changes");
 }
@@ -170,8 +173,8 @@ TEST(Grid, SlurmArrayEnvironment) {
 TEST(Analysis, ZeusCostAgainstHandValues) {
   // eta 0.5, 1000 J, 10 s, 300 W: 0.5 * 1000 + 0.5 * 300 * 10 = 2000 J.
   EXPECT_DOUBLE_EQ(zeus_cost(0.5, 1000, 10, 300), 2000);
-  EXPECT_DOUBLE_EQ(zeus_cost(0, 1000, 10, 300), 3000);   // time only, in joules at MaxPower
-  EXPECT_DOUBLE_EQ(zeus_cost(1, 1000, 10, 300), 1000);   // energy only
+  EXPECT_DOUBLE_EQ(zeus_cost(0, 1000, 10, 300), 3000);  // time only, in joules at MaxPower
+  EXPECT_DOUBLE_EQ(zeus_cost(1, 1000, 10, 300), 1000);  // energy only
   EXPECT_DOUBLE_EQ(zeus_cost(0.25, 400, 2, 250), 0.25 * 400 + 0.75 * 250 * 2);
   EXPECT_THROW(zeus_cost(1.5, 1, 1, 1), std::invalid_argument);
 }
@@ -230,8 +233,12 @@ TrialRecord fixture_trial(const std::string& key, const std::string& precision, 
                {{"name", "AE"},
                 {"n_features", 24},
                 {"latent", 15},
-                {"layers", json::array({{{"name", "en1"}, {"part", "encoder"}, {"in", 24}, {"out", 200},
-                                         {"parameters", 5000}, {"macs_per_sample", 4800},
+                {"layers", json::array({{{"name", "en1"},
+                                         {"part", "encoder"},
+                                         {"in", 24},
+                                         {"out", 200},
+                                         {"parameters", 5000},
+                                         {"macs_per_sample", 4800},
                                          {"t1_operations", 2457800}}})}}},
               {"dataset", {{"label", "CMS-like"}, {"shape", {1000, 24}}, {"dtype", "float64"}, {"bytes", 192000}}}};
   t.provenance = {{"host", "test"}};
@@ -307,13 +314,12 @@ TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
   expect_input_error([&] { Store s(dir_.path("text.sqlite")); }, "text.sqlite");
   { Store s(dir_.path("v.sqlite")); }
   // Bump the stored version with a second connection through the store's own SQL.
-  {
-    Store s(dir_.path("v.sqlite"));
-  }
+  { Store s(dir_.path("v.sqlite")); }
   const std::string py = python_binary();
   if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
-  const auto r = run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("v.sqlite") +
-                             "'); c.execute(\\\"update meta set value='99' where key='schema_version'\\\"); c.commit()\"");
+  const auto r =
+      run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("v.sqlite") +
+                  "'); c.execute(\\\"update meta set value='99' where key='schema_version'\\\"); c.commit()\"");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99");
 }
@@ -441,7 +447,8 @@ class PowerTest : public ::testing::Test {
     unsetenv("FAKE_NVML_STATE");
   }
   void TearDown() override {
-    for (const char* v : {"BALERBENCH_NVML_LIB", "FAKE_NVML_CONFIG", "FAKE_NVML_SET_LOG", "FAKE_NVML_STATE"}) unsetenv(v);
+    for (const char* v : {"BALERBENCH_NVML_LIB", "FAKE_NVML_CONFIG", "FAKE_NVML_SET_LOG", "FAKE_NVML_STATE"})
+      unsetenv(v);
   }
   std::vector<std::string> sets() const {
     std::vector<std::string> out;
@@ -549,8 +556,7 @@ TEST_F(PowerTest, JournalOfAKilledRunIsRecovered) {
 }
 
 TEST(PowerLimitOptimizer, CandidatesLikeZeus) {
-  EXPECT_EQ(power_limit_candidates(100, 300, 25),
-            (std::vector<double>{300, 275, 250, 225, 200, 175, 150, 125, 100}));
+  EXPECT_EQ(power_limit_candidates(100, 300, 25), (std::vector<double>{300, 275, 250, 225, 200, 175, 150, 125, 100}));
   EXPECT_EQ(power_limit_candidates(150, 200, 30), (std::vector<double>{200, 170, 150}));
   expect_input_error([] { power_limit_candidates(300, 100, 25); }, "empty");
 }
@@ -584,8 +590,11 @@ TEST_F(PowerTest, OptimizerProfilesEveryLimitAndChoosesTheCheapest) {
   run.current_limit = [&] { return c->enforced_limit_w(0); };
   OptimizerOptions o;  // Zeus defaults: wait 1, warm up 10, profile 40, 25 W
   o.eta = 0.5;
-  PowerLimitOptimizer opt(o, power_limit_candidates(100, 300, o.pl_step_w), [&](double w) { guard.apply(w); },
-                          [&] { return PowerLimitOptimizer::Reading{run.time_s, run.energy_j}; });
+  PowerLimitOptimizer opt(
+      o, power_limit_candidates(100, 300, o.pl_step_w), [&](double w) { guard.apply(w); },
+      [&] {
+        return PowerLimitOptimizer::Reading{run.time_s, run.energy_j};
+      });
   const int64_t steps_per_epoch = 100;
   for (int epoch = 0; epoch < 12 && opt.state() != PowerLimitOptimizer::State::kDone; ++epoch) {
     for (int64_t s = 0; s < steps_per_epoch; ++s) {
