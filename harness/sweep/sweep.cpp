@@ -72,19 +72,9 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
     return sum;
   }
 
-  // Power limits: a journal from a killed run first, then a guard for this run.
-  const std::string journal = o.power_journal.empty() ? default_power_journal_path() : o.power_journal;
-  std::unique_ptr<PowerControl> power;
-  std::string power_reason;
-  if (ex.allow_power_limit_changes || std::filesystem::exists(journal)) power = NvmlPowerControl::open(power_reason);
-  if (power) print_restored(recover_power_limits(*power, journal), "from the journal of an earlier run", out);
-  if (!ex.allow_power_limit_changes) power.reset();
-  if (ex.allow_power_limit_changes && !power)
-    std::fprintf(out, "power limits: NVML unavailable (%s); limits apply to a simulated_gpu meter if there is one\n",
-                 power_reason.c_str());
-  std::unique_ptr<PowerLimitGuard> guard;
-  if (power) guard = std::make_unique<PowerLimitGuard>(*power, journal);
-  std::atomic<PowerLimitGuard*> guard_ptr{guard.get()};
+  // Stop signals first: every thread started from here on (NVML's, LibTorch's, the sampler's)
+  // inherits the blocked mask, so SIGINT/SIGTERM reach only the watcher.
+  std::atomic<PowerLimitGuard*> guard_ptr{nullptr};
   StopSignals signals([&guard_ptr, out](int sig) {
     std::fprintf(out, "\nbalerbench: %s: stopping after restoring power limits; the trial in flight is not stored\n",
                  sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -97,6 +87,24 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
     }
     std::fflush(out);
   });
+
+  // Power limits: a journal from a killed run first, then a guard for this run.
+  const std::string journal = o.power_journal.empty() ? default_power_journal_path() : o.power_journal;
+  std::unique_ptr<PowerControl> power;
+  std::string power_reason;
+  if (ex.allow_power_limit_changes || std::filesystem::exists(journal)) power = NvmlPowerControl::open(power_reason);
+  if (power) print_restored(recover_power_limits(*power, journal), "from the journal of an earlier run", out);
+  if (!ex.allow_power_limit_changes) power.reset();
+  if (ex.allow_power_limit_changes && !power)
+    std::fprintf(out, "power limits: NVML unavailable (%s); limits apply to a simulated_gpu meter if there is one\n",
+                 power_reason.c_str());
+  std::unique_ptr<PowerLimitGuard> guard;
+  if (power) guard = std::make_unique<PowerLimitGuard>(*power, journal);
+  guard_ptr = guard.get();
+  struct ClearOnExit {  // destroyed before `guard`: the signal thread never sees a dead guard
+    std::atomic<PowerLimitGuard*>& ptr;
+    ~ClearOnExit() { ptr = nullptr; }
+  } clear_guard_ptr{guard_ptr};
 
   LiveMetrics live("run");
   std::unique_ptr<Monitor> monitor = open_monitor(o.monitoring, live, make_run_id());
