@@ -25,6 +25,8 @@ class TempDir {
 
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
+// The file's lines (none when it does not exist), e.g. the fake NVML's set log.
+std::vector<std::string> read_lines(const std::string& path);
 
 // Runs `f`, expects an InputError whose message contains `fragment`.
 void expect_input_error(const std::function<void()>& f, const std::string& fragment);

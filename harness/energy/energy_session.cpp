@@ -93,6 +93,10 @@ WindowResult EnergySession::window(const std::string& name, const Snapshot& a, c
                      baseline_ ? &*baseline_ : nullptr);
 }
 
+WindowResult EnergySession::counter_window(const std::string& name, const Snapshot& a, const Snapshot& b) const {
+  return make_window(name, a, b, {}, sampler_->meters(), baseline_ ? &*baseline_ : nullptr);
+}
+
 WindowResult EnergySession::add_window(const std::string& phase, const Snapshot& a, const Snapshot& b) {
   WindowResult w = window(phase, a, b);
   phases_.add(w);

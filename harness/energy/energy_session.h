@@ -36,6 +36,9 @@ class EnergySession {
   WindowResult add_window(const std::string& phase, const Snapshot& a, const Snapshot& b);
   // A window not added to any phase.
   WindowResult window(const std::string& name, const Snapshot& a, const Snapshot& b) const;
+  // The same from the two snapshots' counters alone, without the sampler's
+  // series (so no peak power): cheap enough for every epoch of a long run.
+  WindowResult counter_window(const std::string& name, const Snapshot& a, const Snapshot& b) const;
 
   // Stops sampling and closes the whole-session window ("total").
   void finish();

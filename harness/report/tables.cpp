@@ -491,16 +491,16 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
   front.title = "Time-energy Pareto frontier on " + hardware_of(trials);
   front.columns = {"configuration", "time_s", "energy_j", "energy"};
   std::vector<ParetoPoint> points;
-  for (std::size_t i = 0; i < groups.size(); ++i)
-    if (inputs[i].ok || (!inputs[i].ok && inputs[i].why == "no MaxPower (set cost.max_power_w)")) {
-      const Summary tm = groups[i].stat(
-          [&](const TrialRecord& r) { return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s; });
-      const Summary en = groups[i].stat([&](const TrialRecord& r) {
-        return target ? (r.target_reached ? r.eta_j : std::nullopt) : r.train_energy_j;
-      });
-      if (tm.n == groups[i].ok.size() && en.n == groups[i].ok.size() && tm.n > 0)
-        points.push_back({tm.mean, en.mean, i});
-    }
+  // Every configuration whose repeats all have a time and an energy (to the target, when there is one);
+  // unlike the cost, the frontier needs no MaxPower.
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const Summary tm = groups[i].stat(
+        [&](const TrialRecord& r) { return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s; });
+    const Summary en = groups[i].stat([&](const TrialRecord& r) {
+      return target ? (r.target_reached ? r.eta_j : std::nullopt) : r.train_energy_j;
+    });
+    if (tm.n == groups[i].ok.size() && en.n == groups[i].ok.size() && tm.n > 0) points.push_back({tm.mean, en.mean, i});
+  }
   for (const auto& p : pareto_frontier(points))
     front.rows.push_back({groups[p.id].label(), num(p.time_s), num(p.energy_j), groups[p.id].energy_kind()});
   front.notes.push_back("Configurations no other beats in both time and energy (" + std::to_string(front.rows.size()) +
@@ -578,14 +578,15 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   Table t;
   t.name = "trials";
   t.title = "Every trial stored";
+  const bool target = has_target(trials);
   t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "power_limit", "epochs",
                "status", "time_s",     "energy_j", "tta_s",      "eta_j",     "overhead_s",  "error"};
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, watts_label(r.power_limit_w), r.epochs,
                       r.status, r.train_s ? num(*r.train_s) : json(nullptr),
                       r.train_energy_j ? num(*r.train_energy_j) : json(nullptr),
-                      r.tta_s ? num(*r.tta_s) : json(r.status == "ok" && has_target(trials) ? "not reached" : "-"),
-                      r.eta_j ? num(*r.eta_j) : json(r.status == "ok" && has_target(trials) ? "not reached" : "-"),
+                      r.tta_s ? num(*r.tta_s) : json(r.status == "ok" && target ? "not reached" : "-"),
+                      r.eta_j ? num(*r.eta_j) : json(r.status == "ok" && target ? "not reached" : "-"),
                       r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                                       : json(nullptr),
                       r.error});

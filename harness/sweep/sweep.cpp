@@ -115,6 +115,7 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   ctx.live = &live;
   ctx.stop = &signals.flag();
   ctx.progress = o.progress;
+  ctx.provenance = base_provenance();  // the same machine for every trial of this run
   ctx.count = static_cast<int64_t>(todo.size());
   try {
     for (std::size_t i = 0; i < todo.size(); ++i) {

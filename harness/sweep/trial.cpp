@@ -110,7 +110,7 @@ std::vector<SampleRow> power_series(const EnergySession& s, double min_interval_
   std::size_t prev = 0;
   for (std::size_t i = 1; i < series.size(); ++i) {
     if (std::chrono::duration<double>(series[i].time - series[prev].time).count() < min_interval_s) continue;
-    const WindowResult w = make_window("sample", series[prev], series[i], {}, s.sampler().meters(), nullptr);
+    const WindowResult w = s.counter_window("sample", series[prev], series[i]);
     const double mid_unix = 0.5 * (series[prev].unix_s + series[i].unix_s);
     prev = i;
     if (w.duration_s <= 0) continue;
@@ -173,7 +173,6 @@ json base_provenance() {
           {"nvidia_driver", driver},
           {"cuda", cuda},
           {"libtorch", torch_version_string()},
-          {"threads", at::get_num_threads()},
           {"balerbench", kVersion},
           {"git_revision", git_revision()}};
 }
@@ -191,7 +190,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   rec.power_limit_w = spec.power_limit_w;
   rec.spec = spec.spec;
   rec.started_unix_s = unix_now();
-  rec.provenance = base_provenance();
+  rec.provenance = ctx.provenance.is_null() ? base_provenance() : ctx.provenance;
   rec.hardware = hardware_label(rec.provenance, nullptr);
   rec.max_power_w = ex.max_power_w;
   json result = json::object();
@@ -201,6 +200,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     check_stop(ctx.stop);
     if (ex.cooldown_s > 0) interruptible_sleep(ex.cooldown_s, ctx.stop);
     configure_runtime(c);
+    rec.provenance["threads"] = at::get_num_threads();  // as this trial's config set them
 
     // The power limit: NVML GPUs when there are any, else the simulated GPU's model.
     const bool simulated_gpu =
@@ -325,7 +325,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
               synchronize_device(device);
               return {std::chrono::duration<double>(Clock::now() - t_train).count(), 0};
             }
-            const WindowResult w = energy->window("optimizer", train_begin, energy->mark());
+            const WindowResult w = energy->counter_window("optimizer", train_begin, energy->mark());
             return {w.duration_s, w.total_energy_j()};
           });
       if (!rec.max_power_w) rec.max_power_w = optimizer->max_power_w();
@@ -352,7 +352,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
       if (ex.target.metric == "relative_error")
         row.relative_error = relative_error(*model, x_target, c.batch_size, policy);
       if (energy) {
-        const WindowResult w = energy->window("epochs", train_begin, energy->mark());
+        const WindowResult w = energy->counter_window("epochs", train_begin, energy->mark());
         row.elapsed_s = w.duration_s;
         row.energy_j = w.total_energy_j();
       } else {
@@ -384,33 +384,32 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
       rec.train_energy_j = fit_w.total_energy_j();
     }
 
-    // Compress and decompress the whole dataset, each measured.
-    check_stop(ctx.stop);
+    // Compress and decompress the whole dataset, each in its own window (timed alone without meters).
+    auto measured = [&](const char* phase, std::optional<double>& seconds, std::optional<double>& joules,
+                        const std::function<void()>& work) {
+      check_stop(ctx.stop);
+      const Snapshot begin = energy ? energy->mark() : Snapshot{};
+      const auto t0 = Clock::now();
+      work();
+      if (energy) {
+        const WindowResult w = energy->add_window(phase, begin, energy->mark());
+        seconds = w.duration_s;
+        joules = w.total_energy_j();
+      } else {
+        seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      }
+    };
+    at::Tensor z, y;
     const double compress_begin_unix = unix_now();
-    Snapshot a = energy ? energy->mark() : Snapshot{};
-    auto t0 = Clock::now();
-    const at::Tensor z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
-                                     latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, policy, nullptr);
-    if (energy) {
-      const WindowResult w = energy->add_window("compress", a, energy->mark());
-      rec.compress_s = w.duration_s;
-      rec.compress_energy_j = w.total_energy_j();
-    } else {
-      rec.compress_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    }
+    measured("compress", rec.compress_s, rec.compress_energy_j, [&] {
+      z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr, latent_scalar_type(c, policy.param_dtype),
+                      c.codec_chunk_rows, policy, nullptr);
+    });
     const double compress_end_unix = unix_now();
-    check_stop(ctx.stop);
-    a = energy ? energy->mark() : Snapshot{};
-    t0 = Clock::now();
-    at::Tensor y = decode_rows(*model, z, c.normalizes() ? &norm : nullptr, c.codec_chunk_rows, policy, nullptr);
-    if (ds.data_dimension() == 1) cast_integer_columns(y, c, features);
-    if (energy) {
-      const WindowResult w = energy->add_window("decompress", a, energy->mark());
-      rec.decompress_s = w.duration_s;
-      rec.decompress_energy_j = w.total_energy_j();
-    } else {
-      rec.decompress_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    }
+    measured("decompress", rec.decompress_s, rec.decompress_energy_j, [&] {
+      y = decode_rows(*model, z, c.normalizes() ? &norm : nullptr, c.codec_chunk_rows, policy, nullptr);
+      if (ds.data_dimension() == 1) cast_integer_columns(y, c, features);
+    });
     const double decompress_end_unix = unix_now();
     if (ctx.live) ctx.live->end_trial();
 

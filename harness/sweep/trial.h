@@ -30,6 +30,7 @@ struct TrialContext {
   LiveMetrics* live = nullptr;             // live monitoring (optional)
   const std::atomic<int>* stop = nullptr;  // set by a stop signal
   std::string progress = "auto";
+  nlohmann::json provenance;  // base_provenance(), read once per sweep (null: read per trial)
 };
 
 // The dataset of an experiment: the file, or the generator's output.

@@ -64,13 +64,7 @@ class SweepCli : public ::testing::Test {
            " FAKE_NVML_SET_LOG=" + dir_.path("sets.log") + " FAKE_NVML_STATE=" + dir_.path("state.json") +
            " BALERBENCH_POWER_JOURNAL=" + dir_.path("journal.json");
   }
-  std::vector<std::string> sets() const {
-    std::vector<std::string> out;
-    std::ifstream in(dir_.path("sets.log"));
-    std::string line;
-    while (std::getline(in, line)) out.push_back(line);
-    return out;
-  }
+  std::vector<std::string> sets() const { return read_lines(dir_.path("sets.log")); }
   double state_limit_w() const { return json::parse(read_text(dir_.path("state.json")))["GPU-aaaa"].get<double>(); }
   // Starts a run in the background; returns its pid.
   long start_background(const std::string& args, const std::string& env, const std::string& log) {
