@@ -23,6 +23,41 @@ struct MergeArgs {
   bool force = false;
 };
 
+// The cost weights stored with an experiment ({0, 0.5, 1} when it names none).
+std::vector<double> stored_etas(const Store& store, const std::string& experiment) {
+  std::vector<double> etas;
+  const nlohmann::json spec = store.experiment_spec(experiment);
+  if (!spec.is_object() || !spec.contains("cost") || !spec["cost"].is_object() || !spec["cost"].contains("eta"))
+    return etas;
+  const auto& e = spec["cost"]["eta"];
+  for (const auto& v : e.is_array() ? e : nlohmann::json::array({e})) {
+    if (!v.is_number())
+      throw InputError("experiment '" + experiment + "': stored cost.eta holds " + v.dump() + ", not a number",
+                       "rerun the experiment with a valid cost.eta, or report from another database");
+    etas.push_back(v.get<double>());
+  }
+  return etas;
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// CSV: one file per table, DIR/<experiment>.<table>.csv, and DIR/<experiment>.tables.json with
+// each file's title, columns and notes (the CSV files carry only the header and the rows).
+void write_csv_dir(const std::string& dir, const std::string& experiment, const std::vector<Table>& tables) {
+  std::filesystem::create_directories(dir);
+  nlohmann::json index = nlohmann::json::array();
+  for (const auto& t : tables) {
+    const std::string file = experiment + "." + t.name + ".csv";
+    write_text_atomic(dir + "/" + file, render_tables({t}, "csv"));
+    index.push_back({{"file", file}, {"table", t.name}, {"title", t.title}, {"columns", t.columns}, {"notes", t.notes}});
+    std::printf("wrote %s/%s\n", dir.c_str(), file.c_str());
+  }
+  write_text_atomic(dir + "/" + experiment + ".tables.json",
+                    nlohmann::json{{"experiment", experiment}, {"tables", index}}.dump(2) + "\n");
+}
+
 int report(const ReportArgs& a) {
   const Store store(a.db, false);
   std::vector<std::string> experiments = store.experiments();
@@ -35,25 +70,44 @@ int report(const ReportArgs& a) {
     }
     experiments = {a.experiment};
   }
-  std::string text;
+  std::vector<std::pair<std::string, std::vector<Table>>> reports;
+  std::size_t table_count = 0;
   for (const auto& name : experiments) {
-    std::vector<double> etas;
-    const nlohmann::json spec = store.experiment_spec(name);
-    if (spec.is_object() && spec.contains("cost") && spec["cost"].contains("eta")) {
-      const auto& e = spec["cost"]["eta"];
-      if (e.is_array())
-        for (const auto& v : e) etas.push_back(v.get<double>());
-      else if (e.is_number())
-        etas.push_back(e.get<double>());
+    reports.emplace_back(name, make_tables(store.trials(name, true, false), a.table, stored_etas(store, name)));
+    table_count += reports.back().second.size();
+  }
+  if (a.format == "csv" && !a.out.empty()) {
+    if (std::filesystem::exists(a.out) && !std::filesystem::is_directory(a.out))
+      throw InputError("--out " + a.out + ": is a file, and CSV reports go to a folder (one file per table)",
+                       "give a folder name, e.g. --out reports/");
+    for (const auto& [name, tables] : reports) write_csv_dir(a.out, name, tables);
+    return 0;
+  }
+  if (a.format == "csv" && table_count != 1)
+    throw InputError("CSV holds one table per file; " + std::to_string(table_count) + " tables selected",
+                     "name one with --table (and --experiment when the database holds several), or give --out DIR "
+                     "for one file per table");
+  std::string text;
+  if (a.format == "json") {  // one document, whatever the number of experiments
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& [name, tables] : reports) {
+      nlohmann::json doc = nlohmann::json::parse(render_tables(tables, "json"));
+      for (auto& t : doc["tables"]) {
+        t["experiment"] = name;
+        all.push_back(std::move(t));
+      }
     }
-    const auto tables = make_tables(store.trials(name, true, false), a.table, etas);
+    text = nlohmann::json{{"tables", all}}.dump(2) + "\n";
+  }
+  for (const auto& [name, tables] : reports) {
+    if (a.format == "json") break;
     if (a.format == "md") text += (text.empty() ? "" : "\n") + std::string("## Experiment ") + name + "\n\n";
     text += render_tables(tables, a.format);
   }
   if (a.out.empty()) {
     std::fputs(text.c_str(), stdout);
   } else {
-    write_file_atomic(a.out, std::vector<uint8_t>(text.begin(), text.end()));
+    write_text_atomic(a.out, text);
     std::printf("wrote %s\n", a.out.c_str());
   }
   return 0;
@@ -100,7 +154,9 @@ void register_report(CLI::App& app, Action& action) {
                   "precision | phases | batch_size | power_limit | cost | complexity | datasets | trials | all");
   cmd->add_option("--format", a->format, "md | csv | latex | json")
       ->check(CLI::IsMember({"md", "csv", "latex", "json"}));
-  cmd->add_option("--out", a->out, "write to FILE instead of stdout");
+  cmd->add_option("--out", a->out,
+                  "write to FILE instead of stdout; with --format csv a folder: one EXPERIMENT.TABLE.csv per table "
+                  "and EXPERIMENT.tables.json with their titles and notes");
   cmd->callback([a, &action] { action = [a] { return report(*a); }; });
 
   auto m = std::make_shared<MergeArgs>();

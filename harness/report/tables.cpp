@@ -96,10 +96,42 @@ std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
   return groups;
 }
 
+// Grid points with at least one finished trial: the measured tables show only these (the trials
+// table lists the failures, and failures_note counts them).
+std::vector<Group> finished(const std::vector<Group>& groups) {
+  std::vector<Group> out;
+  for (const auto& g : groups)
+    if (!g.ok.empty()) out.push_back(g);
+  return out;
+}
+
+// "CPU: Intel Xeon ... (2 CPUs)" or "GPU: ...; CPU: ..." from a trial's stored provenance.
+std::string hardware_from_provenance(const json& p) {
+  if (!p.is_object()) return "";
+  std::string gpu;
+  if (p.contains("gpus") && p["gpus"].is_array())
+    for (const auto& g : p["gpus"])
+      if (g.is_object() && g.contains("name") && g["name"].is_string())
+        gpu += (gpu.empty() ? "" : " + ") + g["name"].get<std::string>();
+  const json& cpu_model = p.contains("cpu_model") ? p["cpu_model"] : json();
+  if (!cpu_model.is_string() && gpu.empty()) return "";
+  std::string cpu = cpu_model.is_string() ? cpu_model.get<std::string>() : std::string("unknown CPU");
+  if (p.contains("logical_cpus") && p["logical_cpus"].is_number_integer())
+    cpu += " (" + std::to_string(p["logical_cpus"].get<int64_t>()) + " CPUs)";
+  return gpu.empty() ? "CPU: " + cpu : "GPU: " + gpu + "; CPU: " + cpu;
+}
+
+// The hardware of the finished trials; when none finished, that of any trial (its stored label,
+// else its provenance), so a report of failures still says where they ran.
 std::string hardware_of(const std::vector<TrialRecord>& trials) {
   std::set<std::string> hw;
   for (const auto& t : trials)
     if (t.status == "ok" && !t.hardware.empty()) hw.insert(t.hardware);
+  if (hw.empty())
+    for (const auto& t : trials) {
+      const std::string h = t.hardware.empty() ? hardware_from_provenance(t.provenance) : t.hardware;
+      if (!h.empty()) hw.insert(h);
+    }
   std::string s;
   for (const auto& h : hw) s += (s.empty() ? "" : " | ") + h;
   return s.empty() ? "unknown hardware" : s;
@@ -158,14 +190,17 @@ std::string energy_kind_note() {
 }
 
 void failures_note(Table& t, const std::vector<Group>& groups) {
-  int64_t failed = 0, skipped = 0;
+  int64_t failed = 0, skipped = 0, empty = 0;
   for (const auto& g : groups) {
     failed += g.failed;
     skipped += g.skipped;
+    if (g.ok.empty()) ++empty;
   }
-  if (failed || skipped)
-    t.notes.push_back(std::to_string(failed) + " failed and " + std::to_string(skipped) +
-                      " skipped trials are left out (balerbench report --table trials lists them).");
+  if (failed || skipped) {
+    std::string s = std::to_string(failed) + " failed and " + std::to_string(skipped) + " skipped trials are left out";
+    if (empty) s += ", and with them " + std::to_string(empty) + " configuration(s) with no finished trial";
+    t.notes.push_back(s + " (balerbench report --table trials lists them).");
+  }
 }
 
 std::string eta_label(double eta) {
@@ -233,7 +268,8 @@ std::string target_text(const std::vector<TrialRecord>& trials) {
 }
 
 Table precision_table(const std::vector<TrialRecord>& trials) {
-  std::vector<Group> groups = group_trials(trials);
+  const std::vector<Group> all = group_trials(trials);
+  std::vector<Group> groups = finished(all);
   std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
     if (a.batch_size != b.batch_size) return a.batch_size < b.batch_size;
     if (a.power_limit_w != b.power_limit_w) return watts_label(a.power_limit_w) < watts_label(b.power_limit_w);
@@ -279,12 +315,13 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
       "repeats; sd = standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios are to "
       "the FP32 row with the same other settings.");
   t.notes.push_back(energy_kind_note());
-  failures_note(t, groups);
+  failures_note(t, all);
   return t;
 }
 
 std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
-  std::vector<Group> groups = group_trials(trials);
+  const std::vector<Group> all = group_trials(trials);
+  std::vector<Group> groups = finished(all);
   const Axes a = varying(groups);
   Table t;
   t.name = "phases";
@@ -323,12 +360,12 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
       "train = the whole training (epochs and evaluation); compress and decompress = the whole "
       "dataset through the encoder and the decoder. CO2 = energy x PUE x the trial's carbon intensity.");
   t.notes.push_back(energy_kind_note());
-  failures_note(t, groups);
+  failures_note(t, all);
   std::vector<Table> out = {t};
 
   // T5: the profiled trials' time breakdown.
   Table p;
-  p.name = "phases";
+  p.name = "phases_profile";
   p.title = "Where training time goes (T5's shape), profiled trials, on " + hardware_of(trials);
   axis_columns(p, a);
   for (const char* c : {"frame", "n", "duration_s", "percent_of_fit"}) p.columns.push_back(c);
@@ -391,7 +428,8 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
 }
 
 Table axis_table(const std::vector<TrialRecord>& trials, const std::string& which, const std::vector<double>& etas) {
-  std::vector<Group> groups = group_trials(trials);
+  const std::vector<Group> all = group_trials(trials);
+  std::vector<Group> groups = finished(all);
   const bool by_batch = which == "batch_size";
   std::stable_sort(groups.begin(), groups.end(), [&](const Group& x, const Group& y) {
     const double kx = by_batch ? static_cast<double>(x.batch_size) : x.power_limit_w.value_or(-1);
@@ -445,7 +483,7 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
                            : "No target in the experiment: cost uses the whole training's time and energy.");
   t.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA (J); MaxPower is stored with each trial.");
   t.notes.push_back(energy_kind_note());
-  failures_note(t, groups);
+  failures_note(t, all);
   return t;
 }
 
@@ -487,7 +525,7 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
   best.notes.push_back(energy_kind_note());
 
   Table front;
-  front.name = "cost";
+  front.name = "cost_pareto";
   front.title = "Time-energy Pareto frontier on " + hardware_of(trials);
   front.columns = {"configuration", "time_s", "energy_j", "energy"};
   std::vector<ParetoPoint> points;
@@ -667,7 +705,7 @@ std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std
   if (want("phases"))
     for (auto& t : phases_tables(trials)) out.push_back(std::move(t));
   // With "all", an axis table only when that axis varies; asked for by name, always.
-  const Axes axes = varying(group_trials(trials));
+  const Axes axes = varying(finished(group_trials(trials)));
   if (table == "batch_size" || (table == "all" && axes.batch)) out.push_back(axis_table(trials, "batch_size", etas));
   if (table == "power_limit" || (table == "all" && axes.limit)) out.push_back(axis_table(trials, "power_limit", etas));
   if (want("cost"))
@@ -711,8 +749,11 @@ std::string render_tables(const std::vector<Table>& tables, const std::string& f
       if (!t.notes.empty()) o << "\n";
       for (const auto& n : t.notes) o << "- " << n << "\n";
     } else if (format == "csv") {
-      if (k) o << "\n";
-      o << "# " << t.title << "\n";
+      // One table, header first: it opens as it is in pandas and spreadsheets. Titles and notes
+      // live in the JSON form (balerbench report --out DIR writes it beside the CSV files).
+      if (tables.size() != 1)
+        throw InputError("CSV holds one table per file; " + std::to_string(tables.size()) + " tables selected",
+                         "name one with --table (and --experiment), or give --out DIR for one file per table");
       for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "," : "") << t.columns[i];
       o << "\n";
       for (const auto& r : t.rows) {

@@ -21,7 +21,8 @@
 namespace balerbench {
 
 struct Table {
-  std::string name, title;
+  std::string name;  // unique within one experiment's tables: precision, phases, phases_profile, cost, cost_pareto, ...
+  std::string title;
   std::vector<std::string> columns;
   std::vector<std::vector<nlohmann::json>> rows;  // numbers, strings or null ("-")
   std::vector<std::string> notes;
@@ -34,7 +35,8 @@ const std::vector<std::string>& report_table_names();  // precision, phases, bat
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
                                const std::vector<double>& etas);
 
-// format: md | csv | latex | json.
+// format: md | csv | latex | json. CSV takes exactly one table (header first, no title line: it
+// opens as it is in pandas and spreadsheets); more throw InputError.
 std::string render_tables(const std::vector<Table>& tables, const std::string& format);
 
 }  // namespace balerbench

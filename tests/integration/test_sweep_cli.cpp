@@ -155,6 +155,27 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   r = bb("report --db db.sqlite --table complexity --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("en1,encoder,24 -> 200,5000,4800,9600,1228800,1229000"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('#'), std::string::npos) << r.out;
+  // Every table as its own CSV file, titles and notes beside them; several tables on stdout are refused.
+  r = bb("report --db db.sqlite --table all --format csv");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--out DIR"), std::string::npos) << r.out;
+  r = bb("report --db db.sqlite --table all --format csv --out csv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json index = json::parse(read_text(dir_.path("csv/tiny.tables.json")));
+  ASSERT_GE(index["tables"].size(), 4u);
+  for (const auto& t : index["tables"]) {
+    const std::string text = read_text(dir_.path("csv/" + t["file"].get<std::string>()));
+    std::string header;
+    for (std::size_t i = 0; i < t["columns"].size(); ++i) header += (i ? "," : "") + t["columns"][i].get<std::string>();
+    EXPECT_EQ(text.substr(0, text.find('\n')), header) << t["file"];
+  }
+  if (python_has("csv")) {  // the standard library's reader takes every file's first line as its header
+    r = run_command(python_binary() + " -c \"import csv,glob,sys; fs=glob.glob('" + dir_.path("csv") +
+                    "/*.csv'); [next(csv.reader(open(f))) for f in fs]; print(len(fs))\"");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(std::stoul(r.out), index["tables"].size()) << r.out;
+  }
   r = bb("report --db db.sqlite --experiment nope");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("no experiment named 'nope'"), std::string::npos) << r.out;

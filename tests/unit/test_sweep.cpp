@@ -376,6 +376,44 @@ TEST(ReportTables, PrecisionTableFromFixture) {
   EXPECT_NE(t.title.find("Test CPU"), std::string::npos);  // hardware named
 }
 
+// Grid points whose trials all failed have no row in the measured tables; a note counts them, and
+// the trials table lists them. With no finished trial at all, the hardware comes from provenance.
+TEST(ReportTables, FailedGridPointsAreLeftOutOfMeasuredTables) {
+  auto trials = fixture_trials();
+  TrialRecord failed = fixture_trial("k6", "amp_bf16", 512, 0, 0, 0);
+  failed.status = "failed";
+  failed.error = "CUDA error";
+  trials.push_back(failed);
+  for (const char* name : {"precision", "phases", "batch_size"}) {
+    const Table t = make_tables(trials, name, {0.5})[0];
+    for (std::size_t r = 0; r < t.rows.size(); ++r)
+      for (const auto& v : t.rows[r]) EXPECT_NE(v, json("amp_bf16")) << name << " row " << r;
+    bool noted = false;
+    for (const auto& n : t.notes) noted |= n.find("1 failed and 0 skipped") != std::string::npos &&
+                                           n.find("1 configuration(s) with no finished trial") != std::string::npos;
+    EXPECT_TRUE(noted) << name;
+  }
+  EXPECT_EQ(make_tables(trials, "precision", {})[0].rows.size(), 3u);
+  const Table listed = make_tables(trials, "trials", {})[0];
+  EXPECT_EQ(listed.rows.size(), trials.size());
+
+  TrialRecord only = failed;
+  only.hardware.clear();
+  only.provenance = {{"cpu_model", "Test CPU"}, {"logical_cpus", 2}, {"gpus", {{{"name", "NVIDIA H100 80GB HBM3"}}}}};
+  const Table t = make_tables({only}, "precision", {})[0];
+  EXPECT_TRUE(t.rows.empty());
+  EXPECT_NE(t.title.find("GPU: NVIDIA H100 80GB HBM3; CPU: Test CPU (2 CPUs)"), std::string::npos) << t.title;
+  EXPECT_EQ(t.title.find("unknown hardware"), std::string::npos) << t.title;
+}
+
+// CSV: one table, the header on the first line (pandas and spreadsheets read it as it is).
+TEST(ReportTables, CsvIsOneTableWithTheHeaderFirst) {
+  const std::string csv = render_tables(make_tables(fixture_trials(), "precision", {}), "csv");
+  EXPECT_EQ(csv.rfind("mode,precision,n,time_s", 0), 0u) << csv;
+  EXPECT_EQ(csv.find('#'), std::string::npos);
+  expect_input_error([] { render_tables(make_tables(fixture_trials(), "all", {}), "csv"); }, "one table per file");
+}
+
 TEST(ReportTables, CostAndParetoFromFixture) {
   const auto tables = make_tables(fixture_trials(), "cost", {0, 0.5, 1});
   const Table& best = find_table(tables, "Best configuration");
