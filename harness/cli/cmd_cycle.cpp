@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/json_stdout.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/cycle.h"
@@ -76,6 +77,7 @@ int run_command(const std::string& name, const Args& a) {
   if (!a.profile_trace.empty()) sets.push_back("profile_trace=" + a.profile_trace);
   if (a.no_profile_sync) sets.push_back("profile_sync=false");
   if (a.no_cuda_graphs) sets.push_back("cuda_graphs=false");
+  JsonStdout json_out(a.json);  // progress and epoch lines go to stderr; stdout gets the one document
   RunConfig c = load_run_config(a.config, sets);
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   nlohmann::json r;
@@ -84,7 +86,7 @@ int run_command(const std::string& name, const Args& a) {
   else if (name == "decompress") r = run_decompress(c, a.out);
   else r = run_info(c, a.out);
   if (a.json) {
-    std::printf("%s\n", r.dump(2).c_str());
+    json_out.print(r);
     return 0;
   }
   if (name == "train") {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/json_stdout.h"
 #include "harness/cli/energy_options.h"
 #include "harness/energy/meter_registry.h"
 
@@ -19,6 +20,21 @@ struct MetersArgs {
   double interval_s = 0.5;
   bool json = false;
 };
+
+// Each GPU domain ("gpu0") gets the GPU it measures, as nvidia-smi names it: index, name and
+// UUID from NVML (the meter's details), or the simulated GPU's name.
+void label_gpu_domains(json& domains, const json& details) {
+  for (auto& d : domains) {
+    if (d["category"] != domain_category_name(DomainCategory::kGpu)) continue;
+    if (details.contains("gpus")) {
+      for (const auto& g : details["gpus"])
+        if (d["name"] == "gpu" + std::to_string(g["index"].get<int64_t>()))
+          d["gpu"] = {{"index", g["index"]}, {"name", g["name"]}, {"uuid", g["uuid"]}};
+    } else if (details.contains("name")) {
+      d["gpu"] = {{"name", details["name"]}, {"simulated", details.value("simulated", false)}};
+    }
+  }
+}
 
 json probe_all(const EnergySettings& s, double interval_s) {
   std::vector<std::pair<std::string, MeterProbe>> probes;
@@ -45,9 +61,10 @@ json probe_all(const EnergySettings& s, double interval_s) {
                          {"in_total", dom.in_total}, {"note", dom.note},
                          {"power_w", dt > 0 ? (now.energy_j[d] - first[i].energy_j[d]) / dt : 0.0}});
     }
+    m["details"] = p.meter->describe();
+    label_gpu_domains(domains, m["details"]);
     m["domains"] = domains;
     m["update_period_s"] = p.meter->update_period_s();
-    m["details"] = p.meter->describe();
     out.push_back(m);
   }
   return out;
@@ -59,10 +76,11 @@ void print_table(const json& meters, const json& auto_pick) {
     std::string detail;
     if (m["available"]) {
       for (const auto& d : m["domains"]) {
-        char buf[128];
-        std::snprintf(buf, sizeof buf, "%s%s %.2f W%s", detail.empty() ? "" : ", ", d["name"].get<std::string>().c_str(),
-                      d["power_w"].get<double>(), d["in_total"] ? "" : " (inside another)");
-        detail += buf;
+        std::string name = d["name"].get<std::string>();
+        if (d.contains("gpu")) name += " (" + d["gpu"]["name"].get<std::string>() + ")";  // gpu0 (NVIDIA H100 ...)
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " %.2f W%s", d["power_w"].get<double>(), d["in_total"] ? "" : " (inside another)");
+        detail += (detail.empty() ? "" : ", ") + name + buf;
       }
     } else {
       detail = m["reason"];
@@ -76,13 +94,14 @@ void print_table(const json& meters, const json& auto_pick) {
 }
 
 int run_meters(const MetersArgs& a) {
+  JsonStdout json_out(a.json);
   EnergySettings s = energy_settings_from(a.energy);
   const json meters = probe_all(s, a.interval_s);
   s.meters = {"auto"};
   json auto_pick = json::array();
   for (const auto& m : open_meters(s).meters) auto_pick.push_back(m->name());
   if (a.json) {
-    std::printf("%s\n", json({{"meters", meters}, {"auto", auto_pick}}).dump(2).c_str());
+    json_out.print({{"meters", meters}, {"auto", auto_pick}});
     return 0;
   }
   print_table(meters, auto_pick);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/json_stdout.h"
 #include "harness/energy/wattmeter_log.h"
 
 namespace balerbench::cli {
@@ -18,6 +19,7 @@ struct WattmeterArgs {
 };
 
 int run_wattmeter(const WattmeterArgs& a) {
+  JsonStdout json_out(a.json);
   const WattmeterLog log = WattmeterLog::load(a.log, a.format, a.socket, a.offset_s);
   const WattmeterEnergy e = log.energy(a.start_s, a.end_s);
   const WattmeterStats& s = log.stats();
@@ -31,7 +33,7 @@ int run_wattmeter(const WattmeterArgs& a) {
   j["log_stats"] = {{"lines", s.lines}, {"bad_frames", s.bad_frames}, {"malformed", s.malformed},
                     {"out_of_order", s.out_of_order}, {"median_interval_s", log.median_interval_s()}};
   if (a.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    json_out.print(j);
     return 0;
   }
   std::printf("%.6f J\n", e.energy_j);

@@ -46,6 +46,35 @@ class Cli : public ::testing::Test {
   TempDir dir;
 };
 
+// --json: stdout is exactly one JSON document, with the default progress setting (lines when
+// stdout is not a terminal) and an energy meter; the epoch lines and summaries go to stderr.
+TEST_F(Cli, JsonOutputIsOneDocumentOnStdout) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 1500 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j.erase("progress");  // the default, "auto"
+  j["epochs"] = 3;
+  j["energy"] = {{"meters", {"ram_estimate"}}};
+  const std::string cfg = config(j);
+  const std::string out = dir.path("out");
+  for (const char* cmd : {"train", "compress", "decompress", "info"}) {
+    const std::string err = dir.path(std::string(cmd) + ".err");
+    const auto r = run_command("{ " + balerbench_binary() + " " + cmd + " --json --config " + cfg + " --out " + out +
+                               " 2>" + err + "; }");
+    ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.out << read_text(err);
+    json doc;
+    EXPECT_NO_THROW(doc = json::parse(r.out)) << cmd << " stdout:\n" << r.out;
+    EXPECT_TRUE(doc.is_object()) << cmd;
+    if (std::string(cmd) == "train") {
+      EXPECT_NE(read_text(err).find("Epoch 3/3"), std::string::npos) << read_text(err);
+      EXPECT_EQ(r.out.find("Epoch"), std::string::npos) << r.out;
+    }
+  }
+  // Without --json the epoch lines stay on stdout.
+  const auto plain = run_command("{ " + balerbench_binary() + " train --config " + cfg + " --out " + out +
+                                 " 2>/dev/null; }");
+  EXPECT_NE(plain.out.find("Epoch 3/3"), std::string::npos) << plain.out;
+}
+
 TEST_F(Cli, EndToEndCmsCycleBeatsAnUntrainedModel) {
   ASSERT_EQ(bb("data generate --kind cms --rows 3000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
   json j = cms_config(dir.path("cms.npz"));

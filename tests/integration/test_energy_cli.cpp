@@ -61,6 +61,9 @@ TEST_F(EnergyCli, MetersWithFakeHardware) {
   const json j = json::parse(bb("meters --json --interval 0.05", env).out);
   EXPECT_NEAR(j["meters"][0]["domains"][0]["power_w"].get<double>(), 120.0, 1.2);
   EXPECT_EQ(j["meters"][0]["details"]["gpus"][0]["name"], "Fake A100");
+  // Each GPU domain names its GPU, as nvidia-smi does: index and name in the table, UUID in the JSON.
+  EXPECT_NE(r.out.find("gpu0 (Fake A100) 12"), std::string::npos) << r.out;
+  EXPECT_EQ(j["meters"][0]["domains"][0]["gpu"], json({{"index", 0}, {"name", "Fake A100"}, {"uuid", "GPU-1234"}}));
 }
 
 TEST_F(EnergyCli, MeasurePassesTheExitCodeAndReportsFakeGpuEnergy) {
