@@ -143,6 +143,14 @@ Normalization training_normalization(const RunConfig& c, const Layout& L, int64_
   return Normalization::from_npy(a, features, L.norm());
 }
 
+at::Tensor split_permutation(int64_t n, uint64_t seed, c10::Device device) {
+  std::vector<int64_t> idx(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) idx[i] = i;
+  std::mt19937_64 rng(seed + 1);
+  for (int64_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[rng() % static_cast<uint64_t>(i + 1)]);
+  return at::tensor(idx, at::kLong).to(device);  // index_select wants the index on the data's device
+}
+
 // (N, F) split into train and validation rows with a seeded shuffle (sklearn's
 // train_test_split shuffles too; its exact permutation is numpy's, not ours).
 std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, uint64_t seed) {
@@ -152,11 +160,7 @@ std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, u
   if (n_val >= n)
     throw InputError("test_size " + std::to_string(test_size) + " leaves no training rows out of " + std::to_string(n),
                      "lower test_size");
-  std::vector<int64_t> idx(static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) idx[i] = i;
-  std::mt19937_64 rng(seed + 1);
-  for (int64_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[rng() % static_cast<uint64_t>(i + 1)]);
-  const at::Tensor perm = at::tensor(idx, at::kLong);
+  const at::Tensor perm = split_permutation(n, seed, x.device());
   return {x.index_select(0, perm.narrow(0, n_val, n - n_val)), x.index_select(0, perm.narrow(0, 0, n_val))};
 }
 
@@ -226,7 +230,8 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
   double epoch_s = 0;
   for (const auto& e : r.epochs) {
     json row = {{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss},
-                {"lr", e.lr},       {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter}};
+                {"lr", e.lr},       {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter},
+                {"eval_duration_s", e.eval_duration_s}};
     if (r.loss_scaling) {
       row["loss_scale"] = e.loss_scale;
       row["skipped_steps"] = e.skipped_steps;
@@ -303,7 +308,7 @@ void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features) {
                      std::to_string(features) + " columns");
   std::vector<uint8_t> is_int(static_cast<std::size_t>(features));
   for (int64_t j = 0; j < features; ++j) is_int[j] = c.type_list[j].rfind("int", 0) == 0;
-  const at::Tensor mask = at::tensor(is_int, at::kByte).to(at::kBool);
+  const at::Tensor mask = at::tensor(is_int, at::kByte).to(x.device(), at::kBool);
   x = at::where(mask, c.truncate ? x.trunc() : x.round(), x);
 }
 

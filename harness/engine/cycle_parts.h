@@ -28,6 +28,8 @@ void configure_runtime(const RunConfig& c);
 at::ScalarType latent_scalar_type(const RunConfig& c, at::ScalarType model_dtype);
 // The config's precision for this model on `device`; moves and converts the model.
 PrecisionPolicy apply_precision(const RunConfig& c, AutoEncoder& model, c10::Device device);
+// The seeded permutation of n rows that split() draws, as an index on `device` (the data's).
+at::Tensor split_permutation(int64_t n, uint64_t seed, c10::Device device);
 // Training and validation rows (seeded shuffle); validation undefined when test_size is 0.
 std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, uint64_t seed);
 TrainOptions train_options(const RunConfig& c);

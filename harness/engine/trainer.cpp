@@ -3,7 +3,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 #include "datasets/error.h"
@@ -133,26 +135,55 @@ at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kin
   return at::mse_loss(x_hat, x, at::Reduction::Sum) / static_cast<double>(x.size(1));
 }
 
-double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss,
-                const PrecisionPolicy& policy) {
+int64_t eval_chunk_rows_for(AutoEncoder& model, const at::Tensor& x) {
+  if (!x.is_cuda()) return 1024;
+  int64_t widest = x.size(1);
+  for (const auto& l : model.architecture().layers) widest = std::max({widest, l.in_features, l.out_features});
+  constexpr int64_t kActivationBytes = 64 << 20;
+  return std::max<int64_t>(1024, kActivationBytes / (widest * static_cast<int64_t>(x.element_size())));
+}
+
+Evaluation evaluate(AutoEncoder& model, const at::Tensor& x, const EvalOptions& o) {
+  if (o.batch_size <= 0) throw InputError("batch_size must be positive (got " + std::to_string(o.batch_size) + ")");
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
   const int64_t rows = x.size(0);
-  const int64_t batches = (rows + batch_size - 1) / batch_size;
-  at::Tensor sum = torch::zeros({}, x.options());
-  for (int64_t b = 0; b < batches; ++b) {
-    const int64_t start = b * batch_size;
-    const at::Tensor xb = x.narrow(0, start, std::min(batch_size, rows - start));
+  const int64_t features = x.size(1);
+  const int64_t chunk = o.chunk_rows > 0 ? o.chunk_rows : eval_chunk_rows_for(model, x);
+  const int64_t full_rows = rows / o.batch_size * o.batch_size;  // rows in full training batches
+  // sums[0]: squared error over rows in full batches; sums[1]: over the short last batch; sums[2]: sum of x^2.
+  at::Tensor sums = torch::zeros({3}, x.options().dtype(at::kDouble));
+  for (int64_t start = 0; start < rows; start += chunk) {
+    const int64_t n = std::min(chunk, rows - start);
+    const at::Tensor xb = x.narrow(0, start, n);
     at::Tensor x_hat;
     {
-      AutocastScope autocast(x.device().type(), policy.compute_dtype, policy.autocast);
+      AutocastScope autocast(x.device().type(), o.policy.compute_dtype, o.policy.autocast);
       x_hat = model.forward(xb);
     }
-    sum += batch_loss(x_hat.to(xb.scalar_type()), xb, loss);
+    const at::Tensor d2 = (x_hat.to(xb.scalar_type()) - xb).square_();  // (n, features)
+    const int64_t in_full = std::clamp<int64_t>(full_rows - start, 0, n);
+    if (in_full > 0) sums[0].add_(d2.narrow(0, 0, in_full).sum(at::kDouble));
+    if (in_full < n) sums[1].add_(d2.narrow(0, in_full, n - in_full).sum(at::kDouble));
+    sums[2].add_(xb.square().sum(at::kDouble));
   }
   model.train(was_training);
-  return sum.item<double>() / static_cast<double>(batches);
+  const at::Tensor host = sums.cpu();  // the one read
+  const double* h = host.data_ptr<double>();
+  const int64_t batches = (rows + o.batch_size - 1) / o.batch_size;
+  const int64_t short_rows = rows - full_rows;
+  const double scale = static_cast<double>(features) * static_cast<double>(batches);
+  Evaluation e;
+  e.chunk_rows = chunk;
+  if (o.loss == LossKind::kBalerSum)
+    e.loss = (h[0] + h[1]) / scale;
+  else
+    e.loss = (h[0] / static_cast<double>(o.batch_size) + (short_rows ? h[1] / static_cast<double>(short_rows) : 0)) /
+             scale;
+  const double err = h[0] + h[1];
+  e.relative_error = h[2] > 0 ? std::sqrt(err / h[2]) : std::sqrt(err);
+  return e;
 }
 
 TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& o,
@@ -221,12 +252,19 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     }
     if (o.on_phase) o.on_phase("train", true);
     rec.val_loss = rec.train_loss;
-    if (result.has_validation) {
+    if (result.has_validation || o.relative_error) {
+      // The epoch's loss was read above, so the device is idle: this is the evaluation's own time.
       if (o.on_phase) o.on_phase("evaluation", false);
+      const auto t_eval = Clock::now();
       {
         PhaseTimer::Scope s(timer, Phase::kEvaluation);
-        rec.val_loss = evaluate(model, x_val, o.batch_size, o.loss, policy);
+        const Evaluation ev = evaluate(model, result.has_validation ? x_val : x_train,
+                                       {o.batch_size, o.loss, policy, o.eval_chunk_rows});
+        if (result.has_validation) rec.val_loss = ev.loss;
+        if (o.relative_error) rec.relative_error = ev.relative_error;
+        result.eval_chunk_rows = ev.chunk_rows;
       }
+      rec.eval_duration_s = seconds_since(t_eval);
       if (o.on_phase) o.on_phase("evaluation", true);
     }
     if (o.lr_scheduler) {

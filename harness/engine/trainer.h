@@ -19,6 +19,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,11 @@ struct TrainOptions {
   std::function<bool()> stop_training;
   PrecisionPolicy precision;  // default: fp64
   GradScalerOptions scaler;   // used when precision.loss_scaling
+  // Evaluation after every epoch: the validation loss when there are validation rows, and the
+  // relative error ||x_hat - x|| / ||x|| when `relative_error` (on the validation rows, else on
+  // the training rows). In chunks of eval_chunk_rows (0: eval_chunk_rows_for), not training batches.
+  bool relative_error = false;
+  int64_t eval_chunk_rows = 0;
   bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
   bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
   bool profile_sync = true;   // see phase_timer.h
@@ -77,6 +83,8 @@ struct EpochRecord {
   int64_t early_stopping_counter = 0;
   bool lr_reduced = false;
   double duration_s = 0;
+  std::optional<double> relative_error;  // when TrainOptions::relative_error
+  double eval_duration_s = 0;            // the evaluation's share of duration_s (0 when nothing is evaluated)
   double loss_scale = 0;      // loss scaling only: the scale after this epoch
   int64_t skipped_steps = 0;  // loss scaling only: steps skipped so far (inf/NaN gradients)
 };
@@ -97,6 +105,7 @@ struct TrainResult {
   bool cuda_graph = false;  // full batches replayed a captured graph
   int64_t graph_replays = 0;
   std::string cuda_graph_note;  // why graphs were not used on CUDA, if they were not
+  int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
 };
 
 // x_train, x_val: (rows, n_features) in the model's dtype on the model's
@@ -104,9 +113,27 @@ struct TrainResult {
 TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& options,
                 const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
 
-// Mean batch loss over x in eval mode, without gradients, autocast as `policy`
-// says.
-double evaluate(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, LossKind loss,
-                const PrecisionPolicy& policy = {});
+struct EvalOptions {
+  int64_t batch_size = 512;  // the training batch size: the loss is the mean over batches of this size
+  LossKind loss = LossKind::kBalerSum;
+  PrecisionPolicy policy;    // autocast as in training
+  int64_t chunk_rows = 0;    // rows per forward pass; 0: eval_chunk_rows_for(model, x)
+};
+
+struct Evaluation {
+  double loss = 0;            // the mean of the per-batch losses, as if evaluated batch by batch
+  double relative_error = 0;  // ||x_hat - x|| / ||x|| over all rows (||x_hat - x|| when x is all zeros)
+  int64_t chunk_rows = 0;     // rows per forward pass used
+};
+
+// Rows per evaluation pass: on CUDA as many as keep the widest activation under 64 MiB (one or a
+// few passes for a whole validation set); on the CPU 1024 rows, whose activations stay in L2.
+int64_t eval_chunk_rows_for(AutoEncoder& model, const at::Tensor& x);
+
+// x in eval mode, without gradients, autocast as the policy says: the loss of every batch of
+// `batch_size` rows (a short last batch counts fully, as in training) and the relative error,
+// from one forward pass per chunk of rows. The sums stay on x's device in float64 and are read
+// once, at the end.
+Evaluation evaluate(AutoEncoder& model, const at::Tensor& x, const EvalOptions& options);
 
 }  // namespace balerbench

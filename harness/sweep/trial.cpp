@@ -53,28 +53,6 @@ void interruptible_sleep(double seconds, const std::atomic<int>* stop) {
   check_stop(stop);
 }
 
-// ||x_hat - x|| / ||x|| over the rows of x (normalized units), batch by batch.
-double relative_error(AutoEncoder& model, const at::Tensor& x, int64_t batch_size, const PrecisionPolicy& policy) {
-  torch::NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
-  at::Tensor num = torch::zeros({}, x.options().dtype(at::kDouble));
-  at::Tensor den = torch::zeros({}, x.options().dtype(at::kDouble));
-  for (int64_t start = 0; start < x.size(0); start += batch_size) {
-    const at::Tensor xb = x.narrow(0, start, std::min(batch_size, x.size(0) - start));
-    at::Tensor x_hat;
-    {
-      AutocastScope autocast(x.device().type(), policy.compute_dtype, policy.autocast);
-      x_hat = model.forward(xb);
-    }
-    num += (x_hat.to(at::kDouble) - xb.to(at::kDouble)).pow(2).sum();
-    den += xb.to(at::kDouble).pow(2).sum();
-  }
-  model.train(was_training);
-  const double d = den.item<double>();
-  return d > 0 ? std::sqrt(num.item<double>() / d) : std::sqrt(num.item<double>());
-}
-
 std::optional<double> opt_energy(const EnergySession* s, const WindowResult& w) {
   if (!s) return std::nullopt;
   return w.total_energy_j();
@@ -255,7 +233,6 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     const PrecisionPolicy policy = apply_precision(c, *model, device);
     const at::Tensor x = norm.apply(ds.data).to(device, policy.data_dtype);
     auto [x_train, x_val] = split(x, c.test_size, static_cast<uint64_t>(c.seed));
-    const at::Tensor& x_target = x_val.defined() ? x_val : x_train;
     const Architecture arch = model->architecture();
     json layers = json::array();
     for (const auto& l : arch.layers)
@@ -338,7 +315,9 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
       else
         optimizer->on_step_begin();
     };
+    o.relative_error = ex.target.metric == "relative_error";
     bool target_hit = false;
+    json eval_s = json::array();
     o.stop_training = [&] { return target_hit && ex.target.stop_when_reached; };
     const double train_rows = static_cast<double>(x_train.size(0));
     const TrainResult r = fit(*model, x_train, x_val, o, [&](const EpochRecord& e) {
@@ -349,8 +328,8 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
       row.val_loss = e.val_loss;
       row.lr = e.lr;
       row.duration_s = e.duration_s;
-      if (ex.target.metric == "relative_error")
-        row.relative_error = relative_error(*model, x_target, c.batch_size, policy);
+      row.relative_error = e.relative_error;
+      eval_s.push_back(e.eval_duration_s);
       if (energy) {
         const WindowResult w = energy->counter_window("epochs", train_begin, energy->mark());
         row.elapsed_s = w.duration_s;
@@ -417,6 +396,14 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     result["latent_shape"] = {ds.rows(), latent};
     result["latent_dtype"] = dtype_name(z.scalar_type());
     result["epochs_run"] = static_cast<int64_t>(r.epochs.size());
+    // Evaluation per epoch (validation loss, relative error), inside the epochs' times above.
+    double eval_total_s = 0;
+    for (const auto& v : eval_s) eval_total_s += v.get<double>();
+    result["evaluation"] = {{"chunk_rows", r.eval_chunk_rows},
+                            {"per_epoch_s", eval_s},
+                            {"total_s", eval_total_s},
+                            {"share_of_train", rec.train_s && *rec.train_s > 0 ? json(eval_total_s / *rec.train_s)
+                                                                               : json(nullptr)}};
     result["early_stopped"] = r.early_stopped;
     result["stopped_at_target"] = r.stopped;
     result["final_train_loss"] = r.epochs.back().train_loss;

@@ -6,10 +6,12 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
+#include "harness/engine/cycle_parts.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/torch_compat.h"
@@ -38,9 +40,10 @@ struct GpuRun {
   at::Tensor params;
 };
 
-GpuRun train(const std::string& precision, int64_t epochs, bool graphs, const at::Tensor& x64, int64_t batch = 512) {
+GpuRun train(const std::string& precision, int64_t epochs, bool graphs, const at::Tensor& x64, int64_t batch = 512,
+             uint64_t seed = 7) {
   const PrecisionPolicy p = resolve_precision(precision, at::kDouble, kGpu);
-  torch::manual_seed(7);
+  torch::manual_seed(seed);
   auto m = make_model("AE", 24, 15);
   m->to(kGpu, p.param_dtype);
   TrainOptions o;
@@ -58,15 +61,29 @@ GpuRun train(const std::string& precision, int64_t epochs, bool graphs, const at
   return r;
 }
 
+// AMP must train: converge like fp32 does and end no worse than fp32's own seed-to-seed spread.
+// Equality with one fp32 run is not a sound check: on an H100 amp_fp16 ended 16% *lower* than
+// fp32 with the same seed, while fp32 runs with other seeds differ among themselves by as much.
 TEST(GpuPrecision, AmpFp16WithAndWithoutScalingTrainLikeFp32) {
   REQUIRE_GPU();
   const at::Tensor x = cms(20000);
-  const GpuRun f32 = train("fp32", 20, false, x);
+  double worst_f32 = 0;
+  std::vector<double> f32_finals;
+  for (uint64_t seed : {7, 8, 9}) {
+    const GpuRun f = train("fp32", 20, false, x, 512, seed);
+    EXPECT_LT(f.losses.back(), 0.2 * f.losses.front()) << "seed " << seed;
+    f32_finals.push_back(f.losses.back());
+    worst_f32 = std::max(worst_f32, f.losses.back());
+  }
   const GpuRun amp = train("amp_fp16", 20, false, x);
   const GpuRun noscale = train("amp_fp16_noscale", 20, false, x);
-  EXPECT_LT(f32.losses.back(), 0.2 * f32.losses.front());
-  EXPECT_NEAR(amp.losses.back() / f32.losses.back(), 1.0, 0.15);
-  EXPECT_NEAR(noscale.losses.back() / f32.losses.back(), 1.0, 0.15);
+  for (const GpuRun* r : {&amp, &noscale}) {
+    EXPECT_LT(r->losses.back(), 0.2 * r->losses.front()) << r->result.precision.name;
+    // 10% above the worst of three fp32 seeds: the margin covers a fourth seed's spread.
+    EXPECT_LT(r->losses.back(), 1.1 * worst_f32)
+        << r->result.precision.name << " final " << r->losses.back() << " vs fp32 finals " << f32_finals[0] << ", "
+        << f32_finals[1] << ", " << f32_finals[2];
+  }
   EXPECT_TRUE(amp.result.loss_scaling);
   EXPECT_FALSE(noscale.result.loss_scaling);
   EXPECT_EQ(amp.result.scaler.steps, 20 * 40);
@@ -152,6 +169,51 @@ TEST(GpuTiming, EventTimersAndSyncedTimersBothCountEveryPhase) {
     EXPECT_GT(r.phases[Phase::kBackward].duration_s, 0) << sync;
     EXPECT_LE(r.phases.sum_s(), r.duration_s * 1.05) << sync;
   }
+}
+
+}  // namespace
+}  // namespace balerbench
+
+namespace balerbench {
+namespace {
+
+// The validation split and the per-epoch shuffle on CUDA: every index on the data's device.
+TEST(GpuData, SplitAndShuffleRunOnTheDevice) {
+  REQUIRE_GPU();
+  const at::Tensor x = cms(5000).to(kGpu, at::kFloat);
+  const auto [train_rows, val_rows] = cycle_detail::split(x, 0.1, 3);
+  EXPECT_TRUE(train_rows.is_cuda());
+  EXPECT_EQ(val_rows.size(0), 500);
+  const auto [cpu_train, cpu_val] = cycle_detail::split(x.cpu(), 0.1, 3);
+  EXPECT_TRUE(at::equal(val_rows.cpu(), cpu_val));  // the same rows as on the CPU
+  torch::manual_seed(7);
+  auto m = make_model("AE", 24, 15);
+  m->to(kGpu, at::kFloat);
+  TrainOptions o;
+  o.epochs = 3;
+  o.batch_size = 512;
+  o.progress = "none";
+  o.precision = resolve_precision("fp32", at::kDouble, kGpu);
+  o.shuffle = true;
+  o.relative_error = true;
+  const TrainResult r = fit(*m, train_rows, val_rows, o);
+  ASSERT_EQ(r.epochs.size(), 3u);
+  EXPECT_TRUE(r.epochs[2].relative_error.has_value());
+  EXPECT_NE(r.epochs[2].val_loss, r.epochs[2].train_loss);
+}
+
+// Evaluation on CUDA in one large chunk equals the CPU's batch-sized chunks (float64 sums).
+TEST(GpuData, ChunkedEvaluationMatchesTheCpu) {
+  REQUIRE_GPU();
+  const at::Tensor x = cms(20000);
+  torch::manual_seed(3);
+  auto m = make_model("AE", 24, 15);
+  const Evaluation cpu = evaluate(*m, x, {512, LossKind::kBalerSum, {}, 512});
+  m->to(kGpu, at::kDouble);
+  const Evaluation gpu = evaluate(*m, x.to(kGpu), {512, LossKind::kBalerSum, {}, 0});
+  EXPECT_GE(gpu.chunk_rows, 20000);  // one pass
+  EXPECT_NEAR(gpu.loss, cpu.loss, 1e-10 * cpu.loss);
+  EXPECT_NEAR(gpu.relative_error, cpu.relative_error, 1e-10 * cpu.relative_error);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "harness/engine/codec.h"
+#include "harness/engine/cycle_parts.h"
 #include "harness/engine/flat_adam.h"
 #include "datasets/normalizer.h"
 #include "harness/engine/trainer.h"
@@ -91,6 +92,76 @@ TEST(Trainer, ValidationLossDrivesEarlyStopping) {
   EXPECT_TRUE(r.early_stopped);
   EXPECT_EQ(r.epochs.size(), 4u);  // first sets best, then 3 non-improving epochs
   EXPECT_NE(r.epochs[0].val_loss, r.epochs[0].train_loss);
+}
+
+// Evaluation in chunks gives the batch-by-batch loss (mean of per-batch losses, short last batch
+// counting fully) and the relative error, whatever the chunk size, in both loss kinds.
+TEST(Evaluation, ChunkedEqualsBatchByBatchForEveryChunkSize) {
+  const at::Tensor x = toy_data(1000);
+  auto m = seeded_ae(3);
+  const int64_t batch = 128;  // 7 full batches and one of 104 rows
+  for (LossKind kind : {LossKind::kBalerSum, LossKind::kMseMean}) {
+    double sum = 0;
+    int64_t batches = 0;
+    {
+      torch::NoGradGuard no_grad;
+      for (int64_t s = 0; s < 1000; s += batch, ++batches) {
+        const at::Tensor xb = x.narrow(0, s, std::min<int64_t>(batch, 1000 - s));
+        sum += batch_loss(m->forward(xb), xb, kind).item<double>();
+      }
+    }
+    const double want_loss = sum / static_cast<double>(batches);
+    const at::Tensor all = m->forward(x).detach();
+    const double want_rel = ((all - x).norm() / x.norm()).item<double>();
+    for (int64_t chunk : {1, 100, 128, 333, 1000, 5000}) {
+      const Evaluation e = evaluate(*m, x, {batch, kind, {}, chunk});
+      // Tolerance: float64 sums in another order (chunk vs batch), ~1e-15 relative per term.
+      EXPECT_NEAR(e.loss, want_loss, 1e-12 * want_loss) << "chunk " << chunk;
+      EXPECT_NEAR(e.relative_error, want_rel, 1e-12 * want_rel) << "chunk " << chunk;
+      EXPECT_EQ(e.chunk_rows, chunk);
+    }
+  }
+  EXPECT_TRUE(m->is_training());  // evaluate restores the mode
+  EXPECT_EQ(evaluate(*m, x, {batch, LossKind::kBalerSum, {}, 0}).chunk_rows, 1024);  // CPU default
+}
+
+// The trainer evaluates the validation rows per epoch and, when asked, the relative error (on the
+// training rows without a validation set), and times it.
+TEST(Evaluation, FitRecordsRelativeErrorAndEvaluationTime) {
+  const at::Tensor x = toy_data(600);
+  auto m = seeded_ae(1);
+  TrainOptions o = quiet(2, 100);
+  o.relative_error = true;
+  const TrainResult r = fit(*m, x, {}, o);
+  ASSERT_EQ(r.epochs.size(), 2u);
+  for (const auto& e : r.epochs) {
+    ASSERT_TRUE(e.relative_error.has_value());
+    EXPECT_GT(*e.relative_error, 0);
+    EXPECT_GT(e.eval_duration_s, 0);
+    EXPECT_LE(e.eval_duration_s, e.duration_s);
+    EXPECT_EQ(e.val_loss, e.train_loss);  // no validation rows
+  }
+  EXPECT_NEAR(*r.epochs.back().relative_error, evaluate(*m, x, {100, LossKind::kBalerSum, {}, 0}).relative_error,
+              1e-12);
+  auto plain = seeded_ae(1);
+  const TrainResult q = fit(*plain, x, {}, quiet(1, 100));
+  EXPECT_FALSE(q.epochs[0].relative_error.has_value());
+  EXPECT_EQ(q.epochs[0].eval_duration_s, 0);
+}
+
+// The validation split's index is built on the data's device (on CUDA a CPU index fails in
+// index_select). The meta device stands in for a GPU here; tests/gpu runs the split on CUDA.
+TEST(Split, IndexIsOnTheDataDevice) {
+  const c10::Device meta(c10::kMeta);
+  EXPECT_EQ(cycle_detail::split_permutation(50, 3, meta).device(), meta);
+  const at::Tensor cpu = cycle_detail::split_permutation(50, 3, c10::Device(c10::kCPU));
+  EXPECT_EQ(cpu.device(), c10::Device(c10::kCPU));
+  EXPECT_TRUE(at::equal(std::get<0>(cpu.sort()), at::arange(50, at::kLong)));  // a permutation
+  const at::Tensor x = toy_data(50);
+  const auto [train, val] = cycle_detail::split(x, 0.2, 3);
+  EXPECT_EQ(train.size(0), 40);
+  EXPECT_EQ(val.size(0), 10);
+  EXPECT_TRUE(at::equal(val, x.index_select(0, cpu.narrow(0, 0, 10))));
 }
 
 TEST(Trainer, PlateauHalvesTheLearningRateTheOptimizerUses) {
