@@ -63,9 +63,13 @@ FlatAdam::FlatAdam(const std::vector<at::Tensor>& params, double lr, double beta
       params_.is_cpu() && (params_.scalar_type() == at::kDouble || params_.scalar_type() == at::kFloat);
   capturable_ = capturable || !fused_cpu;
   if (capturable_) {
-    const auto f64 = at::TensorOptions().dtype(at::kDouble).device(params_.device());
-    step_t_ = at::zeros({}, f64);
-    lr_t_ = at::full({}, lr_, f64);
+    // Step and learning rate on the device, in the parameters' dtype when that is float64, else in
+    // float32 as PyTorch's capturable Adam keeps them: no float64 kernel in a float32 step.
+    const auto book = at::TensorOptions()
+                          .dtype(params_.scalar_type() == at::kDouble ? at::kDouble : at::kFloat)
+                          .device(params_.device());
+    step_t_ = at::zeros({}, book);
+    lr_t_ = at::full({}, lr_, book);
   }
 }
 
@@ -74,7 +78,7 @@ void FlatAdam::set_lr(double lr) {
   if (capturable_) lr_t_.fill_(lr);  // a device write, outside any captured step
 }
 
-int64_t FlatAdam::steps() const { return capturable_ ? static_cast<int64_t>(step_t_.item<double>()) : step_; }
+int64_t FlatAdam::steps() const { return capturable_ ? std::llround(step_t_.item<double>()) : step_; }
 
 void FlatAdam::zero_grad() { grads_.zero_(); }
 
@@ -107,7 +111,7 @@ void FlatAdam::step_cpu() {
 void FlatAdam::step_tensor(const at::Tensor* found_inf) {
   // The same arithmetic as adam_cpu, with step and lr read from the device.
   if (found_inf)
-    step_t_.add_(found_inf->le(0).to(at::kDouble).sum());  // +1 unless skipped
+    step_t_.add_(1).sub_(found_inf->squeeze(0));  // +1 unless skipped (found_inf is 1 then)
   else
     step_t_.add_(1);
   const at::Tensor bc1 = 1 - at::pow(beta1_, step_t_);
@@ -116,8 +120,9 @@ void FlatAdam::step_tensor(const at::Tensor* found_inf) {
   if (!found_inf) {
     exp_avg_.mul_(beta1_).add_(grads_, 1 - beta1_);
     exp_avg_sq_.mul_(beta2_).addcmul_(grads_, grads_, 1 - beta2_);
-    const at::Tensor denom = (exp_avg_sq_.sqrt() / bc2_sqrt).add_(eps_);
-    params_.sub_(exp_avg_ / denom * step_size);
+    // p -= m / denom * step_size, as p += -1 * m / (denom / step_size): one kernel fewer.
+    const at::Tensor denom = (exp_avg_sq_.sqrt() / bc2_sqrt).add_(eps_).div_(step_size);
+    params_.addcdiv_(exp_avg_, denom, -1);
     return;
   }
   // Masked: compute the update, keep the old state where the step is skipped (a

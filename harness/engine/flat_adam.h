@@ -48,7 +48,9 @@ class FlatAdam {
   double lr_, beta1_, beta2_, eps_;
   bool capturable_;
   int64_t step_ = 0;          // fused CPU path
-  at::Tensor step_t_, lr_t_;  // capturable path: float64 scalars on the device
+  // Capturable path: scalars on the device, float64 for float64 parameters, else float32 (step
+  // counts exact to 2^24, PyTorch's choice too).
+  at::Tensor step_t_, lr_t_;
 };
 
 }  // namespace balerbench

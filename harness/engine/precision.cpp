@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "datasets/error.h"
 #include "harness/engine/run_config.h"
 
@@ -94,15 +96,16 @@ GradScaler::GradScaler(c10::Device device, GradScalerOptions options, int fused)
   scale_ = at::full({1}, o_.init_scale, f32);
   growth_tracker_ = at::zeros({1}, f32.dtype(at::kInt));
   found_inf_ = at::zeros({1}, f32);
-  skipped_ = at::zeros({}, f32.dtype(at::kLong));
-  growths_ = at::zeros({}, f32.dtype(at::kLong));
+  skipped_ = at::zeros({1}, f32);  // float32 counts are exact up to 2^24 steps
 }
 
 at::Tensor GradScaler::scale(const at::Tensor& loss) const { return loss.to(at::kFloat) * scale_; }
 
 void GradScaler::unscale_(at::Tensor& grads) {
-  // The reciprocal in float64 then rounded, as GradScaler.unscale_ does.
-  const at::Tensor inv_scale = scale_.to(at::kDouble).reciprocal().to(at::kFloat);
+  // PyTorch's GradScaler takes the reciprocal in float64 and rounds it: three kernels, two of them
+  // float64, every step. The float32 reciprocal is correctly rounded too, and exact for the
+  // power-of-two scales that the default factors keep.
+  const at::Tensor inv_scale = scale_.reciprocal();
   found_inf_.zero_();
   if (fused_) {
     std::vector<at::Tensor> list{grads};
@@ -121,18 +124,19 @@ void GradScaler::update() {
   //   inf:    scale *= backoff; tracker = 0
   //   clean:  tracker + 1 == interval ? (scale *= growth if that stays finite;
   //   tracker = 0) : tracker += 1
-  const at::Tensor inf = found_inf_.gt(0);  // bool [1]
-  const at::Tensor successful = growth_tracker_ + 1;
-  const at::Tensor grow = at::logical_and(at::logical_not(inf), successful.ge(o_.growth_interval));
-  const at::Tensor grown = scale_ * o_.growth_factor;
-  const at::Tensor grown_ok = at::logical_and(grow, at::isfinite(grown));
-  growths_.add_(grown_ok.to(at::kLong).sum());
-  skipped_.add_(inf.to(at::kLong).sum());
+  // One kernel of bookkeeping per step (the skipped count); growths are counted from the scale in
+  // stats(), so the step launches no more than PyTorch's GradScaler does.
+  skipped_.add_(found_inf_);
   if (fused_) {
     at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, o_.growth_factor, o_.backoff_factor,
                            o_.growth_interval);
     return;
   }
+  const at::Tensor inf = found_inf_.gt(0);  // bool [1]
+  const at::Tensor successful = growth_tracker_ + 1;
+  const at::Tensor grow = at::logical_and(at::logical_not(inf), successful.ge(o_.growth_interval));
+  const at::Tensor grown = scale_ * o_.growth_factor;
+  const at::Tensor grown_ok = at::logical_and(grow, at::isfinite(grown));
   scale_.copy_(at::where(inf, scale_ * o_.backoff_factor, at::where(grown_ok, grown, scale_)));
   growth_tracker_.copy_(at::where(at::logical_or(inf, grow), at::zeros_like(successful), successful));
 }
@@ -142,8 +146,12 @@ GradScalerStats GradScaler::stats() const {
   s.init_scale = o_.init_scale;
   s.scale = scale_.item<double>();
   s.steps = steps_;
-  s.skipped_steps = skipped_.item<int64_t>();
-  s.growths = growths_.item<int64_t>();
+  s.skipped_steps = static_cast<int64_t>(skipped_.item<float>());
+  // scale = init x growth^growths x backoff^skipped: every skipped step backs off once, and a growth
+  // that would overflow is not made. Exact for the default factors (powers of two).
+  const double logs = std::log(s.scale / o_.init_scale) -
+                      static_cast<double>(s.skipped_steps) * std::log(o_.backoff_factor);
+  s.growths = s.scale > 0 && std::isfinite(logs) ? std::llround(logs / std::log(o_.growth_factor)) : 0;
   return s;
 }
 

@@ -96,8 +96,7 @@ class GradScaler {
   at::Tensor scale_;           // float32 [1]
   at::Tensor growth_tracker_;  // int32 [1]: clean steps since the last change
   at::Tensor found_inf_;       // float32 [1]
-  at::Tensor skipped_;         // int64 []: steps with inf
-  at::Tensor growths_;         // int64 []
+  at::Tensor skipped_;         // float32 [1]: steps with inf (exact to 2^24)
   int64_t steps_ = 0;
 };
 
