@@ -3,9 +3,12 @@
 # machine lacks, to be named in the device tool's `carry` list. Run it here,
 # after scripts/setup.sh: it copies from this machine's Debian packages.
 #
-#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), httplib.h (header-only mode), zip.h, zipconf.h, sqlite3.h
+#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), httplib.h, zip.h, zipconf.h, sqlite3.h
 #   .carry/share/cmake/  the nlohmann_json and CLI11 CMake package configs (they point at ../../include)
-#   .carry/lib/          libzip.so.4 (Debian 12's; it needs libz, libbz2 and libcrypto.so.3 there), libsqlite3.so
+#   .carry/lib/          Debian 12's libzip.so.4, libsqlite3.so, and libcpp-httplib.so: Debian's httplib.h
+#                        is the split header (declarations only), so the library that defines it travels
+#                        too, with what it needs beyond glibc and zlib (libssl/libcrypto 3, brotli).
+#                        Built programs find them by RPATH (scripts/gpu_check.sh links with it).
 #   .carry/src/googletest  GoogleTest's source, built on the GPU machine by gpu_check.sh
 #
 # Nothing here is vendored into the repository; the GPU machine has PyTorch
@@ -15,9 +18,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 C="$ROOT/.carry"
 need() { [ -e "$1" ] || { echo "gpu_carry.sh: $1 is missing (hint: run scripts/setup.sh first)" >&2; exit 2; }; }
+LIB=/usr/lib/x86_64-linux-gnu
 for f in /usr/include/nlohmann/json.hpp /usr/share/cmake/nlohmann_json /usr/include/CLI /usr/share/cmake/CLI11 \
-         /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/src/googletest /usr/include/sqlite3.h; do need "$f"; done
-ZIPLIB="$(readlink -f /usr/lib/x86_64-linux-gnu/libzip.so.4)"
+         /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/src/googletest /usr/include/sqlite3.h \
+         "$LIB/libcpp-httplib.so" "$LIB/libssl.so.3" "$LIB/libcrypto.so.3" "$LIB/libbrotlidec.so.1" \
+         "$LIB/libbrotlienc.so.1" "$LIB/libbrotlicommon.so.1"; do need "$f"; done
+ZIPLIB="$(readlink -f $LIB/libzip.so.4)"
 need "$ZIPLIB"
 
 rm -rf "$C.tmp" && mkdir -p "$C.tmp"/{include,share/cmake,lib,src}
@@ -30,6 +36,14 @@ cp "$ZIPLIB" "$C.tmp/lib/libzip.so"  # a copy, not a link: links do not travel w
 SQLITELIB="$(readlink -f /usr/lib/x86_64-linux-gnu/libsqlite3.so.0)"
 cp "$SQLITELIB" "$C.tmp/lib/libsqlite3.so.0"
 cp "$SQLITELIB" "$C.tmp/lib/libsqlite3.so"   # FindSQLite3 looks for libsqlite3.so
+# Copies, not links: links do not travel with `carry`. The library under its soname (what programs
+# load) and as libcpp-httplib.so (what CMake's find_library and the linker look for).
+HTTPLIB="$(readlink -f "$LIB/libcpp-httplib.so")"
+cp "$HTTPLIB" "$C.tmp/lib/$(objdump -p "$HTTPLIB" | awk '/SONAME/ {print $2}')"
+cp "$HTTPLIB" "$C.tmp/lib/libcpp-httplib.so"
+for l in libssl.so.3 libcrypto.so.3 libbrotlidec.so.1 libbrotlienc.so.1 libbrotlicommon.so.1; do
+  cp "$(readlink -f "$LIB/$l")" "$C.tmp/lib/$l"
+done
 cp -r /usr/src/googletest "$C.tmp/src/googletest"
 rm -rf "$C" && mv "$C.tmp" "$C"
 echo "prepared $C ($(du -sh "$C" | cut -f1)); carry it with: carry [\".carry\"]"

@@ -15,7 +15,12 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${OUT:-$ROOT/output/gpu_check}"
-BUILD="$ROOT/build-gpu"
+BUILD="${BALERBENCH_BUILD_DIR:-$ROOT/build-gpu}"
+# TORCH_PREFIX: a folder holding Torch/TorchConfig.cmake (default: PyTorch's, from python3).
+# TARGETS: build only these (default: everything); scripts/check_carry_build.sh uses both.
+TARGETS="${TARGETS:-}"
+# The carried libraries (and theirs: libcpp-httplib needs libssl and brotli) for every program run here.
+export LD_LIBRARY_PATH="$ROOT/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 JOBS="${JOBS:-$(nproc)}"
 PY="${PYTHON:-python3}"
 mkdir -p "$OUT"
@@ -29,16 +34,24 @@ gpu_state() {  # the GPU as found: name, driver, power limits (read only)
 
 stage_build() {
   local torch_prefix gtest_prefix="$BUILD/gtest-prefix"
-  torch_prefix="$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')" || { echo "no PyTorch"; return 2; }
+  torch_prefix="${TORCH_PREFIX:-$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')}" ||
+    { echo "no PyTorch (set TORCH_PREFIX to a folder holding Torch/TorchConfig.cmake)"; return 2; }
   if [ ! -f "$gtest_prefix/lib/cmake/GTest/GTestConfig.cmake" ] && [ ! -f "$gtest_prefix/lib64/cmake/GTest/GTestConfig.cmake" ]; then
     cmake -S "$ROOT/.carry/src/googletest" -B "$BUILD/gtest" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_INSTALL_PREFIX="$gtest_prefix" -DCMAKE_POSITION_INDEPENDENT_CODE=ON > "$OUT/gtest_build.log" 2>&1 &&
       cmake --build "$BUILD/gtest" -j "$JOBS" --target install >> "$OUT/gtest_build.log" 2>&1 || { tail -20 "$OUT/gtest_build.log"; return 1; }
   fi
+  # No pkg-config here: what Debian's .pc files would give comes from .carry/ (found on the prefix
+  # path). RPATH rather than RUNPATH, so the carried libraries' own needs are found there too.
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBALERBENCH_BUILD_BENCHMARKS=OFF \
-    -DCMAKE_PREFIX_PATH="$torch_prefix;$ROOT/.carry;$gtest_prefix" -DBALERBENCH_PYTHON="$(command -v "$PY")" \
-    -DCMAKE_BUILD_RPATH="$ROOT/.carry/lib" > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; return 1; }
-  cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1 || { grep -m20 -B2 -A6 "error" "$OUT/build.log"; return 1; }
+    -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
+    -DCMAKE_PREFIX_PATH="$ROOT/.carry;$torch_prefix;$gtest_prefix" -DBALERBENCH_PYTHON="$(command -v "$PY")" \
+    -DCMAKE_BUILD_RPATH="$ROOT/.carry/lib" -DCMAKE_EXE_LINKER_FLAGS="-Wl,--disable-new-dtags" \
+    > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; return 1; }
+  local targets=()
+  for t in $TARGETS; do targets+=(--target "$t"); done
+  cmake --build "$BUILD" -j "$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1 ||
+    { grep -m20 -B2 -A6 "error" "$OUT/build.log"; return 1; }
   grep -q "BALERBENCH_WITH_CUDA=1" "$BUILD/harness/CMakeFiles/balerbench_harness.dir/flags.make" &&
     echo "build: OK, CUDA enabled" || echo "build: OK, but WITHOUT CUDA (TORCH_CUDA_LIBRARIES unset)"
 }

@@ -3,22 +3,88 @@
 # one `apt-get update`, only when something is missing), make sure LibTorch runs
 # on OpenBLAS rather than the reference BLAS, and build in Release.
 #
-#   scripts/setup.sh            # packages + build into ./build
-#   BALERBENCH_BUILD_DIR=/tmp/b scripts/setup.sh
+# LibTorch: a CUDA-enabled PyTorch that python3 can import (pip or conda) is used when there is one
+# (GPU nodes); otherwise Debian's CPU LibTorch (libtorch-dev). Choose explicitly with --torch:
+#
+#   scripts/setup.sh                       # auto: PyTorch's CUDA LibTorch if found, else Debian's
+#   scripts/setup.sh --torch debian        # Debian's CPU LibTorch
+#   scripts/setup.sh --torch /path/prefix  # a folder holding Torch/TorchConfig.cmake
+#   scripts/setup.sh --print-torch         # only say which LibTorch auto would use, and why
+#   BALERBENCH_TORCH=... BALERBENCH_PYTHON=/opt/conda/bin/python3 BALERBENCH_BUILD_DIR=/tmp/b scripts/setup.sh
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BALERBENCH_BUILD_DIR:-$ROOT/build}"
+TORCH="${BALERBENCH_TORCH:-auto}"
+PY="${BALERBENCH_PYTHON:-python3}"
+PRINT_ONLY=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --torch) TORCH="${2:?--torch needs auto, debian or a folder}"; shift 2 ;;
+    --torch=*) TORCH="${1#--torch=}"; shift ;;
+    --print-torch) PRINT_ONLY=1; shift ;;
+    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch)" >&2; exit 2 ;;
+  esac
+done
+
+# Prints "prefix|cuda|gpus|cxx11_abi|version" for the PyTorch that $PY imports, or nothing.
+pytorch_info() {
+  "$PY" - 2>/dev/null <<'PYEOF' || true
+import torch
+cuda = torch.version.cuda or ""
+gpus = torch.cuda.device_count() if cuda else 0
+print(f"{torch.utils.cmake_prefix_path}|{cuda}|{gpus}|{int(torch.compiled_with_cxx11_abi())}|{torch.__version__}")
+PYEOF
+}
+
+# Sets TORCH_PREFIX (empty: Debian's) and TORCH_WHY.
+choose_torch() {
+  TORCH_PREFIX=""
+  case "$TORCH" in
+    debian) TORCH_WHY="Debian's CPU LibTorch (--torch debian)"; return ;;
+    auto) ;;
+    *)
+      [ -f "$TORCH/Torch/TorchConfig.cmake" ] ||
+        { echo "setup: error: --torch $TORCH: no Torch/TorchConfig.cmake there (hint: python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')" >&2; exit 2; }
+      TORCH_PREFIX="$TORCH"; TORCH_WHY="LibTorch at $TORCH (given)"; return ;;
+  esac
+  local info prefix cuda gpus abi version
+  info="$(pytorch_info)"
+  if [ -z "$info" ]; then TORCH_WHY="Debian's CPU LibTorch ($PY imports no PyTorch)"; return; fi
+  IFS='|' read -r prefix cuda gpus abi version <<< "$info"
+  if [ -z "$cuda" ]; then TORCH_WHY="Debian's CPU LibTorch (PyTorch $version here is built without CUDA)"; return; fi
+  if [ ! -f "$prefix/Torch/TorchConfig.cmake" ]; then
+    TORCH_WHY="Debian's CPU LibTorch (PyTorch $version has CUDA $cuda but no CMake files at $prefix)"; return
+  fi
+  if [ "$abi" != 1 ]; then
+    echo "setup: error: PyTorch $version uses the pre-C++11 string ABI; Debian's libraries use the C++11 one" >&2
+    echo "setup: hint: PyTorch 2.7 or later (pip wheels switched), or --torch debian" >&2
+    exit 2
+  fi
+  TORCH_PREFIX="$prefix"
+  TORCH_WHY="PyTorch $version's LibTorch, CUDA $cuda, $gpus GPU(s) visible, at $prefix"
+}
+
+choose_torch
+echo "setup: LibTorch: $TORCH_WHY"
+[ "$PRINT_ONLY" = 1 ] && exit 0
+if [ -n "$TORCH_PREFIX" ] && ! command -v nvcc > /dev/null; then
+  echo "setup: warning: no nvcc on PATH; a CUDA LibTorch's CMake files look for the CUDA toolkit" >&2
+  echo "setup: hint: export PATH=/usr/local/cuda/bin:\$PATH (or install the toolkit matching CUDA of PyTorch)" >&2
+fi
 
 PACKAGES=(
   build-essential cmake pkg-config
-  libtorch-dev libopenblas0-openmp
+  libopenblas0-openmp
   nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev
   libgtest-dev libbenchmark-dev
   libcpp-httplib-dev libsqlite3-dev
-  python3 python3-numpy python3-torch python3-matplotlib
+  python3 python3-numpy python3-matplotlib
   prometheus influxdb influxdb-client curl
 )
+# Debian's LibTorch, and the PyTorch the comparisons import, only when building against them: a
+# GPU node's PyTorch provides both.
+if [ -z "$TORCH_PREFIX" ]; then PACKAGES+=(libtorch-dev python3-torch); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -57,6 +123,19 @@ for lib in libblas.so.3 liblapack.so.3; do
   echo "setup: $alt -> $current"
 done
 
-cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+# Build against the chosen LibTorch; a build folder configured for the other one starts afresh.
+TORCH_DIR="${TORCH_PREFIX:+$TORCH_PREFIX/Torch}"
+TORCH_DIR="${TORCH_DIR:-/usr/lib/$ARCH/cmake/Torch}"
+if [ -f "$BUILD_DIR/CMakeCache.txt" ] && ! grep -qx "Torch_DIR:PATH=$TORCH_DIR" "$BUILD_DIR/CMakeCache.txt"; then
+  echo "setup: $BUILD_DIR was configured for another LibTorch; configuring afresh"
+  rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
+fi
+EXTRA=()
+if [ -n "$TORCH_PREFIX" ]; then EXTRA+=(-DBALERBENCH_PYTHON="$(command -v "$PY")"); fi
+cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$TORCH_DIR" "${EXTRA[@]}"
 cmake --build "$BUILD_DIR" -j "$(nproc)"
-echo "setup: built $BUILD_DIR/harness/balerbench"
+if grep -q "BALERBENCH_WITH_CUDA=1" "$BUILD_DIR/harness/CMakeFiles/balerbench_harness.dir/flags.make"; then
+  echo "setup: built $BUILD_DIR/harness/balerbench with CUDA (try: $BUILD_DIR/harness/balerbench meters)"
+else
+  echo "setup: built $BUILD_DIR/harness/balerbench (CPU only)"
+fi
