@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # reference_reports.sh: run the checked-in experiments into one database and
-# write their reports (Markdown and CSV) and charts under OUT_DIR, as committed
+# write their reports (Markdown; CSV, one file per table, under csv/) and charts under OUT_DIR, as committed
 # in results/reference/<hardware>/sweeps/. Run it on an idle machine: other load
-# shows up in the times (and in the reports' spread).
+# shows up in the times (and in the reports' spread). Trials already in the database are not run
+# again, so on a committed OUT_DIR it only remakes the reports and charts.
 #
 #   scripts/reference_reports.sh results/reference/cpu-xeon-2c-avx512/sweeps
 #   EXPERIMENTS="t3_precision power_limit_sim" scripts/reference_reports.sh out/gpu
@@ -31,7 +32,7 @@ for e in $EXPERIMENTS; do
       "$BB" report --db "$DB" --experiment "$e" --table "$t" | tail -n +3
     done
   } > "$OUT_DIR/$e.md"
-  "$BB" report --db "$DB" --experiment "$e" --table all --format csv > "$OUT_DIR/$e.csv"
+  "$BB" report --db "$DB" --experiment "$e" --table all --format csv --out "$OUT_DIR/csv" > /dev/null
   "$BB" report --db "$DB" --experiment "$e" --table trials > "$OUT_DIR/${e}_trials.md"
 done
 for e in $EXPERIMENTS; do

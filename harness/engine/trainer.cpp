@@ -136,7 +136,7 @@ at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kin
 }
 
 int64_t eval_chunk_rows_for(AutoEncoder& model, const at::Tensor& x) {
-  if (!x.is_cuda()) return 1024;
+  if (!x.is_cuda()) return 4096;
   int64_t widest = x.size(1);
   for (const auto& l : model.architecture().layers) widest = std::max({widest, l.in_features, l.out_features});
   constexpr int64_t kActivationBytes = 64 << 20;

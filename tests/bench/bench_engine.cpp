@@ -6,12 +6,14 @@
 //     (196 batches) in fp64, fp32 or amp_bf16 (bfloat16 autocast), losses
 //     accumulated on the device, one host read; /1 with the per-phase timers on.
 //   BM_Compress / BM_Decompress: encode / decode 100,000 rows in 65,536-row chunks.
+//   BM_Evaluate/<dtype>/<chunk>: the per-epoch evaluation, chunked against the batch-by-batch baseline.
 // Items are rows, so items_per_second is rows/s.
 #include <benchmark/benchmark.h>
 
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "datasets/normalizer.h"
@@ -124,6 +126,52 @@ void BM_Decompress(benchmark::State& state) {
   state.SetLabel("chunk " + std::to_string(state.range(0)) + " rows");
 }
 BENCHMARK(BM_Decompress)->Arg(512)->Arg(1024)->Arg(4096)->Arg(65536)->Unit(benchmark::kMillisecond);
+
+// The evaluation as it was before chunking (issue 13): batch by batch at the training batch size,
+// the validation loss in the data's dtype, then a second pass for the relative error with float64
+// copies of every batch. Kept here as the baseline that BM_Evaluate must not be slower than.
+double batchwise_evaluation(AutoEncoder& model, const at::Tensor& x, int64_t batch) {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  at::Tensor sum = torch::zeros({}, x.options());
+  int64_t batches = 0;
+  for (int64_t s = 0; s < x.size(0); s += batch, ++batches) {
+    const at::Tensor xb = x.narrow(0, s, std::min(batch, x.size(0) - s));
+    sum += batch_loss(model.forward(xb), xb, LossKind::kBalerSum);
+  }
+  at::Tensor num = torch::zeros({}, x.options().dtype(at::kDouble));
+  at::Tensor den = torch::zeros({}, x.options().dtype(at::kDouble));
+  for (int64_t s = 0; s < x.size(0); s += batch) {
+    const at::Tensor xb = x.narrow(0, s, std::min(batch, x.size(0) - s));
+    const at::Tensor x_hat = model.forward(xb);
+    num += (x_hat.to(at::kDouble) - xb.to(at::kDouble)).pow(2).sum();
+    den += xb.to(at::kDouble).pow(2).sum();
+  }
+  model.train();
+  return sum.item<double>() / static_cast<double>(batches) + std::sqrt(num.item<double>() / den.item<double>());
+}
+
+// BM_Evaluate/<dtype>/<chunk>: validation loss and relative error of 100,000 rows at training batch
+// 512; chunk 0 is the batch-by-batch baseline above, otherwise evaluate() with that many rows per pass.
+void BM_Evaluate(benchmark::State& state) {
+  auto model = trained_model();
+  const bool f32 = state.range(0) == 1;
+  model->to(f32 ? at::kFloat : at::kDouble);
+  const at::Tensor x = cms_rows().to(f32 ? at::kFloat : at::kDouble);
+  const int64_t chunk = state.range(1);
+  for (auto _ : state) {
+    if (chunk == 0)
+      benchmark::DoNotOptimize(batchwise_evaluation(*model, x, 512));
+    else
+      benchmark::DoNotOptimize(evaluate(*model, x, {512, LossKind::kBalerSum, {}, chunk}).loss);
+  }
+  model->to(at::kDouble);
+  state.SetItemsProcessed(state.iterations() * kRows);
+  state.SetLabel(std::string(f32 ? "fp32 " : "fp64 ") + (chunk ? "chunk " + std::to_string(chunk) : "batchwise (before)"));
+}
+BENCHMARK(BM_Evaluate)
+    ->ArgsProduct({{0, 1}, {0, 512, 1024, 4096, 16384}})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace balerbench

@@ -122,7 +122,7 @@ TEST(Evaluation, ChunkedEqualsBatchByBatchForEveryChunkSize) {
     }
   }
   EXPECT_TRUE(m->is_training());  // evaluate restores the mode
-  EXPECT_EQ(evaluate(*m, x, {batch, LossKind::kBalerSum, {}, 0}).chunk_rows, 1024);  // CPU default
+  EXPECT_EQ(evaluate(*m, x, {batch, LossKind::kBalerSum, {}, 0}).chunk_rows, 4096);  // CPU default
 }
 
 // The trainer evaluates the validation rows per epoch and, when asked, the relative error (on the
