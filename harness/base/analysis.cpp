@@ -1,5 +1,5 @@
 // analysis.cpp: see analysis.h.
-#include "harness/sweep/analysis.h"
+#include "harness/base/analysis.h"
 
 #include <algorithm>
 #include <cmath>

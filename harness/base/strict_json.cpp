@@ -1,5 +1,5 @@
 // strict_json.cpp: see strict_json.h.
-#include "harness/engine/strict_json.h"
+#include "harness/base/strict_json.h"
 
 #include <cmath>
 

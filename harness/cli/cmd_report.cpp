@@ -58,8 +58,13 @@ void write_csv_dir(const std::string& dir, const std::string& experiment, const 
                     nlohmann::json{{"experiment", experiment}, {"tables", index}}.dump(2) + "\n");
 }
 
+void print_migration_note(const Store& s) {
+  if (!s.migration_note().empty()) std::fprintf(stderr, "balerbench: note: %s\n", s.migration_note().c_str());
+}
+
 int report(const ReportArgs& a) {
   const Store store(a.db, false);
+  print_migration_note(store);
   std::vector<std::string> experiments = store.experiments();
   if (experiments.empty()) throw InputError(a.db + ": no trials stored yet", "balerbench run EXPERIMENT.json first");
   if (!a.experiment.empty()) {
@@ -127,6 +132,7 @@ int merge(const MergeArgs& a) {
     Store dst(tmp);
     for (const auto& in : a.inputs) {
       const Store src(in, false);
+      print_migration_note(src);
       const auto [c, d] = dst.merge_from(src);
       std::printf("%s: %lld trials copied, %lld already present\n", in.c_str(), static_cast<long long>(c),
                   static_cast<long long>(d));

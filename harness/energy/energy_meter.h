@@ -16,9 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/base/clock.h"
+
 namespace balerbench {
 
-using SteadyClock = std::chrono::steady_clock;
 
 // How a meter knows its joules; every report carries it.
 enum class MeterKind { kMeasured, kEstimated, kSimulated };

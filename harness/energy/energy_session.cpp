@@ -168,6 +168,30 @@ void print_energy_summary(const json& r, std::FILE* out) {
   }
 }
 
+std::vector<GpuLabel> gpu_labels(const json& meters) {
+  std::vector<GpuLabel> out;
+  auto number = [](const json& d, const char* key) {
+    return d.contains(key) && d[key].is_number() ? std::optional<double>(d[key].get<double>()) : std::nullopt;
+  };
+  for (const auto& m : meters) {
+    if (!m.contains("details")) continue;
+    const json& d = m["details"];
+    if (m["name"] == "nvml" && d.contains("gpus")) {
+      for (const auto& g : d["gpus"])
+        out.push_back({g.value("name", std::string()), g.value("uuid", std::string()), number(g, "power_limit_w"), false});
+    } else if (m["name"] == "simulated_gpu") {
+      out.push_back({d.value("name", std::string("simulated GPU")), "simulated", number(d, "power_limit_w"), true});
+    }
+  }
+  return out;
+}
+
+std::vector<GpuLabel> EnergySession::gpus() const {
+  json meters = json::array();
+  for (const auto& m : sampler_->meters()) meters.push_back({{"name", m->name()}, {"details", m->describe()}});
+  return gpu_labels(meters);
+}
+
 json EnergySession::write_outputs(const std::string& dir, const std::string& command) const {
   std::filesystem::create_directories(dir);
   json r = report();
@@ -182,15 +206,11 @@ json EnergySession::write_outputs(const std::string& dir, const std::string& com
   ctx.carbon = carbon_;
   ctx.tracking_mode = settings_.cpu_estimate_mode;
   // GPU count and names from the report's meter details (no second round of device queries).
-  auto add_gpu_model = [&](const std::string& name) { ctx.gpu_model += (ctx.gpu_model.empty() ? "" : " + ") + name; };
-  for (const auto& m : r["meters"]) {
+  for (const auto& m : r["meters"])
     for (const auto& d : m["domains"])
-      if (d["category"] == "gpu") ++ctx.gpu_count;
-    if (m["name"] == "nvml")
-      for (const auto& g : m["details"]["gpus"]) add_gpu_model(g["name"]);
-    else if (m["name"] == "simulated_gpu")
-      add_gpu_model(m["details"]["name"].get<std::string>() + " (simulated)");
-  }
+      if (d["category"] == domain_category_name(DomainCategory::kGpu)) ++ctx.gpu_count;
+  for (const GpuLabel& g : gpu_labels(r["meters"]))
+    ctx.gpu_model += (ctx.gpu_model.empty() ? "" : " + ") + (g.simulated ? g.name + " (simulated)" : g.name);
   std::vector<std::string> rows;
   for (const auto& p : phases_.phases()) rows.push_back(emissions_csv_row(p, ctx));
   if (finished_) rows.push_back(emissions_csv_row(total_, ctx));

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "harness/energy/carbon.h"
@@ -24,6 +25,18 @@
 #include "harness/energy/meter_registry.h"
 
 namespace balerbench {
+
+// A GPU that a meter measures: from NVML (name, UUID, the power limit in force) or the simulated
+// GPU's model.
+struct GpuLabel {
+  std::string name, uuid;
+  std::optional<double> power_limit_w;
+  bool simulated = false;
+  std::string display() const { return simulated ? name + " (SIMULATED)" : name; }
+};
+// The GPUs of a list of meters as report() gives it ([{"name", "details"}, ...]). The one place that
+// knows which meters measure GPUs and where their details keep the names.
+std::vector<GpuLabel> gpu_labels(const nlohmann::json& meters);
 
 class EnergySession {
  public:
@@ -56,6 +69,8 @@ class EnergySession {
   // DIR/energy_report.json (replaced) and DIR/emissions.csv (rows appended); returns the report written.
   nlohmann::json write_outputs(const std::string& dir, const std::string& command) const;
   const std::string& run_id() const { return run_id_; }
+  // The GPUs this session's meters measure, read now (power limits as in force).
+  std::vector<GpuLabel> gpus() const;
 
  private:
   EnergySettings settings_;

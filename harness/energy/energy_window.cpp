@@ -5,14 +5,12 @@
 #include <cmath>
 #include <set>
 
+#include "harness/base/clock.h"
+
 namespace balerbench {
 namespace {
 
 using nlohmann::json;
-
-double seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
@@ -21,7 +19,7 @@ double peak_power(const std::vector<Snapshot>& pts, std::size_t m, std::size_t d
   double peak = std::nan("");
   std::size_t a = 0;
   for (std::size_t b = 1; b < pts.size(); ++b) {
-    const double span = seconds(pts[a].readings[m].time, pts[b].readings[m].time);
+    const double span = seconds_between(pts[a].readings[m].time, pts[b].readings[m].time);
     if (span < min_span_s || span <= 0) continue;
     const double p = (pts[b].readings[m].energy_j[d] - pts[a].readings[m].energy_j[d]) / span;
     peak = std::isnan(peak) ? p : std::max(peak, p);
@@ -48,9 +46,9 @@ json IdleBaseline::to_json(const std::vector<std::unique_ptr<EnergyMeter>>& mete
 
 IdleBaseline idle_baseline_from(const Snapshot& a, const Snapshot& b) {
   IdleBaseline base;
-  base.duration_s = seconds(a.time, b.time);
+  base.duration_s = seconds_between(a.time, b.time);
   for (std::size_t m = 0; m < a.readings.size(); ++m) {
-    const double dt = seconds(a.readings[m].time, b.readings[m].time);
+    const double dt = seconds_between(a.readings[m].time, b.readings[m].time);
     std::vector<double> p;
     for (std::size_t d = 0; d < a.readings[m].energy_j.size(); ++d)
       p.push_back(dt > 0 ? (b.readings[m].energy_j[d] - a.readings[m].energy_j[d]) / dt : 0.0);
@@ -64,7 +62,7 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
                          const IdleBaseline* baseline) {
   WindowResult w;
   w.name = name;
-  w.duration_s = seconds(a.time, b.time);
+  w.duration_s = seconds_between(a.time, b.time);
   w.start_unix_s = a.unix_s;
   w.end_unix_s = b.unix_s;
   w.samples = static_cast<long long>(inside.size());
@@ -75,7 +73,7 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
   pts.push_back(b);
   for (std::size_t m = 0; m < meters.size(); ++m) {
     const EnergyMeter& meter = *meters[m];
-    const double dt = seconds(a.readings[m].time, b.readings[m].time);
+    const double dt = seconds_between(a.readings[m].time, b.readings[m].time);
     const double period = meter.update_period_s();
     if (w.duration_s < period)
       w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +

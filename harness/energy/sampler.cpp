@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/energy/wattmeter_meter.h"
+#include "harness/base/clock.h"
+
 
 namespace balerbench {
 

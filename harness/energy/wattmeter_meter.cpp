@@ -7,10 +7,6 @@
 
 namespace balerbench {
 
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 MeterProbe WattmeterMeter::open(const EnergySettings& s) {
   MeterProbe probe;
   if (s.wattmeter_log.empty()) {

@@ -9,13 +9,12 @@
 
 #include <string>
 
+#include "harness/base/clock.h"
 #include "harness/energy/energy_meter.h"
 #include "harness/energy/energy_settings.h"
 #include "harness/energy/wattmeter_log.h"
 
 namespace balerbench {
-
-double unix_now_s();
 
 class WattmeterMeter : public EnergyMeter {
  public:

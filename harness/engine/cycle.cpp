@@ -1,6 +1,5 @@
 // cycle.cpp: see cycle.h.
 #include "harness/engine/cycle.h"
-#include "harness/engine/cycle_parts.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -17,26 +16,27 @@
 #include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
+#include "harness/base/clock.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/codec.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
+#include "harness/engine/run_setup.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
+#include "harness/engine/training_session.h"
 #include "harness/report/live_metrics.h"
 #include "harness/report/monitor.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
-// Helpers shared with the sweep's trial runner (cycle_parts.h declares them).
-namespace cycle_detail {
+namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Layout {
   explicit Layout(const std::string& out)
@@ -60,75 +60,12 @@ std::vector<int64_t> feature_shape(const std::vector<int64_t>& shape) {
   return std::vector<int64_t>(shape.begin() + 1, shape.end());
 }
 
-// A 2D file with a 1D model, the reverse, or a data_dimension that disagrees.
-void check_dimensions(const RunConfig& c, const Dataset& ds) {
-  const int model_dim = model_data_dimension(c.model_name);
-  const int data_dim = ds.data_dimension();
-  if (c.data_dimension && *c.data_dimension != data_dim)
-    throw InputError(ds.source_path + ": data_dimension is " + std::to_string(*c.data_dimension) +
-                         " in the config but 'data' has shape of a " + std::to_string(data_dim) + "D file",
-                     "remove data_dimension: balerbench reads it from the array's shape");
-  if (model_dim != data_dim)
-    throw InputError(ds.source_path + ": model " + c.model_name + " is for " +
-                         (model_dim == 1 ? "1D tables" : "2D frames") + " but 'data' is " +
-                         (data_dim == 1 ? "a 1D table (N, C)" : "2D frames (N, H, W)"),
-                     data_dim == 2 ? "use model_name CFD_dense_AE for frames" : "use model_name AE for tables");
-  if (!c.type_list.empty() && data_dim == 1 && static_cast<int64_t>(c.type_list.size()) != ds.features())
-    throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but " + ds.source_path +
-                         " has " + std::to_string(ds.features()) + " columns",
-                     "one type per column");
-}
-
-Normalization identity(int64_t features) {
-  Normalization n;
-  n.min = at::zeros({features}, at::kDouble);
-  n.range = at::ones({features}, at::kDouble);
-  return n;
-}
-
-void configure_runtime(const RunConfig& c) {
-  configure_cpu_runtime(static_cast<int>(c.threads), c.flush_denormal);
-  at::globalContext().setDeterministicAlgorithms(c.deterministic_algorithm,
-                                                 /*warn_only=*/false);
-}
-
-at::ScalarType latent_scalar_type(const RunConfig& c, at::ScalarType model_dtype) {
-  if (c.latent_dtype == "float64") return at::kDouble;
-  if (c.latent_dtype == "float32") return at::kFloat;
-  if (c.latent_dtype == "float16") return at::kHalf;
-  return model_dtype;
-}
-
 std::shared_ptr<AutoEncoder> load_trained_model(const RunConfig& c, const Layout& L, int64_t features, int64_t latent) {
   if (!fs::exists(L.model()))
     throw InputError(L.model() + ": no trained model", "run `balerbench train` with the same --out first");
   auto model = make_model(c.model_name, features, latent);
   load_state_dict(*model, L.model());
   return model;
-}
-
-// The config's precision for this model on this device, with the model moved
-// to the device and converted to the policy's parameter dtype.
-PrecisionPolicy apply_precision(const RunConfig& c, AutoEncoder& model, c10::Device device) {
-  PrecisionPolicy p = resolve_precision(c.precision, model.baler_dtype(), device);
-  model.to(device, p.param_dtype);
-  return p;
-}
-
-double process_cpu_s() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-// The "profile" section of a report: phase times and how they were taken.
-json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases) {
-  return {{"phases", phases.to_json()},
-          {"sync", c.profile_sync},
-          {"timer", device.is_cuda() ? (c.profile_sync ? "host clock, device synchronised at each edge" : "CUDA events")
-                                     : "host clock"},
-          {"phase_sum_s", phases.sum_s()}};
 }
 
 Normalization training_normalization(const RunConfig& c, const Layout& L, int64_t features) {
@@ -143,35 +80,6 @@ Normalization training_normalization(const RunConfig& c, const Layout& L, int64_
   return Normalization::from_npy(a, features, L.norm());
 }
 
-at::Tensor split_permutation(int64_t n, uint64_t seed, c10::Device device) {
-  std::vector<int64_t> idx(static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) idx[i] = i;
-  std::mt19937_64 rng(seed + 1);
-  for (int64_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[rng() % static_cast<uint64_t>(i + 1)]);
-  return at::tensor(idx, at::kLong).to(device);  // index_select wants the index on the data's device
-}
-
-// (N, F) split into train and validation rows with a seeded shuffle (sklearn's
-// train_test_split shuffles too; its exact permutation is numpy's, not ours).
-std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, uint64_t seed) {
-  if (test_size <= 0) return {x, at::Tensor()};
-  const int64_t n = x.size(0);
-  const auto n_val = static_cast<int64_t>(std::ceil(test_size * static_cast<double>(n)));
-  if (n_val >= n)
-    throw InputError("test_size " + std::to_string(test_size) + " leaves no training rows out of " + std::to_string(n),
-                     "lower test_size");
-  const at::Tensor perm = split_permutation(n, seed, x.device());
-  return {x.index_select(0, perm.narrow(0, n_val, n - n_val)), x.index_select(0, perm.narrow(0, 0, n_val))};
-}
-
-json dataset_json(const Dataset& ds) {
-  return {{"path", ds.source_path},
-          {"shape", ds.original_shape},
-          {"dtype", ds.source_dtype},
-          {"features", ds.features()},
-          {"data_dimension", ds.data_dimension()}};
-}
-
 json versions_json(const RunConfig& c) {
   return {{"libtorch", torch_version_string()},
           {"threads", at::get_num_threads()},
@@ -184,37 +92,6 @@ NpyArray names_array(const Dataset& ds) {
   // Baler's CFD files store names as an empty float64 array.
   if (ds.names.empty()) return NpyArray::from_doubles({0}, {});
   return NpyArray::from_strings(ds.names);
-}
-
-TrainOptions train_options(const RunConfig& c) {
-  TrainOptions o;
-  o.epochs = c.epochs;
-  o.batch_size = c.batch_size;
-  o.lr = c.lr;
-  o.loss = parse_loss_kind(c.loss);
-  o.shuffle = c.shuffle;
-  o.seed = static_cast<uint64_t>(c.seed);
-  o.early_stopping = c.early_stopping;
-  o.early_stopping_patience = c.early_stopping_patience;
-  o.min_delta = c.min_delta;
-  o.lr_scheduler = c.lr_scheduler;
-  o.lr_scheduler_patience = c.lr_scheduler_patience;
-  o.progress = c.progress;
-  o.progress_context.line_interval_s = c.progress_interval_s;
-  o.scaler = {c.grad_scaler.init_scale, c.grad_scaler.growth_factor, c.grad_scaler.backoff_factor,
-              c.grad_scaler.growth_interval};
-  o.cuda_graphs = c.cuda_graphs;
-  o.profile = c.profile;
-  o.profile_sync = c.profile_sync;
-  return o;
-}
-
-// The policy, the dtypes actually used and, with loss scaling, the scale
-// history.
-json precision_json(const TrainResult& r) {
-  json j = r.precision.to_json();
-  j["grad_scaler"] = r.loss_scaling ? r.scaler.to_json() : json(nullptr);
-  return j;
 }
 
 json cuda_graph_json(c10::Device device, const TrainResult& r) {
@@ -299,75 +176,16 @@ void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::
                      std::to_string(model_data_dimension(c.model_name)) + "D data");
 }
 
-// Integer columns of type_list: rounded to nearest (departure 3) or truncated
-// toward zero (Baler).
-void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features) {
-  if (c.type_list.empty()) return;
-  if (static_cast<int64_t>(c.type_list.size()) != features)
-    throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but the data have " +
-                     std::to_string(features) + " columns");
-  std::vector<uint8_t> is_int(static_cast<std::size_t>(features));
-  for (int64_t j = 0; j < features; ++j) is_int[j] = c.type_list[j].rfind("int", 0) == 0;
-  const at::Tensor mask = at::tensor(is_int, at::kByte).to(x.device(), at::kBool);
-  x = at::where(mask, c.truncate ? x.trunc() : x.round(), x);
-}
-
-// Errors of y against the input. Normalized errors divide by each column's
-// range for tables (columns have different units) and by the global range for
-// frames (every pixel is the same quantity; a pixel that barely changes over
-// time would otherwise dominate).
-json reconstruction_json(const Dataset& in, const at::Tensor& y) {
-  const at::Tensor diff = y - in.data;
-  at::Tensor scale;
-  if (in.data_dimension() == 1) {
-    scale = Normalization::fit(in.data).range;
-  } else {
-    const double range = (in.data.max() - in.data.min()).item<double>();
-    scale = at::full({in.features()}, range > 0 ? range : 1.0, at::kDouble);
-  }
-  const at::Tensor ndiff = diff / scale;
-  const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
-  const int64_t worst = col_rmse.argmax().item<int64_t>();
-  json where;
-  if (in.data_dimension() == 2) {
-    const int64_t w = in.original_shape[2];
-    where = "pixel (" + std::to_string(worst / w) + ", " + std::to_string(worst % w) + ")";
-  } else {
-    where = worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst);
-  }
-  return {{"rmse", diff.pow(2).mean().sqrt().item<double>()},
-          {"max_abs_error", diff.abs().max().item<double>()},
-          {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
-          {"normalization", in.data_dimension() == 1 ? "per-column range" : "global range"},
-          {"worst_feature", where},
-          {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
-}
-
-// The command's energy session (nullptr when energy.enabled is false). Opened
-// before anything is loaded, so the idle baseline sees an idle process.
-std::unique_ptr<EnergySession> open_energy(const RunConfig& c, const std::string& run_id) {
-  if (!c.energy.enabled) return nullptr;
-  const c10::Device device = resolve_device(c.device);
-  std::function<void()> sync;
-  if (device.is_cuda()) sync = [index = device.index()] { torch::cuda::synchronize(index); };
-  return std::make_unique<EnergySession>(c.energy, std::move(sync), run_id);
-}
-
 // The power limit in force for the trial labels: the first GPU's (NVML, or the
 // simulated one), in W.
 std::string power_limit_label(const EnergySession* session) {
   if (!session) return "none";
-  for (const auto& m : session->sampler().meters()) {
-    const json d = m->describe();
-    const json* w = nullptr;
-    if (m->name() == "nvml" && d.contains("gpus") && !d["gpus"].empty()) w = &d["gpus"][0]["power_limit_w"];
-    if (m->name() == "simulated_gpu" && d.contains("power_limit_w")) w = &d["power_limit_w"];
-    if (w && w->is_number()) {
+  for (const GpuLabel& g : session->gpus())
+    if (g.power_limit_w) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%g", w->get<double>());
+      std::snprintf(buf, sizeof buf, "%g", *g.power_limit_w);
       return buf;
     }
-  }
   return "none";
 }
 
@@ -377,7 +195,8 @@ std::string power_limit_label(const EnergySession* session) {
 struct LiveRun {
   LiveRun(const RunConfig& c, const char* command)
       : live(command), run_id(make_run_id()), monitor(open_monitor(c.monitoring, live, run_id)) {}
-  // Feeds the session's snapshots to the live metrics, and starts the trial.
+  // Feeds the session's snapshots to the live metrics, and starts the trial (ended by finish(), or
+  // when the command throws).
   void begin(EnergySession* session, const RunConfig& c, const PrecisionPolicy& policy) {
     if (session) feed_live_metrics(live, *session);
     TrialLabels t;
@@ -385,29 +204,17 @@ struct LiveRun {
     t.batch_size = c.batch_size;
     t.precision = policy.name;
     t.power_limit_w = power_limit_label(session);
-    live.begin_trial(t);
+    trial = std::make_unique<LiveTrial>(&live, t);
   }
   // After the energy session has finished (no more snapshots).
   void finish(json& report) {
     if (monitor) report["monitoring"] = monitor->finish();  // lingers with the trial's final values
-    live.end_trial();
+    if (trial) trial->end();
   }
   LiveMetrics live;
   std::string run_id;
   std::unique_ptr<Monitor> monitor;
-};
-
-// Window [begin, end) of `phase`, when measuring.
-struct PhaseWindow {
-  PhaseWindow(EnergySession* s, const char* phase) : session(s), name(phase) {
-    if (session) begin = session->mark();
-  }
-  void close() {
-    if (session) session->add_window(name, begin, session->mark());
-  }
-  EnergySession* session;
-  std::string name;
-  Snapshot begin;
+  std::unique_ptr<LiveTrial> trial;
 };
 
 // Ends the session, stores energy_report.json and emissions.csv in `dir`, and
@@ -418,65 +225,41 @@ void finish_energy(EnergySession* session, const fs::path& dir, const std::strin
   report["energy"] = session->write_outputs(dir.string(), command);
 }
 
-}  // namespace cycle_detail
-
-using namespace cycle_detail;  // NOLINT
+}  // namespace
 
 json run_train(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
   LiveRun run(c, "train");
-  const std::unique_ptr<EnergySession> energy = open_energy(c, run.run_id);
+  const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
   const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
-  check_dimensions(c, ds);
-  const int64_t features = ds.features();
-  const int64_t latent = latent_size(features, c.compression_ratio);
   const c10::Device device = resolve_device(c.device);
-  const Normalization norm = c.normalizes() ? Normalization::fit(ds.data) : identity(features);
-  at::manual_seed(static_cast<uint64_t>(c.seed));
-  auto model = make_model(c.model_name, features, latent);
-  const PrecisionPolicy policy = apply_precision(c, *model, device);
-  const at::Tensor x = norm.apply(ds.data).to(device, policy.data_dtype);  // the whole set lives on the device
-  auto [x_train, x_val] = split(x, c.test_size, static_cast<uint64_t>(c.seed));
-
-  TrainOptions o = train_options(c);
-  o.precision = policy;
+  TrainingSession session(c, ds, device, energy.get(), &run.live);
+  AutoEncoder& model = session.model();
+  const Normalization& norm = session.normalization();
+  TrainOptions o = session.options();
   if (c.intermittent_model_saving) {
     o.save_every_epochs = c.intermittent_saving_patience;
     o.save_checkpoint = [&](int64_t e) {
-      save_state_dict(*model, (L.training / ("model_" + std::to_string(e) + ".pt")).string());
+      save_state_dict(model, (L.training / ("model_" + std::to_string(e) + ".pt")).string());
     };
   }
-  Snapshot phase_begin;
-  if (energy) {
-    o.on_phase = [&](const char* phase, bool end) {
-      if (!end)
-        phase_begin = energy->mark();
-      else
-        energy->add_window(phase, phase_begin, energy->mark());
-    };
-    o.progress_context.power_w = [&run] { return run.live.total_power_w(); };
-  }
-  run.begin(energy.get(), c, policy);
-  const double train_rows = static_cast<double>(x_train.size(0));
+  run.begin(energy.get(), c, session.policy());
   std::unique_ptr<ProfilerTrace> trace;
   if (!c.profile_trace.empty()) trace = std::make_unique<ProfilerTrace>(c.profile_trace);
-  const TrainResult r = fit(*model, x_train, x_val, o, [&](const EpochRecord& e) {
-    run.live.on_epoch({e.epoch + 1, c.epochs, e.train_loss, x_val.defined() ? e.val_loss : kNoValue,
-                       train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
-  });
+  const TrainResult r = session.train(o);
   json trace_json = nullptr;
   if (trace) trace_json = {{"path", c.profile_trace}, {"events", trace->finish()}};
 
   std::vector<double> losses;
   for (const auto& e : r.epochs) losses.push_back(e.train_loss);
   for (const auto& e : r.epochs) losses.push_back(e.val_loss);
-  save_state_dict(*model, L.model());
+  save_state_dict(model, L.model());
   write_npy(L.loss(), NpyArray::from_doubles({2, static_cast<int64_t>(r.epochs.size())}, losses));
   write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
-  json report = train_report(c, ds, *model, device, r, norm);
-  report["total_duration_s"] = since(t_total);
+  json report = train_report(c, ds, model, device, r, norm);
+  report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {
     report["profile"] = profile_json(c, device, r.phases);
     report["profile"]["trace"] = trace_json;
@@ -493,7 +276,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
   LiveRun run(c, "compress");
-  const std::unique_ptr<EnergySession> energy = open_energy(c, run.run_id);
+  const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
   const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
@@ -505,12 +288,12 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   const Normalization norm = training_normalization(c, L, features);
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
-  const auto t0 = Clock::now();
-  PhaseWindow window(energy.get(), "compress");
-  const at::Tensor z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
-                                   latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, policy, &timer);
-  window.close();
-  const double encode_s = since(t0);
+  at::Tensor z;
+  const double encode_s = measure_window(energy.get(), "compress", [&] {
+                            z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
+                                            latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, policy,
+                                            &timer);
+                          }).duration_s;
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
   members.emplace_back("names", names_array(ds));
@@ -530,7 +313,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
                  {"output_bytes", file_bytes(L.compressed_npz())},
                  {"precision", policy.to_json()},
                  {"device", device.str()}};
-  report["total_duration_s"] = since(t_total);
+  report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {
     report["profile"] = profile_json(c, device, timer.totals());
     report["process_cpu_s"] = process_cpu_s();
@@ -545,7 +328,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
   configure_runtime(c);
   LiveRun run(c, "decompress");
-  const std::unique_ptr<EnergySession> energy = open_energy(c, run.run_id);
+  const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
   const Layout L(out_dir);
   const std::string src = L.compressed_npz();
   if (!fs::exists(src))
@@ -567,13 +350,12 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const Normalization norm = training_normalization(c, L, features);
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
-  const auto t0 = Clock::now();
-  PhaseWindow window(energy.get(), "decompress");
-  at::Tensor x =
-      decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr, c.codec_chunk_rows, policy, &timer);
-  if (dims == 1) cast_integer_columns(x, c, features);
-  window.close();
-  const double decode_s = since(t0);
+  at::Tensor x;
+  const double decode_s = measure_window(energy.get(), "decompress", [&] {
+                            x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr,
+                                            c.codec_chunk_rows, policy, &timer);
+                            if (dims == 1) cast_integer_columns(x, c, features);
+                          }).duration_s;
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(x, shape));
   members.emplace_back("names", m.count("names") ? m.at("names") : NpyArray::from_doubles({0}, {}));
@@ -587,7 +369,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
                  {"output_bytes", file_bytes(L.decompressed_npz())},
                  {"precision", policy.to_json()},
                  {"device", device.str()}};
-  report["total_duration_s"] = since(t_total);
+  report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {
     report["profile"] = profile_json(c, device, timer.totals());
     report["process_cpu_s"] = process_cpu_s();

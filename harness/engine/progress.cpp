@@ -7,12 +7,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "harness/base/clock.h"
+
 namespace balerbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 constexpr double kInEpochLineS = 30;  // plain lines inside a long epoch
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "datasets/error.h"
-#include "harness/engine/strict_json.h"
+#include "harness/base/strict_json.h"
 
 namespace balerbench {
 namespace {

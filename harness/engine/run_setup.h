@@ -1,6 +1,7 @@
-// cycle_parts.h: pieces of the train / compress / decompress cycle that the
-// sweep's trial runner (harness/sweep/trial.cpp) runs in-process, without the
-// cycle's output files. Defined in cycle.cpp.
+// run_setup.h: what every run sets up from its config, shared by the cycle's commands
+// (engine/cycle.cpp), the training session (engine/training_session.cpp) and the sweep's trials:
+// dimension checks, the CPU runtime, the precision policy, the validation split, the trainer's
+// options, and the report sections both write.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -18,7 +19,7 @@
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
 
-namespace balerbench::cycle_detail {
+namespace balerbench {
 
 // A 2D file with a 1D model, the reverse, or a type_list of the wrong length: InputError.
 void check_dimensions(const RunConfig& c, const Dataset& ds);
@@ -35,10 +36,12 @@ std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, u
 TrainOptions train_options(const RunConfig& c);
 nlohmann::json precision_json(const TrainResult& r);
 nlohmann::json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases);
+// This process's CPU time (user + system), in s.
+double process_cpu_s();
 nlohmann::json dataset_json(const Dataset& ds);
 // Integer columns of type_list rounded (or truncated) in place.
 void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features);
-// Errors of the reconstruction y against the input (see cycle.cpp).
+// Errors of the reconstruction y against the input (see run_setup.cpp).
 nlohmann::json reconstruction_json(const Dataset& in, const at::Tensor& y);
 
-}  // namespace balerbench::cycle_detail
+}  // namespace balerbench

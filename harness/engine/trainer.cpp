@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "datasets/error.h"
+#include "harness/base/clock.h"
 #include "harness/engine/cuda_graph.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/progress.h"
@@ -19,8 +20,6 @@ namespace balerbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Batches in the graph are replayed only after this many eager warm-up steps.
 constexpr int kGraphWarmupSteps = 3;

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "datasets/error.h"
-#include "harness/sweep/analysis.h"
+#include "harness/base/analysis.h"
 
 namespace balerbench {
 

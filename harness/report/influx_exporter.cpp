@@ -13,8 +13,8 @@
 #include <stdexcept>
 
 #include "datasets/error.h"
+#include "harness/base/clock.h"
 #include "harness/energy/sampler.h"
-#include "harness/energy/wattmeter_meter.h"
 
 namespace balerbench {
 namespace {

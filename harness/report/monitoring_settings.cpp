@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "harness/engine/strict_json.h"
+#include "harness/base/strict_json.h"
 
 namespace balerbench {
 

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "datasets/error.h"
-#include "harness/sweep/analysis.h"
+#include "harness/base/analysis.h"
 
 namespace balerbench {
 namespace {

@@ -4,6 +4,8 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <functional>
+#include <type_traits>
 #include <map>
 #include <stdexcept>
 
@@ -13,32 +15,6 @@ namespace balerbench {
 namespace {
 
 using nlohmann::json;
-
-const char* const kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS experiments(
-  name TEXT PRIMARY KEY, source TEXT, spec_json TEXT NOT NULL, first_run_unix_s REAL);
-CREATE TABLE IF NOT EXISTS trials(
-  id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE, experiment TEXT NOT NULL,
-  grid_index INTEGER, repeat INTEGER, batch_size INTEGER, precision TEXT, power_limit_w REAL, epochs INTEGER,
-  status TEXT NOT NULL, error TEXT, started_unix_s REAL, finished_unix_s REAL,
-  train_s REAL, train_energy_j REAL, compress_s REAL, compress_energy_j REAL,
-  decompress_s REAL, decompress_energy_j REAL, total_energy_j REAL, co2_g REAL,
-  target_reached INTEGER, tta_s REAL, eta_j REAL, epochs_to_target INTEGER,
-  max_power_w REAL, enforced_power_limit_w REAL, energy_kind TEXT, hardware TEXT,
-  spec_json TEXT, result_json TEXT, provenance_json TEXT);
-CREATE INDEX IF NOT EXISTS trials_experiment ON trials(experiment);
-CREATE TABLE IF NOT EXISTS epochs(
-  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE, epoch INTEGER NOT NULL,
-  train_loss REAL, val_loss REAL, relative_error REAL, lr REAL, duration_s REAL, elapsed_s REAL,
-  energy_j REAL, target_met INTEGER, PRIMARY KEY(trial_id, epoch));
-CREATE TABLE IF NOT EXISTS phases(
-  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE, phase TEXT NOT NULL, source TEXT NOT NULL,
-  duration_s REAL, energy_j REAL, co2_g REAL, energy_kind TEXT, PRIMARY KEY(trial_id, source, phase));
-CREATE TABLE IF NOT EXISTS power_samples(
-  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE, t_s REAL NOT NULL, phase TEXT, power_w REAL);
-CREATE INDEX IF NOT EXISTS power_samples_trial ON power_samples(trial_id);
-)sql";
 
 // A prepared statement, finalized on scope exit.
 class Stmt {
@@ -103,6 +79,173 @@ json parse_or_null(const std::string& text) {
   return json::parse(text, nullptr, false);
 }
 
+// ---- the columns, listed once: the schema, the inserts and the selects are made from these ----
+
+// A value as a statement binds it and a row gives it back.
+void put(Stmt& s, int i, const std::string& v) { s.bind(i, v); }
+void put(Stmt& s, int i, double v) { s.bind(i, v); }
+void put(Stmt& s, int i, int64_t v) { s.bind(i, v); }
+void put(Stmt& s, int i, bool v) { s.bind(i, v); }
+void put(Stmt& s, int i, const std::optional<double>& v) { s.bind(i, v); }
+void put(Stmt& s, int i, const std::optional<int64_t>& v) { s.bind(i, v); }
+void put(Stmt& s, int i, const json& v) { s.bind(i, v.dump()); }
+void get(const Stmt& s, int c, std::string& v) { v = s.text(c); }
+void get(const Stmt& s, int c, double& v) { v = s.real(c); }
+void get(const Stmt& s, int c, int64_t& v) { v = s.integer(c); }
+void get(const Stmt& s, int c, bool& v) { v = s.integer(c) != 0; }
+void get(const Stmt& s, int c, std::optional<double>& v) { v = s.opt_real(c); }
+void get(const Stmt& s, int c, std::optional<int64_t>& v) { v = s.opt_int(c); }
+void get(const Stmt& s, int c, json& v) { v = parse_or_null(s.text(c)); }
+
+// One column of a table of records R: its name, its SQL type, and the record's member.
+template <typename R>
+struct Column {
+  using Record = R;
+  const char* name;
+  const char* sql;  // type and constraints
+  std::function<void(Stmt&, int, const R&)> bind;
+  std::function<void(const Stmt&, int, R&)> read;
+};
+
+template <typename R, typename T>
+Column<R> column(const char* name, const char* sql, T R::*member) {
+  return {name, sql, [member](Stmt& s, int i, const R& r) { put(s, i, r.*member); },
+          [member](const Stmt& s, int c, R& r) { get(s, c, r.*member); }};
+}
+
+// The trials table after its `id INTEGER PRIMARY KEY`.
+const std::vector<Column<TrialRecord>>& trial_columns() {
+  using T = TrialRecord;
+  static const std::vector<Column<T>> c = {
+      column("trial_key", "TEXT NOT NULL UNIQUE", &T::key),
+      column("experiment", "TEXT NOT NULL", &T::experiment),
+      column("grid_index", "INTEGER", &T::grid_index),
+      column("repeat", "INTEGER", &T::repeat),
+      column("batch_size", "INTEGER", &T::batch_size),
+      column("precision", "TEXT", &T::precision),
+      column("power_limit_w", "REAL", &T::power_limit_w),
+      column("epochs", "INTEGER", &T::epochs),
+      column("status", "TEXT NOT NULL", &T::status),
+      column("error", "TEXT", &T::error),
+      column("started_unix_s", "REAL", &T::started_unix_s),
+      column("finished_unix_s", "REAL", &T::finished_unix_s),
+      column("train_s", "REAL", &T::train_s),
+      column("train_energy_j", "REAL", &T::train_energy_j),
+      column("compress_s", "REAL", &T::compress_s),
+      column("compress_energy_j", "REAL", &T::compress_energy_j),
+      column("decompress_s", "REAL", &T::decompress_s),
+      column("decompress_energy_j", "REAL", &T::decompress_energy_j),
+      column("total_energy_j", "REAL", &T::total_energy_j),
+      column("co2_g", "REAL", &T::co2_g),
+      column("target_reached", "INTEGER", &T::target_reached),
+      column("tta_s", "REAL", &T::tta_s),
+      column("eta_j", "REAL", &T::eta_j),
+      column("epochs_to_target", "INTEGER", &T::epochs_to_target),
+      column("max_power_w", "REAL", &T::max_power_w),
+      column("enforced_power_limit_w", "REAL", &T::enforced_power_limit_w),
+      column("energy_kind", "TEXT", &T::energy_kind),
+      column("hardware", "TEXT", &T::hardware),
+      column("spec_json", "TEXT", &T::spec),
+      column("result_json", "TEXT", &T::result),
+      column("provenance_json", "TEXT", &T::provenance),
+  };
+  return c;
+}
+
+// The child tables after their `trial_id` (a foreign key to trials.id, deleted with its trial).
+const std::vector<Column<EpochRow>>& epoch_columns() {
+  using E = EpochRow;
+  static const std::vector<Column<E>> c = {
+      column("epoch", "INTEGER NOT NULL", &E::epoch),         column("train_loss", "REAL", &E::train_loss),
+      column("val_loss", "REAL", &E::val_loss),               column("relative_error", "REAL", &E::relative_error),
+      column("lr", "REAL", &E::lr),                           column("duration_s", "REAL", &E::duration_s),
+      column("elapsed_s", "REAL", &E::elapsed_s),             column("energy_j", "REAL", &E::energy_j),
+      column("target_met", "INTEGER", &E::target_met),        column("eval_s", "REAL", &E::eval_s),
+  };
+  return c;
+}
+
+const std::vector<Column<PhaseRow>>& phase_columns() {
+  using P = PhaseRow;
+  static const std::vector<Column<P>> c = {
+      column("phase", "TEXT NOT NULL", &P::phase),   column("source", "TEXT NOT NULL", &P::source),
+      column("duration_s", "REAL", &P::duration_s),  column("energy_j", "REAL", &P::energy_j),
+      column("co2_g", "REAL", &P::co2_g),            column("energy_kind", "TEXT", &P::energy_kind),
+  };
+  return c;
+}
+
+const std::vector<Column<SampleRow>>& sample_columns() {
+  using S = SampleRow;
+  static const std::vector<Column<S>> c = {
+      column("t_s", "REAL NOT NULL", &S::t_s), column("phase", "TEXT", &S::phase),
+      column("power_w", "REAL", &S::power_w)};
+  return c;
+}
+
+template <typename R>
+std::string names(const std::vector<Column<R>>& cols, const std::string& first = "") {
+  std::string s = first;
+  for (const auto& c : cols) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+template <typename R>
+std::string definitions(const std::vector<Column<R>>& cols) {
+  std::string s;
+  for (const auto& c : cols) s += ", " + std::string(c.name) + " " + c.sql;
+  return s;
+}
+
+// INSERT INTO table(first..., columns...) VALUES(?, ...).
+template <typename R>
+std::string insert_sql(const char* table, const std::vector<Column<R>>& cols, const std::string& first) {
+  std::string q;
+  const std::size_t n = cols.size() + (first.empty() ? 0 : 1);
+  for (std::size_t i = 0; i < n; ++i) q += i ? ",?" : "?";
+  return std::string("INSERT INTO ") + table + "(" + names(cols, first) + ") VALUES(" + q + ")";
+}
+
+template <typename R>
+void bind_all(Stmt& s, const std::vector<Column<R>>& cols, const R& r, int first_index) {
+  for (std::size_t i = 0; i < cols.size(); ++i) cols[i].bind(s, first_index + static_cast<int>(i), r);
+}
+
+template <typename R>
+void read_all(const Stmt& s, const std::vector<Column<R>>& cols, R& r, int first_column) {
+  for (std::size_t i = 0; i < cols.size(); ++i) cols[i].read(s, first_column + static_cast<int>(i), r);
+}
+
+// The schema of the current version, made from the column lists.
+std::string schema_sql() {
+  const std::string child = "trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE";
+  return "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+         "CREATE TABLE IF NOT EXISTS experiments(name TEXT PRIMARY KEY, source TEXT, spec_json TEXT NOT NULL, "
+         "first_run_unix_s REAL);\n"
+         "CREATE TABLE IF NOT EXISTS trials(id INTEGER PRIMARY KEY" + definitions(trial_columns()) + ");\n"
+         "CREATE INDEX IF NOT EXISTS trials_experiment ON trials(experiment);\n"
+         "CREATE TABLE IF NOT EXISTS epochs(" + child + definitions(epoch_columns()) +
+         ", PRIMARY KEY(trial_id, epoch));\n"
+         "CREATE TABLE IF NOT EXISTS phases(" + child + definitions(phase_columns()) +
+         ", PRIMARY KEY(trial_id, source, phase));\n"
+         "CREATE TABLE IF NOT EXISTS power_samples(" + child + definitions(sample_columns()) + ");\n"
+         "CREATE INDEX IF NOT EXISTS power_samples_trial ON power_samples(trial_id);\n";
+}
+
+// Forward migrations: `sql` takes a database of version to_version - 1 to to_version. Each must
+// leave the tables exactly as schema_sql() makes them for to_version (a test compares the two).
+struct Migration {
+  int to_version;
+  const char* what;
+  const char* sql;
+};
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> m = {
+      {2, "epochs.eval_s, the evaluation's seconds per epoch", "ALTER TABLE epochs ADD COLUMN eval_s REAL"},
+  };
+  return m;
+}
+
 }  // namespace
 
 Store::Store(const std::string& path, bool create) : path_(path) {
@@ -140,13 +283,21 @@ Store::Store(const std::string& path, bool create) : path_(path) {
                            "use another --db path");
       }
     }
-    if (version && *version != std::to_string(kStoreSchemaVersion))
-      throw InputError(path + ": results database schema version " + *version + ", this balerbench uses " +
-                           std::to_string(kStoreSchemaVersion),
-                       "use a database written by this version, or another --db path");
-    if (!version) {
+    if (version) {
+      int v = 0;
+      try {
+        v = std::stoi(*version);
+      } catch (const std::exception&) {
+        v = 0;
+      }
+      if (v < 1 || v > kStoreSchemaVersion)
+        throw InputError(path + ": results database schema version " + *version + "; this balerbench reads 1 to " +
+                             std::to_string(kStoreSchemaVersion),
+                         "use the balerbench that wrote it (a newer one), or another --db path");
+      if (v < kStoreSchemaVersion) migrate(v);
+    } else {
       exec("BEGIN IMMEDIATE");
-      exec(kSchema);
+      exec(schema_sql());
       Stmt(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)")
           .bind(1, std::to_string(kStoreSchemaVersion))
           .run();
@@ -174,6 +325,34 @@ void Store::exec(const std::string& sql) const {
     sqlite3_free(err);
     throw std::runtime_error("sqlite: " + msg);
   }
+}
+
+void Store::migrate(int from_version) {
+  namespace fs = std::filesystem;
+  // A consistent copy of the whole database (WAL included) before anything changes.
+  const std::string backup = path_ + ".schema" + std::to_string(from_version) + ".bak";
+  if (!fs::exists(backup)) {
+    const std::string tmp = backup + ".partial";
+    fs::remove(tmp);
+    Stmt(db_, "VACUUM INTO ?").bind(1, tmp).run();
+    fs::rename(tmp, backup);
+  }
+  std::string what;
+  exec("BEGIN IMMEDIATE");
+  try {
+    for (const Migration& m : migrations()) {
+      if (m.to_version <= from_version) continue;
+      exec(m.sql);
+      what += (what.empty() ? "" : "; ") + std::string(m.what);
+    }
+    Stmt(db_, "UPDATE meta SET value=? WHERE key='schema_version'").bind(1, std::to_string(kStoreSchemaVersion)).run();
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+  migration_note_ = path_ + ": migrated the results database from schema " + std::to_string(from_version) + " to " +
+                    std::to_string(kStoreSchemaVersion) + " (" + what + "); backup " + backup;
 }
 
 void Store::put_experiment(const std::string& name, const std::string& source, const json& spec) {
@@ -211,43 +390,22 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
   exec("BEGIN IMMEDIATE");
   try {
     if (replace) Stmt(db_, "DELETE FROM trials WHERE trial_key=?").bind(1, t.key).run();
-    Stmt ins(db_,
-             "INSERT INTO trials(trial_key, experiment, grid_index, repeat, batch_size, precision, power_limit_w, "
-             "epochs, status, error, started_unix_s, finished_unix_s, train_s, train_energy_j, compress_s, "
-             "compress_energy_j, decompress_s, decompress_energy_j, total_energy_j, co2_g, target_reached, tta_s, "
-             "eta_j, epochs_to_target, max_power_w, enforced_power_limit_w, energy_kind, hardware, spec_json, "
-             "result_json, provenance_json) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    ins.bind(1, t.key).bind(2, t.experiment).bind(3, t.grid_index).bind(4, t.repeat).bind(5, t.batch_size);
-    ins.bind(6, t.precision).bind(7, t.power_limit_w).bind(8, t.epochs).bind(9, t.status).bind(10, t.error);
-    ins.bind(11, t.started_unix_s).bind(12, t.finished_unix_s).bind(13, t.train_s).bind(14, t.train_energy_j);
-    ins.bind(15, t.compress_s).bind(16, t.compress_energy_j).bind(17, t.decompress_s);
-    ins.bind(18, t.decompress_energy_j).bind(19, t.total_energy_j).bind(20, t.co2_g).bind(21, t.target_reached);
-    ins.bind(22, t.tta_s).bind(23, t.eta_j).bind(24, t.epochs_to_target).bind(25, t.max_power_w);
-    ins.bind(26, t.enforced_power_limit_w).bind(27, t.energy_kind).bind(28, t.hardware).bind(29, t.spec.dump());
-    ins.bind(30, t.result.dump()).bind(31, t.provenance.dump());
+    Stmt ins(db_, insert_sql("trials", trial_columns(), ""));
+    bind_all(ins, trial_columns(), t, 1);
     ins.run();
     const int64_t id = sqlite3_last_insert_rowid(db_);
-    Stmt ep(db_,
-            "INSERT INTO epochs(trial_id, epoch, train_loss, val_loss, relative_error, lr, duration_s, elapsed_s, "
-            "energy_j, target_met) VALUES(?,?,?,?,?,?,?,?,?,?)");
-    for (const auto& e : t.epoch_rows) {
-      ep.bind(1, id).bind(2, e.epoch).bind(3, e.train_loss).bind(4, e.val_loss).bind(5, e.relative_error);
-      ep.bind(6, e.lr).bind(7, e.duration_s).bind(8, e.elapsed_s).bind(9, e.energy_j).bind(10, e.target_met);
-      ep.run();
-    }
-    Stmt ph(db_,
-            "INSERT INTO phases(trial_id, phase, source, duration_s, energy_j, co2_g, energy_kind) "
-            "VALUES(?,?,?,?,?,?,?)");
-    for (const auto& p : t.phases) {
-      ph.bind(1, id).bind(2, p.phase).bind(3, p.source).bind(4, p.duration_s).bind(5, p.energy_j);
-      ph.bind(6, p.co2_g).bind(7, p.energy_kind);
-      ph.run();
-    }
-    Stmt sm(db_, "INSERT INTO power_samples(trial_id, t_s, phase, power_w) VALUES(?,?,?,?)");
-    for (const auto& s : t.samples) {
-      sm.bind(1, id).bind(2, s.t_s).bind(3, s.phase).bind(4, s.power_w);
-      sm.run();
-    }
+    // The child rows: trial_id first, then the table's columns.
+    auto insert_children = [&](const char* table, const auto& cols, const auto& rows) {
+      Stmt st(db_, insert_sql(table, cols, "trial_id"));
+      for (const auto& r : rows) {
+        st.bind(1, id);
+        bind_all(st, cols, r, 2);
+        st.run();
+      }
+    };
+    insert_children("epochs", epoch_columns(), t.epoch_rows);
+    insert_children("phases", phase_columns(), t.phases);
+    insert_children("power_samples", sample_columns(), t.samples);
     exec("COMMIT");
     return id;
   } catch (...) {
@@ -258,89 +416,32 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
 
 std::vector<TrialRecord> Store::trials(const std::string& experiment, bool children, bool samples) const {
   std::vector<TrialRecord> out;
-  Stmt s(db_, std::string("SELECT id, trial_key, experiment, grid_index, repeat, batch_size, precision, "
-                          "power_limit_w, epochs, status, error, started_unix_s, finished_unix_s, train_s, "
-                          "train_energy_j, compress_s, compress_energy_j, decompress_s, decompress_energy_j, "
-                          "total_energy_j, co2_g, target_reached, tta_s, eta_j, epochs_to_target, max_power_w, "
-                          "enforced_power_limit_w, energy_kind, hardware, spec_json, result_json, provenance_json "
-                          "FROM trials") +
+  Stmt s(db_, "SELECT " + names(trial_columns(), "id") + " FROM trials" +
                   (experiment.empty() ? "" : " WHERE experiment=?") + " ORDER BY id");
   if (!experiment.empty()) s.bind(1, experiment);
   std::map<int64_t, std::size_t> by_id;
   while (s.step()) {
     TrialRecord t;
     t.id = s.integer(0);
-    t.key = s.text(1);
-    t.experiment = s.text(2);
-    t.grid_index = s.integer(3);
-    t.repeat = s.integer(4);
-    t.batch_size = s.integer(5);
-    t.precision = s.text(6);
-    t.power_limit_w = s.opt_real(7);
-    t.epochs = s.integer(8);
-    t.status = s.text(9);
-    t.error = s.text(10);
-    t.started_unix_s = s.real(11);
-    t.finished_unix_s = s.real(12);
-    t.train_s = s.opt_real(13);
-    t.train_energy_j = s.opt_real(14);
-    t.compress_s = s.opt_real(15);
-    t.compress_energy_j = s.opt_real(16);
-    t.decompress_s = s.opt_real(17);
-    t.decompress_energy_j = s.opt_real(18);
-    t.total_energy_j = s.opt_real(19);
-    t.co2_g = s.opt_real(20);
-    t.target_reached = s.integer(21) != 0;
-    t.tta_s = s.opt_real(22);
-    t.eta_j = s.opt_real(23);
-    t.epochs_to_target = s.opt_int(24);
-    t.max_power_w = s.opt_real(25);
-    t.enforced_power_limit_w = s.opt_real(26);
-    t.energy_kind = s.text(27);
-    t.hardware = s.text(28);
-    t.spec = parse_or_null(s.text(29));
-    t.result = parse_or_null(s.text(30));
-    t.provenance = parse_or_null(s.text(31));
+    read_all(s, trial_columns(), t, 1);
     by_id[t.id] = out.size();
     out.push_back(std::move(t));
   }
   if (!children || out.empty()) return out;
   const std::string where = experiment.empty() ? "" : " WHERE trial_id IN (SELECT id FROM trials WHERE experiment=?)";
-  Stmt ep(db_,
-          "SELECT trial_id, epoch, train_loss, val_loss, relative_error, lr, duration_s, elapsed_s, energy_j, "
-          "target_met FROM epochs" +
-              where + " ORDER BY trial_id, epoch");
-  if (!experiment.empty()) ep.bind(1, experiment);
-  while (ep.step()) {
-    EpochRow e;
-    e.epoch = ep.integer(1);
-    e.train_loss = ep.real(2);
-    e.val_loss = ep.real(3);
-    e.relative_error = ep.opt_real(4);
-    e.lr = ep.real(5);
-    e.duration_s = ep.real(6);
-    e.elapsed_s = ep.real(7);
-    e.energy_j = ep.opt_real(8);
-    e.target_met = ep.integer(9) != 0;
-    out[by_id.at(ep.integer(0))].epoch_rows.push_back(e);
-  }
-  Stmt ph(db_, "SELECT trial_id, phase, source, duration_s, energy_j, co2_g, energy_kind FROM phases" + where +
-                   " ORDER BY rowid");
-  if (!experiment.empty()) ph.bind(1, experiment);
-  while (ph.step()) {
-    PhaseRow p;
-    p.phase = ph.text(1);
-    p.source = ph.text(2);
-    p.duration_s = ph.real(3);
-    p.energy_j = ph.opt_real(4);
-    p.co2_g = ph.opt_real(5);
-    p.energy_kind = ph.text(6);
-    out[by_id.at(ph.integer(0))].phases.push_back(p);
-  }
-  if (!samples) return out;
-  Stmt sm(db_, "SELECT trial_id, t_s, phase, power_w FROM power_samples" + where + " ORDER BY rowid");
-  if (!experiment.empty()) sm.bind(1, experiment);
-  while (sm.step()) out[by_id.at(sm.integer(0))].samples.push_back({sm.real(1), sm.text(2), sm.real(3)});
+  // Each child table's rows, in insertion order (epochs by number), appended to their trial.
+  auto read_children = [&](const char* table, const auto& cols, const char* order, auto member) {
+    Stmt st(db_, "SELECT " + names(cols, "trial_id") + " FROM " + table + where + " ORDER BY " + order);
+    if (!experiment.empty()) st.bind(1, experiment);
+    while (st.step()) {
+      typename std::decay_t<decltype(cols)>::value_type::Record r;
+      read_all(st, cols, r, 1);
+      (out[by_id.at(st.integer(0))].*member).push_back(std::move(r));
+    }
+  };
+  read_children("epochs", epoch_columns(), "trial_id, epoch", &TrialRecord::epoch_rows);
+  read_children("phases", phase_columns(), "rowid", &TrialRecord::phases);
+  if (samples) read_children("power_samples", sample_columns(), "rowid", &TrialRecord::samples);
   return out;
 }
 

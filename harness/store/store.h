@@ -7,7 +7,8 @@
 // headline figures as columns; spec, result and provenance as JSON), epochs
 // (per-epoch losses, elapsed time and cumulative energy), phases (energy
 // windows and profiler phases) and power_samples (the sampler's power series).
-// Energy is stored in joules, times in seconds.
+// Energy is stored in joules, times in seconds. Each table's columns are listed once (store.cpp's
+// column tables), and the schema, the inserts and the selects are made from that list.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +23,9 @@ struct sqlite3;
 
 namespace balerbench {
 
-inline constexpr int kStoreSchemaVersion = 1;
+// 1: the first schema. 2: epochs.eval_s. An older database is migrated forward when opened, after
+// a backup copy (PATH.schema<N>.bak); a newer one is refused.
+inline constexpr int kStoreSchemaVersion = 2;
 
 struct EpochRow {
   int64_t epoch = 0;  // 0-based
@@ -32,6 +35,7 @@ struct EpochRow {
   double elapsed_s = 0;            // since training began, at the end of this epoch (evaluation included)
   std::optional<double> energy_j;  // cumulative since training began
   bool target_met = false;
+  std::optional<double> eval_s;    // this epoch's evaluation, inside duration_s (schema 2; null before)
 };
 
 struct PhaseRow {
@@ -72,14 +76,17 @@ struct TrialRecord {
 
 class Store {
  public:
-  // Opens (creating when `create`) the database at `path`; InputError for a
-  // file that is not a balerbench database or has another schema version.
+  // Opens (creating when `create`) the database at `path`; InputError for a file that is not a
+  // balerbench database or has a newer schema. An older schema is migrated forward in one
+  // transaction, after a backup copy of the file; migration_note() then says so.
   explicit Store(const std::string& path, bool create = true);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   const std::string& path() const { return path_; }
+  // "PATH: migrated the results database from schema 1 to 2 (...); backup PATH.schema1.bak", or empty.
+  const std::string& migration_note() const { return migration_note_; }
   void put_experiment(const std::string& name, const std::string& source, const nlohmann::json& spec);
   nlohmann::json experiment_spec(const std::string& name) const;  // null when unknown
   std::vector<std::string> experiments() const;
@@ -97,7 +104,8 @@ class Store {
 
  private:
   void exec(const std::string& sql) const;
-  std::string path_;
+  void migrate(int from_version);
+  std::string path_, migration_note_;
   sqlite3* db_ = nullptr;
 };
 

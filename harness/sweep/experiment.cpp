@@ -12,7 +12,7 @@
 
 #include "datasets/error.h"
 #include "datasets/synthetic.h"
-#include "harness/engine/strict_json.h"
+#include "harness/base/strict_json.h"
 #include "models/architecture.h"
 
 namespace balerbench {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -47,6 +48,8 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   } else if (std::filesystem::exists(o.db_path)) {
     store = std::make_unique<Store>(o.db_path, false);  // only read: what is done
   }
+  if (store && !store->migration_note().empty())
+    std::fprintf(stderr, "balerbench: note: %s\n", store->migration_note().c_str());
   std::set<std::string> done = store ? store->trial_keys() : std::set<std::string>{};
   if (store && o.retry_failed) {
     for (const auto& k : store->trial_keys("failed")) done.erase(k);

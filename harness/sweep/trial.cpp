@@ -14,15 +14,17 @@
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
+#include "harness/base/clock.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/host_info.h"
 #include "harness/energy/nvml_library.h"
 #include "harness/energy/simulated_gpu.h"
 #include "harness/engine/codec.h"
-#include "harness/engine/cycle_parts.h"
 #include "harness/engine/precision.h"
+#include "harness/engine/run_setup.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
+#include "harness/engine/training_session.h"
 #include "harness/power/optimizer.h"
 #include "harness/power/power_limit.h"
 #include "harness/report/live_metrics.h"
@@ -37,7 +39,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-using namespace cycle_detail;  // NOLINT
 
 void check_stop(const std::atomic<int>* stop) {
   if (stop && stop->load() != 0) throw Interrupted{stop->load()};
@@ -53,21 +54,12 @@ void interruptible_sleep(double seconds, const std::atomic<int>* stop) {
   check_stop(stop);
 }
 
-std::optional<double> opt_energy(const EnergySession* s, const WindowResult& w) {
-  if (!s) return std::nullopt;
-  return w.total_energy_j();
-}
-
-// "GPU: NVIDIA H100 80GB HBM3 x1" / "simulated GPU: ..." / "CPU: Intel Xeon ... (2 CPUs)".
+// "GPU: NVIDIA H100 80GB HBM3; CPU: ..." / "GPU: ... (SIMULATED); CPU: ..." / "CPU: Intel Xeon ... (2 CPUs)":
+// the GPUs the meters measured, else those in the provenance.
 std::string hardware_label(const json& provenance, const json* energy_report) {
   std::string gpu;
   if (energy_report)
-    for (const auto& m : (*energy_report)["meters"]) {
-      if (m["name"] == "nvml")
-        for (const auto& g : m["details"]["gpus"]) gpu += (gpu.empty() ? "" : " + ") + g["name"].get<std::string>();
-      if (m["name"] == "simulated_gpu")
-        gpu += (gpu.empty() ? "" : " + ") + m["details"]["name"].get<std::string>() + " (SIMULATED)";
-    }
+    for (const GpuLabel& g : gpu_labels((*energy_report)["meters"])) gpu += (gpu.empty() ? "" : " + ") + g.display();
   if (gpu.empty())
     for (const auto& g : provenance["gpus"]) gpu += (gpu.empty() ? "" : " + ") + g["name"].get<std::string>();
   std::string cpu = provenance.value("cpu_model", std::string("unknown CPU"));
@@ -103,7 +95,312 @@ std::vector<SampleRow> power_series(const EnergySession& s, double min_interval_
   return out;
 }
 
-double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+// ---- the stages of a trial, in the order they happen ----
+
+// The record's grid coordinates and provenance, before anything runs.
+TrialRecord new_record(const TrialSpec& spec, const TrialContext& ctx) {
+  const Experiment& ex = *ctx.experiment;
+  TrialRecord rec;
+  rec.key = spec.key;
+  rec.experiment = ex.name;
+  rec.grid_index = spec.index;
+  rec.repeat = spec.repeat;
+  rec.batch_size = spec.batch_size;
+  rec.epochs = spec.epochs;
+  rec.precision = spec.precision;
+  rec.power_limit_w = spec.power_limit_w;
+  rec.spec = spec.spec;
+  rec.started_unix_s = unix_now_s();
+  rec.provenance = ctx.provenance.is_null() ? base_provenance() : ctx.provenance;
+  rec.hardware = hardware_label(rec.provenance, nullptr);
+  rec.max_power_w = ex.max_power_w;
+  return rec;
+}
+
+// Cooldown, the CPU runtime, and the trial's power limit: NVML GPUs when there are any, else the
+// simulated GPU's model (in `c`). Returns the limits applied, as stored in the result.
+json prepare_hardware(const TrialSpec& spec, TrialContext& ctx, RunConfig& c, TrialRecord& rec) {
+  const Experiment& ex = *ctx.experiment;
+  check_stop(ctx.stop);
+  if (ex.cooldown_s > 0) interruptible_sleep(ex.cooldown_s, ctx.stop);
+  configure_runtime(c);
+  rec.provenance["threads"] = at::get_num_threads();  // as this trial's config set them
+  const bool simulated_gpu =
+      std::find(c.energy.meters.begin(), c.energy.meters.end(), "simulated_gpu") != c.energy.meters.end();
+  if (ctx.power) {
+    double max_w = 0;
+    for (std::size_t i = 0; i < ctx.power->count(); ++i) max_w += ctx.power->constraints_w(i).second;
+    if (!rec.max_power_w) rec.max_power_w = max_w;
+  } else if (simulated_gpu && !rec.max_power_w) {
+    rec.max_power_w = c.energy.simulated_gpu.max_limit_w;
+  }
+  json limits = json::array();
+  if (!spec.power_limit_w) return limits;
+  if (ctx.power && ctx.guard) {
+    for (const AppliedLimit& a : ctx.guard->apply(*spec.power_limit_w)) limits.push_back(a.to_json());
+    if (limits.empty())
+      throw PowerLimitError("no GPU power limit was applied: the guard returned no GPU", false);
+    rec.enforced_power_limit_w = limits[0]["enforced_w"].get<double>();
+  } else if (simulated_gpu) {
+    SimulatedGpuModel model{c.energy.simulated_gpu};
+    model.set_power_limit_w(*spec.power_limit_w);  // InputError outside the constraints
+    c.energy.simulated_gpu.power_limit_w = *spec.power_limit_w;
+    rec.enforced_power_limit_w = *spec.power_limit_w;
+    limits.push_back({{"uuid", "simulated"},
+                      {"name", c.energy.simulated_gpu.name},
+                      {"requested_w", *spec.power_limit_w},
+                      {"enforced_w", *spec.power_limit_w},
+                      {"simulated", true}});
+  } else {
+    throw PowerLimitError("no GPU power limit to set: NVML sees no GPU and the experiment has no simulated_gpu meter",
+                          false);
+  }
+  return limits;
+}
+
+// The model and the dataset as the result describes them.
+void describe_setup(const TrainingSession& session, const Experiment& ex, const Dataset& ds, int64_t batch_size,
+                    json& result) {
+  const Architecture& arch = session.model().architecture();
+  json layers = json::array();
+  for (const auto& l : arch.layers)
+    layers.push_back({{"name", l.name},
+                      {"kind", l.kind},
+                      {"part", l.part},
+                      {"in", l.in_features},
+                      {"out", l.out_features},
+                      {"parameters", l.parameters()},
+                      {"macs_per_sample", l.macs_per_sample()},
+                      {"t1_operations", l.t1_operations(batch_size)}});
+  result["model"] = {{"name", arch.model_name},
+                     {"n_features", arch.n_features},
+                     {"latent", arch.latent},
+                     {"parameters", arch.parameters()},
+                     {"macs_per_sample", arch.macs_per_sample()},
+                     {"layers", layers}};
+  result["dataset"] = dataset_json(ds);
+  result["dataset"]["label"] = ex.dataset.label();
+  result["dataset"]["bytes"] = ds.rows() * ds.features() * ds.source_item_bytes;
+}
+
+// The labels of the live trial (Prometheus, InfluxDB, the progress line).
+TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const PrecisionPolicy& policy) {
+  TrialLabels t;
+  t.experiment = ctx.experiment->name;
+  t.trial_index = ctx.number;
+  t.trial_count = ctx.count;
+  t.batch_size = spec.batch_size;
+  t.precision = policy.name;
+  t.power_limit_w = spec.power_limit_w ? json(*spec.power_limit_w).dump() : "none";
+  return t;
+}
+
+// The first epoch that meets the experiment's target gives TTA, ETA and the epochs to target.
+class TargetTracker {
+ public:
+  explicit TargetTracker(const TargetSpec& target) : target_(target) {}
+  void on_epoch(const EpochRecord& e, EpochRow& row, TrialRecord& rec) {
+    if (!target_.enabled()) return;
+    const double metric = target_.metric == "val_loss" ? e.val_loss : e.relative_error.value_or(NAN);
+    row.target_met = std::isfinite(metric) && metric <= target_.value;
+    if (!row.target_met || hit_) return;
+    hit_ = true;
+    rec.target_reached = true;
+    rec.tta_s = row.elapsed_s;
+    rec.eta_j = row.energy_j;
+    rec.epochs_to_target = e.epoch + 1;
+  }
+  bool stop() const { return hit_ && target_.stop_when_reached; }
+
+ private:
+  const TargetSpec& target_;
+  bool hit_ = false;
+};
+
+// The Zeus-style power-limit optimiser of the experiment, when it has one: it sets limits through
+// the guard and reads the training's time and energy so far.
+std::unique_ptr<PowerLimitOptimizer> make_optimizer(TrialContext& ctx, EnergySession* energy, c10::Device device,
+                                                    const Snapshot& train_begin, SteadyClock::time_point t_train,
+                                                    TrialRecord& rec) {
+  const OptimizerSpec& spec = ctx.experiment->optimizer;
+  if (!spec.enabled) return nullptr;
+  if (!ctx.power || !ctx.guard)
+    throw PowerLimitError("the power-limit optimiser needs GPUs whose limits NVML can set (none here)", false);
+  const auto [lo, hi] = ctx.power->constraints_w(0);
+  OptimizerOptions oo{spec.eta,           spec.wait_steps, spec.warmup_steps,
+                      spec.profile_steps, spec.pl_step_w,  static_cast<int>(ctx.power->count())};
+  auto optimizer = std::make_unique<PowerLimitOptimizer>(
+      oo, power_limit_candidates(lo, hi, spec.pl_step_w),
+      [&ctx, &rec](double w) { rec.enforced_power_limit_w = ctx.guard->apply(w).at(0).enforced_w; },
+      [energy, device, train_begin, t_train]() -> PowerLimitOptimizer::Reading {
+        if (!energy) {
+          synchronize_device(device);
+          return {seconds_since(t_train), 0};
+        }
+        const WindowResult w = energy->counter_window("optimizer", train_begin, energy->mark());
+        return {w.duration_s, w.total_energy_j()};
+      });
+  if (!rec.max_power_w) rec.max_power_w = optimizer->max_power_w();
+  return optimizer;
+}
+
+struct Training {
+  TrainResult result;
+  double begin_unix_s = 0, end_unix_s = 0, eval_s = 0;
+  json optimizer;  // the optimiser's profile, or null
+};
+
+// Trains, with a device-synchronised snapshot at every epoch's end for the cumulative time and energy
+// of each epoch row, until the epochs run out (or the target is met, when the experiment says stop).
+Training train_to_target(TrainingSession& session, EnergySession* energy, TrialContext& ctx, const RunConfig& c,
+                         TrialRecord& rec) {
+  const Experiment& ex = *ctx.experiment;
+  TrainOptions o = session.options();
+  o.progress_context.trial_index = ctx.number;
+  o.progress_context.trial_count = ctx.count;
+  o.progress_context.trials_after = ctx.count - ctx.number;
+  o.relative_error = ex.target.metric == "relative_error";
+  Training t;
+  const Snapshot begin = energy ? energy->mark() : Snapshot{};
+  const auto t_train = SteadyClock::now();
+  t.begin_unix_s = unix_now_s();
+  std::unique_ptr<PowerLimitOptimizer> optimizer = make_optimizer(ctx, energy, session.device(), begin, t_train, rec);
+  o.on_step = [&](bool end) {
+    check_stop(ctx.stop);
+    if (optimizer) end ? optimizer->on_step_end() : optimizer->on_step_begin();
+  };
+  TargetTracker target(ex.target);
+  o.stop_training = [&] { return target.stop(); };
+  t.result = session.train(o, [&](const EpochRecord& e) {
+    if (optimizer) optimizer->on_epoch_end();
+    EpochRow row;
+    row.epoch = e.epoch;
+    row.train_loss = e.train_loss;
+    row.val_loss = e.val_loss;
+    row.lr = e.lr;
+    row.duration_s = e.duration_s;
+    row.relative_error = e.relative_error;
+    row.eval_s = e.eval_duration_s;
+    t.eval_s += e.eval_duration_s;
+    if (energy) {
+      const WindowResult w = energy->counter_window("epochs", begin, energy->mark());
+      row.elapsed_s = w.duration_s;
+      row.energy_j = w.total_energy_j();
+    } else {
+      synchronize_device(session.device());
+      row.elapsed_s = seconds_since(t_train);
+    }
+    target.on_epoch(e, row, rec);
+    rec.epoch_rows.push_back(row);
+  });
+  const Snapshot end = energy ? energy->mark() : Snapshot{};
+  t.end_unix_s = unix_now_s();
+  rec.train_s = seconds_since(t_train);
+  if (energy) {
+    const WindowResult w = energy->window("fit", begin, end);
+    rec.train_s = w.duration_s;
+    rec.train_energy_j = w.total_energy_j();
+  }
+  if (optimizer) t.optimizer = optimizer->to_json();
+  return t;
+}
+
+struct Codec {
+  at::Tensor latent, reconstruction;
+  double compress_begin_unix_s = 0, compress_end_unix_s = 0, decompress_end_unix_s = 0;
+};
+
+// Compresses and decompresses the whole dataset, each in its own energy window (timed alone without
+// meters).
+Codec measure_codec(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
+                    const std::atomic<int>* stop, TrialRecord& rec) {
+  const PrecisionPolicy& policy = session.policy();
+  const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
+  Codec codec;
+  codec.compress_begin_unix_s = unix_now_s();
+  check_stop(stop);
+  const Measured compress = measure_window(energy, "compress", [&] {
+    codec.latent = encode_rows(session.model(), ds.data, norm, latent_scalar_type(c, policy.param_dtype),
+                               c.codec_chunk_rows, policy, nullptr);
+  });
+  rec.compress_s = compress.duration_s;
+  rec.compress_energy_j = compress.energy_j;
+  codec.compress_end_unix_s = unix_now_s();
+  check_stop(stop);
+  const Measured decompress = measure_window(energy, "decompress", [&] {
+    codec.reconstruction = decode_rows(session.model(), codec.latent, norm, c.codec_chunk_rows, policy, nullptr);
+    if (ds.data_dimension() == 1) cast_integer_columns(codec.reconstruction, c, session.features());
+  });
+  rec.decompress_s = decompress.duration_s;
+  rec.decompress_energy_j = decompress.energy_j;
+  codec.decompress_end_unix_s = unix_now_s();
+  return codec;
+}
+
+// What the trial learned and measured, into the record and its result.
+void record_training(const TrainingSession& session, const Training& t, const Codec& codec, const Dataset& ds,
+                     const RunConfig& c, const Experiment& ex, TrialRecord& rec, json& result) {
+  const TrainResult& r = t.result;
+  result["reconstruction"] = reconstruction_json(ds, codec.reconstruction.to(at::kDouble).reshape({ds.rows(), session.features()}));
+  result["latent_shape"] = {ds.rows(), session.latent()};
+  result["latent_dtype"] = dtype_name(codec.latent.scalar_type());
+  result["epochs_run"] = static_cast<int64_t>(r.epochs.size());
+  // Evaluation (validation loss, relative error), inside the epochs' times; per epoch in the epochs table.
+  result["evaluation"] = {{"chunk_rows", r.eval_chunk_rows},
+                          {"total_s", t.eval_s},
+                          {"share_of_train", rec.train_s && *rec.train_s > 0 ? json(t.eval_s / *rec.train_s)
+                                                                             : json(nullptr)}};
+  result["early_stopped"] = r.early_stopped;
+  result["stopped_at_target"] = r.stopped;
+  result["final_train_loss"] = r.epochs.back().train_loss;
+  result["final_val_loss"] = r.epochs.back().val_loss;
+  result["has_validation"] = r.has_validation;
+  result["train_rows"] = r.train_rows;
+  result["val_rows"] = r.val_rows;
+  result["precision"] = precision_json(r);
+  result["device"] = session.device().str();
+  result["target"] = ex.target.to_json();
+  if (!t.optimizer.is_null()) result["power_limit_optimizer"] = t.optimizer;
+  if (c.profile) {
+    result["profile"] = profile_json(c, session.device(), r.phases);
+    const json phase_times = r.phases.to_json();
+    for (const auto& [phase, times] : phase_times.items())
+      if (times.is_object() && times.contains("duration_s"))
+        rec.phases.push_back({phase, "profile", times["duration_s"].get<double>(), std::nullopt, std::nullopt, ""});
+  }
+}
+
+// The energy session's figures: totals, phases, meters, the power series by phase.
+void record_energy(EnergySession* energy, const RunConfig& c, const Training& t, const Codec& codec,
+                   TrialRecord& rec, json& result) {
+  if (!energy) {
+    rec.energy_kind = "none";
+    rec.provenance["meters"] = json::array();
+    return;
+  }
+  energy->finish();
+  const json report = energy->report();
+  rec.hardware = hardware_label(rec.provenance, &report);
+  rec.total_energy_j = energy->total().total_energy_j();
+  rec.co2_g = emissions_g(*rec.total_energy_j, energy->carbon());
+  rec.energy_kind = energy->total().kinds();
+  for (const auto& p : energy->phases().phases())
+    rec.phases.push_back({p.name, "energy", p.duration_s, p.total_energy_j(),
+                          emissions_g(p.total_energy_j(), energy->carbon()), p.kinds()});
+  json meters = json::array();
+  for (const auto& m : report["meters"]) meters.push_back({{"name", m["name"]}, {"kind", m["kind"]}});
+  rec.provenance["meters"] = meters;
+  rec.provenance["skipped_meters"] = report["skipped_meters"];
+  rec.provenance["carbon"] = report["carbon"];
+  result["energy"] = {{"idle_baseline", report["idle_baseline"]},
+                      {"sampler", report["sampler"]},
+                      {"total", report["total"]},
+                      {"phases", report["phases"]}};
+  rec.samples = power_series(*energy, c.energy.sample_hz > 0 ? 0.5 / c.energy.sample_hz : 0.0,
+                             {{"train", {t.begin_unix_s, t.end_unix_s}},
+                              {"compress", {codec.compress_begin_unix_s, codec.compress_end_unix_s}},
+                              {"decompress", {codec.compress_end_unix_s, codec.decompress_end_unix_s}}});
+}
 
 }  // namespace
 
@@ -157,302 +454,26 @@ json base_provenance() {
 
 TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   const Experiment& ex = *ctx.experiment;
-  TrialRecord rec;
-  rec.key = spec.key;
-  rec.experiment = ex.name;
-  rec.grid_index = spec.index;
-  rec.repeat = spec.repeat;
-  rec.batch_size = spec.batch_size;
-  rec.epochs = spec.epochs;
-  rec.precision = spec.precision;
-  rec.power_limit_w = spec.power_limit_w;
-  rec.spec = spec.spec;
-  rec.started_unix_s = unix_now();
-  rec.provenance = ctx.provenance.is_null() ? base_provenance() : ctx.provenance;
-  rec.hardware = hardware_label(rec.provenance, nullptr);
-  rec.max_power_w = ex.max_power_w;
+  TrialRecord rec = new_record(spec, ctx);
   json result = json::object();
   RunConfig c = spec.config;
   c.progress = ctx.progress;
   try {
-    check_stop(ctx.stop);
-    if (ex.cooldown_s > 0) interruptible_sleep(ex.cooldown_s, ctx.stop);
-    configure_runtime(c);
-    rec.provenance["threads"] = at::get_num_threads();  // as this trial's config set them
-
-    // The power limit: NVML GPUs when there are any, else the simulated GPU's model.
-    const bool simulated_gpu =
-        std::find(c.energy.meters.begin(), c.energy.meters.end(), "simulated_gpu") != c.energy.meters.end();
-    json limits = json::array();
-    if (ctx.power) {
-      double max_w = 0;
-      for (std::size_t i = 0; i < ctx.power->count(); ++i) max_w += ctx.power->constraints_w(i).second;
-      if (!rec.max_power_w) rec.max_power_w = max_w;
-    } else if (simulated_gpu && !rec.max_power_w) {
-      rec.max_power_w = c.energy.simulated_gpu.max_limit_w;
-    }
-    if (spec.power_limit_w) {
-      if (ctx.power && ctx.guard) {
-        for (const AppliedLimit& a : ctx.guard->apply(*spec.power_limit_w)) limits.push_back(a.to_json());
-        rec.enforced_power_limit_w = limits[0]["enforced_w"].get<double>();
-      } else if (simulated_gpu) {
-        SimulatedGpuModel model{c.energy.simulated_gpu};
-        model.set_power_limit_w(*spec.power_limit_w);  // InputError outside the constraints
-        c.energy.simulated_gpu.power_limit_w = *spec.power_limit_w;
-        rec.enforced_power_limit_w = *spec.power_limit_w;
-        limits.push_back({{"uuid", "simulated"},
-                          {"name", c.energy.simulated_gpu.name},
-                          {"requested_w", *spec.power_limit_w},
-                          {"enforced_w", *spec.power_limit_w},
-                          {"simulated", true}});
-      } else {
-        throw PowerLimitError(
-            "no GPU power limit to set: NVML sees no GPU and the experiment has no simulated_gpu "
-            "meter",
-            false);
-      }
-    }
-
+    result["power_limits"] = prepare_hardware(spec, ctx, c, rec);
     const c10::Device device = resolve_device(c.device);
-    std::unique_ptr<EnergySession> energy;
-    if (c.energy.enabled) {
-      std::function<void()> sync;
-      if (device.is_cuda()) sync = [index = device.index()] { torch::cuda::synchronize(index); };
-      energy = std::make_unique<EnergySession>(c.energy, std::move(sync), make_run_id());
-      if (ctx.live) feed_live_metrics(*ctx.live, *energy);
-    }
-
-    // Data and model (outside every window).
+    const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, device, make_run_id());
+    if (energy && ctx.live) feed_live_metrics(*ctx.live, *energy);
     const Dataset& ds = *ctx.dataset;
-    check_dimensions(c, ds);
-    const int64_t features = ds.features();
-    const int64_t latent = latent_size(features, c.compression_ratio);
-    const Normalization norm = c.normalizes() ? Normalization::fit(ds.data) : identity(features);
-    at::manual_seed(static_cast<uint64_t>(c.seed));
-    auto model = make_model(c.model_name, features, latent);
-    const PrecisionPolicy policy = apply_precision(c, *model, device);
-    const at::Tensor x = norm.apply(ds.data).to(device, policy.data_dtype);
-    auto [x_train, x_val] = split(x, c.test_size, static_cast<uint64_t>(c.seed));
-    const Architecture arch = model->architecture();
-    json layers = json::array();
-    for (const auto& l : arch.layers)
-      layers.push_back({{"name", l.name},
-                        {"kind", l.kind},
-                        {"part", l.part},
-                        {"in", l.in_features},
-                        {"out", l.out_features},
-                        {"parameters", l.parameters()},
-                        {"macs_per_sample", l.macs_per_sample()},
-                        {"t1_operations", l.t1_operations(c.batch_size)}});
-    result["model"] = {{"name", arch.model_name},
-                       {"n_features", arch.n_features},
-                       {"latent", arch.latent},
-                       {"parameters", arch.parameters()},
-                       {"macs_per_sample", arch.macs_per_sample()},
-                       {"layers", layers}};
-    result["dataset"] = dataset_json(ds);
-    result["dataset"]["label"] = ex.dataset.label();
-    result["dataset"]["bytes"] = ds.rows() * ds.features() * ds.source_item_bytes;
-
-    if (ctx.live) {
-      TrialLabels t;
-      t.experiment = ex.name;
-      t.trial_index = ctx.number;
-      t.trial_count = ctx.count;
-      t.batch_size = spec.batch_size;
-      t.precision = policy.name;
-      t.power_limit_w = spec.power_limit_w ? json(*spec.power_limit_w).dump() : "none";
-      ctx.live->begin_trial(t);
-    }
-
-    // Training, with a snapshot at every epoch's end for cumulative time and energy.
-    TrainOptions o = train_options(c);
-    o.precision = policy;
-    o.progress_context.trial_index = ctx.number;
-    o.progress_context.trial_count = ctx.count;
-    o.progress_context.trials_after = ctx.count - ctx.number;
-    if (ctx.live) o.progress_context.power_w = [live = ctx.live] { return live->total_power_w(); };
-    Snapshot phase_begin;
-    if (energy)
-      o.on_phase = [&](const char* phase, bool end) {
-        if (!end)
-          phase_begin = energy->mark();
-        else
-          energy->add_window(phase, phase_begin, energy->mark());
-      };
-    const std::atomic<int>* stop = ctx.stop;
-    std::unique_ptr<PowerLimitOptimizer> optimizer;
-    const Snapshot train_begin = energy ? energy->mark() : Snapshot{};
-    const auto t_train = Clock::now();
-    const double train_begin_unix = unix_now();
-    if (ex.optimizer.enabled) {
-      if (!ctx.power || !ctx.guard)
-        throw PowerLimitError("the power-limit optimiser needs GPUs whose limits NVML can set (none here)", false);
-      const auto [lo, hi] = ctx.power->constraints_w(0);
-      OptimizerOptions oo{ex.optimizer.eta,           ex.optimizer.wait_steps, ex.optimizer.warmup_steps,
-                          ex.optimizer.profile_steps, ex.optimizer.pl_step_w,  static_cast<int>(ctx.power->count())};
-      optimizer = std::make_unique<PowerLimitOptimizer>(
-          oo, power_limit_candidates(lo, hi, ex.optimizer.pl_step_w),
-          [&](double w) {
-            const auto applied = ctx.guard->apply(w);
-            rec.enforced_power_limit_w = applied.at(0).enforced_w;
-          },
-          [&]() -> PowerLimitOptimizer::Reading {
-            if (!energy) {
-              synchronize_device(device);
-              return {std::chrono::duration<double>(Clock::now() - t_train).count(), 0};
-            }
-            const WindowResult w = energy->counter_window("optimizer", train_begin, energy->mark());
-            return {w.duration_s, w.total_energy_j()};
-          });
-      if (!rec.max_power_w) rec.max_power_w = optimizer->max_power_w();
-    }
-    o.on_step = [&](bool end) {
-      check_stop(stop);
-      if (!optimizer) return;
-      if (end)
-        optimizer->on_step_end();
-      else
-        optimizer->on_step_begin();
-    };
-    o.relative_error = ex.target.metric == "relative_error";
-    bool target_hit = false;
-    json eval_s = json::array();
-    o.stop_training = [&] { return target_hit && ex.target.stop_when_reached; };
-    const double train_rows = static_cast<double>(x_train.size(0));
-    const TrainResult r = fit(*model, x_train, x_val, o, [&](const EpochRecord& e) {
-      if (optimizer) optimizer->on_epoch_end();
-      EpochRow row;
-      row.epoch = e.epoch;
-      row.train_loss = e.train_loss;
-      row.val_loss = e.val_loss;
-      row.lr = e.lr;
-      row.duration_s = e.duration_s;
-      row.relative_error = e.relative_error;
-      eval_s.push_back(e.eval_duration_s);
-      if (energy) {
-        const WindowResult w = energy->counter_window("epochs", train_begin, energy->mark());
-        row.elapsed_s = w.duration_s;
-        row.energy_j = w.total_energy_j();
-      } else {
-        synchronize_device(device);
-        row.elapsed_s = std::chrono::duration<double>(Clock::now() - t_train).count();
-      }
-      if (ex.target.enabled()) {
-        const double metric = ex.target.metric == "val_loss" ? e.val_loss : *row.relative_error;
-        row.target_met = std::isfinite(metric) && metric <= ex.target.value;
-        if (row.target_met && !target_hit) {
-          target_hit = true;
-          rec.target_reached = true;
-          rec.tta_s = row.elapsed_s;
-          rec.eta_j = row.energy_j;
-          rec.epochs_to_target = e.epoch + 1;
-        }
-      }
-      rec.epoch_rows.push_back(row);
-      if (ctx.live)
-        ctx.live->on_epoch({e.epoch + 1, c.epochs, e.train_loss, x_val.defined() ? e.val_loss : kNoValue,
-                            train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
-    });
-    const Snapshot train_end = energy ? energy->mark() : Snapshot{};
-    const double train_end_unix = unix_now();
-    rec.train_s = std::chrono::duration<double>(Clock::now() - t_train).count();
-    if (energy) {
-      const WindowResult fit_w = energy->window("fit", train_begin, train_end);
-      rec.train_s = fit_w.duration_s;
-      rec.train_energy_j = fit_w.total_energy_j();
-    }
-
-    // Compress and decompress the whole dataset, each in its own window (timed alone without meters).
-    auto measured = [&](const char* phase, std::optional<double>& seconds, std::optional<double>& joules,
-                        const std::function<void()>& work) {
-      check_stop(ctx.stop);
-      const Snapshot begin = energy ? energy->mark() : Snapshot{};
-      const auto t0 = Clock::now();
-      work();
-      if (energy) {
-        const WindowResult w = energy->add_window(phase, begin, energy->mark());
-        seconds = w.duration_s;
-        joules = w.total_energy_j();
-      } else {
-        seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      }
-    };
-    at::Tensor z, y;
-    const double compress_begin_unix = unix_now();
-    measured("compress", rec.compress_s, rec.compress_energy_j, [&] {
-      z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr, latent_scalar_type(c, policy.param_dtype),
-                      c.codec_chunk_rows, policy, nullptr);
-    });
-    const double compress_end_unix = unix_now();
-    measured("decompress", rec.decompress_s, rec.decompress_energy_j, [&] {
-      y = decode_rows(*model, z, c.normalizes() ? &norm : nullptr, c.codec_chunk_rows, policy, nullptr);
-      if (ds.data_dimension() == 1) cast_integer_columns(y, c, features);
-    });
-    const double decompress_end_unix = unix_now();
-    if (ctx.live) ctx.live->end_trial();
-
-    result["reconstruction"] = reconstruction_json(ds, y.to(at::kDouble).reshape({ds.rows(), features}));
-    result["latent_shape"] = {ds.rows(), latent};
-    result["latent_dtype"] = dtype_name(z.scalar_type());
-    result["epochs_run"] = static_cast<int64_t>(r.epochs.size());
-    // Evaluation per epoch (validation loss, relative error), inside the epochs' times above.
-    double eval_total_s = 0;
-    for (const auto& v : eval_s) eval_total_s += v.get<double>();
-    result["evaluation"] = {{"chunk_rows", r.eval_chunk_rows},
-                            {"per_epoch_s", eval_s},
-                            {"total_s", eval_total_s},
-                            {"share_of_train", rec.train_s && *rec.train_s > 0 ? json(eval_total_s / *rec.train_s)
-                                                                               : json(nullptr)}};
-    result["early_stopped"] = r.early_stopped;
-    result["stopped_at_target"] = r.stopped;
-    result["final_train_loss"] = r.epochs.back().train_loss;
-    result["final_val_loss"] = r.epochs.back().val_loss;
-    result["has_validation"] = r.has_validation;
-    result["train_rows"] = r.train_rows;
-    result["val_rows"] = r.val_rows;
-    result["precision"] = precision_json(r);
-    result["device"] = device.str();
-    result["power_limits"] = limits;
-    result["target"] = ex.target.to_json();
-    if (optimizer) result["power_limit_optimizer"] = optimizer->to_json();
-    if (c.profile) {
-      result["profile"] = profile_json(c, device, r.phases);
-      const json phase_times = r.phases.to_json();
-      for (const auto& [phase, times] : phase_times.items())
-        if (times.is_object() && times.contains("duration_s"))
-          rec.phases.push_back({phase, "profile", times["duration_s"].get<double>(), std::nullopt, std::nullopt, ""});
-    }
-    if (energy) {
-      energy->finish();
-      const json report = energy->report();
-      rec.hardware = hardware_label(rec.provenance, &report);
-      rec.total_energy_j = energy->total().total_energy_j();
-      rec.co2_g = emissions_g(*rec.total_energy_j, energy->carbon());
-      rec.energy_kind = energy->total().kinds();
-      for (const auto& p : energy->phases().phases())
-        rec.phases.push_back({p.name, "energy", p.duration_s, p.total_energy_j(),
-                              emissions_g(p.total_energy_j(), energy->carbon()), p.kinds()});
-      json meters = json::array();
-      for (const auto& m : report["meters"]) meters.push_back({{"name", m["name"]}, {"kind", m["kind"]}});
-      rec.provenance["meters"] = meters;
-      rec.provenance["skipped_meters"] = report["skipped_meters"];
-      rec.provenance["carbon"] = report["carbon"];
-      result["energy"] = {{"idle_baseline", report["idle_baseline"]},
-                          {"sampler", report["sampler"]},
-                          {"total", report["total"]},
-                          {"phases", report["phases"]}};
-      rec.samples = power_series(*energy, c.energy.sample_hz > 0 ? 0.5 / c.energy.sample_hz : 0.0,
-                                 {{"train", {train_begin_unix, train_end_unix}},
-                                  {"compress", {compress_begin_unix, compress_end_unix}},
-                                  {"decompress", {compress_end_unix, decompress_end_unix}}});
-    } else {
-      rec.energy_kind = "none";
-      rec.provenance["meters"] = json::array();
-    }
+    TrainingSession session(c, ds, device, energy.get(), ctx.live);  // data and model, outside every window
+    describe_setup(session, ex, ds, c.batch_size, result);
+    LiveTrial live(ctx.live, live_labels(spec, ctx, session.policy()));  // ended on every exit path
+    const Training training = train_to_target(session, energy.get(), ctx, c, rec);
+    const Codec codec = measure_codec(session, energy.get(), ds, c, ctx.stop, rec);
+    live.end();
+    record_training(session, training, codec, ds, c, ex, rec, result);
+    record_energy(energy.get(), c, training, codec, rec, result);
     rec.status = "ok";
   } catch (const Interrupted&) {
-    if (ctx.live) ctx.live->end_trial();
     throw;
   } catch (const PowerLimitError& e) {
     rec.status = e.permission ? "skipped" : "failed";
@@ -467,7 +488,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
         if (l["uuid"] == a.uuid) l["restored_w"] = a.restored_w;
     }
   }
-  rec.finished_unix_s = unix_now();
+  rec.finished_unix_s = unix_now_s();
   if (rec.status == "ok") {
     // Everything the trial spent outside the windows it reports: opening meters, the idle
     // baseline, data and model set-up, per-epoch snapshots, provenance, the power series.

@@ -11,7 +11,7 @@
 
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
-#include "harness/engine/cycle_parts.h"
+#include "harness/engine/run_setup.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/torch_compat.h"
@@ -181,10 +181,10 @@ namespace {
 TEST(GpuData, SplitAndShuffleRunOnTheDevice) {
   REQUIRE_GPU();
   const at::Tensor x = cms(5000).to(kGpu, at::kFloat);
-  const auto [train_rows, val_rows] = cycle_detail::split(x, 0.1, 3);
+  const auto [train_rows, val_rows] = split(x, 0.1, 3);
   EXPECT_TRUE(train_rows.is_cuda());
   EXPECT_EQ(val_rows.size(0), 500);
-  const auto [cpu_train, cpu_val] = cycle_detail::split(x.cpu(), 0.1, 3);
+  const auto [cpu_train, cpu_val] = split(x.cpu(), 0.1, 3);
   EXPECT_TRUE(at::equal(val_rows.cpu(), cpu_val));  // the same rows as on the CPU
   torch::manual_seed(7);
   auto m = make_model("AE", 24, 15);

@@ -17,7 +17,7 @@
 #include "harness/power/power_limit.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
-#include "harness/sweep/analysis.h"
+#include "harness/base/analysis.h"
 #include "harness/sweep/experiment.h"
 #include "tests/test_util.h"
 
@@ -320,7 +320,57 @@ TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
       run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("v.sqlite") +
                   "'); c.execute(\\\"update meta set value='99' where key='schema_version'\\\"); c.commit()\"");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99");
+  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 2");
+}
+
+// A database written by schema 1 (tests/fixtures/store_v1.sqlite: `balerbench run
+// tests/fixtures/store_v1_experiment.json` with that version) is migrated forward in one
+// transaction after a backup copy, keeps every row, says so once, and ends with exactly the tables
+// a new database has.
+TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const std::string db = dir_.path("old.sqlite");
+  std::filesystem::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", db);
+  const std::string py = python_binary();
+  auto sql = [&](const std::string& path, const std::string& query) {
+    const auto r = run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + path + "'); print(c.execute(\\\"" +
+                               query + "\\\").fetchall())\"");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.out;
+  };
+  const std::string epochs_before = sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs order by 1, 2");
+  {
+    Store s(db, false);
+    EXPECT_NE(s.migration_note().find("from schema 1 to 2"), std::string::npos) << s.migration_note();
+    EXPECT_NE(s.migration_note().find("eval_s"), std::string::npos) << s.migration_note();
+    const auto trials = s.trials("fixture_v1");
+    ASSERT_EQ(trials.size(), 2u);
+    for (const auto& t : trials) {
+      EXPECT_EQ(t.status, "ok");
+      ASSERT_EQ(t.epoch_rows.size(), 2u);
+      EXPECT_FALSE(t.epoch_rows[0].eval_s.has_value());  // not measured by schema 1
+      EXPECT_FALSE(t.samples.empty());
+      EXPECT_TRUE(t.target_reached);
+    }
+    TrialRecord fresh = fixture_trial("new", "fp32", 512, 0, 10, 1000);
+    fresh.epoch_rows[1].eval_s = 0.25;
+    s.insert_trial(fresh);
+    EXPECT_DOUBLE_EQ(*s.trials("fixture")[0].epoch_rows[1].eval_s, 0.25);
+  }
+  EXPECT_EQ(sql(db, "select value from meta where key='schema_version'"), "[('2',)]\n");
+  EXPECT_EQ(sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs where trial_id <= 2 order by 1, 2"),
+            epochs_before);
+  // The backup is the file as it was: schema 1, the same rows.
+  EXPECT_EQ(sql(db + ".schema1.bak", "select value from meta where key='schema_version'"), "[('1',)]\n");
+  EXPECT_EQ(sql(db + ".schema1.bak", "select trial_id, epoch, train_loss, elapsed_s from epochs order by 1, 2"),
+            epochs_before);
+  EXPECT_TRUE(Store(db, false).migration_note().empty());  // once
+  // Migrated and new databases have the same tables, column by column.
+  { Store s(dir_.path("new.sqlite")); }
+  for (const char* table : {"meta", "experiments", "trials", "epochs", "phases", "power_samples"}) {
+    const std::string q = std::string("select * from pragma_table_info('") + table + "')";
+    EXPECT_EQ(sql(db, q), sql(dir_.path("new.sqlite"), q)) << table;
+  }
 }
 
 TEST_F(StoreTest, MergeCopiesNewTrialsOnce) {

@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "harness/engine/codec.h"
-#include "harness/engine/cycle_parts.h"
+#include "harness/engine/run_setup.h"
 #include "harness/engine/flat_adam.h"
 #include "datasets/normalizer.h"
 #include "harness/engine/trainer.h"
@@ -153,12 +153,12 @@ TEST(Evaluation, FitRecordsRelativeErrorAndEvaluationTime) {
 // index_select). The meta device stands in for a GPU here; tests/gpu runs the split on CUDA.
 TEST(Split, IndexIsOnTheDataDevice) {
   const c10::Device meta(c10::kMeta);
-  EXPECT_EQ(cycle_detail::split_permutation(50, 3, meta).device(), meta);
-  const at::Tensor cpu = cycle_detail::split_permutation(50, 3, c10::Device(c10::kCPU));
+  EXPECT_EQ(split_permutation(50, 3, meta).device(), meta);
+  const at::Tensor cpu = split_permutation(50, 3, c10::Device(c10::kCPU));
   EXPECT_EQ(cpu.device(), c10::Device(c10::kCPU));
   EXPECT_TRUE(at::equal(std::get<0>(cpu.sort()), at::arange(50, at::kLong)));  // a permutation
   const at::Tensor x = toy_data(50);
-  const auto [train, val] = cycle_detail::split(x, 0.2, 3);
+  const auto [train, val] = split(x, 0.2, 3);
   EXPECT_EQ(train.size(0), 40);
   EXPECT_EQ(val.size(0), 10);
   EXPECT_TRUE(at::equal(val, x.index_select(0, cpu.narrow(0, 0, 10))));

@@ -1,0 +1,93 @@
+// training_session.cpp: see training_session.h.
+#include "harness/engine/training_session.h"
+
+#include <ATen/ATen.h>
+#include <torch/cuda.h>
+
+#include <algorithm>
+
+#include "harness/base/clock.h"
+#include "harness/engine/run_setup.h"
+#include "models/architecture.h"
+
+namespace balerbench {
+
+std::unique_ptr<EnergySession> open_energy_session(const EnergySettings& settings, c10::Device device,
+                                                   const std::string& run_id) {
+  if (!settings.enabled) return nullptr;
+  std::function<void()> sync;
+  if (device.is_cuda()) sync = [index = device.index()] { torch::cuda::synchronize(index); };
+  return std::make_unique<EnergySession>(settings, std::move(sync), run_id);
+}
+
+Measured measure_window(EnergySession* energy, const std::string& phase, const std::function<void()>& work) {
+  Measured m;
+  const Snapshot begin = energy ? energy->mark() : Snapshot{};
+  const auto t0 = SteadyClock::now();
+  work();
+  if (energy) {
+    const WindowResult w = energy->add_window(phase, begin, energy->mark());
+    m.duration_s = w.duration_s;
+    m.energy_j = w.total_energy_j();
+  } else {
+    m.duration_s = seconds_since(t0);
+  }
+  return m;
+}
+
+LiveTrial::LiveTrial(LiveMetrics* live, const TrialLabels& labels) : live_(live) {
+  if (live_) live_->begin_trial(labels);
+}
+
+void LiveTrial::end() {
+  if (live_) live_->end_trial();
+  live_ = nullptr;
+}
+
+TrainingSession::TrainingSession(const RunConfig& config, const Dataset& ds, c10::Device device, EnergySession* energy,
+                                 LiveMetrics* live)
+    : config_(config), device_(device), energy_(energy), live_(live) {
+  check_dimensions(config, ds);
+  features_ = ds.features();
+  latent_ = latent_size(features_, config.compression_ratio);
+  norm_ = config.normalizes() ? Normalization::fit(ds.data) : identity(features_);
+  at::manual_seed(static_cast<uint64_t>(config.seed));
+  model_ = make_model(config.model_name, features_, latent_);
+  policy_ = apply_precision(config, *model_, device);
+  const at::Tensor x = norm_.apply(ds.data).to(device, policy_.data_dtype);  // the whole set lives on the device
+  std::tie(x_train_, x_val_) = split(x, config.test_size, static_cast<uint64_t>(config.seed));
+}
+
+TrainOptions TrainingSession::options() const {
+  TrainOptions o = train_options(config_);
+  o.precision = policy_;
+  if (live_) o.progress_context.power_w = [live = live_] { return live->total_power_w(); };
+  return o;
+}
+
+TrainResult TrainingSession::train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch) {
+  TrainOptions o = options;
+  if (energy_) {
+    std::function<void(const char*, bool)> also = o.on_phase;
+    o.on_phase = [this, also](const char* phase, bool end) {
+      if (!end)
+        phase_begin_ = energy_->mark();
+      else
+        energy_->add_window(phase, phase_begin_, energy_->mark());
+      if (also) also(phase, end);
+    };
+  }
+  const double train_rows = static_cast<double>(x_train_.size(0));
+  return fit(*model_, x_train_, x_val_, o, [&](const EpochRecord& e) {
+    if (live_)
+      live_->on_epoch({e.epoch + 1, o.epochs, e.train_loss, x_val_.defined() ? e.val_loss : kNoValue,
+                       train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
+    if (on_epoch) on_epoch(e);
+  });
+}
+
+Evaluation TrainingSession::evaluate(const at::Tensor& x) {
+  return balerbench::evaluate(*model_, x, {config_.batch_size, parse_loss_kind(config_.loss), policy_, 0});
+}
+
+}  // namespace balerbench

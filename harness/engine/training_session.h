@@ -1,0 +1,96 @@
+// training_session.h: one training run as `balerbench train` (engine/cycle.cpp) and a sweep trial
+// (sweep/trial.cpp) both do it, written once:
+//   - the energy session, with the device synchronised at every mark on CUDA, and its windows;
+//   - the data normalized and split on the device, the model built and put in the policy's dtype;
+//   - the live trial, begun and ended RAII-style so that every exit path ends it;
+//   - training with the hooks both commands need (an energy window per phase, live progress and
+//     epoch metrics), and the evaluation.
+// The training engine is chosen here, once, for both commands.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "datasets/dataset.h"
+#include "datasets/normalizer.h"
+#include "harness/energy/energy_session.h"
+#include "harness/engine/precision.h"
+#include "harness/engine/run_config.h"
+#include "harness/engine/trainer.h"
+#include "harness/report/live_metrics.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+
+// The energy session of one command or trial, or nullptr when energy.enabled is false.
+std::unique_ptr<EnergySession> open_energy_session(const EnergySettings& settings, c10::Device device,
+                                                   const std::string& run_id);
+
+// Seconds, and joules when measuring, of one window.
+struct Measured {
+  double duration_s = 0;
+  std::optional<double> energy_j;
+};
+// Runs `work` inside the window `phase` of `energy` (device synchronised at both edges); without an
+// energy session, times it on the host clock.
+Measured measure_window(EnergySession* energy, const std::string& phase, const std::function<void()>& work);
+
+// The live trial of a command or sweep trial: begun on construction, ended by end() or on
+// destruction, whichever comes first (a failed or interrupted trial ends too).
+class LiveTrial {
+ public:
+  LiveTrial(LiveMetrics* live, const TrialLabels& labels);
+  ~LiveTrial() { end(); }
+  LiveTrial(const LiveTrial&) = delete;
+  LiveTrial& operator=(const LiveTrial&) = delete;
+  void end();
+
+ private:
+  LiveMetrics* live_;
+};
+
+class TrainingSession {
+ public:
+  // Builds the model for `ds` (seeded from config.seed), puts it and the normalized rows on
+  // `device` in the precision policy's dtypes, and splits off the validation rows. `energy` and
+  // `live` may be null; both outlive the session.
+  TrainingSession(const RunConfig& config, const Dataset& ds, c10::Device device, EnergySession* energy,
+                  LiveMetrics* live);
+
+  AutoEncoder& model() { return *model_; }
+  const AutoEncoder& model() const { return *model_; }
+  const PrecisionPolicy& policy() const { return policy_; }
+  const Normalization& normalization() const { return norm_; }
+  const at::Tensor& train_rows() const { return x_train_; }
+  const at::Tensor& val_rows() const { return x_val_; }  // undefined without a validation split
+  int64_t features() const { return features_; }
+  int64_t latent() const { return latent_; }
+  c10::Device device() const { return device_; }
+
+  // The config's training options with this session's policy and hooks: an energy window per
+  // "train" and "evaluation" phase, the live power on the progress line. Callers add their own.
+  TrainOptions options() const;
+  // Trains with `options` (from options()); every epoch goes to the live metrics, then to `on_epoch`.
+  TrainResult train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
+  // The validation loss and relative error of `x` as the trainer evaluates them.
+  Evaluation evaluate(const at::Tensor& x);
+
+ private:
+  const RunConfig& config_;
+  c10::Device device_;
+  EnergySession* energy_;
+  LiveMetrics* live_;
+  int64_t features_ = 0, latent_ = 0;
+  Normalization norm_;
+  std::shared_ptr<AutoEncoder> model_;
+  PrecisionPolicy policy_;
+  at::Tensor x_train_, x_val_;
+  Snapshot phase_begin_;
+};
+
+}  // namespace balerbench
