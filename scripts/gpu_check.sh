@@ -87,7 +87,7 @@ py = json.load(open(f"{out}/python_loop.json"))
 rows = []
 for p in ("fp32", "amp_fp16"):
     r = json.load(open(f"{out}/train_{p}.json"))
-    t = r["train_duration_s"]
+    t = r["train_s"]
     e = ((r.get("energy") or {}).get("total") or {}).get("total_energy_j")
     py_t = py["epoch_s"][p] * epochs
     rows.append((p, t, py_t, py_t / t, e, r["cuda_graph"].get("used"), r["final_train_loss"]))

@@ -33,7 +33,7 @@ void print_train(const nlohmann::json& r) {
               r["model"]["name"].get<std::string>().c_str(), r["model"]["dtype"].get<std::string>().c_str(),
               static_cast<long long>(r["model"]["parameters"].get<int64_t>()),
               r["device"].get<std::string>().c_str(), static_cast<long long>(r["epochs_run"].get<int64_t>()),
-              r["early_stopped"].get<bool>() ? " (early stopping)" : "", r["train_duration_s"].get<double>(),
+              r["early_stopped"].get<bool>() ? " (early stopping)" : "", r["train_s"].get<double>(),
               r["mean_epoch_duration_s"].get<double>(), r["rows_per_s"].get<double>());
   std::printf("final loss: train %.6e, validation %.6e\n", r["final_train_loss"].get<double>(),
               r["final_val_loss"].get<double>());

@@ -57,8 +57,8 @@ std::string utc_timestamp_now() {
 }
 
 std::string emissions_csv_row(const WindowResult& p, const EmissionsContext& c) {
-  const double cpu_j = p.category_energy_j("cpu"), gpu_j = p.category_energy_j("gpu");
-  const double ram_j = p.category_energy_j("ram"), total_j = cpu_j + gpu_j + ram_j;
+  const double cpu_j = p.category_energy_j(DomainCategory::kCpu), gpu_j = p.category_energy_j(DomainCategory::kGpu);
+  const double ram_j = p.category_energy_j(DomainCategory::kRam), total_j = cpu_j + gpu_j + ram_j;
   const double dur = p.duration_s > 0 ? p.duration_s : 1e-12;
   const double kg = emissions_g(total_j, c.carbon) / 1000;
   const auto wall = p.wall_energy_j();

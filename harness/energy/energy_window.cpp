@@ -83,8 +83,8 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
       DomainEnergy e;
       e.meter = meter.name();
       e.domain = dom.name;
-      e.category = domain_category_name(dom.category);
-      e.kind = meter_kind_name(meter.kind());
+      e.category = dom.category;
+      e.kind = meter.kind();
       e.in_total = dom.in_total;
       e.energy_j = b.readings[m].energy_j[d] - a.readings[m].energy_j[d];
       e.avg_power_w = dt > 0 ? e.energy_j / dt : 0;
@@ -99,25 +99,25 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
 double WindowResult::total_energy_j() const {
   double t = 0;
   for (const auto& d : domains)
-    if (d.in_total && d.category != "wall") t += d.energy_j;
+    if (d.in_total && d.category != DomainCategory::kWall) t += d.energy_j;
   return t;
 }
 
 std::optional<double> WindowResult::net_total_energy_j() const {
   std::optional<double> t;
   for (const auto& d : domains)
-    if (d.in_total && d.category != "wall" && d.net_energy_j) t = t.value_or(0) + *d.net_energy_j;
+    if (d.in_total && d.category != DomainCategory::kWall && d.net_energy_j) t = t.value_or(0) + *d.net_energy_j;
   return t;
 }
 
 std::optional<double> WindowResult::wall_energy_j() const {
   std::optional<double> t;
   for (const auto& d : domains)
-    if (d.category == "wall") t = t.value_or(0) + d.energy_j;
+    if (d.category == DomainCategory::kWall) t = t.value_or(0) + d.energy_j;
   return t;
 }
 
-double WindowResult::category_energy_j(const std::string& category) const {
+double WindowResult::category_energy_j(DomainCategory category) const {
   double t = 0;
   for (const auto& d : domains)
     if (d.in_total && d.category == category) t += d.energy_j;
@@ -126,7 +126,7 @@ double WindowResult::category_energy_j(const std::string& category) const {
 
 std::string WindowResult::kinds() const {
   std::set<std::string> k;
-  for (const auto& d : domains) k.insert(d.kind);
+  for (const auto& d : domains) k.insert(meter_kind_name(d.kind));
   std::string out;
   for (const char* name : {"measured", "estimated", "simulated"})
     if (k.count(name)) out += (out.empty() ? "" : "+") + std::string(name);
@@ -153,7 +153,7 @@ void WindowResult::add(const WindowResult& o) {
 json WindowResult::to_json() const {
   json doms = json::array();
   for (const auto& d : domains) {
-    doms.push_back({{"meter", d.meter}, {"domain", d.domain}, {"category", d.category}, {"kind", d.kind},
+    doms.push_back({{"meter", d.meter}, {"domain", d.domain}, {"category", domain_category_name(d.category)}, {"kind", meter_kind_name(d.kind)},
                     {"in_total", d.in_total}, {"energy_j", d.energy_j}, {"avg_power_w", d.avg_power_w},
                     {"peak_power_w", number_or_null(d.peak_power_w)},
                     {"net_energy_j", d.net_energy_j ? json(*d.net_energy_j) : json(nullptr)}});

@@ -29,7 +29,9 @@ struct IdleBaseline {
 };
 
 struct DomainEnergy {
-  std::string meter, domain, category, kind;
+  std::string meter, domain;
+  DomainCategory category = DomainCategory::kCpu;
+  MeterKind kind = MeterKind::kMeasured;
   bool in_total = true;
   double energy_j = 0;
   double avg_power_w = 0;
@@ -49,7 +51,7 @@ struct WindowResult {
   double total_energy_j() const;            // in_total domains, wall excluded
   std::optional<double> net_total_energy_j() const;
   std::optional<double> wall_energy_j() const;
-  double category_energy_j(const std::string& category) const;  // cpu | gpu | ram
+  double category_energy_j(DomainCategory category) const;
   std::string kinds() const;               // "measured", "estimated", "measured+estimated", ...
   void add(const WindowResult& other);     // sums another window of the same phase
   nlohmann::json to_json() const;

@@ -105,7 +105,7 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
                   const TrainResult& r, const Normalization& norm) {
   json epochs = json::array();
   double epoch_s = 0;
-  for (const auto& e : r.epochs) {
+  for (const auto& e : r.epoch_records) {
     json row = {{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss},
                 {"lr", e.lr},       {"duration_s", e.duration_s}, {"early_stopping_counter", e.early_stopping_counter},
                 {"eval_duration_s", e.eval_duration_s}};
@@ -116,7 +116,7 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
     epochs.push_back(row);
     epoch_s += e.duration_s;
   }
-  const auto n_run = static_cast<int64_t>(r.epochs.size());
+  const auto n_run = static_cast<int64_t>(r.epoch_records.size());
   const Architecture& a = model.architecture();
   return {{"command", "train"},
           {"dataset", dataset_json(ds)},
@@ -133,9 +133,9 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
           {"train_rows", r.train_rows},
           {"val_rows", r.val_rows},
           {"zero_range_features", norm.zero_range_features()},
-          {"final_train_loss", r.epochs.back().train_loss},
-          {"final_val_loss", r.epochs.back().val_loss},
-          {"train_duration_s", r.duration_s},
+          {"final_train_loss", r.epoch_records.back().train_loss},
+          {"final_val_loss", r.epoch_records.back().val_loss},
+          {"train_s", r.duration_s},
           {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
           {"rows_per_s", static_cast<double>(r.train_rows * n_run) / std::max(epoch_s, 1e-12)},
           {"precision", precision_json(r)},
@@ -253,10 +253,10 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   if (trace) trace_json = {{"path", c.profile_trace}, {"events", trace->finish()}};
 
   std::vector<double> losses;
-  for (const auto& e : r.epochs) losses.push_back(e.train_loss);
-  for (const auto& e : r.epochs) losses.push_back(e.val_loss);
+  for (const auto& e : r.epoch_records) losses.push_back(e.train_loss);
+  for (const auto& e : r.epoch_records) losses.push_back(e.val_loss);
   save_state_dict(model, L.model());
-  write_npy(L.loss(), NpyArray::from_doubles({2, static_cast<int64_t>(r.epochs.size())}, losses));
+  write_npy(L.loss(), NpyArray::from_doubles({2, static_cast<int64_t>(r.epoch_records.size())}, losses));
   write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
   json report = train_report(c, ds, model, device, r, norm);
   report["total_duration_s"] = seconds_since(t_total);

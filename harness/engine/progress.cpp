@@ -65,8 +65,8 @@ void Progress::batch(int64_t epoch, int64_t epochs, int64_t batch, int64_t batch
   if (mode_ == Mode::kNone) return;
   const auto now = Clock::now();
   const double fraction = static_cast<double>(batch + 1) / static_cast<double>(std::max<int64_t>(batches, 1));
-  const std::string trial = ctx_.trial_count > 1 ? "trial " + std::to_string(ctx_.trial_index) + "/" +
-                                                       std::to_string(ctx_.trial_count) + "  "
+  const std::string trial = ctx_.run_count > 1 ? "trial " + std::to_string(ctx_.run_ordinal) + "/" +
+                                                       std::to_string(ctx_.run_count) + "  "
                                                  : "";
   if (mode_ == Mode::kLines) {
     // Only epochs long enough to leave a log silent for a while get lines inside them.
@@ -116,8 +116,8 @@ void Progress::epoch(const EpochLine& line) {
     return;
   any_line_ = true;
   last_line_ = now;
-  const std::string trial = ctx_.trial_count > 1 ? "[trial " + std::to_string(ctx_.trial_index) + "/" +
-                                                       std::to_string(ctx_.trial_count) + "] "
+  const std::string trial = ctx_.run_count > 1 ? "[trial " + std::to_string(ctx_.run_ordinal) + "/" +
+                                                       std::to_string(ctx_.run_count) + "] "
                                                  : "";
   if (mode_ == Mode::kBar) std::fprintf(out_, "\r\033[K");
   std::fprintf(out_, "%s%s%s\n", trial.c_str(), format_epoch_line(line).c_str(),

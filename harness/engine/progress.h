@@ -33,8 +33,8 @@ struct EpochLine {
 
 // Where the command stands beyond its epochs; all optional.
 struct ProgressContext {
-  int64_t trial_index = 0;  // 1-based; shown as "trial i/N" when trial_count > 1
-  int64_t trial_count = 0;
+  int64_t run_ordinal = 0;  // 1-based place among the trials this run executes; "trial i/N" when run_count > 1
+  int64_t run_count = 0;
   int64_t trials_after = 0;      // trials still to run after this one (remaining-time estimate)
   std::function<double()> power_w;  // live power in W (NaN: unknown)
   double line_interval_s = 1.0;     // plain lines: at most one epoch line per interval; 0 = every epoch

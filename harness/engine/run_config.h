@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/energy/energy_settings.h"
+#include "harness/engine/training_defaults.h"
 #include "harness/report/monitoring_settings.h"
 
 namespace balerbench {
@@ -28,17 +29,17 @@ struct RunConfig {
   double compression_ratio = 0;
   std::optional<int> data_dimension;  // checked against the data when set
   std::string model_type = "dense";
-  int64_t epochs = 5;
-  int64_t batch_size = 512;
-  double lr = 0.001;
+  int64_t epochs = training_defaults::kEpochs;
+  int64_t batch_size = training_defaults::kBatchSize;
+  double lr = training_defaults::kLr;
   double test_size = 0.0;
   bool apply_normalization = true;
   bool custom_norm = false;  // Baler: true means no scaling at all
-  bool early_stopping = true;
-  int64_t early_stopping_patience = 100;
-  double min_delta = 0.0;
-  bool lr_scheduler = true;
-  int64_t lr_scheduler_patience = 50;
+  bool early_stopping = training_defaults::kEarlyStopping;
+  int64_t early_stopping_patience = training_defaults::kEarlyStoppingPatience;
+  double min_delta = training_defaults::kMinDelta;
+  bool lr_scheduler = training_defaults::kLrScheduler;
+  int64_t lr_scheduler_patience = training_defaults::kLrSchedulerPatience;
   bool deterministic_algorithm = true;
   bool extra_compression = false;  // deflate the output .npz files
   bool intermittent_model_saving = false;
@@ -47,14 +48,14 @@ struct RunConfig {
 
   // balerbench's own keys.
   std::string loss = "baler_sum";     // baler_sum (HEAD) | mse_mean (v1.0.0, paper)
-  bool shuffle = false;
+  bool shuffle = training_defaults::kShuffle;
   int64_t seed = 0;
   std::string latent_dtype;           // "" = the model's dtype | float64 | float32 | float16
   bool truncate = false;              // integer columns truncated toward zero, as Baler
   std::string device = "cpu";         // cpu | cuda | cuda:N
   int64_t threads = 0;                // 0 = every CPU in the affinity mask
   bool flush_denormal = true;         // flush subnormal floats to zero (see runtime.h)
-  std::string progress = "auto";      // auto | bar | lines | none
+  std::string progress = training_defaults::kProgress;  // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
   double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
   std::string precision = "auto";     // auto | fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16

@@ -278,8 +278,8 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
     }
     if (o.save_every_epochs > 0 && o.save_checkpoint && e % o.save_every_epochs == 0) o.save_checkpoint(e);
     rec.duration_s = seconds_since(t0);
-    result.epochs.push_back(rec);
-    EpochLine line{e + 1,
+    result.epoch_records.push_back(rec);
+    EpochLine line{rec.number(),
                    o.epochs,
                    rec.train_loss,
                    rec.val_loss,

@@ -26,6 +26,7 @@
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/progress.h"
+#include "harness/engine/training_defaults.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
@@ -37,18 +38,19 @@ LossKind parse_loss_kind(const std::string& name);
 at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kind);
 
 struct TrainOptions {
-  int64_t epochs = 5;
-  int64_t batch_size = 512;
-  double lr = 1e-3;
+  // Defaults from training_defaults.h, as RunConfig's; train_options() copies a config in.
+  int64_t epochs = training_defaults::kEpochs;
+  int64_t batch_size = training_defaults::kBatchSize;
+  double lr = training_defaults::kLr;
   LossKind loss = LossKind::kBalerSum;
-  bool shuffle = false;
+  bool shuffle = training_defaults::kShuffle;
   uint64_t seed = 0;
-  bool early_stopping = true;
-  int64_t early_stopping_patience = 100;
-  double min_delta = 0;
-  bool lr_scheduler = true;
-  int64_t lr_scheduler_patience = 50;
-  std::string progress = "auto";
+  bool early_stopping = training_defaults::kEarlyStopping;
+  int64_t early_stopping_patience = training_defaults::kEarlyStoppingPatience;
+  double min_delta = training_defaults::kMinDelta;
+  bool lr_scheduler = training_defaults::kLrScheduler;
+  int64_t lr_scheduler_patience = training_defaults::kLrSchedulerPatience;
+  std::string progress = training_defaults::kProgress;
   ProgressContext progress_context;  // trial i/N, live power, line interval
   // Called after epoch e (0-based) when intermittent saving is on.
   int64_t save_every_epochs = 0;
@@ -76,7 +78,8 @@ struct TrainOptions {
 };
 
 struct EpochRecord {
-  int64_t epoch = 0;  // 0-based
+  int64_t epoch = 0;  // 0-based, as stored
+  int64_t number() const { return epoch + 1; }  // 1-based, as progress lines, targets and live metrics count
   double train_loss = 0;
   double val_loss = 0;
   double lr = 0;  // learning rate used during this epoch
@@ -90,7 +93,7 @@ struct EpochRecord {
 };
 
 struct TrainResult {
-  std::vector<EpochRecord> epochs;
+  std::vector<EpochRecord> epoch_records;  // one per epoch run (RunConfig::epochs is the count asked for)
   bool early_stopped = false;
   bool stopped = false;  // stop_training said so
   bool has_validation = false;

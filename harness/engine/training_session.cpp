@@ -80,7 +80,7 @@ TrainResult TrainingSession::train(const TrainOptions& options, const std::funct
   const double train_rows = static_cast<double>(x_train_.size(0));
   return fit(*model_, x_train_, x_val_, o, [&](const EpochRecord& e) {
     if (live_)
-      live_->on_epoch({e.epoch + 1, o.epochs, e.train_loss, x_val_.defined() ? e.val_loss : kNoValue,
+      live_->on_epoch({e.number(), o.epochs, e.train_loss, x_val_.defined() ? e.val_loss : kNoValue,
                        train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
     if (on_epoch) on_epoch(e);
   });

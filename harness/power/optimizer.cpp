@@ -63,7 +63,7 @@ void PowerLimitOptimizer::on_step_end() {
         p.time_s = end.time_s - begin_.time_s;
         p.energy_j = end.energy_j - begin_.energy_j;
         p.steps = steps_in_state_;
-        p.cost = zeus_cost(o_.eta, p.energy_j, p.time_s, max_power_w());
+        p.cost_j = zeus_cost(o_.eta, p.energy_j, p.time_s, max_power_w());
         profiles_.push_back(p);
       }
       ++next_;
@@ -85,7 +85,7 @@ void PowerLimitOptimizer::on_epoch_end() {
 
 void PowerLimitOptimizer::choose() {
   const auto best = std::min_element(profiles_.begin(), profiles_.end(),
-                                     [](const LimitProfile& a, const LimitProfile& b) { return a.cost < b.cost; });
+                                     [](const LimitProfile& a, const LimitProfile& b) { return a.cost_j < b.cost_j; });
   chosen_ = best->limit_w;
   set_limit_(*chosen_);
   state_ = State::kDone;
@@ -99,7 +99,7 @@ nlohmann::json PowerLimitOptimizer::to_json() const {
                         {"time_s", p.time_s},
                         {"energy_j", p.energy_j},
                         {"avg_power_w", p.time_s > 0 ? p.energy_j / p.time_s : 0.0},
-                        {"cost", p.cost}});
+                        {"cost_j", p.cost_j}});
   static const char* kStates[] = {"waiting", "ready", "warmup", "profiling", "done"};
   return {{"eta", o_.eta},
           {"wait_steps", o_.wait_steps},

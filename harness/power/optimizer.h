@@ -34,7 +34,7 @@ struct OptimizerOptions {  // Zeus' defaults
 std::vector<double> power_limit_candidates(double min_w, double max_w, double step_w);
 
 struct LimitProfile {
-  double limit_w = 0, time_s = 0, energy_j = 0, cost = 0;
+  double limit_w = 0, time_s = 0, energy_j = 0, cost_j = 0;  // cost_j: Zeus cost at the optimiser's eta
   int64_t steps = 0;
 };
 

@@ -30,12 +30,12 @@ constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 // The labels of one trial (a train command is a sweep of one).
 struct TrialLabels {
   std::string experiment;
-  int64_t trial_index = 1;  // 1-based
-  int64_t trial_count = 1;
+  int64_t run_ordinal = 1;  // 1-based place among the trials this run executes (not the grid position)
+  int64_t run_count = 1;
   int64_t batch_size = 0;
   std::string precision;              // fp64, fp32, amp_bf16, ...
   std::string power_limit_w = "none";  // the limit in force, in W, or "none" (no GPU)
-  std::string trial() const { return std::to_string(trial_index) + "/" + std::to_string(trial_count); }
+  std::string trial() const { return std::to_string(run_ordinal) + "/" + std::to_string(run_count); }
 };
 
 struct DomainPower {

@@ -46,7 +46,7 @@ std::string format_phase_table(const json& r) {
   double parent_s = 0;
   std::vector<std::pair<const char*, const char*>> phases;  // name in the report, frame
   if (command == "train") {
-    parent_s = r["train_duration_s"].get<double>();
+    parent_s = r["train_s"].get<double>();
     rows.push_back({"train / fit", parent_s, true, r.value("epochs_run", 0LL), "calls = epochs"});
     rows.push_back({"backward", phase_s(ph, "backward"), true, phase_calls(ph, "backward"), ""});
     const double enc = phase_s(ph, "encode"), dec = phase_s(ph, "decode");

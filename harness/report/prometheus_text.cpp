@@ -87,8 +87,8 @@ std::string render_prometheus(const LiveState& s, const ExpositionContext& c) {
       e.sample(tl, v);
     };
     trial_metric("balerbench_trial_info", "The trial being run, by its labels (always 1).", 1);
-    trial_metric("balerbench_trial_index", "1-based index of the trial in its sweep.", static_cast<double>(t.trial_index));
-    trial_metric("balerbench_trial_count", "Trials in the sweep.", static_cast<double>(t.trial_count));
+    trial_metric("balerbench_trial_index", "1-based index of the trial in its sweep.", static_cast<double>(t.run_ordinal));
+    trial_metric("balerbench_trial_count", "Trials in the sweep.", static_cast<double>(t.run_count));
     if (s.epoch.epoch > 0) {
       trial_metric("balerbench_trial_epoch", "Epochs completed in this trial.", static_cast<double>(s.epoch.epoch));
       trial_metric("balerbench_trial_epochs", "Epochs this trial runs at most.", static_cast<double>(s.epoch.epochs));

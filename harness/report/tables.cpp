@@ -10,6 +10,7 @@
 
 #include "datasets/error.h"
 #include "harness/base/analysis.h"
+#include "harness/energy/carbon.h"
 
 namespace balerbench {
 namespace {
@@ -86,9 +87,9 @@ std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
       groups.push_back(g);
       it = groups.end() - 1;
     }
-    if (t.status == "ok")
+    if (t.status == TrialStatus::kOk)
       it->ok.push_back(&t);
-    else if (t.status == "skipped")
+    else if (t.status == TrialStatus::kSkipped)
       ++it->skipped;
     else
       ++it->failed;
@@ -126,7 +127,7 @@ std::string hardware_from_provenance(const json& p) {
 std::string hardware_of(const std::vector<TrialRecord>& trials) {
   std::set<std::string> hw;
   for (const auto& t : trials)
-    if (t.status == "ok" && !t.hardware.empty()) hw.insert(t.hardware);
+    if (t.status == TrialStatus::kOk && !t.hardware.empty()) hw.insert(t.hardware);
   if (hw.empty())
     for (const auto& t : trials) {
       const std::string h = t.hardware.empty() ? hardware_from_provenance(t.provenance) : t.hardware;
@@ -228,14 +229,14 @@ CostInputs cost_inputs(const Group& g, bool target) {
   }
   c.max_power_w = mp.mean;
   if (target) {
-    const Summary tta = g.stat([](const TrialRecord& t) { return t.target_reached ? t.tta_s : std::nullopt; });
-    const Summary eta = g.stat([](const TrialRecord& t) { return t.target_reached ? t.eta_j : std::nullopt; });
-    if (tta.n < g.ok.size() || eta.n < g.ok.size()) {
+    const Summary tta_s = g.stat([](const TrialRecord& t) { return t.target_reached ? t.tta_s : std::nullopt; });
+    const Summary eta_j = g.stat([](const TrialRecord& t) { return t.target_reached ? t.eta_j : std::nullopt; });
+    if (tta_s.n < g.ok.size() || eta_j.n < g.ok.size()) {
       c.why = "target not reached";
       return c;
     }
-    c.time_s = tta.mean;
-    c.energy_j = eta.mean;
+    c.time_s = tta_s.mean;
+    c.energy_j = eta_j.mean;
   } else {
     const Summary t = g.stat([](const TrialRecord& r) { return r.train_s; });
     const Summary e = g.stat([](const TrialRecord& r) { return r.train_energy_j; });
@@ -305,7 +306,7 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
     for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time),
                           time.n ? num(time.median) : json(nullptr), sd_or_null(time), ci_or_null(time), time_ratio,
                           mean_or_null(energy), energy.n ? num(energy.median) : json(nullptr), sd_or_null(energy),
-                          energy.n ? num(energy.mean / 3.6e6) : json(nullptr), energy_ratio, json(g.energy_kind())})
+                          energy.n ? num(energy.mean / kJoulesPerKwh) : json(nullptr), energy_ratio, json(g.energy_kind())})
       row.push_back(v);
     t.rows.push_back(row);
   }
@@ -349,7 +350,7 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
       std::vector<json> row;
       axis_cells(row, g, a);
       for (const json& v :
-           {json(p.name), json(static_cast<int64_t>(d.n)), mean_or_null(e), e.n ? num(e.mean / 3.6e6) : json(nullptr),
+           {json(p.name), json(static_cast<int64_t>(d.n)), mean_or_null(e), e.n ? num(e.mean / kJoulesPerKwh) : json(nullptr),
             mean_or_null(co2), mean_or_null(d), sd_or_null(d), json(g.energy_kind())})
         row.push_back(v);
       t.rows.push_back(row);
@@ -555,7 +556,7 @@ Table complexity_table(const std::vector<TrialRecord>& trials) {
                "macs_per_batch",  "t1_operations_per_batch"};
   std::set<std::string> seen;
   for (const auto& r : trials) {
-    if (r.status != "ok" || !r.result.contains("model")) continue;
+    if (r.status != TrialStatus::kOk || !r.result.contains("model")) continue;
     const json& m = r.result["model"];
     const std::string key = m["name"].get<std::string>() + "/" + std::to_string(m["n_features"].get<int64_t>()) + "/" +
                             std::to_string(r.batch_size);
@@ -591,7 +592,7 @@ Table datasets_table(const std::vector<TrialRecord>& trials) {
   std::map<std::string, std::pair<std::vector<json>, int64_t>> rows;
   std::vector<std::string> order;
   for (const auto& r : trials) {
-    if (r.status != "ok" || !r.result.contains("dataset")) continue;
+    if (r.status != TrialStatus::kOk || !r.result.contains("dataset")) continue;
     const json& d = r.result["dataset"];
     const std::string label = d.value("label", d.value("path", std::string("?")));
     if (!rows.count(label)) {
@@ -621,10 +622,10 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
                "status", "time_s",     "energy_j", "tta_s",      "eta_j",     "overhead_s",  "error"};
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, watts_label(r.power_limit_w), r.epochs,
-                      r.status, r.train_s ? num(*r.train_s) : json(nullptr),
+                      trial_status_name(r.status), r.train_s ? num(*r.train_s) : json(nullptr),
                       r.train_energy_j ? num(*r.train_energy_j) : json(nullptr),
-                      r.tta_s ? num(*r.tta_s) : json(r.status == "ok" && target ? "not reached" : "-"),
-                      r.eta_j ? num(*r.eta_j) : json(r.status == "ok" && target ? "not reached" : "-"),
+                      r.tta_s ? num(*r.tta_s) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),
+                      r.eta_j ? num(*r.eta_j) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),
                       r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                                       : json(nullptr),
                       r.error});

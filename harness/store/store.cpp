@@ -96,6 +96,8 @@ void get(const Stmt& s, int c, bool& v) { v = s.integer(c) != 0; }
 void get(const Stmt& s, int c, std::optional<double>& v) { v = s.opt_real(c); }
 void get(const Stmt& s, int c, std::optional<int64_t>& v) { v = s.opt_int(c); }
 void get(const Stmt& s, int c, json& v) { v = parse_or_null(s.text(c)); }
+void put(Stmt& s, int i, TrialStatus v) { s.bind(i, trial_status_name(v)); }
+void get(const Stmt& s, int c, TrialStatus& v) { v = parse_trial_status(s.text(c)); }
 
 // One column of a table of records R: its name, its SQL type, and the record's member.
 template <typename R>
@@ -248,6 +250,24 @@ const std::vector<Migration>& migrations() {
 
 }  // namespace
 
+const char* trial_status_name(TrialStatus status) {
+  switch (status) {
+    case TrialStatus::kOk:
+      return "ok";
+    case TrialStatus::kSkipped:
+      return "skipped";
+    case TrialStatus::kFailed:
+      break;
+  }
+  return "failed";
+}
+
+TrialStatus parse_trial_status(const std::string& name) {
+  if (name == "ok") return TrialStatus::kOk;
+  if (name == "skipped") return TrialStatus::kSkipped;
+  return TrialStatus::kFailed;
+}
+
 Store::Store(const std::string& path, bool create) : path_(path) {
   namespace fs = std::filesystem;
   if (!create && !fs::exists(path))
@@ -378,10 +398,10 @@ std::vector<std::string> Store::experiments() const {
   return out;
 }
 
-std::set<std::string> Store::trial_keys(const std::string& status) const {
+std::set<std::string> Store::trial_keys(std::optional<TrialStatus> status) const {
   std::set<std::string> out;
-  Stmt s(db_, status.empty() ? "SELECT trial_key FROM trials" : "SELECT trial_key FROM trials WHERE status=?");
-  if (!status.empty()) s.bind(1, status);
+  Stmt s(db_, status ? "SELECT trial_key FROM trials WHERE status=?" : "SELECT trial_key FROM trials");
+  if (status) s.bind(1, trial_status_name(*status));
   while (s.step()) out.insert(s.text(0));
   return out;
 }

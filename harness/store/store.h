@@ -28,7 +28,7 @@ namespace balerbench {
 inline constexpr int kStoreSchemaVersion = 2;
 
 struct EpochRow {
-  int64_t epoch = 0;  // 0-based
+  int64_t epoch = 0;  // 0-based (EpochRecord::number() is the 1-based count)
   double train_loss = 0, val_loss = 0;
   std::optional<double> relative_error;
   double lr = 0, duration_s = 0;
@@ -46,6 +46,11 @@ struct PhaseRow {
   std::string energy_kind;  // measured | estimated | simulated | ... ; empty for profile rows
 };
 
+// How a trial ended. Stored as its name (ok, failed, skipped); any other stored text reads as failed.
+enum class TrialStatus { kOk, kFailed, kSkipped };
+const char* trial_status_name(TrialStatus status);
+TrialStatus parse_trial_status(const std::string& name);
+
 struct SampleRow {
   double t_s = 0;  // since the trial's energy session began
   std::string phase;
@@ -58,7 +63,7 @@ struct TrialRecord {
   int64_t grid_index = 0, repeat = 0, batch_size = 0, epochs = 0;
   std::string precision;
   std::optional<double> power_limit_w;
-  std::string status = "ok";  // ok | failed | skipped
+  TrialStatus status = TrialStatus::kOk;
   std::string error;
   double started_unix_s = 0, finished_unix_s = 0;
   std::optional<double> train_s, train_energy_j, compress_s, compress_energy_j, decompress_s, decompress_energy_j;
@@ -92,7 +97,7 @@ class Store {
   std::vector<std::string> experiments() const;
 
   // Keys of stored trials (any status), optionally only those with `status`.
-  std::set<std::string> trial_keys(const std::string& status = "") const;
+  std::set<std::string> trial_keys(std::optional<TrialStatus> status = std::nullopt) const;
   // Stores one trial with its epochs, phases and samples in one transaction;
   // `replace` first deletes a stored trial with the same key.
   int64_t insert_trial(const TrialRecord& t, bool replace = false);

@@ -318,7 +318,7 @@ std::vector<TrialSpec> expand_grid(const Experiment& e) {
         for (int64_t ep : e.epochs)
           for (int64_t rep = 0; rep < e.repeats; ++rep) {
             TrialSpec t;
-            t.index = index++;
+            t.grid_index = index++;
             t.repeat = rep;
             t.batch_size = bs;
             t.precision = p;

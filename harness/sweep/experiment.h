@@ -81,7 +81,7 @@ struct Experiment {
 };
 
 struct TrialSpec {
-  int64_t index = 0;  // position in the full grid
+  int64_t grid_index = 0;  // position in the full grid (0-based; TrialRecord::grid_index)
   int64_t repeat = 0;
   int64_t batch_size = 0, epochs = 0;
   std::string precision;
@@ -102,7 +102,7 @@ std::vector<TrialSpec> expand_grid(const Experiment& e);
 // A slice of the grid: shard `index` of `count` (0 <= index < count).
 struct Shard {
   int64_t index = 0, count = 1;
-  bool contains(int64_t trial_index) const { return trial_index % count == index; }
+  bool contains(int64_t grid_index) const { return grid_index % count == index; }
   std::string label() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 // "i/N"; InputError otherwise.

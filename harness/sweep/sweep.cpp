@@ -52,11 +52,11 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
     std::fprintf(stderr, "balerbench: note: %s\n", store->migration_note().c_str());
   std::set<std::string> done = store ? store->trial_keys() : std::set<std::string>{};
   if (store && o.retry_failed) {
-    for (const auto& k : store->trial_keys("failed")) done.erase(k);
-    for (const auto& k : store->trial_keys("skipped")) done.erase(k);
+    for (const auto& k : store->trial_keys(TrialStatus::kFailed)) done.erase(k);
+    for (const auto& k : store->trial_keys(TrialStatus::kSkipped)) done.erase(k);
   }
   for (const auto& t : grid) {
-    if (o.shard && !o.shard->contains(t.index)) continue;
+    if (o.shard && !o.shard->contains(t.grid_index)) continue;
     ++sum.in_shard;
     if (done.count(t.key)) {
       ++sum.already_done;
@@ -71,7 +71,7 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
                o.dry_run ? " (dry run: nothing runs)" : "");
   if (o.dry_run) {
     for (const auto* t : todo)
-      std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t->index), t->label().c_str(), t->key.c_str());
+      std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t->grid_index), t->label().c_str(), t->key.c_str());
     return sum;
   }
 
@@ -119,19 +119,19 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   ctx.stop = &signals.flag();
   ctx.progress = o.progress;
   ctx.provenance = base_provenance();  // the same machine for every trial of this run
-  ctx.count = static_cast<int64_t>(todo.size());
+  ctx.run_count = static_cast<int64_t>(todo.size());
   try {
     for (std::size_t i = 0; i < todo.size(); ++i) {
       const TrialSpec& t = *todo[i];
       if (!ctx.dataset) ctx.dataset = load_experiment_dataset(ex.dataset);
-      ctx.number = static_cast<int64_t>(i) + 1;
-      std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s\n", i + 1, todo.size(), static_cast<long long>(t.index),
+      ctx.run_ordinal = static_cast<int64_t>(i) + 1;
+      std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s\n", i + 1, todo.size(), static_cast<long long>(t.grid_index),
                    t.label().c_str());
       std::fflush(out);
       const TrialRecord rec = run_trial(t, ctx);
       store->insert_trial(rec, o.retry_failed);
       ++sum.ran;
-      if (rec.status == "ok") {
+      if (rec.status == TrialStatus::kOk) {
         ++sum.ok;
         std::fprintf(
             out, "   ok: train %s, %s; compress %s; decompress %s; target %s\n", fmt_opt(rec.train_s, "s").c_str(),
@@ -144,8 +144,8 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
                       .c_str()
                 : "none");
       } else {
-        (rec.status == "failed" ? sum.failed : sum.skipped)++;
-        std::fprintf(out, "   %s: %s\n", rec.status.c_str(), rec.error.c_str());
+        (rec.status == TrialStatus::kFailed ? sum.failed : sum.skipped)++;
+        std::fprintf(out, "   %s: %s\n", trial_status_name(rec.status), rec.error.c_str());
       }
       std::fflush(out);
     }

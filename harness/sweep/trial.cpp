@@ -103,7 +103,7 @@ TrialRecord new_record(const TrialSpec& spec, const TrialContext& ctx) {
   TrialRecord rec;
   rec.key = spec.key;
   rec.experiment = ex.name;
-  rec.grid_index = spec.index;
+  rec.grid_index = spec.grid_index;
   rec.repeat = spec.repeat;
   rec.batch_size = spec.batch_size;
   rec.epochs = spec.epochs;
@@ -187,8 +187,8 @@ void describe_setup(const TrainingSession& session, const Experiment& ex, const 
 TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const PrecisionPolicy& policy) {
   TrialLabels t;
   t.experiment = ctx.experiment->name;
-  t.trial_index = ctx.number;
-  t.trial_count = ctx.count;
+  t.run_ordinal = ctx.run_ordinal;
+  t.run_count = ctx.run_count;
   t.batch_size = spec.batch_size;
   t.precision = policy.name;
   t.power_limit_w = spec.power_limit_w ? json(*spec.power_limit_w).dump() : "none";
@@ -208,7 +208,7 @@ class TargetTracker {
     rec.target_reached = true;
     rec.tta_s = row.elapsed_s;
     rec.eta_j = row.energy_j;
-    rec.epochs_to_target = e.epoch + 1;
+    rec.epochs_to_target = e.number();
   }
   bool stop() const { return hit_ && target_.stop_when_reached; }
 
@@ -256,9 +256,9 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
                          TrialRecord& rec) {
   const Experiment& ex = *ctx.experiment;
   TrainOptions o = session.options();
-  o.progress_context.trial_index = ctx.number;
-  o.progress_context.trial_count = ctx.count;
-  o.progress_context.trials_after = ctx.count - ctx.number;
+  o.progress_context.run_ordinal = ctx.run_ordinal;
+  o.progress_context.run_count = ctx.run_count;
+  o.progress_context.trials_after = ctx.run_count - ctx.run_ordinal;
   o.relative_error = ex.target.metric == "relative_error";
   Training t;
   const Snapshot begin = energy ? energy->mark() : Snapshot{};
@@ -344,7 +344,7 @@ void record_training(const TrainingSession& session, const Training& t, const Co
   result["reconstruction"] = reconstruction_json(ds, codec.reconstruction.to(at::kDouble).reshape({ds.rows(), session.features()}));
   result["latent_shape"] = {ds.rows(), session.latent()};
   result["latent_dtype"] = dtype_name(codec.latent.scalar_type());
-  result["epochs_run"] = static_cast<int64_t>(r.epochs.size());
+  result["epochs_run"] = static_cast<int64_t>(r.epoch_records.size());
   // Evaluation (validation loss, relative error), inside the epochs' times; per epoch in the epochs table.
   result["evaluation"] = {{"chunk_rows", r.eval_chunk_rows},
                           {"total_s", t.eval_s},
@@ -352,8 +352,8 @@ void record_training(const TrainingSession& session, const Training& t, const Co
                                                                              : json(nullptr)}};
   result["early_stopped"] = r.early_stopped;
   result["stopped_at_target"] = r.stopped;
-  result["final_train_loss"] = r.epochs.back().train_loss;
-  result["final_val_loss"] = r.epochs.back().val_loss;
+  result["final_train_loss"] = r.epoch_records.back().train_loss;
+  result["final_val_loss"] = r.epoch_records.back().val_loss;
   result["has_validation"] = r.has_validation;
   result["train_rows"] = r.train_rows;
   result["val_rows"] = r.val_rows;
@@ -472,14 +472,14 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     live.end();
     record_training(session, training, codec, ds, c, ex, rec, result);
     record_energy(energy.get(), c, training, codec, rec, result);
-    rec.status = "ok";
+    rec.status = TrialStatus::kOk;
   } catch (const Interrupted&) {
     throw;
   } catch (const PowerLimitError& e) {
-    rec.status = e.permission ? "skipped" : "failed";
+    rec.status = e.permission ? TrialStatus::kSkipped : TrialStatus::kFailed;
     rec.error = e.what();
   } catch (const std::exception& e) {
-    rec.status = "failed";
+    rec.status = TrialStatus::kFailed;
     rec.error = e.what();  // an InputError's text carries its hint
   }
   if (ctx.guard) {
@@ -489,7 +489,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     }
   }
   rec.finished_unix_s = unix_now_s();
-  if (rec.status == "ok") {
+  if (rec.status == TrialStatus::kOk) {
     // Everything the trial spent outside the windows it reports: opening meters, the idle
     // baseline, data and model set-up, per-epoch snapshots, provenance, the power series.
     const double measured = rec.train_s.value_or(0) + rec.compress_s.value_or(0) + rec.decompress_s.value_or(0);

@@ -24,7 +24,7 @@ class PowerLimitGuard;
 struct TrialContext {
   const Experiment* experiment = nullptr;
   std::shared_ptr<const Dataset> dataset;  // loaded once per sweep
-  int64_t number = 1, count = 1;           // this trial's place among those this run executes
+  int64_t run_ordinal = 1, run_count = 1;  // this trial's place (1-based) among those this run executes
   PowerControl* power = nullptr;           // NVML GPUs whose limits may be set (null: none)
   PowerLimitGuard* guard = nullptr;        // with `power`
   LiveMetrics* live = nullptr;             // live monitoring (optional)

@@ -54,7 +54,7 @@ GpuRun train(const std::string& precision, int64_t epochs, bool graphs, const at
   o.cuda_graphs = graphs;
   GpuRun r;
   r.result = fit(*m, x64.to(kGpu, p.data_dtype), {}, o);
-  for (const auto& e : r.result.epochs) r.losses.push_back(e.train_loss);
+  for (const auto& e : r.result.epoch_records) r.losses.push_back(e.train_loss);
   std::vector<at::Tensor> flat;
   for (const auto& t : m->parameters()) flat.push_back(t.detach().flatten().to(at::kCPU, at::kDouble));
   r.params = torch::cat(flat);
@@ -197,9 +197,9 @@ TEST(GpuData, SplitAndShuffleRunOnTheDevice) {
   o.shuffle = true;
   o.relative_error = true;
   const TrainResult r = fit(*m, train_rows, val_rows, o);
-  ASSERT_EQ(r.epochs.size(), 3u);
-  EXPECT_TRUE(r.epochs[2].relative_error.has_value());
-  EXPECT_NE(r.epochs[2].val_loss, r.epochs[2].train_loss);
+  ASSERT_EQ(r.epoch_records.size(), 3u);
+  EXPECT_TRUE(r.epoch_records[2].relative_error.has_value());
+  EXPECT_NE(r.epoch_records[2].val_loss, r.epoch_records[2].train_loss);
 }
 
 // Evaluation on CUDA in one large chunk equals the CPU's batch-sized chunks (float64 sums).

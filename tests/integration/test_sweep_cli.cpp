@@ -114,7 +114,7 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
     const auto trials = s.trials("tiny");
     ASSERT_EQ(trials.size(), 4u);
     for (const auto& t : trials) {
-      EXPECT_EQ(t.status, "ok") << t.error;
+      EXPECT_EQ(t.status, TrialStatus::kOk) << t.error;
       EXPECT_EQ(t.epoch_rows.size(), 3u);
       EXPECT_TRUE(t.train_energy_j.has_value());
       EXPECT_GT(*t.compress_s, 0);
@@ -292,7 +292,7 @@ TEST_F(SweepCli, WithoutPermissionTrialsAreSkippedWithTheReason) {
   EXPECT_NE(r.out.find("root or CAP_SYS_ADMIN"), std::string::npos) << r.out;
   const auto trials = Store(dir_.path("db.sqlite"), false).trials();
   ASSERT_EQ(trials.size(), 1u);
-  EXPECT_EQ(trials[0].status, "skipped");
+  EXPECT_EQ(trials[0].status, TrialStatus::kSkipped);
   EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 200000 4"}));  // refused: the limit never changed
 }
 
@@ -379,7 +379,7 @@ TEST_F(SweepCli, OptimizerProfilesLimitsInsideOneTrainingRun) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto trials = Store(dir_.path("db.sqlite"), false).trials();
   ASSERT_EQ(trials.size(), 1u);
-  ASSERT_EQ(trials[0].status, "ok") << trials[0].error;
+  ASSERT_EQ(trials[0].status, TrialStatus::kOk) << trials[0].error;
   const json& o = trials[0].result["power_limit_optimizer"];
   EXPECT_EQ(o["state"], "done") << o.dump();
   EXPECT_EQ(o["profiles"].size(), 3u);  // 300, 200, 100 W
@@ -426,9 +426,9 @@ TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
   EXPECT_NE(r.out.find("failed: "), std::string::npos) << r.out;
   const auto trials = Store(dir_.path("db.sqlite"), false).trials();
   ASSERT_EQ(trials.size(), 2u);
-  EXPECT_EQ(trials[0].status, "failed");
+  EXPECT_EQ(trials[0].status, TrialStatus::kFailed);
   EXPECT_NE(trials[0].error.find("amp_fp16"), std::string::npos);
-  EXPECT_EQ(trials[1].status, "ok");
+  EXPECT_EQ(trials[1].status, TrialStatus::kOk);
   // --retry-failed runs it again (and it fails again, replacing the old row, never duplicating it).
   const auto again =
       bb("run " + dir_.path("exp.json") + " --db db.sqlite --progress none --tables none --retry-failed");

@@ -394,8 +394,8 @@ std::string progress_output(const std::function<void(Progress&)>& f, ProgressCon
 TEST(Progress, PlainLinesAreThinnedButKeepFirstLastAndLearningRateDrops) {
   ProgressContext ctx;
   ctx.line_interval_s = 3600;
-  ctx.trial_index = 2;
-  ctx.trial_count = 6;
+  ctx.run_ordinal = 2;
+  ctx.run_count = 6;
   ctx.power_w = [] { return 41.25; };
   const std::string out = progress_output(
       [](Progress& p) {

@@ -50,7 +50,7 @@ std::shared_ptr<AutoEncoder> model_for(const PrecisionPolicy& p, uint64_t seed =
 
 std::vector<double> losses(const TrainResult& r) {
   std::vector<double> v;
-  for (const auto& e : r.epochs) v.push_back(e.train_loss);
+  for (const auto& e : r.epoch_records) v.push_back(e.train_loss);
   return v;
 }
 
@@ -307,7 +307,7 @@ TEST(PrecisionTraining, LossScalingByPowersOfTwoIsExactOnFloat32) {
   EXPECT_TRUE(rb.loss_scaling);
   EXPECT_EQ(rb.scaler.skipped_steps, 0);
   EXPECT_EQ(rb.scaler.steps, 3 * 8);
-  EXPECT_EQ(rb.epochs.back().loss_scale, 65536);
+  EXPECT_EQ(rb.epoch_records.back().loss_scale, 65536);
 }
 
 TEST(PrecisionTraining, OverflowingScaleSkipsStepsAndBacksOff) {
@@ -323,8 +323,8 @@ TEST(PrecisionTraining, OverflowingScaleSkipsStepsAndBacksOff) {
   EXPECT_LT(r.scaler.skipped_steps, r.scaler.steps);  // it recovers
   EXPECT_DOUBLE_EQ(r.scaler.scale,
                    static_cast<double>(static_cast<float>(1e38 * std::pow(0.5, r.scaler.skipped_steps))));
-  EXPECT_EQ(r.epochs.back().skipped_steps, r.scaler.skipped_steps);
-  for (const auto& e : r.epochs) EXPECT_TRUE(std::isfinite(e.train_loss));
+  EXPECT_EQ(r.epoch_records.back().skipped_steps, r.scaler.skipped_steps);
+  for (const auto& e : r.epoch_records) EXPECT_TRUE(std::isfinite(e.train_loss));
   EXPECT_FALSE(torch::equal(before, m->parameters()[0].flatten()));  // the clean steps trained
   for (const auto& t : m->parameters()) EXPECT_TRUE(torch::isfinite(t).all().item<bool>());
 }

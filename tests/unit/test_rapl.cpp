@@ -72,7 +72,7 @@ TEST(Rapl, DomainsPerSocketAndTotalsWithoutDoubleCounting) {
   const Snapshot b = sampler.snapshot();
   const WindowResult w = make_window("w", a, b, {}, sampler.meters(), nullptr);
   EXPECT_NEAR(w.total_energy_j(), 45.0, 1e-9);  // packages + dram; core and psys not added
-  EXPECT_NEAR(w.category_energy_j("ram"), 5.0, 1e-9);
+  EXPECT_NEAR(w.category_energy_j(DomainCategory::kRam), 5.0, 1e-9);
 }
 
 TEST(Rapl, PsysCountsWhenThereIsNoPackage) {

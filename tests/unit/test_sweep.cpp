@@ -114,7 +114,7 @@ TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
   ASSERT_EQ(static_cast<int64_t>(grid.size()), e.grid_size());
   std::set<std::string> keys;
   for (std::size_t i = 0; i < grid.size(); ++i) {
-    EXPECT_EQ(grid[i].index, static_cast<int64_t>(i));
+    EXPECT_EQ(grid[i].grid_index, static_cast<int64_t>(i));
     keys.insert(grid[i].key);
     EXPECT_EQ(grid[i].config.seed, grid[i].repeat);  // training seed 0 + repeat
     EXPECT_EQ(grid[i].config.batch_size, grid[i].batch_size);
@@ -142,7 +142,7 @@ TEST(Grid, ShardsCoverEveryTrialExactlyOnce) {
     for (int64_t i = 0; i < n; ++i) {
       const Shard s = parse_shard(std::to_string(i) + "/" + std::to_string(n));
       for (const auto& t : grid)
-        if (s.contains(t.index)) ++seen[t.index];
+        if (s.contains(t.grid_index)) ++seen[t.grid_index];
     }
     ASSERT_EQ(seen.size(), grid.size()) << n << " shards";
     for (const auto& [index, count] : seen) EXPECT_EQ(count, 1) << "trial " << index << " with " << n << " shards";
@@ -346,7 +346,7 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
     const auto trials = s.trials("fixture_v1");
     ASSERT_EQ(trials.size(), 2u);
     for (const auto& t : trials) {
-      EXPECT_EQ(t.status, "ok");
+      EXPECT_EQ(t.status, TrialStatus::kOk);
       ASSERT_EQ(t.epoch_rows.size(), 2u);
       EXPECT_FALSE(t.epoch_rows[0].eval_s.has_value());  // not measured by schema 1
       EXPECT_FALSE(t.samples.empty());
@@ -431,7 +431,7 @@ TEST(ReportTables, PrecisionTableFromFixture) {
 TEST(ReportTables, FailedGridPointsAreLeftOutOfMeasuredTables) {
   auto trials = fixture_trials();
   TrialRecord failed = fixture_trial("k6", "amp_bf16", 512, 0, 0, 0);
-  failed.status = "failed";
+  failed.status = TrialStatus::kFailed;
   failed.error = "CUDA error";
   trials.push_back(failed);
   for (const char* name : {"precision", "phases", "batch_size"}) {

@@ -35,7 +35,7 @@ std::shared_ptr<AutoEncoder> seeded_ae(uint64_t seed) {
 
 std::vector<double> losses(const TrainResult& r) {
   std::vector<double> v;
-  for (const auto& e : r.epochs) v.push_back(e.train_loss);
+  for (const auto& e : r.epoch_records) v.push_back(e.train_loss);
   return v;
 }
 
@@ -70,7 +70,7 @@ TEST(Trainer, EpochLossIsThePlainMeanOfBatchLosses) {
     sum += loss.item<double>();
   }
   // FlatAdam rounds like torch::optim::Adam up to the last bits.
-  EXPECT_NEAR(r.epochs[0].train_loss, sum / 3.0, 1e-12 * sum);
+  EXPECT_NEAR(r.epoch_records[0].train_loss, sum / 3.0, 1e-12 * sum);
 }
 
 TEST(Trainer, BalerSumIsBatchSizeTimesMseMean) {
@@ -90,8 +90,8 @@ TEST(Trainer, ValidationLossDrivesEarlyStopping) {
   const TrainResult r = fit(*m, x.narrow(0, 0, 300), x.narrow(0, 300, 100), o);
   EXPECT_TRUE(r.has_validation);
   EXPECT_TRUE(r.early_stopped);
-  EXPECT_EQ(r.epochs.size(), 4u);  // first sets best, then 3 non-improving epochs
-  EXPECT_NE(r.epochs[0].val_loss, r.epochs[0].train_loss);
+  EXPECT_EQ(r.epoch_records.size(), 4u);  // first sets best, then 3 non-improving epochs
+  EXPECT_NE(r.epoch_records[0].val_loss, r.epoch_records[0].train_loss);
 }
 
 // Evaluation in chunks gives the batch-by-batch loss (mean of per-batch losses, short last batch
@@ -133,20 +133,20 @@ TEST(Evaluation, FitRecordsRelativeErrorAndEvaluationTime) {
   TrainOptions o = quiet(2, 100);
   o.relative_error = true;
   const TrainResult r = fit(*m, x, {}, o);
-  ASSERT_EQ(r.epochs.size(), 2u);
-  for (const auto& e : r.epochs) {
+  ASSERT_EQ(r.epoch_records.size(), 2u);
+  for (const auto& e : r.epoch_records) {
     ASSERT_TRUE(e.relative_error.has_value());
     EXPECT_GT(*e.relative_error, 0);
     EXPECT_GT(e.eval_duration_s, 0);
     EXPECT_LE(e.eval_duration_s, e.duration_s);
     EXPECT_EQ(e.val_loss, e.train_loss);  // no validation rows
   }
-  EXPECT_NEAR(*r.epochs.back().relative_error, evaluate(*m, x, {100, LossKind::kBalerSum, {}, 0}).relative_error,
+  EXPECT_NEAR(*r.epoch_records.back().relative_error, evaluate(*m, x, {100, LossKind::kBalerSum, {}, 0}).relative_error,
               1e-12);
   auto plain = seeded_ae(1);
   const TrainResult q = fit(*plain, x, {}, quiet(1, 100));
-  EXPECT_FALSE(q.epochs[0].relative_error.has_value());
-  EXPECT_EQ(q.epochs[0].eval_duration_s, 0);
+  EXPECT_FALSE(q.epoch_records[0].relative_error.has_value());
+  EXPECT_EQ(q.epoch_records[0].eval_duration_s, 0);
 }
 
 // The validation split's index is built on the data's device (on CUDA a CPU index fails in
@@ -174,12 +174,12 @@ TEST(Trainer, PlateauHalvesTheLearningRateTheOptimizerUses) {
   o.early_stopping = false;
   const TrainResult r = fit(*m, x, {}, o);
   int reductions = 0;
-  for (std::size_t e = 0; e + 1 < r.epochs.size(); ++e) {
-    if (r.epochs[e].lr_reduced) {
+  for (std::size_t e = 0; e + 1 < r.epoch_records.size(); ++e) {
+    if (r.epoch_records[e].lr_reduced) {
       ++reductions;
-      EXPECT_DOUBLE_EQ(r.epochs[e + 1].lr, 0.5 * r.epochs[e].lr) << "epoch " << e;
+      EXPECT_DOUBLE_EQ(r.epoch_records[e + 1].lr, 0.5 * r.epoch_records[e].lr) << "epoch " << e;
     } else {
-      EXPECT_DOUBLE_EQ(r.epochs[e + 1].lr, r.epochs[e].lr) << "epoch " << e;
+      EXPECT_DOUBLE_EQ(r.epoch_records[e + 1].lr, r.epoch_records[e].lr) << "epoch " << e;
     }
   }
   EXPECT_GT(reductions, 0);

@@ -1,0 +1,21 @@
+// training_defaults.h: the defaults of Baler's training loop, in one place. RunConfig (what a
+// config file leaves out; Baler's template) and TrainOptions (what the trainer runs with when a
+// caller sets nothing) both start from these.
+#pragma once
+
+#include <cstdint>
+
+namespace balerbench::training_defaults {
+
+inline constexpr int64_t kEpochs = 5;
+inline constexpr int64_t kBatchSize = 512;
+inline constexpr double kLr = 1e-3;
+inline constexpr bool kShuffle = false;
+inline constexpr bool kEarlyStopping = true;
+inline constexpr int64_t kEarlyStoppingPatience = 100;
+inline constexpr double kMinDelta = 0.0;
+inline constexpr bool kLrScheduler = true;
+inline constexpr int64_t kLrSchedulerPatience = 50;
+inline constexpr const char* kProgress = "auto";
+
+}  // namespace balerbench::training_defaults
