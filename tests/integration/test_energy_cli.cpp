@@ -62,7 +62,7 @@ TEST_F(EnergyCli, MetersWithFakeHardware) {
   EXPECT_NEAR(j["meters"][0]["domains"][0]["power_w"].get<double>(), 120.0, 1.2);
   EXPECT_EQ(j["meters"][0]["details"]["gpus"][0]["name"], "Fake A100");
   // Each GPU domain names its GPU, as nvidia-smi does: index and name in the table, UUID in the JSON.
-  EXPECT_NE(r.out.find("gpu0 (Fake A100) 12"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nvml           measured   available    gpu0 (Fake A100) "), std::string::npos) << r.out;
   EXPECT_EQ(j["meters"][0]["domains"][0]["gpu"], json({{"index", 0}, {"name", "Fake A100"}, {"uuid", "GPU-1234"}}));
 }
 
