@@ -86,8 +86,4 @@ TrainResult TrainingSession::train(const TrainOptions& options, const std::funct
   });
 }
 
-Evaluation TrainingSession::evaluate(const at::Tensor& x) {
-  return balerbench::evaluate(*model_, x, {config_.batch_size, parse_loss_kind(config_.loss), policy_, 0});
-}
-
 }  // namespace balerbench

@@ -4,7 +4,7 @@
 //   - the data normalized and split on the device, the model built and put in the policy's dtype;
 //   - the live trial, begun and ended RAII-style so that every exit path ends it;
 //   - training with the hooks both commands need (an energy window per phase, live progress and
-//     epoch metrics), and the evaluation.
+//     epoch metrics) with the evaluation the trainer runs every epoch.
 // The training engine is chosen here, once, for both commands.
 #pragma once
 
@@ -75,10 +75,9 @@ class TrainingSession {
   // The config's training options with this session's policy and hooks: an energy window per
   // "train" and "evaluation" phase, the live power on the progress line. Callers add their own.
   TrainOptions options() const;
-  // Trains with `options` (from options()); every epoch goes to the live metrics, then to `on_epoch`.
+  // Trains with `options` (from options()), evaluating every epoch as they ask (validation loss,
+  // relative error); every epoch goes to the live metrics, then to `on_epoch`.
   TrainResult train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
-  // The validation loss and relative error of `x` as the trainer evaluates them.
-  Evaluation evaluate(const at::Tensor& x);
 
  private:
   const RunConfig& config_;

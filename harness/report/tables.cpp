@@ -106,22 +106,6 @@ std::vector<Group> finished(const std::vector<Group>& groups) {
   return out;
 }
 
-// "CPU: Intel Xeon ... (2 CPUs)" or "GPU: ...; CPU: ..." from a trial's stored provenance.
-std::string hardware_from_provenance(const json& p) {
-  if (!p.is_object()) return "";
-  std::string gpu;
-  if (p.contains("gpus") && p["gpus"].is_array())
-    for (const auto& g : p["gpus"])
-      if (g.is_object() && g.contains("name") && g["name"].is_string())
-        gpu += (gpu.empty() ? "" : " + ") + g["name"].get<std::string>();
-  const json& cpu_model = p.contains("cpu_model") ? p["cpu_model"] : json();
-  if (!cpu_model.is_string() && gpu.empty()) return "";
-  std::string cpu = cpu_model.is_string() ? cpu_model.get<std::string>() : std::string("unknown CPU");
-  if (p.contains("logical_cpus") && p["logical_cpus"].is_number_integer())
-    cpu += " (" + std::to_string(p["logical_cpus"].get<int64_t>()) + " CPUs)";
-  return gpu.empty() ? "CPU: " + cpu : "GPU: " + gpu + "; CPU: " + cpu;
-}
-
 // The hardware of the finished trials; when none finished, that of any trial (its stored label,
 // else its provenance), so a report of failures still says where they ran.
 std::string hardware_of(const std::vector<TrialRecord>& trials) {
@@ -130,7 +114,7 @@ std::string hardware_of(const std::vector<TrialRecord>& trials) {
     if (t.status == TrialStatus::kOk && !t.hardware.empty()) hw.insert(t.hardware);
   if (hw.empty())
     for (const auto& t : trials) {
-      const std::string h = t.hardware.empty() ? hardware_from_provenance(t.provenance) : t.hardware;
+      const std::string h = t.hardware.empty() ? hardware_label(t.provenance) : t.hardware;
       if (!h.empty()) hw.insert(h);
     }
   std::string s;

@@ -250,6 +250,21 @@ const std::vector<Migration>& migrations() {
 
 }  // namespace
 
+std::string hardware_label(const json& provenance, const std::string& gpus) {
+  const json& p = provenance.is_object() ? provenance : json::object();
+  std::string gpu = gpus;
+  if (gpu.empty() && p.contains("gpus") && p["gpus"].is_array())
+    for (const auto& g : p["gpus"])
+      if (g.is_object() && g.contains("name") && g["name"].is_string())
+        gpu += (gpu.empty() ? "" : " + ") + g["name"].get<std::string>();
+  const json cpu_model = p.contains("cpu_model") ? p["cpu_model"] : json();
+  if (!cpu_model.is_string() && gpu.empty()) return "";
+  std::string cpu = cpu_model.is_string() ? cpu_model.get<std::string>() : std::string("unknown CPU");
+  if (p.contains("logical_cpus") && p["logical_cpus"].is_number_integer())
+    cpu += " (" + std::to_string(p["logical_cpus"].get<int64_t>()) + " CPUs)";
+  return gpu.empty() ? "CPU: " + cpu : "GPU: " + gpu + "; CPU: " + cpu;
+}
+
 const char* trial_status_name(TrialStatus status) {
   switch (status) {
     case TrialStatus::kOk:

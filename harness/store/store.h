@@ -51,6 +51,11 @@ enum class TrialStatus { kOk, kFailed, kSkipped };
 const char* trial_status_name(TrialStatus status);
 TrialStatus parse_trial_status(const std::string& name);
 
+// "GPU: A + B; CPU: model (N CPUs)" or "CPU: model (N CPUs)" from a trial's provenance. `gpus`
+// (the meters' view, simulated GPUs marked) replaces the provenance's GPU names when not empty.
+// Empty when neither names a CPU nor a GPU.
+std::string hardware_label(const nlohmann::json& provenance, const std::string& gpus = "");
+
 struct SampleRow {
   double t_s = 0;  // since the trial's energy session began
   std::string phase;

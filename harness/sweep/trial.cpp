@@ -54,17 +54,12 @@ void interruptible_sleep(double seconds, const std::atomic<int>* stop) {
   check_stop(stop);
 }
 
-// "GPU: NVIDIA H100 80GB HBM3; CPU: ..." / "GPU: ... (SIMULATED); CPU: ..." / "CPU: Intel Xeon ... (2 CPUs)":
-// the GPUs the meters measured, else those in the provenance.
-std::string hardware_label(const json& provenance, const json* energy_report) {
-  std::string gpu;
+// The trial's hardware: the GPUs its meters measured (simulated ones marked), else the provenance's.
+std::string trial_hardware(const json& provenance, const json* energy_report) {
+  std::string gpus;
   if (energy_report)
-    for (const GpuLabel& g : gpu_labels((*energy_report)["meters"])) gpu += (gpu.empty() ? "" : " + ") + g.display();
-  if (gpu.empty())
-    for (const auto& g : provenance["gpus"]) gpu += (gpu.empty() ? "" : " + ") + g["name"].get<std::string>();
-  std::string cpu = provenance.value("cpu_model", std::string("unknown CPU"));
-  cpu += " (" + std::to_string(provenance.value("logical_cpus", 0)) + " CPUs)";
-  return gpu.empty() ? "CPU: " + cpu : "GPU: " + gpu + "; CPU: " + cpu;
+    for (const GpuLabel& g : gpu_labels((*energy_report)["meters"])) gpus += (gpus.empty() ? "" : " + ") + g.display();
+  return hardware_label(provenance, gpus);
 }
 
 // The sampler's series as power per interval, labelled with the phase it falls in.
@@ -112,7 +107,7 @@ TrialRecord new_record(const TrialSpec& spec, const TrialContext& ctx) {
   rec.spec = spec.spec;
   rec.started_unix_s = unix_now_s();
   rec.provenance = ctx.provenance.is_null() ? base_provenance() : ctx.provenance;
-  rec.hardware = hardware_label(rec.provenance, nullptr);
+  rec.hardware = trial_hardware(rec.provenance, nullptr);
   rec.max_power_w = ex.max_power_w;
   return rec;
 }
@@ -380,7 +375,7 @@ void record_energy(EnergySession* energy, const RunConfig& c, const Training& t,
   }
   energy->finish();
   const json report = energy->report();
-  rec.hardware = hardware_label(rec.provenance, &report);
+  rec.hardware = trial_hardware(rec.provenance, &report);
   rec.total_energy_j = energy->total().total_energy_j();
   rec.co2_g = emissions_g(*rec.total_energy_j, energy->carbon());
   rec.energy_kind = energy->total().kinds();
