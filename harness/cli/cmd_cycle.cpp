@@ -22,7 +22,7 @@ struct Args {
   std::vector<std::string> sets;
   bool json = false;
   MonitoringArgs monitoring;
-  std::string precision, profile_trace;
+  std::string precision, engine, profile_trace;
   bool profile = false, no_profile_sync = false, no_cuda_graphs = false;
 };
 
@@ -41,6 +41,29 @@ void print_train(const nlohmann::json& r) {
   std::printf("precision %s: parameters %s, data %s, compute %s%s\n", p["name"].get<std::string>().c_str(),
               p["param_dtype"].get<std::string>().c_str(), p["data_dtype"].get<std::string>().c_str(),
               p["compute_dtype"].get<std::string>().c_str(), p["autocast"].get<bool>() ? " (autocast)" : "");
+  if (r.contains("engine")) {
+    const auto& e = r["engine"];
+    std::string line = "engine " + e["name"].get<std::string>();
+    if (e.contains("workers")) line += " (" + e["workers"].dump() + " worker" + (e["workers"] == 1 ? ")" : "s)");
+    if (e.contains("note")) line += "; " + e["note"].get<std::string>();
+    std::printf("%s\n", line.c_str());
+  }
+  if (r.contains("threads") && r["threads"].is_object()) {
+    const auto& t = r["threads"];
+    std::string line = "threads " + t["threads"].dump() + " (" + t["source"].get<std::string>();
+    if (t.contains("age_s")) line += ", " + std::to_string(static_cast<int64_t>(t["age_s"].get<double>())) + " s ago";
+    if (t.contains("step_s")) {
+      std::string times;
+      for (auto it = t["step_s"].begin(); it != t["step_s"].end(); ++it) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s%s thread%s %.3g ms/step", times.empty() ? "" : ", ", it.key().c_str(),
+                      it.key() == "1" ? "" : "s", 1e3 * it.value().get<double>());
+        times += buf;
+      }
+      line += ": " + times;
+    }
+    std::printf("%s)\n", line.c_str());
+  }
   if (p["grad_scaler"].is_object()) {
     const auto& g = p["grad_scaler"];
     std::printf("loss scaling: scale %g -> %g, %lld of %lld steps skipped (inf/NaN gradients), %lld growths\n",
@@ -73,6 +96,7 @@ int run_command(const std::string& name, const Args& a) {
   std::vector<std::string> sets = a.sets;
   for (auto& o : monitoring_overrides(a.monitoring)) sets.push_back(std::move(o));
   if (!a.precision.empty()) sets.push_back("precision=" + a.precision);
+  if (!a.engine.empty()) sets.push_back("engine=" + a.engine);
   if (a.profile || !a.profile_trace.empty()) sets.push_back("profile=true");
   if (!a.profile_trace.empty()) sets.push_back("profile_trace=" + a.profile_trace);
   if (a.no_profile_sync) sets.push_back("profile_sync=false");
@@ -128,6 +152,9 @@ void register_cycle(CLI::App& app, Action& run) {
       add_monitoring_options(cmd, a->monitoring, true);
       cmd->add_option("--precision", a->precision,
                       "fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16 | auto (= --set precision=...)");
+      cmd->add_option("--engine", a->engine,
+                      "libtorch (autograd) | fused (hand-written step: dense models, CPU, fp64/fp32) | auto (fused "
+                      "where it can; = --set engine=...)");
       cmd->add_flag("--profile", a->profile, "time each phase and print the breakdown (T5's shape)");
       cmd->add_flag("--no-profile-sync", a->no_profile_sync,
                     "profile without synchronising the device at each phase edge (CUDA events)");

@@ -38,7 +38,7 @@ void label_gpu_domains(json& domains, const json& details) {
 
 json probe_all(const EnergySettings& s, double interval_s) {
   std::vector<std::pair<std::string, MeterProbe>> probes;
-  for (const auto& e : meter_catalog()) probes.emplace_back(e.name, probe_meter(e.name, s));
+  for (const auto& e : meter_catalog()) probes.emplace_back(e.name(), probe_meter(e.meter, s));
   std::vector<MeterReading> first;
   for (auto& [name, p] : probes) first.push_back(p.available() ? p.meter->read() : MeterReading{});
   std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
@@ -97,7 +97,7 @@ int run_meters(const MetersArgs& a) {
   JsonStdout json_out(a.json);
   EnergySettings s = energy_settings_from(a.energy);
   const json meters = probe_all(s, a.interval_s);
-  s.meters = {"auto"};
+  s.meters = {MeterChoice::kAuto};
   json auto_pick = json::array();
   for (const auto& m : open_meters(s).meters) auto_pick.push_back(m->name());
   if (a.json) {

@@ -176,10 +176,11 @@ std::vector<GpuLabel> gpu_labels(const json& meters) {
   for (const auto& m : meters) {
     if (!m.contains("details")) continue;
     const json& d = m["details"];
-    if (m["name"] == "nvml" && d.contains("gpus")) {
+    const std::optional<MeterChoice> meter = find_meter_choice(m.value("name", std::string()));
+    if (meter == MeterChoice::kNvml && d.contains("gpus")) {
       for (const auto& g : d["gpus"])
         out.push_back({g.value("name", std::string()), g.value("uuid", std::string()), number(g, "power_limit_w"), false});
-    } else if (m["name"] == "simulated_gpu") {
+    } else if (meter == MeterChoice::kSimulatedGpu) {
       out.push_back({d.value("name", std::string("simulated GPU")), "simulated", number(d, "power_limit_w"), true});
     }
   }

@@ -1,6 +1,7 @@
 // energy_settings.cpp: see energy_settings.h.
 #include "harness/energy/energy_settings.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "harness/base/strict_json.h"
@@ -32,13 +33,63 @@ SimulatedGpuSpec parse_simulated_gpu(const json& j, const std::string& source, c
 
 }  // namespace
 
+namespace {
+
+struct MeterName {
+  MeterChoice choice;
+  const char* name;
+};
+constexpr MeterName kMeterNames[] = {{MeterChoice::kAuto, "auto"},
+                                     {MeterChoice::kNvml, "nvml"},
+                                     {MeterChoice::kRapl, "rapl"},
+                                     {MeterChoice::kCpuEstimate, "cpu_estimate"},
+                                     {MeterChoice::kRamEstimate, "ram_estimate"},
+                                     {MeterChoice::kWattmeter, "wattmeter"},
+                                     {MeterChoice::kSimulatedGpu, "simulated_gpu"}};
+
+}  // namespace
+
+const char* meter_choice_name(MeterChoice m) {
+  for (const auto& n : kMeterNames)
+    if (n.choice == m) return n.name;
+  return "?";
+}
+
+std::optional<MeterChoice> find_meter_choice(const std::string& name) {
+  for (const auto& n : kMeterNames)
+    if (name == n.name) return n.choice;
+  return std::nullopt;
+}
+
+const std::vector<MeterChoice>& meter_choices() {
+  static const std::vector<MeterChoice> kAll = [] {
+    std::vector<MeterChoice> all;
+    for (const auto& n : kMeterNames) all.push_back(n.choice);
+    return all;
+  }();
+  return kAll;
+}
+
 EnergySettings parse_energy_settings(const json& j, const std::string& source, const std::string& path,
                                      const std::string& base_dir) {
   StrictReader r(j, source, path);
   EnergySettings e;
   r.boolean("enabled", e.enabled);
-  r.strings("meters", e.meters);
-  if (e.meters.empty()) r.fail("meters", "must name at least one meter", "\"auto\", or e.g. [\"rapl\", \"nvml\"]");
+  {
+    std::vector<std::string> names = {"auto"};
+    r.strings("meters", names);
+    if (names.empty()) r.fail("meters", "must name at least one meter", "\"auto\", or e.g. [\"rapl\", \"nvml\"]");
+    e.meters.clear();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const std::optional<MeterChoice> m = find_meter_choice(names[i]);
+      std::string list;
+      for (MeterChoice c : meter_choices()) list += (list.empty() ? "" : ", ") + std::string(meter_choice_name(c));
+      if (!m) r.fail("meters", "unknown meter '" + names[i] + "'", "one of: " + list);
+      if (std::find(e.meters.begin(), e.meters.end(), *m) != e.meters.end())
+        r.fail("meters", "meter '" + names[i] + "' is listed twice", "name each meter once");
+      e.meters.push_back(*m);
+    }
+  }
   r.number_in("sample_hz", e.sample_hz, 0, 1000);
   r.number_in("idle_baseline_s", e.idle_baseline_s, 0, 3600);
   r.optional_number_in("carbon_intensity_g_per_kwh", e.carbon_intensity_g_per_kwh, 0, 5000);
@@ -63,12 +114,14 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
 }
 
 json EnergySettings::to_json() const {
+  std::vector<std::string> meter_names;
+  for (MeterChoice m : meters) meter_names.emplace_back(meter_choice_name(m));
   auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json sim = {{"name", simulated_gpu.name}, {"idle_power_w", simulated_gpu.idle_power_w},
               {"max_power_w", simulated_gpu.max_power_w}, {"min_limit_w", simulated_gpu.min_limit_w},
               {"max_limit_w", simulated_gpu.max_limit_w}, {"power_limit_w", simulated_gpu.power_limit_w},
               {"load", opt(simulated_gpu.load)}};
-  return {{"enabled", enabled}, {"meters", meters}, {"sample_hz", sample_hz}, {"idle_baseline_s", idle_baseline_s},
+  return {{"enabled", enabled}, {"meters", meter_names}, {"sample_hz", sample_hz}, {"idle_baseline_s", idle_baseline_s},
           {"carbon_intensity_g_per_kwh", opt(carbon_intensity_g_per_kwh)},
           {"country_iso_code", country_iso_code.empty() ? json(nullptr) : json(country_iso_code)}, {"pue", pue},
           {"cpu_tdp_w", opt(cpu_tdp_w)}, {"cpu_estimate_mode", cpu_estimate_mode}, {"ram_power_w", opt(ram_power_w)},

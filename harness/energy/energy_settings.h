@@ -25,11 +25,18 @@ struct SimulatedGpuSpec {
   std::optional<double> load;
 };
 
+// One entry of energy.meters: a meter of the registry (meter_registry.h) by name, or "auto".
+// Parsed once from the config's names; the name table is meter_choice_name.
+enum class MeterChoice { kAuto, kNvml, kRapl, kCpuEstimate, kRamEstimate, kWattmeter, kSimulatedGpu };
+const char* meter_choice_name(MeterChoice m);
+std::optional<MeterChoice> find_meter_choice(const std::string& name);  // nullopt: not a meter name
+const std::vector<MeterChoice>& meter_choices();                        // every value, kAuto first
+
 struct EnergySettings {
   bool enabled = true;  // false: train/compress/decompress measure no energy
   // Meter names (see meter_registry.h) or "auto": nvml and rapl where
   // available, cpu_estimate without rapl, ram_estimate without a RAPL dram domain.
-  std::vector<std::string> meters = {"auto"};
+  std::vector<MeterChoice> meters = {MeterChoice::kAuto};
   double sample_hz = 10;       // sampler rate; 0 = read at window edges only
   double idle_baseline_s = 0;  // idle power measured for this long before a run (0 = none)
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "harness/base/clock.h"
 
@@ -125,11 +124,12 @@ double WindowResult::category_energy_j(DomainCategory category) const {
 }
 
 std::string WindowResult::kinds() const {
-  std::set<std::string> k;
-  for (const auto& d : domains) k.insert(meter_kind_name(d.kind));
   std::string out;
-  for (const char* name : {"measured", "estimated", "simulated"})
-    if (k.count(name)) out += (out.empty() ? "" : "+") + std::string(name);
+  for (MeterKind kind : {MeterKind::kMeasured, MeterKind::kEstimated, MeterKind::kSimulated}) {
+    const bool present =
+        std::any_of(domains.begin(), domains.end(), [kind](const DomainEnergy& d) { return d.kind == kind; });
+    if (present) out += (out.empty() ? "" : "+") + std::string(meter_kind_name(kind));
+  }
   return out.empty() ? "none" : out;
 }
 

@@ -34,25 +34,26 @@ const char* domain_category_name(DomainCategory c) {
 
 const std::vector<MeterCatalogEntry>& meter_catalog() {
   static const std::vector<MeterCatalogEntry> kCatalog = {
-      {"nvml", MeterKind::kMeasured, "NVIDIA GPUs: energy counter (Volta+) or integrated power"},
-      {"rapl", MeterKind::kMeasured, "CPU packages, cores, uncore, DRAM, platform via Linux powercap"},
-      {"cpu_estimate", MeterKind::kEstimated, "CPU: TDP x utilisation"},
-      {"ram_estimate", MeterKind::kEstimated, "DRAM: constant power model"},
-      {"wattmeter", MeterKind::kMeasured, "wall power from an external meter's log"},
-      {"simulated_gpu", MeterKind::kSimulated, "a modelled GPU, for demonstrations and tests"}};
+      {MeterChoice::kNvml, MeterKind::kMeasured, "NVIDIA GPUs: energy counter (Volta+) or integrated power"},
+      {MeterChoice::kRapl, MeterKind::kMeasured, "CPU packages, cores, uncore, DRAM, platform via Linux powercap"},
+      {MeterChoice::kCpuEstimate, MeterKind::kEstimated, "CPU: TDP x utilisation"},
+      {MeterChoice::kRamEstimate, MeterKind::kEstimated, "DRAM: constant power model"},
+      {MeterChoice::kWattmeter, MeterKind::kMeasured, "wall power from an external meter's log"},
+      {MeterChoice::kSimulatedGpu, MeterKind::kSimulated, "a modelled GPU, for demonstrations and tests"}};
   return kCatalog;
 }
 
-MeterProbe probe_meter(const std::string& name, const EnergySettings& s) {
-  if (name == "nvml") return NvmlMeter::open();
-  if (name == "rapl") return RaplMeter::open();
-  if (name == "cpu_estimate") return CpuEstimateMeter::open(s);
-  if (name == "ram_estimate") return RamEstimateMeter::open(s);
-  if (name == "wattmeter") return WattmeterMeter::open(s);
-  if (name == "simulated_gpu") return SimulatedGpuMeter::open(s);
-  std::string names = "auto";
-  for (const auto& e : meter_catalog()) names += std::string(", ") + e.name;
-  throw InputError("unknown meter '" + name + "'", "one of: " + names);
+MeterProbe probe_meter(MeterChoice meter, const EnergySettings& s) {
+  switch (meter) {
+    case MeterChoice::kNvml: return NvmlMeter::open();
+    case MeterChoice::kRapl: return RaplMeter::open();
+    case MeterChoice::kCpuEstimate: return CpuEstimateMeter::open(s);
+    case MeterChoice::kRamEstimate: return RamEstimateMeter::open(s);
+    case MeterChoice::kWattmeter: return WattmeterMeter::open(s);
+    case MeterChoice::kSimulatedGpu: return SimulatedGpuMeter::open(s);
+    case MeterChoice::kAuto: break;
+  }
+  throw InputError("probe_meter: \"auto\" is a selection of meters, not one meter", "use open_meters");
 }
 
 namespace {
@@ -64,39 +65,40 @@ bool has_dram_domain(const EnergyMeter& m) {
 }
 
 void add_auto(MeterSet& set, const EnergySettings& s) {
-  auto try_add = [&](const std::string& name) {
-    MeterProbe p = probe_meter(name, s);
+  auto try_add = [&](MeterChoice meter) {
+    MeterProbe p = probe_meter(meter, s);
     if (p.available()) {
       set.meters.push_back(std::move(p.meter));
       return true;
     }
-    set.skipped.emplace_back(name, p.unavailable_reason);
+    set.skipped.emplace_back(meter_choice_name(meter), p.unavailable_reason);
     return false;
   };
-  try_add("nvml");
-  const bool rapl = try_add("rapl");
-  if (!rapl) try_add("cpu_estimate");
+  try_add(MeterChoice::kNvml);
+  const bool rapl = try_add(MeterChoice::kRapl);
+  if (!rapl) try_add(MeterChoice::kCpuEstimate);
   const bool dram = rapl && has_dram_domain(*set.meters.back());
-  if (!dram) try_add("ram_estimate");
+  if (!dram) try_add(MeterChoice::kRamEstimate);
 }
 
 }  // namespace
 
 MeterSet open_meters(const EnergySettings& s) {
   MeterSet set;
-  std::vector<std::string> names;
-  for (const auto& n : s.meters) {
-    if (std::find(names.begin(), names.end(), n) != names.end())
-      throw InputError("meter '" + n + "' is listed twice", "name each meter once");
-    names.push_back(n);
+  std::vector<MeterChoice> chosen;
+  for (MeterChoice m : s.meters) {
+    if (std::find(chosen.begin(), chosen.end(), m) != chosen.end())
+      throw InputError(std::string("meter '") + meter_choice_name(m) + "' is listed twice", "name each meter once");
+    chosen.push_back(m);
   }
-  for (const auto& name : names) {
-    if (name == "auto") {
+  for (MeterChoice m : chosen) {
+    if (m == MeterChoice::kAuto) {
       add_auto(set, s);
       continue;
     }
-    MeterProbe p = probe_meter(name, s);
-    if (!p.available()) throw InputError("meter '" + name + "' is not available: " + p.unavailable_reason);
+    MeterProbe p = probe_meter(m, s);
+    if (!p.available())
+      throw InputError(std::string("meter '") + meter_choice_name(m) + "' is not available: " + p.unavailable_reason);
     set.meters.push_back(std::move(p.meter));
   }
   // "auto" plus an explicit name may open the same meter twice: keep the first.

@@ -19,18 +19,20 @@
 namespace balerbench {
 
 struct MeterCatalogEntry {
-  const char* name;
+  MeterChoice meter;  // never kAuto
   MeterKind kind;
   const char* what;
+  const char* name() const { return meter_choice_name(meter); }
 };
+// Every meter, in the order "auto" tries them.
 const std::vector<MeterCatalogEntry>& meter_catalog();
 
-// InputError for an unknown name (listing the valid ones).
-MeterProbe probe_meter(const std::string& name, const EnergySettings& settings);
+// Opens one meter, or says why it cannot run here. `meter` is not kAuto (an InputError).
+MeterProbe probe_meter(MeterChoice meter, const EnergySettings& settings);
 
 struct MeterSet {
   std::vector<std::unique_ptr<EnergyMeter>> meters;
-  std::vector<std::pair<std::string, std::string>> skipped;  // (name, reason) under "auto"
+  std::vector<std::pair<std::string, std::string>> skipped;  // (meter name, reason) under "auto"
 };
 MeterSet open_meters(const EnergySettings& settings);
 

@@ -1,6 +1,8 @@
 // codec.cpp: see codec.h.
 #include "harness/engine/codec.h"
 
+#include "harness/engine/fused_engine.h"
+
 #include <torch/torch.h>
 
 #include "datasets/error.h"
@@ -40,7 +42,8 @@ c10::Device resolve_device(const std::string& name) {
 }
 
 at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalization* norm, at::ScalarType latent_dtype,
-                       int64_t chunk_rows, const PrecisionPolicy& policy, PhaseTimer* timer) {
+                       int64_t chunk_rows, const PrecisionPolicy& policy, PhaseTimer* timer,
+                       FusedDenseEngine* fused) {
   torch::NoGradGuard no_grad;
   model.eval();
   PhaseTimer off;
@@ -54,6 +57,7 @@ at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalizat
       xn = (norm ? norm->apply(c) : c).to(device, model.dtype());
     }
     PhaseTimer::Scope s(t, Phase::kCompress);
+    if (fused) return fused->encode(xn);
     AutocastScope autocast(device.type(), policy.compute_dtype, policy.autocast);
     return model.encode(xn);
   });
@@ -61,7 +65,7 @@ at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalizat
 }
 
 at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalization* norm, int64_t chunk_rows,
-                       const PrecisionPolicy& policy, PhaseTimer* timer) {
+                       const PrecisionPolicy& policy, PhaseTimer* timer, FusedDenseEngine* fused) {
   torch::NoGradGuard no_grad;
   model.eval();
   PhaseTimer off;
@@ -76,8 +80,12 @@ at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalizat
     }
     {
       PhaseTimer::Scope s(t, Phase::kDecompress);
-      AutocastScope autocast(device.type(), policy.compute_dtype, policy.autocast);
-      y = model.decode(zc);
+      if (fused) {
+        y = fused->decode(zc);
+      } else {
+        AutocastScope autocast(device.type(), policy.compute_dtype, policy.autocast);
+        y = model.decode(zc);
+      }
     }
     PhaseTimer::Scope s(t, Phase::kData);
     y = y.to(model.dtype());  // autocast's float16/bfloat16 back to the master dtype

@@ -139,6 +139,8 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
           {"mean_epoch_duration_s", epoch_s / static_cast<double>(n_run)},
           {"rows_per_s", static_cast<double>(r.train_rows * n_run) / std::max(epoch_s, 1e-12)},
           {"precision", precision_json(r)},
+          {"engine", engine_json(r)},
+          {"threads", r.threads},
           {"cuda_graph", cuda_graph_json(device, r)},
           {"epochs", epochs},
           {"versions", versions_json(c)}};
@@ -202,7 +204,7 @@ struct LiveRun {
     TrialLabels t;
     t.experiment = c.monitoring.experiment;
     t.batch_size = c.batch_size;
-    t.precision = policy.name;
+    t.precision = policy.name();
     t.power_limit_w = power_limit_label(session);
     trial = std::make_unique<LiveTrial>(&live, t);
   }
@@ -286,13 +288,15 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   const c10::Device device = resolve_device(c.device);
   const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
+  const EngineDecision engine = choose_engine(c.engine, *model, policy, device);
+  const std::unique_ptr<FusedDenseEngine> fused = codec_engine(engine, *model, c);
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor z;
   const double encode_s = measure_window(energy.get(), "compress", [&] {
                             z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
                                             latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, policy,
-                                            &timer);
+                                            &timer, fused.get());
                           }).duration_s;
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
@@ -312,6 +316,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
                  {"output", L.compressed_npz()},
                  {"output_bytes", file_bytes(L.compressed_npz())},
                  {"precision", policy.to_json()},
+                 {"engine", engine_json(engine)},
                  {"device", device.str()}};
   report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {
@@ -348,12 +353,14 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const c10::Device device = resolve_device(c.device);
   const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
+  const EngineDecision engine = choose_engine(c.engine, *model, policy, device);
+  const std::unique_ptr<FusedDenseEngine> fused = codec_engine(engine, *model, c);
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor x;
   const double decode_s = measure_window(energy.get(), "decompress", [&] {
                             x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr,
-                                            c.codec_chunk_rows, policy, &timer);
+                                            c.codec_chunk_rows, policy, &timer, fused.get());
                             if (dims == 1) cast_integer_columns(x, c, features);
                           }).duration_s;
   std::vector<std::pair<std::string, NpyArray>> members;
@@ -368,6 +375,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
                  {"output", L.decompressed_npz()},
                  {"output_bytes", file_bytes(L.decompressed_npz())},
                  {"precision", policy.to_json()},
+                 {"engine", engine_json(engine)},
                  {"device", device.str()}};
   report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "datasets/error.h"
-#include "harness/engine/run_config.h"
 
 namespace balerbench {
 
@@ -26,7 +25,7 @@ std::string dtype_name(at::ScalarType t) {
 }
 
 nlohmann::json PrecisionPolicy::to_json() const {
-  return {{"name", name},
+  return {{"name", name()},
           {"param_dtype", dtype_name(param_dtype)},
           {"data_dtype", dtype_name(data_dtype)},
           {"compute_dtype", dtype_name(compute_dtype)},
@@ -35,10 +34,10 @@ nlohmann::json PrecisionPolicy::to_json() const {
           {"tf32", tf32}};
 }
 
-PrecisionPolicy resolve_precision(const std::string& name, at::ScalarType model_dtype, c10::Device device) {
+PrecisionPolicy resolve_precision(Precision mode, at::ScalarType model_dtype, c10::Device device) {
   PrecisionPolicy p;
-  p.name = name;
-  if (name == "auto") p.name = model_dtype == at::kFloat ? "fp32" : "fp64";
+  p.mode = mode;
+  if (mode == Precision::kAuto) p.mode = model_dtype == at::kFloat ? Precision::kFp32 : Precision::kFp64;
   const bool cuda = device.is_cuda();
   auto full = [&p](at::ScalarType t) { p.param_dtype = p.data_dtype = p.compute_dtype = t; };
   auto amp = [&p](at::ScalarType t) {
@@ -46,32 +45,33 @@ PrecisionPolicy resolve_precision(const std::string& name, at::ScalarType model_
     p.compute_dtype = t;
     p.autocast = true;
   };
-  if (p.name == "fp64") {
-    full(at::kDouble);
-  } else if (p.name == "fp32") {
-    full(at::kFloat);
-  } else if (p.name == "tf32") {
-    if (!cuda)
-      throw InputError(
-          "precision 'tf32' needs a CUDA device: TF32 is a mode "
-          "of NVIDIA tensor cores",
-          "use fp32 on the CPU, or --set device=cuda");
-    full(at::kFloat);
-    p.tf32 = true;
-  } else if (p.name == "amp_fp16" || p.name == "amp_fp16_noscale") {
-    if (!cuda)
-      throw InputError("precision '" + p.name +
-                           "' needs a CUDA device: LibTorch autocasts to "
-                           "bfloat16 only on the CPU",
-                       "use amp_bf16 on the CPU, or --set device=cuda");
-    amp(at::kHalf);
-    p.loss_scaling = p.name == "amp_fp16";
-  } else if (p.name == "amp_bf16") {
-    amp(at::kBFloat16);
-  } else {
-    std::string list;
-    for (const auto& n : precision_names()) list += (list.empty() ? "" : ", ") + n;
-    throw InputError("unknown precision '" + name + "'", "one of: " + list);
+  switch (p.mode) {
+    case Precision::kAuto:  // resolved above
+    case Precision::kFp64:
+      full(at::kDouble);
+      break;
+    case Precision::kFp32:
+      full(at::kFloat);
+      break;
+    case Precision::kTf32:
+      if (!cuda)
+        throw InputError("precision 'tf32' needs a CUDA device: TF32 is a mode of NVIDIA tensor cores",
+                         "use fp32 on the CPU, or --set device=cuda");
+      full(at::kFloat);
+      p.tf32 = true;
+      break;
+    case Precision::kAmpFp16:
+    case Precision::kAmpFp16NoScale:
+      if (!cuda)
+        throw InputError(std::string("precision '") + p.name() +
+                             "' needs a CUDA device: LibTorch autocasts to bfloat16 only on the CPU",
+                         "use amp_bf16 on the CPU, or --set device=cuda");
+      amp(at::kHalf);
+      p.loss_scaling = p.mode == Precision::kAmpFp16;
+      break;
+    case Precision::kAmpBf16:
+      amp(at::kBFloat16);
+      break;
   }
   return p;
 }

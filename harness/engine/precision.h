@@ -26,10 +26,12 @@
 
 #include <string>
 
+#include "harness/base/precision_mode.h"
+
 namespace balerbench {
 
 struct PrecisionPolicy {
-  std::string name = "fp64";                 // resolved: never "auto"
+  Precision mode = Precision::kFp64;         // resolved: never kAuto
   at::ScalarType param_dtype = at::kDouble;  // master weights, gradients, optimizer state
   at::ScalarType data_dtype = at::kDouble;   // the data set on the device
   bool autocast = false;
@@ -37,13 +39,13 @@ struct PrecisionPolicy {
   bool loss_scaling = false;
   bool tf32 = false;
 
+  const char* name() const { return precision_name(mode); }
   nlohmann::json to_json() const;  // {name, param_dtype, data_dtype, compute_dtype, autocast,
                                    // loss_scaling, tf32}
 };
 
-// `name` from precision_names(); `model_dtype` is the model's Baler dtype (for
-// "auto"). InputError for an unknown name or a mode the device cannot run.
-PrecisionPolicy resolve_precision(const std::string& name, at::ScalarType model_dtype, c10::Device device);
+// `model_dtype` is the model's Baler dtype (for kAuto). InputError for a mode the device cannot run.
+PrecisionPolicy resolve_precision(Precision mode, at::ScalarType model_dtype, c10::Device device);
 
 // "float64", "float32", "float16", "bfloat16".
 std::string dtype_name(at::ScalarType t);

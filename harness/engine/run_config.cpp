@@ -43,12 +43,6 @@ std::string resolve_path(const std::string& p, const std::string& base_dir) {
 
 }  // namespace
 
-const std::vector<std::string>& precision_names() {
-  static const std::vector<std::string> names = {"auto",    "fp64", "fp32", "tf32", "amp_fp16", "amp_fp16_noscale",
-                                                 "amp_bf16"};
-  return names;
-}
-
 RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir,
                            const std::string& path) {
   if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
@@ -117,7 +111,16 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.choice("progress", c.progress, {"auto", "bar", "lines", "none"});
   r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
   r.number_in("progress_interval_s", c.progress_interval_s, 0, 86400);
-  r.choice("precision", c.precision, precision_names());
+  {
+    std::string name = precision_name(c.precision);
+    r.choice("precision", name, precision_names());
+    c.precision = *find_precision(name);
+  }
+  {
+    std::string name = engine_name(c.engine);
+    r.choice("engine", name, engine_names());
+    c.engine = *find_engine(name);
+  }
   if (const json* g = r.object("grad_scaler")) {
     StrictReader gr(*g, source, path + "/grad_scaler");
     gr.number_in("init_scale", c.grad_scaler.init_scale, 1e-30, 1e30);
@@ -152,7 +155,7 @@ nlohmann::json RunConfig::to_json() const {
             {"seed", seed}, {"truncate", truncate}, {"device", device}, {"threads", threads},
             {"flush_denormal", flush_denormal},
             {"progress", progress}, {"progress_interval_s", progress_interval_s},
-            {"codec_chunk_rows", codec_chunk_rows}, {"precision", precision},
+            {"codec_chunk_rows", codec_chunk_rows}, {"precision", precision_name(precision)}, {"engine", engine_name(engine)},
             {"grad_scaler", {{"init_scale", grad_scaler.init_scale}, {"growth_factor", grad_scaler.growth_factor},
                              {"backoff_factor", grad_scaler.backoff_factor},
                              {"growth_interval", grad_scaler.growth_interval}}},

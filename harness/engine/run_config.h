@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/base/engine_choice.h"
+#include "harness/base/precision_mode.h"
 #include "harness/energy/energy_settings.h"
 #include "harness/engine/training_defaults.h"
 #include "harness/report/monitoring_settings.h"
@@ -58,7 +60,8 @@ struct RunConfig {
   std::string progress = training_defaults::kProgress;  // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
   double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
-  std::string precision = "auto";     // auto | fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16
+  Precision precision = Precision::kAuto;
+  Engine engine = Engine::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h
   struct GradScalerKeys {             // the "grad_scaler" section (amp_fp16); PyTorch's defaults
     double init_scale = 65536.0;
     double growth_factor = 2.0;
@@ -75,9 +78,6 @@ struct RunConfig {
   bool normalizes() const { return apply_normalization && !custom_norm; }
   nlohmann::json to_json() const;
 };
-
-// The values of `precision` ("auto" first); what each means is in precision.h.
-const std::vector<std::string>& precision_names();
 
 // Parses `j` (the whole config object). `source` names the file in errors,
 // `base_dir` resolves relative paths. `path` is the JSON path of `j` in its file

@@ -101,6 +101,24 @@ std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, u
   return {x.index_select(0, perm.narrow(0, n_val, n - n_val)), x.index_select(0, perm.narrow(0, 0, n_val))};
 }
 
+json engine_json(const TrainResult& r) {
+  json j = {{"name", engine_name(r.engine)}};
+  if (r.engine == Engine::kFused) j["workers"] = r.engine_workers;
+  if (!r.engine_note.empty()) j["note"] = r.engine_note;
+  return j;
+}
+
+std::unique_ptr<FusedDenseEngine> codec_engine(const EngineDecision& decision, AutoEncoder& model, const RunConfig& c) {
+  if (decision.engine != Engine::kFused) return nullptr;
+  return std::make_unique<FusedDenseEngine>(model, c.codec_chunk_rows, std::max(1, at::get_num_threads()));
+}
+
+json engine_json(const EngineDecision& decision) {
+  json j = {{"name", engine_name(decision.engine)}};
+  if (!decision.note.empty()) j["note"] = decision.note;
+  return j;
+}
+
 json dataset_json(const Dataset& ds) {
   return {{"path", ds.source_path},
           {"shape", ds.original_shape},
@@ -126,6 +144,7 @@ TrainOptions train_options(const RunConfig& c) {
   o.progress_context.line_interval_s = c.progress_interval_s;
   o.scaler = {c.grad_scaler.init_scale, c.grad_scaler.growth_factor, c.grad_scaler.backoff_factor,
               c.grad_scaler.growth_interval};
+  o.engine = c.engine;
   o.cuda_graphs = c.cuda_graphs;
   o.profile = c.profile;
   o.profile_sync = c.profile_sync;

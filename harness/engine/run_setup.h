@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "datasets/dataset.h"
 #include "datasets/normalizer.h"
+#include "harness/engine/fused_engine.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/run_config.h"
@@ -35,6 +37,13 @@ at::Tensor split_permutation(int64_t n, uint64_t seed, c10::Device device);
 std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, uint64_t seed);
 TrainOptions train_options(const RunConfig& c);
 nlohmann::json precision_json(const TrainResult& r);
+// {"name": "fused", "workers": 2, "note": "auto: fused (...)"}: the engine that trained.
+nlohmann::json engine_json(const TrainResult& r);
+// The fused engine for compress and decompress (chunks of codec_chunk_rows over the intra-op
+// threads) when `decision` is fused, else null.
+std::unique_ptr<FusedDenseEngine> codec_engine(const EngineDecision& decision, AutoEncoder& model, const RunConfig& c);
+// {"name", "note"?} of a compress or decompress.
+nlohmann::json engine_json(const EngineDecision& decision);
 nlohmann::json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases);
 // This process's CPU time (user + system), in s.
 double process_cpu_s();

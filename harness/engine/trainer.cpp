@@ -12,6 +12,7 @@
 #include "harness/base/clock.h"
 #include "harness/engine/cuda_graph.h"
 #include "harness/engine/flat_adam.h"
+#include "harness/engine/fused_engine.h"
 #include "harness/engine/progress.h"
 #include "harness/engine/schedulers.h"
 #include "harness/engine/torch_compat.h"
@@ -41,6 +42,8 @@ struct Step {
   c10::DeviceType device_type;
   bool autocast_cache;  // off while a CUDA graph is captured
   at::Tensor loss_sum;  // stays on the device; zeroed per epoch
+  FusedDenseEngine* fused = nullptr;  // engine fused: forward and backward by hand
+  double fused_loss_sum = 0;          // engine fused: the epoch's batch losses, on the host
 
   at::Tensor forward_loss(const at::Tensor& xb) {
     at::Tensor x_hat;
@@ -61,6 +64,12 @@ struct Step {
   }
 
   void run(const at::Tensor& xb) {
+    if (fused) {
+      fused_loss_sum += fused->forward_backward(xb, &timer);  // books encode, decode, loss, backward
+      PhaseTimer::Scope s(timer, Phase::kOptimizer);
+      opt.step();  // the engine overwrote the gradients: no zero_grad needed
+      return;
+    }
     const at::Tensor loss = forward_loss(xb);
     {
       PhaseTimer::Scope s(timer, Phase::kBackward);
@@ -88,6 +97,7 @@ double train_epoch(Step& step, CudaGraphStep* graph, at::Tensor& static_x, int& 
   const int64_t rows = x.size(0);
   const int64_t batches = (rows + o.batch_size - 1) / o.batch_size;
   step.loss_sum.zero_();
+  step.fused_loss_sum = 0;
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t start = b * o.batch_size;
     const int64_t n = std::min(o.batch_size, rows - start);
@@ -117,7 +127,8 @@ double train_epoch(Step& step, CudaGraphStep* graph, at::Tensor& static_x, int& 
     if (o.on_step) o.on_step(true);
     progress.batch(epoch + 1, o.epochs, b, batches);
   }
-  return step.loss_sum.item<double>() / static_cast<double>(batches);
+  const double sum = step.fused ? step.fused_loss_sum : step.loss_sum.item<double>();
+  return sum / static_cast<double>(batches);
 }
 
 }  // namespace
@@ -191,7 +202,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   if (x_train.size(0) == 0) throw InputError("no training rows", "lower test_size");
   const PrecisionPolicy& policy = o.precision;
   if (model.dtype() != policy.param_dtype || x_train.scalar_type() != policy.data_dtype)
-    throw InputError("precision " + policy.name + " trains " + dtype_name(policy.param_dtype) + " parameters on " +
+    throw InputError(std::string("precision ") + policy.name() + " trains " + dtype_name(policy.param_dtype) + " parameters on " +
                          dtype_name(policy.data_dtype) + " data; got " + dtype_name(model.dtype()) + " and " +
                          dtype_name(x_train.scalar_type()),
                      "convert the model and data with the policy's dtypes first");
@@ -202,6 +213,14 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   if (policy.loss_scaling) scaler = std::make_unique<GradScaler>(device, o.scaler);
   PhaseTimer timer(device, o.profile, o.profile_sync);
   Step step{model, opt, scaler.get(), o, timer, device.type(), true, torch::zeros({}, x_train.options())};
+  std::unique_ptr<FusedDenseEngine> fused;
+  if (o.engine == Engine::kAuto) throw std::logic_error("fit: resolve engine auto with choose_engine first");
+  if (o.engine == Engine::kFused) {
+    const int workers = o.engine_workers > 0 ? o.engine_workers : std::max(1, at::get_num_threads());
+    fused = std::make_unique<FusedDenseEngine>(model, opt, o.loss, std::min<int64_t>(o.batch_size, x_train.size(0)),
+                                               workers);
+    step.fused = fused.get();
+  }
   std::unique_ptr<CudaGraphStep> graph;
   at::Tensor static_x;
   int warmups = 0;
@@ -216,7 +235,9 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   result.precision = policy;
   result.loss_scaling = policy.loss_scaling;
   result.profiled = o.profile;
-  if (device.is_cuda() && o.cuda_graphs) {
+  result.engine = o.engine;
+  result.engine_workers = fused ? fused->workers() : 0;
+  if (device.is_cuda() && o.cuda_graphs && !fused) {
     if (o.profile)
       result.cuda_graph_note = "off while profiling: phases are timed on eager steps";
     else if (x_train.size(0) / o.batch_size <= kGraphWarmupSteps)

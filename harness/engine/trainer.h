@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/base/engine_choice.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/progress.h"
@@ -72,6 +73,10 @@ struct TrainOptions {
   // the training rows). In chunks of eval_chunk_rows (0: eval_chunk_rows_for), not training batches.
   bool relative_error = false;
   int64_t eval_chunk_rows = 0;
+  // The engine that runs each step: kLibtorch (autograd) or kFused (fused_engine.h; CPU, fp64 and
+  // fp32, dense models). Resolved before fit (choose_engine); kAuto here is an error.
+  Engine engine = Engine::kLibtorch;
+  int engine_workers = 0;     // fused: threads sharing each batch (0: at::get_num_threads())
   bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
   bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
   bool profile_sync = true;   // see phase_timer.h
@@ -109,6 +114,10 @@ struct TrainResult {
   int64_t graph_replays = 0;
   std::string cuda_graph_note;  // why graphs were not used on CUDA, if they were not
   int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
+  Engine engine = Engine::kLibtorch;  // the engine that trained
+  int engine_workers = 0;             // fused: threads that shared each batch
+  std::string engine_note;            // how engine auto chose (set by TrainingSession)
+  nlohmann::json threads;             // the thread count and its source (thread_calibration.h; set by TrainingSession)
 };
 
 // x_train, x_val: (rows, n_features) in the model's dtype on the model's

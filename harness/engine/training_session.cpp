@@ -2,12 +2,16 @@
 #include "harness/engine/training_session.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/cuda.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 
 #include "harness/base/clock.h"
 #include "harness/engine/run_setup.h"
+#include "harness/engine/thread_calibration.h"
 #include "models/architecture.h"
 
 namespace balerbench {
@@ -54,6 +58,7 @@ TrainingSession::TrainingSession(const RunConfig& config, const Dataset& ds, c10
   at::manual_seed(static_cast<uint64_t>(config.seed));
   model_ = make_model(config.model_name, features_, latent_);
   policy_ = apply_precision(config, *model_, device);
+  engine_ = choose_engine(config.engine, *model_, policy_, device);
   const at::Tensor x = norm_.apply(ds.data).to(device, policy_.data_dtype);  // the whole set lives on the device
   std::tie(x_train_, x_val_) = split(x, config.test_size, static_cast<uint64_t>(config.seed));
 }
@@ -61,8 +66,20 @@ TrainingSession::TrainingSession(const RunConfig& config, const Dataset& ds, c10
 TrainOptions TrainingSession::options() const {
   TrainOptions o = train_options(config_);
   o.precision = policy_;
+  o.engine = engine_.engine;
   if (live_) o.progress_context.power_w = [live = live_] { return live->total_power_w(); };
   return o;
+}
+
+ThreadChoice TrainingSession::choose_threads(const TrainOptions& o) {
+  if (config_.threads > 0) return {at::get_num_threads(), "config", 0, {}};
+  if (!device_.is_cpu()) return {at::get_num_threads(), "not calibrated on " + device_.str(), 0, {}};
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const std::string key = std::string(host) + " " + config_.model_name + " " + std::to_string(features_) + "->" +
+                          std::to_string(latent_) + " batch " + std::to_string(o.batch_size) + " " + policy_.name() +
+                          " " + engine_name(engine_.engine);
+  return calibrate_threads(*model_, x_train_, o, key);
 }
 
 TrainResult TrainingSession::train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch) {
@@ -77,13 +94,17 @@ TrainResult TrainingSession::train(const TrainOptions& options, const std::funct
       if (also) also(phase, end);
     };
   }
+  threads_ = choose_threads(o);
   const double train_rows = static_cast<double>(x_train_.size(0));
-  return fit(*model_, x_train_, x_val_, o, [&](const EpochRecord& e) {
+  TrainResult result = fit(*model_, x_train_, x_val_, o, [&](const EpochRecord& e) {
     if (live_)
       live_->on_epoch({e.number(), o.epochs, e.train_loss, x_val_.defined() ? e.val_loss : kNoValue,
                        train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
     if (on_epoch) on_epoch(e);
   });
+  result.engine_note = engine_.note;
+  result.threads = threads_.to_json();
+  return result;
 }
 
 }  // namespace balerbench

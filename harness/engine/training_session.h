@@ -19,7 +19,9 @@
 #include "datasets/dataset.h"
 #include "datasets/normalizer.h"
 #include "harness/energy/energy_session.h"
+#include "harness/engine/fused_engine.h"
 #include "harness/engine/precision.h"
+#include "harness/engine/thread_calibration.h"
 #include "harness/engine/run_config.h"
 #include "harness/engine/trainer.h"
 #include "harness/report/live_metrics.h"
@@ -65,6 +67,8 @@ class TrainingSession {
   AutoEncoder& model() { return *model_; }
   const AutoEncoder& model() const { return *model_; }
   const PrecisionPolicy& policy() const { return policy_; }
+  // The engine that trains (config.engine resolved for this model, policy and device).
+  const EngineDecision& engine() const { return engine_; }
   const Normalization& normalization() const { return norm_; }
   const at::Tensor& train_rows() const { return x_train_; }
   const at::Tensor& val_rows() const { return x_val_; }  // undefined without a validation split
@@ -88,6 +92,10 @@ class TrainingSession {
   Normalization norm_;
   std::shared_ptr<AutoEncoder> model_;
   PrecisionPolicy policy_;
+  EngineDecision engine_;
+  ThreadChoice threads_;
+  // config.threads when set; else, on the CPU, a calibration (thread_calibration.h).
+  ThreadChoice choose_threads(const TrainOptions& o);
   at::Tensor x_train_, x_val_;
   Snapshot phase_begin_;
 };

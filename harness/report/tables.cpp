@@ -10,6 +10,7 @@
 
 #include "datasets/error.h"
 #include "harness/base/analysis.h"
+#include "harness/base/precision_mode.h"
 #include "harness/energy/carbon.h"
 
 namespace balerbench {
@@ -17,22 +18,16 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kPrecisionOrder = {"fp32", "amp_fp16_noscale", "amp_fp16", "fp64",
-                                                  "tf32", "amp_bf16",         "auto"};
-
+// Stored trials name their precision as text; a name this version does not know (a newer
+// version's database) keeps its name, sorts last and is described as itself.
 std::string mode_name(const std::string& p) {
-  if (p == "fp32") return "normal training (FP32)";
-  if (p == "amp_fp16_noscale") return "AMP without loss scaling (FP16)";
-  if (p == "amp_fp16") return "AMP with loss scaling (FP16 + GradScaler)";
-  if (p == "fp64") return "FP64 (Baler's AE dtype)";
-  if (p == "tf32") return "TF32 matmuls";
-  if (p == "amp_bf16") return "AMP bfloat16 (no loss scaling)";
-  return "auto (Baler's dtype)";
+  const std::optional<Precision> mode = find_precision(p);
+  return mode ? precision_info(*mode).description : p;
 }
 
 int precision_rank(const std::string& p) {
-  const auto it = std::find(kPrecisionOrder.begin(), kPrecisionOrder.end(), p);
-  return static_cast<int>(it - kPrecisionOrder.begin());
+  const std::optional<Precision> mode = find_precision(p);
+  return mode ? precision_info(*mode).report_rank : static_cast<int>(precision_table().size());
 }
 
 std::string watts_label(const std::optional<double>& w) {
@@ -45,7 +40,7 @@ std::string watts_label(const std::optional<double>& w) {
 // One configuration of the grid and its finished repeats.
 struct Group {
   int64_t batch_size = 0, epochs = 0;
-  std::string precision;
+  std::string precision, engine;
   std::optional<double> power_limit_w;
   std::vector<const TrialRecord*> ok;
   int64_t failed = 0, skipped = 0;
@@ -57,8 +52,8 @@ struct Group {
     return s.empty() ? "-" : s;
   }
   std::string label() const {
-    return "bs " + std::to_string(batch_size) + ", " + precision + ", PL " + watts_label(power_limit_w) + ", " +
-           std::to_string(epochs) + " epochs";
+    return "bs " + std::to_string(batch_size) + ", " + precision + ", " + engine + ", PL " +
+           watts_label(power_limit_w) + ", " + std::to_string(epochs) + " epochs";
   }
   template <typename F>
   Summary stat(F get) const {
@@ -70,8 +65,8 @@ struct Group {
 };
 
 bool same_config(const Group& g, const TrialRecord& t) {
-  return g.batch_size == t.batch_size && g.precision == t.precision && g.epochs == t.epochs &&
-         g.power_limit_w == t.power_limit_w;
+  return g.batch_size == t.batch_size && g.precision == t.precision && g.engine == t.engine &&
+         g.epochs == t.epochs && g.power_limit_w == t.power_limit_w;
 }
 
 std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
@@ -82,6 +77,7 @@ std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
       Group g;
       g.batch_size = t.batch_size;
       g.precision = t.precision;
+      g.engine = t.engine;
       g.power_limit_w = t.power_limit_w;
       g.epochs = t.epochs;
       groups.push_back(g);
@@ -129,18 +125,19 @@ json ci_or_null(const Summary& s) { return s.n > 1 ? num(s.ci95_half_width) : js
 
 // Axis columns that vary among `groups` (the constant ones go in a note).
 struct Axes {
-  bool batch = false, precision = false, limit = false, epochs = false;
+  bool batch = false, precision = false, engine = false, limit = false, epochs = false;
 };
 Axes varying(const std::vector<Group>& groups) {
   std::set<int64_t> b, e;
-  std::set<std::string> p, l;
+  std::set<std::string> p, n, l;
   for (const auto& g : groups) {
     b.insert(g.batch_size);
     e.insert(g.epochs);
     p.insert(g.precision);
+    n.insert(g.engine);
     l.insert(watts_label(g.power_limit_w));
   }
-  return {b.size() > 1, p.size() > 1, l.size() > 1, e.size() > 1};
+  return {b.size() > 1, p.size() > 1, n.size() > 1, l.size() > 1, e.size() > 1};
 }
 
 std::string constant_axes_note(const std::vector<Group>& groups, const Axes& a) {
@@ -150,6 +147,7 @@ std::string constant_axes_note(const std::vector<Group>& groups, const Axes& a) 
   auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
   if (!a.batch) add("batch size " + std::to_string(g.batch_size));
   if (!a.precision) add("precision " + g.precision);
+  if (!a.engine) add("engine " + g.engine);
   if (!a.limit) add("power limit " + watts_label(g.power_limit_w));
   if (!a.epochs) add(std::to_string(g.epochs) + " epochs");
   return s.empty() ? "" : "All rows: " + s + ".";
@@ -158,6 +156,7 @@ std::string constant_axes_note(const std::vector<Group>& groups, const Axes& a) 
 void axis_columns(Table& t, const Axes& a, bool with_precision = true) {
   if (a.batch) t.columns.push_back("batch_size");
   if (a.precision && with_precision) t.columns.push_back("precision");
+  if (a.engine) t.columns.push_back("engine");
   if (a.limit) t.columns.push_back("power_limit");
   if (a.epochs) t.columns.push_back("epochs");
 }
@@ -165,6 +164,7 @@ void axis_columns(Table& t, const Axes& a, bool with_precision = true) {
 void axis_cells(std::vector<json>& row, const Group& g, const Axes& a, bool with_precision = true) {
   if (a.batch) row.push_back(g.batch_size);
   if (a.precision && with_precision) row.push_back(g.precision);
+  if (a.engine) row.push_back(g.engine);
   if (a.limit) row.push_back(watts_label(g.power_limit_w));
   if (a.epochs) row.push_back(g.epochs);
 }
@@ -259,7 +259,8 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
     if (a.batch_size != b.batch_size) return a.batch_size < b.batch_size;
     if (a.power_limit_w != b.power_limit_w) return watts_label(a.power_limit_w) < watts_label(b.power_limit_w);
     if (a.epochs != b.epochs) return a.epochs < b.epochs;
-    return precision_rank(a.precision) < precision_rank(b.precision);
+    if (a.precision != b.precision) return precision_rank(a.precision) < precision_rank(b.precision);
+    return a.engine < b.engine;
   });
   Table t;
   t.name = "precision";
@@ -275,7 +276,8 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
     const Summary energy = g.stat([](const TrialRecord& r) { return r.train_energy_j; });
     const Group* base = nullptr;
     for (const auto& h : groups)
-      if (h.precision == "fp32" && h.batch_size == g.batch_size && h.epochs == g.epochs &&
+      if (find_precision(h.precision) == Precision::kFp32 && h.engine == g.engine && h.batch_size == g.batch_size &&
+          h.epochs == g.epochs &&
           h.power_limit_w == g.power_limit_w)
         base = &h;
     json time_ratio = nullptr, energy_ratio = nullptr;
@@ -602,10 +604,11 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   t.name = "trials";
   t.title = "Every trial stored";
   const bool target = has_target(trials);
-  t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "power_limit", "epochs",
-               "status", "time_s",     "energy_j", "tta_s",      "eta_j",     "overhead_s",  "error"};
+  t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
+               "status", "time_s",     "energy_j", "tta_s",      "eta_j",     "overhead_s", "error"};
   for (const auto& r : trials)
-    t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, watts_label(r.power_limit_w), r.epochs,
+    t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
+                      r.epochs,
                       trial_status_name(r.status), r.train_s ? num(*r.train_s) : json(nullptr),
                       r.train_energy_j ? num(*r.train_energy_j) : json(nullptr),
                       r.tta_s ? num(*r.tta_s) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),

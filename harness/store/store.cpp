@@ -150,6 +150,7 @@ const std::vector<Column<TrialRecord>>& trial_columns() {
       column("spec_json", "TEXT", &T::spec),
       column("result_json", "TEXT", &T::result),
       column("provenance_json", "TEXT", &T::provenance),
+      column("engine", "TEXT NOT NULL DEFAULT 'libtorch'", &T::engine),  // schema 3
   };
   return c;
 }
@@ -244,6 +245,8 @@ struct Migration {
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> m = {
       {2, "epochs.eval_s, the evaluation's seconds per epoch", "ALTER TABLE epochs ADD COLUMN eval_s REAL"},
+      {3, "trials.engine, the training engine (earlier trials ran libtorch)",
+       "ALTER TABLE trials ADD COLUMN engine TEXT NOT NULL DEFAULT 'libtorch'"},
   };
   return m;
 }

@@ -25,7 +25,7 @@ namespace balerbench {
 
 // 1: the first schema. 2: epochs.eval_s. An older database is migrated forward when opened, after
 // a backup copy (PATH.schema<N>.bak); a newer one is refused.
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 struct EpochRow {
   int64_t epoch = 0;  // 0-based (EpochRecord::number() is the 1-based count)
@@ -67,6 +67,7 @@ struct TrialRecord {
   std::string key, experiment;
   int64_t grid_index = 0, repeat = 0, batch_size = 0, epochs = 0;
   std::string precision;
+  std::string engine = "libtorch";  // the engine that trained (resolved: never "auto")
   std::optional<double> power_limit_w;
   TrialStatus status = TrialStatus::kOk;
   std::string error;

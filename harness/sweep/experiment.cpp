@@ -29,6 +29,7 @@ const std::vector<std::pair<std::string, std::string>> kTrainingKeysElsewhere = 
     {"epochs", "epochs is a sweep axis: /sweep/epochs"},
     {"batch_size", "batch_size is a sweep axis: /sweep/batch_size"},
     {"precision", "precision is a sweep axis: /sweep/precision"},
+    {"engine", "engine is a sweep axis: /sweep/engine"},
     {"energy", "energy settings go in the top-level /energy section"},
     {"monitoring", "live monitoring is set on the command line (balerbench run --prometheus-port ...)"},
     {"profile_trace", "a profiler trace per trial is not supported; use balerbench train --profile-trace"},
@@ -121,11 +122,13 @@ json OptimizerSpec::to_json() const {
 }
 
 int64_t Experiment::grid_size() const {
-  return static_cast<int64_t>(batch_sizes.size() * precisions.size() * power_limits_w.size() * epochs.size()) * repeats;
+  return static_cast<int64_t>(batch_sizes.size() * precisions.size() * engines.size() * power_limits_w.size() *
+                              epochs.size()) *
+         repeats;
 }
 
 std::string TrialSpec::label() const {
-  return "bs=" + std::to_string(batch_size) + " " + precision +
+  return "bs=" + std::to_string(batch_size) + " " + precision_name(precision) + " " + engine_name(engine) +
          " pl=" + (power_limit_w ? format_number(*power_limit_w) + "W" : std::string("-")) +
          " ep=" + std::to_string(epochs) + " #" + std::to_string(repeat);
 }
@@ -191,16 +194,18 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
       if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + v.dump());
       return v.get<int64_t>();
     });
-    std::vector<std::string> allowed = precision_names();
-    e.precisions = axis<std::string>(sr, "precision", {"auto"}, [&](const json& v, const std::string& k) {
+    e.precisions = axis<Precision>(sr, "precision", {Precision::kAuto}, [&](const json& v, const std::string& k) {
       if (!v.is_string()) sr.fail(k, "expected a precision name, got " + v.dump());
       const std::string p = v.get<std::string>();
-      if (std::find(allowed.begin(), allowed.end(), p) == allowed.end()) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        sr.fail(k, "invalid precision '" + p + "'", "one of: " + list);
-      }
-      return p;
+      const std::optional<Precision> mode = find_precision(p);
+      if (!mode) sr.fail(k, "invalid precision '" + p + "'", "one of: " + precision_name_list());
+      return *mode;
+    });
+    e.engines = axis<Engine>(sr, "engine", {e.base.engine}, [&](const json& v, const std::string& k) {
+      if (!v.is_string()) sr.fail(k, "expected an engine name, got " + v.dump());
+      const std::optional<Engine> engine = find_engine(v.get<std::string>());
+      if (!engine) sr.fail(k, "invalid engine " + v.dump(), "one of: " + engine_name_list());
+      return *engine;
     });
     if (const json* v = sr.get("power_limit_w"); v && !v->is_array())
       sr.fail("power_limit_w", "expected a list of watts or null, e.g. [null] or [300, 250, 200]");
@@ -224,7 +229,7 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
       return v.get<int64_t>();
     });
     sr.integer("repeats", e.repeats, 1);
-    sr.reject_unknown("sweep axes: batch_size, precision, power_limit_w, epochs, repeats");
+    sr.reject_unknown("sweep axes: batch_size, precision, engine, power_limit_w, epochs, repeats");
   }
 
   if (const json* t = r.object("target")) {
@@ -313,7 +318,8 @@ std::vector<TrialSpec> expand_grid(const Experiment& e) {
   std::vector<TrialSpec> out;
   int64_t index = 0;
   for (int64_t bs : e.batch_sizes)
-    for (const std::string& p : e.precisions)
+    for (const Precision p : e.precisions)
+      for (const Engine engine : e.engines)
       for (const auto& pl : e.power_limits_w)
         for (int64_t ep : e.epochs)
           for (int64_t rep = 0; rep < e.repeats; ++rep) {
@@ -322,12 +328,14 @@ std::vector<TrialSpec> expand_grid(const Experiment& e) {
             t.repeat = rep;
             t.batch_size = bs;
             t.precision = p;
+            t.engine = engine;
             t.power_limit_w = pl;
             t.epochs = ep;
             t.config = e.base;
             t.config.batch_size = bs;
             t.config.epochs = ep;
             t.config.precision = p;
+            t.config.engine = engine;
             t.config.seed = e.base.seed + rep;
             t.config.progress = e.base.progress;
             json run = t.config.to_json();

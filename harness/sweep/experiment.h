@@ -5,7 +5,7 @@
 //    "dataset": {"generator": {"kind": "cms", "rows": 20000, "seed": 0}},   // or {"path": "file.npz"}
 //    "model": {"name": "AE", "compression_ratio": 1.6},
 //    "training": {"lr": 0.001, "test_size": 0.2},                          // run-config keys
-//    "sweep": {"batch_size": [512], "precision": ["fp32", "amp_bf16"],
+//    "sweep": {"batch_size": [512], "precision": ["fp32", "amp_bf16"], "engine": ["libtorch", "fused"],
 //              "power_limit_w": [null], "epochs": [10], "repeats": 2},
 //    "target": {"val_loss": 0.002, "stop_when_reached": false},            // or "relative_error"
 //    "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0, "cooldown_s": 0, ...},
@@ -13,7 +13,7 @@
 //    "allow_power_limit_changes": false,
 //    "power_limit_optimizer": {"enabled": false, "eta": 0.5, ...}}
 //
-// The grid is the product batch_size x precision x power_limit_w x epochs x
+// The grid is the product batch_size x precision x engine x power_limit_w x epochs x
 // repeats in that nesting order (repeats innermost), numbered from 0; shard
 // i of N takes the trials whose number is i mod N. Each trial's resolved spec
 // (every setting that shapes it, defaults filled in) is hashed into its key,
@@ -65,7 +65,8 @@ struct Experiment {
   DatasetSpec dataset;
   RunConfig base;  // training settings + model + energy; batch size, epochs, precision set per trial
   std::vector<int64_t> batch_sizes;
-  std::vector<std::string> precisions;
+  std::vector<Precision> precisions;
+  std::vector<Engine> engines;  // default: [auto]
   std::vector<std::optional<double>> power_limits_w;  // nullopt = leave the limit in force
   std::vector<int64_t> epochs;
   int64_t repeats = 1;
@@ -84,7 +85,8 @@ struct TrialSpec {
   int64_t grid_index = 0;  // position in the full grid (0-based; TrialRecord::grid_index)
   int64_t repeat = 0;
   int64_t batch_size = 0, epochs = 0;
-  std::string precision;
+  Precision precision = Precision::kAuto;
+  Engine engine = Engine::kAuto;
   std::optional<double> power_limit_w;
   RunConfig config;           // the resolved run config of this trial (seed = training seed + repeat)
   nlohmann::json spec;        // everything that shapes the trial, resolved

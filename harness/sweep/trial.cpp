@@ -102,7 +102,8 @@ TrialRecord new_record(const TrialSpec& spec, const TrialContext& ctx) {
   rec.repeat = spec.repeat;
   rec.batch_size = spec.batch_size;
   rec.epochs = spec.epochs;
-  rec.precision = spec.precision;
+  rec.precision = precision_name(spec.precision);
+  rec.engine = engine_name(spec.engine);  // the resolved engine replaces it once the session chose
   rec.power_limit_w = spec.power_limit_w;
   rec.spec = spec.spec;
   rec.started_unix_s = unix_now_s();
@@ -121,7 +122,7 @@ json prepare_hardware(const TrialSpec& spec, TrialContext& ctx, RunConfig& c, Tr
   configure_runtime(c);
   rec.provenance["threads"] = at::get_num_threads();  // as this trial's config set them
   const bool simulated_gpu =
-      std::find(c.energy.meters.begin(), c.energy.meters.end(), "simulated_gpu") != c.energy.meters.end();
+      std::find(c.energy.meters.begin(), c.energy.meters.end(), MeterChoice::kSimulatedGpu) != c.energy.meters.end();
   if (ctx.power) {
     double max_w = 0;
     for (std::size_t i = 0; i < ctx.power->count(); ++i) max_w += ctx.power->constraints_w(i).second;
@@ -185,7 +186,7 @@ TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const Pr
   t.run_ordinal = ctx.run_ordinal;
   t.run_count = ctx.run_count;
   t.batch_size = spec.batch_size;
-  t.precision = policy.name;
+  t.precision = policy.name();
   t.power_limit_w = spec.power_limit_w ? json(*spec.power_limit_w).dump() : "none";
   return t;
 }
@@ -312,18 +313,20 @@ Codec measure_codec(TrainingSession& session, EnergySession* energy, const Datas
   const PrecisionPolicy& policy = session.policy();
   const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
   Codec codec;
+  const std::unique_ptr<FusedDenseEngine> fused = codec_engine(session.engine(), session.model(), c);
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
   const Measured compress = measure_window(energy, "compress", [&] {
     codec.latent = encode_rows(session.model(), ds.data, norm, latent_scalar_type(c, policy.param_dtype),
-                               c.codec_chunk_rows, policy, nullptr);
+                               c.codec_chunk_rows, policy, nullptr, fused.get());
   });
   rec.compress_s = compress.duration_s;
   rec.compress_energy_j = compress.energy_j;
   codec.compress_end_unix_s = unix_now_s();
   check_stop(stop);
   const Measured decompress = measure_window(energy, "decompress", [&] {
-    codec.reconstruction = decode_rows(session.model(), codec.latent, norm, c.codec_chunk_rows, policy, nullptr);
+    codec.reconstruction =
+        decode_rows(session.model(), codec.latent, norm, c.codec_chunk_rows, policy, nullptr, fused.get());
     if (ds.data_dimension() == 1) cast_integer_columns(codec.reconstruction, c, session.features());
   });
   rec.decompress_s = decompress.duration_s;
@@ -336,6 +339,7 @@ Codec measure_codec(TrainingSession& session, EnergySession* energy, const Datas
 void record_training(const TrainingSession& session, const Training& t, const Codec& codec, const Dataset& ds,
                      const RunConfig& c, const Experiment& ex, TrialRecord& rec, json& result) {
   const TrainResult& r = t.result;
+  rec.engine = engine_name(r.engine);
   result["reconstruction"] = reconstruction_json(ds, codec.reconstruction.to(at::kDouble).reshape({ds.rows(), session.features()}));
   result["latent_shape"] = {ds.rows(), session.latent()};
   result["latent_dtype"] = dtype_name(codec.latent.scalar_type());
@@ -353,6 +357,9 @@ void record_training(const TrainingSession& session, const Training& t, const Co
   result["train_rows"] = r.train_rows;
   result["val_rows"] = r.val_rows;
   result["precision"] = precision_json(r);
+  result["engine"] = engine_json(r);
+  result["threads"] = r.threads;
+  rec.provenance["threads"] = at::get_num_threads();  // as the trial trained (calibrated unless the config set it)
   result["device"] = session.device().str();
   result["target"] = ex.target.to_json();
   if (!t.optimizer.is_null()) result["power_limit_optimizer"] = t.optimizer;

@@ -84,7 +84,7 @@ void BM_MeterRead(benchmark::State& state) {
     s.cpu_estimate_mode = "process";
     name = "cpu_estimate";
   }
-  MeterProbe p = probe_meter(name, s);
+  MeterProbe p = probe_meter(*find_meter_choice(name), s);
   if (!p.available()) {
     state.SkipWithError(p.unavailable_reason.c_str());
     return;

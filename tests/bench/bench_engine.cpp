@@ -7,19 +7,33 @@
 //     accumulated on the device, one host read; /1 with the per-phase timers on.
 //   BM_Compress / BM_Decompress: encode / decode 100,000 rows in 65,536-row chunks.
 //   BM_Evaluate/<dtype>/<chunk>: the per-epoch evaluation, chunked against the batch-by-batch baseline.
+//   BM_EngineEpoch/<dtype>/<engine>/<threads>: one epoch as BM_TrainEpoch, engine 0 = libtorch
+//     (autograd), 1 = fused (fused_engine.h), with 1 or 2 intra-op threads.
+//   BM_GemmFloor/<dtype>/<threads>: the same epoch's GEMMs alone (8 forward, 15 backward per batch,
+//     into preallocated buffers), each of `threads` workers on its share of every batch with
+//     single-threaded GEMMs, as the fused engine splits it: the floor the fused engine is held to.
+//   BM_FusedBreakdown/<dtype>/<threads>: a fused epoch split into GEMMs, the rest of forward and
+//     backward (activations, loss, bias gradients, the workers' gradient sum) and Adam.
+// Compare engines side by side: --benchmark_filter='Engine|Gemm|Breakdown'
+//   --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true (medians, alternating).
 // Items are rows, so items_per_second is rows/s.
 #include <benchmark/benchmark.h>
 
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <ATen/Parallel.h>
 
+#include <chrono>
 #include <cmath>
+#include <memory>
+#include <vector>
 #include <cstdlib>
 
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
 #include "harness/engine/codec.h"
 #include "harness/engine/flat_adam.h"
+#include "harness/engine/fused_engine.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/trainer.h"
@@ -72,7 +86,8 @@ BENCHMARK(BM_TrainStep)->Args({64, 0})->Args({64, 1})->Args({32, 0})->Args({32, 
 // Args: precision (0 fp64, 1 fp32, 2 amp_bf16); profile (0 off, 1 per-phase timers on).
 void BM_TrainEpoch(benchmark::State& state) {
   static const char* const names[] = {"fp64", "fp32", "amp_bf16"};
-  const PrecisionPolicy p = resolve_precision(names[state.range(0)], at::kDouble, c10::Device(c10::kCPU));
+  const PrecisionPolicy p = resolve_precision(parse_precision(names[state.range(0)], "bench"), at::kDouble,
+                                                c10::Device(c10::kCPU));
   torch::manual_seed(0);
   auto model = make_model("AE", 24, 15);
   model->to(p.param_dtype);
@@ -85,7 +100,7 @@ void BM_TrainEpoch(benchmark::State& state) {
   o.profile = state.range(1) != 0;
   for (auto _ : state) benchmark::DoNotOptimize(fit(*model, x, {}, o));
   state.SetItemsProcessed(state.iterations() * kRows);
-  state.SetLabel(p.name + (o.profile ? ", profiled" : ""));
+  state.SetLabel(std::string(p.name()) + (o.profile ? ", profiled" : ""));
 }
 BENCHMARK(BM_TrainEpoch)
     ->Args({0, 0})
@@ -172,6 +187,140 @@ void BM_Evaluate(benchmark::State& state) {
 BENCHMARK(BM_Evaluate)
     ->ArgsProduct({{0, 1}, {0, 512, 1024, 4096, 16384}})
     ->Unit(benchmark::kMillisecond);
+
+// ---- engines ----
+
+constexpr int64_t kBatch = 512;
+
+// Args: dtype bits; engine (0 libtorch, 1 fused); threads.
+void BM_EngineEpoch(benchmark::State& state) {
+  const at::ScalarType dtype = dtype_of(state);
+  at::set_num_threads(static_cast<int>(state.range(2)));
+  torch::manual_seed(0);
+  auto model = make_model("AE", 24, 15);
+  model->to(dtype);
+  const at::Tensor x = cms_rows().to(dtype);
+  TrainOptions o;
+  o.epochs = 1;
+  o.batch_size = kBatch;
+  o.progress = "none";
+  o.precision = resolve_precision(dtype == at::kDouble ? Precision::kFp64 : Precision::kFp32, at::kDouble,
+                                  c10::Device(c10::kCPU));
+  o.engine = state.range(1) ? Engine::kFused : Engine::kLibtorch;
+  for (auto _ : state) benchmark::DoNotOptimize(fit(*model, x, {}, o));
+  state.SetItemsProcessed(state.iterations() * kRows);
+  state.SetLabel(std::string(o.precision.name()) + ", " + engine_name(o.engine) + ", " +
+                 std::to_string(state.range(2)) + " thread(s)");
+  at::set_num_threads(available_cpus());
+}
+BENCHMARK(BM_EngineEpoch)
+    ->ArgsProduct({{32, 64}, {0, 1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
+
+// The AE's GEMMs for one worker's rows, as the fused engine runs them.
+struct GemmWorker {
+  std::vector<at::Tensor> w, acts, wgrad, ginput;
+  at::Tensor g_out;
+  GemmWorker(const std::vector<at::Tensor>& weights, int64_t rows, at::ScalarType dtype) : w(weights) {
+    const auto opt = at::TensorOptions().dtype(dtype);
+    for (const auto& W : w) {
+      acts.push_back(at::rand({rows, W.size(0)}, opt));
+      wgrad.push_back(at::empty_like(W));
+      ginput.push_back(at::empty({rows, W.size(1)}, opt));
+    }
+    g_out = at::rand({rows, w.back().size(0)}, opt);
+  }
+  void run(const at::Tensor& x) {
+    at::Tensor a = x;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      at::mm_out(acts[i], a, w[i].t());
+      a = acts[i];
+    }
+    for (std::size_t i = w.size(); i-- > 0;) {
+      const at::Tensor& g = i + 1 == w.size() ? g_out : ginput[i + 1];
+      at::mm_out(wgrad[i], g.t(), i == 0 ? x : acts[i - 1]);
+      if (i > 0) at::mm_out(ginput[i], g, w[i]);
+    }
+  }
+};
+
+struct GemmFloor {
+  std::vector<std::unique_ptr<GemmWorker>> workers;
+  at::Tensor x;
+  int64_t share = 0;
+  GemmFloor(at::ScalarType dtype, int threads) {
+    torch::manual_seed(0);
+    std::vector<at::Tensor> weights;
+    const int64_t sizes[9] = {24, 200, 100, 50, 15, 50, 100, 200, 24};
+    for (int i = 0; i < 8; ++i) weights.push_back(at::rand({sizes[i + 1], sizes[i]}, at::TensorOptions().dtype(dtype)));
+    share = (kBatch + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) workers.push_back(std::make_unique<GemmWorker>(weights, share, dtype));
+    x = cms_rows().narrow(0, 0, kBatch).to(dtype).contiguous();
+  }
+  void step() {
+    const int64_t n = static_cast<int64_t>(workers.size());
+    at::parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t w = b; w < e; ++w) workers[w]->run(x.narrow(0, w * share, std::min(share, kBatch - w * share)));
+    });
+  }
+};
+
+constexpr int64_t kBatchesPerEpoch = (kRows + kBatch - 1) / kBatch;
+
+// Args: dtype bits; threads. Time per epoch of full batches (196 steps).
+void BM_GemmFloor(benchmark::State& state) {
+  at::set_num_threads(static_cast<int>(state.range(1)));
+  GemmFloor floor(dtype_of(state), static_cast<int>(state.range(1)));
+  for (auto _ : state)
+    for (int64_t b = 0; b < kBatchesPerEpoch; ++b) floor.step();
+  state.SetItemsProcessed(state.iterations() * kRows);
+  state.SetLabel(std::string(dtype_of(state) == at::kDouble ? "fp64" : "fp32") + ", GEMMs only, " +
+                 std::to_string(state.range(1)) + " worker(s)");
+  at::set_num_threads(available_cpus());
+}
+BENCHMARK(BM_GemmFloor)->ArgsProduct({{32, 64}, {1, 2}})->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// Args: dtype bits; threads. Counters: microseconds per step in each part.
+void BM_FusedBreakdown(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const at::ScalarType dtype = dtype_of(state);
+  const int threads = static_cast<int>(state.range(1));
+  at::set_num_threads(threads);
+  torch::manual_seed(0);
+  auto model = make_model("AE", 24, 15);
+  model->to(dtype);
+  FlatAdam opt(model->parameters(), 1e-3);
+  FusedDenseEngine engine(*model, opt, LossKind::kBalerSum, kBatch, threads);
+  GemmFloor floor(dtype, threads);
+  const at::Tensor x = cms_rows().to(dtype);
+  double fwd_bwd_s = 0, adam_s = 0, gemm_s = 0;
+  int64_t steps = 0;
+  for (auto _ : state)
+    for (int64_t b = 0; b + 1 < kBatchesPerEpoch; ++b) {
+      const at::Tensor xb = x.narrow(0, b * kBatch, kBatch);
+      const auto t0 = Clock::now();
+      benchmark::DoNotOptimize(engine.forward_backward(xb));
+      const auto t1 = Clock::now();
+      opt.step();
+      const auto t2 = Clock::now();
+      floor.step();
+      const auto t3 = Clock::now();
+      fwd_bwd_s += std::chrono::duration<double>(t1 - t0).count();
+      adam_s += std::chrono::duration<double>(t2 - t1).count();
+      gemm_s += std::chrono::duration<double>(t3 - t2).count();
+      ++steps;
+    }
+  const double n = static_cast<double>(std::max<int64_t>(steps, 1));
+  state.counters["step_us"] = 1e6 * (fwd_bwd_s + adam_s) / n;
+  state.counters["gemm_us"] = 1e6 * gemm_s / n;
+  state.counters["rest_fwd_bwd_us"] = 1e6 * (fwd_bwd_s - gemm_s) / n;
+  state.counters["adam_us"] = 1e6 * adam_s / n;
+  state.SetLabel(std::string(dtype == at::kDouble ? "fp64" : "fp32") + ", " + std::to_string(threads) +
+                 " worker(s); the loop also times the GEMM floor, so its own time is not the step's");
+  at::set_num_threads(available_cpus());
+}
+BENCHMARK(BM_FusedBreakdown)->ArgsProduct({{32, 64}, {1, 2}})->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 }  // namespace
 }  // namespace balerbench

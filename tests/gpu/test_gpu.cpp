@@ -42,7 +42,7 @@ struct GpuRun {
 
 GpuRun train(const std::string& precision, int64_t epochs, bool graphs, const at::Tensor& x64, int64_t batch = 512,
              uint64_t seed = 7) {
-  const PrecisionPolicy p = resolve_precision(precision, at::kDouble, kGpu);
+  const PrecisionPolicy p = resolve_precision(parse_precision(precision, "test"), at::kDouble, kGpu);
   torch::manual_seed(seed);
   auto m = make_model("AE", 24, 15);
   m->to(kGpu, p.param_dtype);
@@ -78,10 +78,10 @@ TEST(GpuPrecision, AmpFp16WithAndWithoutScalingTrainLikeFp32) {
   const GpuRun amp = train("amp_fp16", 20, false, x);
   const GpuRun noscale = train("amp_fp16_noscale", 20, false, x);
   for (const GpuRun* r : {&amp, &noscale}) {
-    EXPECT_LT(r->losses.back(), 0.2 * r->losses.front()) << r->result.precision.name;
+    EXPECT_LT(r->losses.back(), 0.2 * r->losses.front()) << r->result.precision.name();
     // 10% above the worst of three fp32 seeds: the margin covers a fourth seed's spread.
     EXPECT_LT(r->losses.back(), 1.1 * worst_f32)
-        << r->result.precision.name << " final " << r->losses.back() << " vs fp32 finals " << f32_finals[0] << ", "
+        << r->result.precision.name() << " final " << r->losses.back() << " vs fp32 finals " << f32_finals[0] << ", "
         << f32_finals[1] << ", " << f32_finals[2];
   }
   EXPECT_TRUE(amp.result.loss_scaling);
@@ -152,7 +152,7 @@ TEST(GpuTiming, EventTimersAndSyncedTimersBothCountEveryPhase) {
   REQUIRE_GPU();
   const at::Tensor x = cms(5120).to(kGpu, at::kFloat);
   for (bool sync : {true, false}) {
-    const PrecisionPolicy p = resolve_precision("fp32", at::kDouble, kGpu);
+    const PrecisionPolicy p = resolve_precision(Precision::kFp32, at::kDouble, kGpu);
     torch::manual_seed(7);
     auto m = make_model("AE", 24, 15);
     m->to(kGpu, p.param_dtype);
@@ -193,7 +193,7 @@ TEST(GpuData, SplitAndShuffleRunOnTheDevice) {
   o.epochs = 3;
   o.batch_size = 512;
   o.progress = "none";
-  o.precision = resolve_precision("fp32", at::kDouble, kGpu);
+  o.precision = resolve_precision(Precision::kFp32, at::kDouble, kGpu);
   o.shuffle = true;
   o.relative_error = true;
   const TrainResult r = fit(*m, train_rows, val_rows, o);

@@ -3,6 +3,7 @@
 
 #include "datasets/error.h"
 #include <filesystem>
+#include <set>
 
 #include "harness/engine/run_config.h"
 #include "tests/test_util.h"
@@ -128,4 +129,34 @@ TEST(RunConfig, ToJsonRoundTrips) {
 }
 
 }  // namespace
+// ---- the precision name table (base/precision_mode.h) ----
+
+TEST(PrecisionMode, EveryModeHasOneNameThatParsesBack) {
+  std::set<std::string> names;
+  std::set<int> ranks;
+  for (const auto& info : precision_table()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name << " is listed twice";
+    EXPECT_TRUE(ranks.insert(info.report_rank).second) << info.name << " shares its report rank";
+    EXPECT_EQ(parse_precision(info.name, "/precision"), info.mode);
+    EXPECT_STREQ(precision_name(info.mode), info.name);
+  }
+  EXPECT_EQ(names.size(), 7u);
+  EXPECT_EQ(precision_names().front(), "auto");
+  EXPECT_EQ(precision_info(Precision::kFp32).report_rank, 0);  // the baseline row comes first
+  EXPECT_FALSE(find_precision("FP32").has_value());            // names are exact, as in configs
+  expect_input_error([] { parse_precision("fp8", "/sweep/precision/1"); },
+                     "/sweep/precision/1: unknown precision 'fp8'");
+  expect_input_error([] { parse_precision("fp8", ""); }, "one of: auto, fp64, fp32, tf32, amp_fp16");
+}
+
+TEST(RunConfig, PrecisionIsParsedOnceIntoTheEnumAndWrittenBackByName) {
+  json j = {{"input_path", "x.npz"}, {"model_name", "AE"}, {"compression_ratio", 1.6}, {"precision", "amp_bf16"}};
+  const RunConfig c = parse_run_config(j, "cfg.json", "");
+  EXPECT_EQ(c.precision, Precision::kAmpBf16);
+  EXPECT_EQ(c.to_json()["precision"], "amp_bf16");
+  EXPECT_EQ(parse_run_config(c.to_json(), "again", "").precision, Precision::kAmpBf16);
+  j["precision"] = "fp12";
+  expect_input_error([&] { parse_run_config(j, "cfg.json", ""); }, "/precision");
+}
+
 }  // namespace balerbench

@@ -182,7 +182,12 @@ TEST(EnergySettings, StrictParsingNamesTheJsonPath) {
   };
   EnergySettings s = parse(R"({"meters": ["rapl", "nvml"], "sample_hz": 50, "wattmeter_log": "w.csv",
                                "simulated_gpu": {"load": 0.3}})");
-  EXPECT_EQ(s.meters, (std::vector<std::string>{"rapl", "nvml"}));
+  EXPECT_EQ(s.meters, (std::vector<MeterChoice>{MeterChoice::kRapl, MeterChoice::kNvml}));
+  EXPECT_EQ(s.to_json()["meters"], (nlohmann::json{"rapl", "nvml"}));
+  EXPECT_EQ(parse(R"({})").meters, (std::vector<MeterChoice>{MeterChoice::kAuto}));
+  expect_input_error([&] { parse(R"({"meters": ["rapl2"]})"); },
+                     "/energy/meters: unknown meter 'rapl2' (hint: one of: auto, nvml, rapl, cpu_estimate");
+  expect_input_error([&] { parse(R"({"meters": ["auto", "auto"]})"); }, "/energy/meters: meter 'auto' is listed twice");
   EXPECT_DOUBLE_EQ(s.sample_hz, 50);
   EXPECT_EQ(s.wattmeter_log, "/base/w.csv");
   EXPECT_DOUBLE_EQ(*s.simulated_gpu.load, 0.3);
@@ -194,11 +199,10 @@ TEST(EnergySettings, StrictParsingNamesTheJsonPath) {
 
 TEST(MeterRegistry, UnknownAndUnavailableMetersAreClearErrors) {
   EnergySettings s;
-  s.meters = {"rapl2"};
-  expect_input_error([&] { open_meters(s); }, "unknown meter 'rapl2'");
-  s.meters = {"wattmeter"};
+  s.meters = {MeterChoice::kWattmeter};
   expect_input_error([&] { open_meters(s); }, "meter 'wattmeter' is not available: no log to follow");
-  s.meters = {"simulated_gpu", "simulated_gpu"};
+  expect_input_error([&] { probe_meter(MeterChoice::kAuto, s); }, "not one meter");
+  s.meters = {MeterChoice::kSimulatedGpu, MeterChoice::kSimulatedGpu};
   expect_input_error([&] { open_meters(s); }, "listed twice");
 }
 

@@ -57,15 +57,16 @@ std::vector<double> losses(const TrainResult& r) {
 // ---- policies ----
 
 TEST(Precision, PoliciesAndTheirDtypes) {
-  const PrecisionPolicy a = resolve_precision("auto", at::kDouble, kCpu);
-  EXPECT_EQ(a.name, "fp64");
+  const PrecisionPolicy a = resolve_precision(Precision::kAuto, at::kDouble, kCpu);
+  EXPECT_EQ(a.mode, Precision::kFp64);
+  EXPECT_STREQ(a.name(), "fp64");
   EXPECT_EQ(a.param_dtype, at::kDouble);
-  EXPECT_EQ(resolve_precision("auto", at::kFloat, kCpu).name, "fp32");
-  const PrecisionPolicy f = resolve_precision("fp32", at::kDouble, kCpu);
+  EXPECT_EQ(resolve_precision(Precision::kAuto, at::kFloat, kCpu).mode, Precision::kFp32);
+  const PrecisionPolicy f = resolve_precision(Precision::kFp32, at::kDouble, kCpu);
   EXPECT_EQ(f.param_dtype, at::kFloat);
   EXPECT_EQ(f.data_dtype, at::kFloat);
   EXPECT_FALSE(f.autocast);
-  const PrecisionPolicy b = resolve_precision("amp_bf16", at::kDouble, kCpu);
+  const PrecisionPolicy b = resolve_precision(Precision::kAmpBf16, at::kDouble, kCpu);
   EXPECT_EQ(b.param_dtype, at::kFloat);  // float32 master weights
   EXPECT_EQ(b.data_dtype, at::kFloat);
   EXPECT_EQ(b.compute_dtype, at::kBFloat16);
@@ -74,17 +75,17 @@ TEST(Precision, PoliciesAndTheirDtypes) {
   EXPECT_EQ(b.to_json()["compute_dtype"], "bfloat16");
   // On CUDA (not available here, but the policy is pure): amp_fp16 scales, noscale does not, tf32 is float32.
   const c10::Device cuda(c10::kCUDA, 0);
-  EXPECT_TRUE(resolve_precision("amp_fp16", at::kDouble, cuda).loss_scaling);
-  EXPECT_FALSE(resolve_precision("amp_fp16_noscale", at::kDouble, cuda).loss_scaling);
-  EXPECT_EQ(resolve_precision("amp_fp16", at::kDouble, cuda).compute_dtype, at::kHalf);
-  EXPECT_TRUE(resolve_precision("tf32", at::kDouble, cuda).tf32);
+  EXPECT_TRUE(resolve_precision(Precision::kAmpFp16, at::kDouble, cuda).loss_scaling);
+  EXPECT_FALSE(resolve_precision(Precision::kAmpFp16NoScale, at::kDouble, cuda).loss_scaling);
+  EXPECT_EQ(resolve_precision(Precision::kAmpFp16, at::kDouble, cuda).compute_dtype, at::kHalf);
+  EXPECT_TRUE(resolve_precision(Precision::kTf32, at::kDouble, cuda).tf32);
 }
 
 TEST(Precision, Float16AndTf32AreRefusedOnTheCpuWithAHint) {
-  expect_input_error([] { resolve_precision("amp_fp16", at::kDouble, kCpu); }, "use amp_bf16 on the CPU");
-  expect_input_error([] { resolve_precision("amp_fp16_noscale", at::kDouble, kCpu); }, "needs a CUDA device");
-  expect_input_error([] { resolve_precision("tf32", at::kDouble, kCpu); }, "use fp32 on the CPU");
-  expect_input_error([] { resolve_precision("fp8", at::kDouble, kCpu); }, "one of: auto, fp64");
+  expect_input_error([] { resolve_precision(Precision::kAmpFp16, at::kDouble, kCpu); }, "use amp_bf16 on the CPU");
+  expect_input_error([] { resolve_precision(Precision::kAmpFp16NoScale, at::kDouble, kCpu); }, "needs a CUDA device");
+  expect_input_error([] { resolve_precision(Precision::kTf32, at::kDouble, kCpu); }, "use fp32 on the CPU");
+  expect_input_error([] { parse_precision("fp8", "/precision"); }, "one of: auto, fp64");
 }
 
 TEST(Precision, AutocastScopeCastsMatmulsToBfloat16AndRestores) {
@@ -297,7 +298,7 @@ TEST(FlatAdam, Float32DeviceStepCallsNoFloat64Operator) {
 TEST(PrecisionTraining, LossScalingByPowersOfTwoIsExactOnFloat32) {
   // A GradScaler on fp32 (what amp_fp16 adds, minus float16): scaling by 2^16 and
   // unscaling are exact, so every loss is bit-identical to unscaled training.
-  PrecisionPolicy plain = resolve_precision("fp32", at::kDouble, kCpu), scaled = plain;
+  PrecisionPolicy plain = resolve_precision(Precision::kFp32, at::kDouble, kCpu), scaled = plain;
   scaled.loss_scaling = true;
   const at::Tensor x = toy_data(1000, at::kFloat);
   auto a = model_for(plain), b = model_for(scaled);
@@ -311,7 +312,7 @@ TEST(PrecisionTraining, LossScalingByPowersOfTwoIsExactOnFloat32) {
 }
 
 TEST(PrecisionTraining, OverflowingScaleSkipsStepsAndBacksOff) {
-  PrecisionPolicy p = resolve_precision("fp32", at::kDouble, kCpu);
+  PrecisionPolicy p = resolve_precision(Precision::kFp32, at::kDouble, kCpu);
   p.loss_scaling = true;
   TrainOptions o = quiet(2, 100, p);
   o.scaler.init_scale = 1e38;  // the scaled loss's gradients overflow float32 at first
@@ -330,7 +331,7 @@ TEST(PrecisionTraining, OverflowingScaleSkipsStepsAndBacksOff) {
 }
 
 TEST(PrecisionTraining, RefusesAModelInTheWrongDtype) {
-  const PrecisionPolicy p = resolve_precision("fp32", at::kDouble, kCpu);
+  const PrecisionPolicy p = resolve_precision(Precision::kFp32, at::kDouble, kCpu);
   torch::manual_seed(0);
   auto m = make_model("AE", 24, 15);  // float64
   expect_input_error([&] { fit(*m, toy_data(100, at::kFloat), {}, quiet(1, 32, p)); }, "precision fp32 trains float32");
@@ -346,7 +347,7 @@ TEST(PrecisionNumerics, Fp64Fp32AndBf16ReachTheSameLoss) {
   const at::Tensor x64 = Normalization::fit(raw).apply(raw);
   std::map<std::string, std::vector<double>> l;
   for (const char* name : {"fp64", "fp32", "amp_bf16"}) {
-    const PrecisionPolicy p = resolve_precision(name, at::kDouble, kCpu);
+    const PrecisionPolicy p = resolve_precision(parse_precision(name, "test"), at::kDouble, kCpu);
     auto m = model_for(p, 7);
     l[name] = losses(fit(*m, x64.to(p.data_dtype), {}, quiet(30, 128, p)));
     std::printf("%-9s", name);
@@ -387,7 +388,7 @@ TEST(PrecisionNumerics, Float32ForwardMatchesFloat64Reference) {
 // ---- phase timing ----
 
 TEST(PhaseTiming, ProfiledFitCountsEveryPhaseOfEveryBatch) {
-  const PrecisionPolicy p = resolve_precision("fp32", at::kDouble, kCpu);
+  const PrecisionPolicy p = resolve_precision(Precision::kFp32, at::kDouble, kCpu);
   TrainOptions o = quiet(2, 100, p);
   o.profile = true;
   const at::Tensor x = toy_data(1050, at::kFloat);  // 11 batches, the last short

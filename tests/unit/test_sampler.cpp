@@ -121,7 +121,7 @@ TEST(Window, PhasesAddUp) {
 TEST(Session, WritesReportAndAppendsCodeCarbonRows) {
   TempDir dir;
   EnergySettings s;
-  s.meters = {"simulated_gpu", "ram_estimate"};
+  s.meters = {MeterChoice::kSimulatedGpu, MeterChoice::kRamEstimate};
   s.simulated_gpu.load = 1.0;  // 300 W
   s.ram_power_w = 10.0;
   s.sample_hz = 50;

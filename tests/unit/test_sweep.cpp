@@ -4,6 +4,8 @@
 // fake NVML library and the simulated GPU. No LibTorch headers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -120,12 +122,12 @@ TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
     EXPECT_EQ(grid[i].config.batch_size, grid[i].batch_size);
   }
   EXPECT_EQ(keys.size(), grid.size());
-  // Repeats innermost, then epochs, power limit, precision, batch size.
-  EXPECT_EQ(grid[0].label(), "bs=128 fp32 pl=- ep=2 #0");
-  EXPECT_EQ(grid[1].label(), "bs=128 fp32 pl=- ep=2 #1");
-  EXPECT_EQ(grid[3].label(), "bs=128 fp32 pl=- ep=4 #0");
-  EXPECT_EQ(grid[6].label(), "bs=128 fp64 pl=- ep=2 #0");
-  EXPECT_EQ(grid[12].label(), "bs=256 fp32 pl=- ep=2 #0");
+  // Repeats innermost, then epochs, power limit, engine, precision, batch size.
+  EXPECT_EQ(grid[0].label(), "bs=128 fp32 auto pl=- ep=2 #0");
+  EXPECT_EQ(grid[1].label(), "bs=128 fp32 auto pl=- ep=2 #1");
+  EXPECT_EQ(grid[3].label(), "bs=128 fp32 auto pl=- ep=4 #0");
+  EXPECT_EQ(grid[6].label(), "bs=128 fp64 auto pl=- ep=2 #0");
+  EXPECT_EQ(grid[12].label(), "bs=256 fp32 auto pl=- ep=2 #0");
   // The same file gives the same keys; a changed setting changes every key.
   const auto again = expand_grid(parse(minimal_experiment()));
   EXPECT_EQ(again[7].key, grid[7].key);
@@ -133,6 +135,23 @@ TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
   j["training"]["lr"] = 0.002;
   EXPECT_NE(expand_grid(parse(j))[7].key, grid[7].key);
   EXPECT_EQ(grid[0].key.size(), 32u);
+}
+
+TEST(Grid, EngineIsAnAxisParsedOnce) {
+  json j = minimal_experiment();
+  j["sweep"]["engine"] = {"libtorch", "fused"};
+  const Experiment e = parse(j);
+  EXPECT_EQ(e.engines, (std::vector<Engine>{Engine::kLibtorch, Engine::kFused}));
+  const auto grid = expand_grid(e);
+  EXPECT_EQ(e.grid_size(), 2 * parse(minimal_experiment()).grid_size());
+  EXPECT_EQ(grid[0].engine, Engine::kLibtorch);
+  EXPECT_EQ(grid[0].config.engine, Engine::kLibtorch);
+  EXPECT_EQ(grid[6].label(), "bs=128 fp32 fused pl=- ep=2 #0");
+  EXPECT_EQ(grid[6].spec["run_config"]["engine"], "fused");
+  EXPECT_NE(grid[0].key, grid[6].key);
+  EXPECT_EQ(parse(minimal_experiment()).engines, (std::vector<Engine>{Engine::kAuto}));
+  expect_bad([](json& x) { x["sweep"]["engine"] = {"fused", "cuda"}; }, "/sweep/engine/1: invalid engine \"cuda\"");
+  expect_bad([](json& x) { x["training"]["engine"] = "fused"; }, "engine is a sweep axis: /sweep/engine");
 }
 
 TEST(Grid, ShardsCoverEveryTrialExactlyOnce) {
@@ -320,7 +339,7 @@ TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
       run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("v.sqlite") +
                   "'); c.execute(\\\"update meta set value='99' where key='schema_version'\\\"); c.commit()\"");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 2");
+  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 3");
 }
 
 // A database written by schema 1 (tests/fixtures/store_v1.sqlite: `balerbench run
@@ -341,8 +360,9 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
   const std::string epochs_before = sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs order by 1, 2");
   {
     Store s(db, false);
-    EXPECT_NE(s.migration_note().find("from schema 1 to 2"), std::string::npos) << s.migration_note();
+    EXPECT_NE(s.migration_note().find("from schema 1 to 3"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("eval_s"), std::string::npos) << s.migration_note();
+    EXPECT_NE(s.migration_note().find("trials.engine"), std::string::npos) << s.migration_note();
     const auto trials = s.trials("fixture_v1");
     ASSERT_EQ(trials.size(), 2u);
     for (const auto& t : trials) {
@@ -351,13 +371,16 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
       EXPECT_FALSE(t.epoch_rows[0].eval_s.has_value());  // not measured by schema 1
       EXPECT_FALSE(t.samples.empty());
       EXPECT_TRUE(t.target_reached);
+      EXPECT_EQ(t.engine, "libtorch");  // what every trial before schema 3 trained with
     }
     TrialRecord fresh = fixture_trial("new", "fp32", 512, 0, 10, 1000);
     fresh.epoch_rows[1].eval_s = 0.25;
+    fresh.engine = "fused";
     s.insert_trial(fresh);
     EXPECT_DOUBLE_EQ(*s.trials("fixture")[0].epoch_rows[1].eval_s, 0.25);
+    EXPECT_EQ(s.trials("fixture")[0].engine, "fused");
   }
-  EXPECT_EQ(sql(db, "select value from meta where key='schema_version'"), "[('2',)]\n");
+  EXPECT_EQ(sql(db, "select value from meta where key='schema_version'"), "[('3',)]\n");
   EXPECT_EQ(sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs where trial_id <= 2 order by 1, 2"),
             epochs_before);
   // The backup is the file as it was: schema 1, the same rows.
@@ -457,6 +480,39 @@ TEST(ReportTables, FailedGridPointsAreLeftOutOfMeasuredTables) {
 }
 
 // CSV: one table, the header on the first line (pandas and spreadsheets read it as it is).
+// Engines are a grid axis: trials of different engines are never averaged together, the engine
+// gets a column when it varies (else a note), and each engine's fp32 row is its own baseline.
+TEST(ReportTables, EnginesAreAnAxisWithTheirOwnFp32Baseline) {
+  std::vector<TrialRecord> trials;
+  for (const char* engine : {"libtorch", "fused"})
+    for (const char* precision : {"fp32", "fp64"}) {
+      const double time_s = std::string(engine) == "fused" ? 6 : 10;
+      TrialRecord t = fixture_trial(std::string(engine) + precision, precision, 512, 0,
+                                    std::string(precision) == "fp64" ? 2 * time_s : time_s, 100);
+      t.engine = engine;
+      trials.push_back(t);
+    }
+  const Table t = make_tables(trials, "precision", {})[0];
+  ASSERT_EQ(t.rows.size(), 4u);
+  const auto col = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(t.columns.begin(), t.columns.end(), name) - t.columns.begin());
+  };
+  ASSERT_LT(col("engine"), t.columns.size());
+  for (const auto& row : t.rows) {
+    EXPECT_DOUBLE_EQ(row[col("time_vs_fp32")].get<double>(), row[col("precision")] == "fp64" ? 2.0 : 1.0)
+        << row[col("engine")];
+  }
+  const Table trials_table = make_tables(trials, "trials", {})[0];
+  EXPECT_EQ(trials_table.columns[5], "engine");
+  EXPECT_EQ(trials_table.rows[2][5], "fused");
+  // One engine: no column, a note instead.
+  const Table one = make_tables({trials[2], trials[3]}, "precision", {})[0];
+  EXPECT_EQ(std::find(one.columns.begin(), one.columns.end(), "engine"), one.columns.end());
+  bool noted = false;
+  for (const auto& n : one.notes) noted |= n.find("engine fused") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(ReportTables, CsvIsOneTableWithTheHeaderFirst) {
   const std::string csv = render_tables(make_tables(fixture_trials(), "precision", {}), "csv");
   EXPECT_EQ(csv.rfind("mode,precision,n,time_s", 0), 0u) << csv;

@@ -39,6 +39,59 @@ std::vector<double> losses(const TrainResult& r) {
   return v;
 }
 
+// RunConfig and TrainOptions share their defaults (training_defaults.h); train_options() is the one
+// place a config's training keys reach the trainer. Every key set away from its default must arrive.
+TEST(TrainOptions, EveryTrainingKeyOfTheConfigReachesTheTrainer) {
+  const RunConfig defaults;
+  const TrainOptions plain = train_options(defaults);
+  const TrainOptions untouched;
+  EXPECT_EQ(plain.epochs, untouched.epochs);
+  EXPECT_EQ(plain.batch_size, untouched.batch_size);
+  EXPECT_EQ(plain.lr, untouched.lr);
+  EXPECT_EQ(plain.early_stopping_patience, untouched.early_stopping_patience);
+  EXPECT_EQ(plain.progress, untouched.progress);
+
+  RunConfig c;
+  c.epochs = 7;
+  c.batch_size = 33;
+  c.lr = 0.0123;
+  c.loss = "mse_mean";
+  c.shuffle = !defaults.shuffle;
+  c.seed = 99;
+  c.early_stopping = !defaults.early_stopping;
+  c.early_stopping_patience = 11;
+  c.min_delta = 0.25;
+  c.lr_scheduler = !defaults.lr_scheduler;
+  c.lr_scheduler_patience = 13;
+  c.progress = "none";
+  c.progress_interval_s = 4.5;
+  c.grad_scaler = {1024.0, 4.0, 0.25, 17};
+  c.cuda_graphs = !defaults.cuda_graphs;
+  c.profile = !defaults.profile;
+  c.profile_sync = !defaults.profile_sync;
+  const TrainOptions o = train_options(c);
+  EXPECT_EQ(o.epochs, 7);
+  EXPECT_EQ(o.batch_size, 33);
+  EXPECT_DOUBLE_EQ(o.lr, 0.0123);
+  EXPECT_EQ(o.loss, LossKind::kMseMean);
+  EXPECT_EQ(o.shuffle, c.shuffle);
+  EXPECT_EQ(o.seed, 99u);
+  EXPECT_EQ(o.early_stopping, c.early_stopping);
+  EXPECT_EQ(o.early_stopping_patience, 11);
+  EXPECT_DOUBLE_EQ(o.min_delta, 0.25);
+  EXPECT_EQ(o.lr_scheduler, c.lr_scheduler);
+  EXPECT_EQ(o.lr_scheduler_patience, 13);
+  EXPECT_EQ(o.progress, "none");
+  EXPECT_DOUBLE_EQ(o.progress_context.line_interval_s, 4.5);
+  EXPECT_DOUBLE_EQ(o.scaler.init_scale, 1024.0);
+  EXPECT_DOUBLE_EQ(o.scaler.growth_factor, 4.0);
+  EXPECT_DOUBLE_EQ(o.scaler.backoff_factor, 0.25);
+  EXPECT_EQ(o.scaler.growth_interval, 17);
+  EXPECT_EQ(o.cuda_graphs, c.cuda_graphs);
+  EXPECT_EQ(o.profile, c.profile);
+  EXPECT_EQ(o.profile_sync, c.profile_sync);
+}
+
 TEST(Trainer, DeterministicOnCpu) {
   const at::Tensor x = toy_data(1000);
   auto a = seeded_ae(0), b = seeded_ae(0);

@@ -1,0 +1,24 @@
+// engine_choice.h: which training engine a run asks for, as one enum with one name table.
+//   libtorch  LibTorch autograd: the reference, every model, precision and device
+//   fused     the hand-written forward, backward and Adam of engine/fused_engine.h
+//   auto      fused where it supports the model, precision and device, else libtorch
+// Parsed once where names come in (configs, experiment axes, the CLI); stored trials keep the
+// resolved name (never "auto").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace balerbench {
+
+enum class Engine { kAuto, kLibtorch, kFused };
+
+const char* engine_name(Engine e);
+std::optional<Engine> find_engine(const std::string& name);
+// InputError naming `where` and listing the valid names.
+Engine parse_engine(const std::string& name, const std::string& where);
+const std::vector<std::string>& engine_names();  // "auto" first
+std::string engine_name_list();                  // "auto, libtorch, fused"
+
+}  // namespace balerbench

@@ -1,0 +1,55 @@
+// precision_mode.cpp: see precision_mode.h.
+#include "harness/base/precision_mode.h"
+
+#include "datasets/error.h"
+
+namespace balerbench {
+
+const std::vector<PrecisionInfo>& precision_table() {
+  static const std::vector<PrecisionInfo> kTable = {
+      {Precision::kAuto, "auto", "auto (Baler's dtype)", 6},
+      {Precision::kFp64, "fp64", "FP64 (Baler's AE dtype)", 3},
+      {Precision::kFp32, "fp32", "normal training (FP32)", 0},
+      {Precision::kTf32, "tf32", "TF32 matmuls", 4},
+      {Precision::kAmpFp16, "amp_fp16", "AMP with loss scaling (FP16 + GradScaler)", 2},
+      {Precision::kAmpFp16NoScale, "amp_fp16_noscale", "AMP without loss scaling (FP16)", 1},
+      {Precision::kAmpBf16, "amp_bf16", "AMP bfloat16 (no loss scaling)", 5}};
+  return kTable;
+}
+
+const PrecisionInfo& precision_info(Precision p) {
+  for (const auto& info : precision_table())
+    if (info.mode == p) return info;
+  return precision_table().front();  // unreachable: the table lists every enumerator
+}
+
+const char* precision_name(Precision p) { return precision_info(p).name; }
+
+std::optional<Precision> find_precision(const std::string& name) {
+  for (const auto& info : precision_table())
+    if (name == info.name) return info.mode;
+  return std::nullopt;
+}
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const auto& info : precision_table()) names.emplace_back(info.name);
+    return names;
+  }();
+  return kNames;
+}
+
+std::string precision_name_list() {
+  std::string list;
+  for (const auto& n : precision_names()) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+Precision parse_precision(const std::string& name, const std::string& where) {
+  if (auto p = find_precision(name)) return *p;
+  throw InputError((where.empty() ? "" : where + ": ") + "unknown precision '" + name + "'",
+                   "one of: " + precision_name_list());
+}
+
+}  // namespace balerbench

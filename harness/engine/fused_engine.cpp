@@ -1,0 +1,366 @@
+// fused_engine.cpp: see fused_engine.h.
+#include "harness/engine/fused_engine.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "datasets/error.h"
+#include "harness/engine/flat_adam.h"
+
+namespace balerbench {
+namespace {
+
+std::optional<Activation> activation_of(const std::string& after) {
+  if (after.empty()) return Activation::kNone;
+  if (after == "leaky_relu(0.01)") return Activation::kLeakyRelu;
+  if (after == "relu") return Activation::kRelu;
+  return std::nullopt;
+}
+
+// The same arithmetic as at::leaky_relu_(x, 0.01) and at::relu, in place.
+template <typename T>
+void activate(T* __restrict v, int64_t n, Activation a) {
+  if (a == Activation::kLeakyRelu) {
+    const T slope = static_cast<T>(0.01);
+    for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : v[i] * slope;
+  } else if (a == Activation::kRelu) {
+    for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : T(0);
+  }
+}
+
+// g *= activation'(y) where y is the activation's output (autograd's rule for both, which
+// take the derivative from the result), and db = the column sums of the new g.
+template <typename T>
+void activation_backward_and_bias(T* __restrict g, const T* __restrict y, int64_t rows, int64_t cols, Activation a,
+                                  T* __restrict db) {
+  std::fill(db, db + cols, T(0));
+  const T slope = static_cast<T>(0.01);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* gr = g + r * cols;
+    const T* yr = y + r * cols;
+    if (a == Activation::kLeakyRelu) {
+      for (int64_t c = 0; c < cols; ++c) gr[c] = yr[c] > 0 ? gr[c] : gr[c] * slope;
+    } else if (a == Activation::kRelu) {
+      for (int64_t c = 0; c < cols; ++c) gr[c] = yr[c] > 0 ? gr[c] : T(0);
+    }
+    for (int64_t c = 0; c < cols; ++c) db[c] += gr[c];
+  }
+}
+
+// The loss's gradient and the output layer's bias gradient in one pass; returns the sum of
+// squared errors (in double). mse_loss_backward's order: (norm * (x_hat - x)) * grad_output.
+template <typename T>
+double loss_backward(const T* __restrict x_hat, const T* __restrict x, T* __restrict g, int64_t rows, int64_t cols,
+                     T norm, T grad_output, T* __restrict db) {
+  std::fill(db, db + cols, T(0));
+  double sum = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xh = x_hat + r * cols;
+    const T* xr = x + r * cols;
+    T* gr = g + r * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      const T d = xh[c] - xr[c];
+      sum += static_cast<double>(d) * static_cast<double>(d);
+      gr[c] = (norm * d) * grad_output;
+      db[c] += gr[c];
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType param_dtype, bool autocast,
+                                     c10::Device device) {
+  const Architecture& arch = model.architecture();
+  for (const auto& l : arch.layers) {
+    if (l.kind != "linear" || !activation_of(l.after))
+      return arch.model_name + " has " + (l.kind != "linear" ? l.kind : l.after) + " (" + l.name +
+             "), and the fused engine trains chains of Linear layers with LeakyReLU(0.01), ReLU or nothing between "
+             "them";
+  }
+  if (!device.is_cpu()) return "the fused engine runs on the CPU so far, not on " + device.str();
+  if (autocast || (param_dtype != at::kDouble && param_dtype != at::kFloat))
+    return "the fused engine runs fp64 and fp32; mixed precision on the CPU runs LibTorch's oneDNN kernels";
+  return "";
+}
+
+EngineDecision choose_engine(Engine requested, const AutoEncoder& model, const PrecisionPolicy& policy,
+                             c10::Device device) {
+  const std::string why = fused_unsupported_reason(model, policy.param_dtype, policy.autocast, device);
+  EngineDecision d;
+  if (requested == Engine::kLibtorch) return d;
+  if (requested == Engine::kFused) {
+    if (!why.empty()) throw InputError("engine 'fused' cannot train this run: " + why, "use engine libtorch, or auto");
+    d.engine = Engine::kFused;
+    return d;
+  }
+  if (why.empty()) {
+    d.engine = Engine::kFused;
+    d.note = "auto: fused (" + model.architecture().model_name + ", " + policy.name() + ", " + device.str() + ")";
+  } else {
+    d.note = "auto: libtorch (" + why + ")";
+  }
+  return d;
+}
+
+struct FusedDenseEngine::Worker {
+  int64_t max_rows = 0;
+  std::vector<at::Tensor> acts;  // acts[i]: layer i's output (after its activation), (max_rows, out_i)
+  at::Tensor grad_a, grad_b;     // ping-pong gradient buffers, max_rows x widest, flat
+  at::Tensor grads;              // worker 0: the optimizer's flat gradients; others: their own
+  std::vector<at::Tensor> weight_grads;  // views into `grads`, (out, in)
+  double squared_error = 0;
+  int64_t rows = 0;
+
+  at::Tensor part;  // this step's rows
+  // A training step in three parts (run back to back, or phase by phase when profiled): layers
+  // [first, last) forward; the loss and its gradient; the backward pass.
+  template <typename T>
+  void forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last);
+  template <typename T>
+  void loss(const std::vector<Layer>& layers, T norm, T grad_output);
+  template <typename T>
+  void backward(const std::vector<Layer>& layers);
+  // Layers [first, last) on x, the last one's output written to `out` (same rows as x).
+  void forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first, std::size_t last,
+               at::Tensor& out);
+};
+
+namespace {
+
+at::Tensor rows_of(const at::Tensor& buffer, int64_t rows) { return buffer.narrow(0, 0, rows); }
+
+at::Tensor as_matrix(const at::Tensor& flat, int64_t rows, int64_t cols) {
+  return flat.narrow(0, 0, rows * cols).view({rows, cols});
+}
+
+template <typename T>
+void activate_tensor(at::Tensor& t, Activation a) {
+  activate(t.data_ptr<T>(), t.numel(), a);
+}
+
+}  // namespace
+
+void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first,
+                                       std::size_t last, at::Tensor& out) {
+  const int64_t m = x.size(0);
+  at::Tensor a = x;
+  for (std::size_t i = first; i < last; ++i) {
+    const Layer& L = layers[i];
+    at::Tensor y = i + 1 == last ? out : rows_of(acts[i], m);
+    at::addmm_out(y, L.bias, a, L.weight.t());
+    if (y.scalar_type() == at::kDouble)
+      activate_tensor<double>(y, L.after);
+    else
+      activate_tensor<float>(y, L.after);
+    a = y;
+  }
+}
+
+template <typename T>
+void FusedDenseEngine::Worker::forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
+  const int64_t m = rows;
+  at::Tensor a = first == 0 ? part : rows_of(acts[first - 1], m);
+  for (std::size_t i = first; i < last; ++i) {
+    at::Tensor y = rows_of(acts[i], m);
+    at::addmm_out(y, layers[i].bias, a, layers[i].weight.t());
+    activate_tensor<T>(y, layers[i].after);
+    a = y;
+  }
+}
+
+template <typename T>
+void FusedDenseEngine::Worker::loss(const std::vector<Layer>& layers, T norm, T grad_output) {
+  // The loss's gradient, with the output layer's bias gradient on the way.
+  const Layer& out = layers.back();
+  const at::Tensor x_hat = rows_of(acts.back(), rows);
+  squared_error = loss_backward<T>(x_hat.data_ptr<T>(), part.data_ptr<T>(), grad_a.data_ptr<T>(), rows, out.out,
+                                   norm, grad_output, grads.data_ptr<T>() + out.bias_offset);
+}
+
+template <typename T>
+void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
+  // Layer by layer: dW = g^T a_in; g_in = (g W) * activation'(a_in), with db fused.
+  const int64_t m = rows;
+  T* grads_base = grads.data_ptr<T>();
+  at::Tensor g = as_matrix(grad_a, m, layers.back().out);
+  at::Tensor* spare = &grad_b;
+  for (std::size_t i = layers.size(); i-- > 0;) {
+    const Layer& L = layers[i];
+    const at::Tensor a_in = i == 0 ? part : rows_of(acts[i - 1], m);
+    at::mm_out(weight_grads[i], g.t(), a_in);
+    if (i == 0) break;
+    at::Tensor g_in = as_matrix(*spare, m, L.in);
+    at::mm_out(g_in, g, L.weight);
+    const Layer& below = layers[i - 1];
+    activation_backward_and_bias<T>(g_in.data_ptr<T>(), a_in.data_ptr<T>(), m, L.in, below.after,
+                                    grads_base + below.bias_offset);
+    spare = spare == &grad_b ? &grad_a : &grad_b;
+    g = g_in;
+  }
+}
+
+FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows,
+                                   int workers)
+    : flat_grads_(opt.flat_grads()), loss_(loss), max_rows_(max_rows) {
+  build(model, &opt.flat_params(), max_rows, workers);
+}
+
+FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers)
+    : loss_(LossKind::kBalerSum), max_rows_(max_rows) {
+  build(model, nullptr, max_rows, workers);
+}
+
+void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers) {
+  const at::TensorOptions options = flat_params ? flat_params->options() : model.parameters().front().options();
+  const std::string why =
+      fused_unsupported_reason(model, options.dtype().toScalarType(), false, options.device());
+  if (!why.empty()) throw InputError(why);
+  if (max_rows < 1 || workers < 1) throw InputError("fused engine: max_rows and workers must be at least 1");
+  std::map<std::string, at::Tensor> params;
+  for (const auto& p : model.named_parameters(true)) params[p.key()] = p.value();
+  const auto offset_of = [flat_params](const at::Tensor& t) -> int64_t {
+    if (!flat_params) return 0;  // inference: no gradient buffer to address
+    const at::Tensor& flat = *flat_params;
+    const int64_t bytes = static_cast<const char*>(t.data_ptr()) - static_cast<const char*>(flat.data_ptr());
+    const int64_t offset = bytes / static_cast<int64_t>(flat.element_size());
+    if (bytes < 0 || offset + t.numel() > flat.numel() || !t.is_contiguous())
+      throw std::logic_error("fused engine: the model's parameters are not seated in the optimizer's flat buffer");
+    return offset;
+  };
+  const Architecture& arch = model.architecture();
+  int64_t widest = arch.n_features;
+  for (const auto& spec : arch.layers) {
+    Layer L;
+    L.weight = params.at(spec.name + ".weight").detach();
+    L.bias = params.at(spec.name + ".bias").detach();
+    L.weight_offset = offset_of(L.weight);
+    L.bias_offset = offset_of(L.bias);
+    L.in = spec.in_features;
+    L.out = spec.out_features;
+    L.after = *activation_of(spec.after);
+    widest = std::max({widest, L.in, L.out});
+    if (spec.part == "encoder") encoder_layers_ = layers_.size() + 1;
+    layers_.push_back(std::move(L));
+  }
+  const int64_t per_worker = (max_rows + workers - 1) / workers;
+  for (int w = 0; w < workers; ++w) {
+    auto worker = std::make_unique<Worker>();
+    worker->max_rows = per_worker;
+    for (const Layer& L : layers_) worker->acts.push_back(at::empty({per_worker, L.out}, options));
+    if (flat_params) {
+      worker->grad_a = at::empty({per_worker * widest}, options);
+      worker->grad_b = at::empty({per_worker * widest}, options);
+      worker->grads = w == 0 ? flat_grads_ : at::zeros_like(flat_grads_);
+      for (const Layer& L : layers_)
+        worker->weight_grads.push_back(worker->grads.narrow(0, L.weight_offset, L.out * L.in).view({L.out, L.in}));
+    }
+    workers_.push_back(std::move(worker));
+  }
+}
+
+FusedDenseEngine::~FusedDenseEngine() = default;
+
+double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* timer) {
+  if (!flat_grads_.defined()) throw std::logic_error("fused engine: built for inference, not for training");
+  const int64_t n = xb.size(0);
+  if (n < 1 || n > max_rows_ || !xb.is_contiguous() || xb.scalar_type() != flat_grads_.scalar_type() ||
+      xb.size(1) != layers_.front().in)
+    throw std::logic_error("fused engine: a batch of " + std::to_string(n) + " rows does not fit the engine");
+  const int64_t features = xb.size(1);
+  const int64_t count = static_cast<int64_t>(workers_.size());
+  // Worker w takes rows [w * share, (w + 1) * share): worker 0 always has some, so the flat
+  // gradient it writes in place is always complete.
+  const int64_t share = (n + count - 1) / count;
+  for (int64_t w = 0; w < count; ++w) {
+    Worker& worker = *workers_[static_cast<std::size_t>(w)];
+    const int64_t first = std::min(n, w * share), last = std::min(n, (w + 1) * share);
+    worker.rows = last - first;
+    worker.squared_error = 0;
+    worker.part = worker.rows ? xb.narrow(0, first, worker.rows) : at::Tensor();
+  }
+  // mse_loss's norm (2, or 2/numel for the mean) and the gradient of the division by n_features.
+  const double norm = loss_ == LossKind::kMseMean ? 2.0 / static_cast<double>(n * features) : 2.0;
+  const double grad_output = loss_ == LossKind::kMseMean ? 1.0 : 1.0 / static_cast<double>(features);
+  const bool f64 = xb.scalar_type() == at::kDouble;
+  const std::size_t encoder = encoder_layers_, all = layers_.size();
+  enum Part { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 };
+  const auto run = [&](int parts) {
+    at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+      c10::AutoGradMode no_grad(false);  // thread-local: these may be pool threads
+      for (int64_t w = begin; w < end; ++w) {
+        Worker& k = *workers_[static_cast<std::size_t>(w)];
+        if (k.rows == 0) continue;
+        if (parts & kForwardEncoder) f64 ? k.forward_layers<double>(layers_, 0, encoder)
+                                         : k.forward_layers<float>(layers_, 0, encoder);
+        if (parts & kForwardDecoder) f64 ? k.forward_layers<double>(layers_, encoder, all)
+                                         : k.forward_layers<float>(layers_, encoder, all);
+        if (parts & kLoss) f64 ? k.loss<double>(layers_, norm, grad_output)
+                               : k.loss<float>(layers_, static_cast<float>(norm), static_cast<float>(grad_output));
+        if (parts & kBackward) f64 ? k.backward<double>(layers_) : k.backward<float>(layers_);
+      }
+    });
+  };
+  const auto reduce = [&] {
+    // Fixed order: worker 0's gradient (already in place) + worker 1's + ...
+    c10::AutoGradMode no_grad(false);
+    for (std::size_t w = 1; w < workers_.size(); ++w)
+      if (workers_[w]->rows > 0) flat_grads_.add_(workers_[w]->grads);
+  };
+  if (timer && timer->enabled()) {
+    // Profiled: the same work phase by phase, so the profile's rows mean what they mean for libtorch.
+    {
+      PhaseTimer::Scope s(*timer, Phase::kEncode);
+      run(kForwardEncoder);
+    }
+    {
+      PhaseTimer::Scope s(*timer, Phase::kDecode);
+      run(kForwardDecoder);
+    }
+    {
+      PhaseTimer::Scope s(*timer, Phase::kLoss);
+      run(kLoss);
+    }
+    PhaseTimer::Scope s(*timer, Phase::kBackward);
+    run(kBackward);
+    reduce();
+  } else {
+    run(kForwardEncoder | kForwardDecoder | kLoss | kBackward);
+    reduce();
+  }
+  double squared_error = 0;
+  for (const auto& w : workers_) squared_error += w->squared_error;  // in worker order
+  return loss_ == LossKind::kMseMean ? squared_error / static_cast<double>(n * features)
+                                     : squared_error / static_cast<double>(features);
+}
+
+at::Tensor FusedDenseEngine::run_layers(const at::Tensor& x_in, std::size_t first, std::size_t last) {
+  c10::AutoGradMode no_grad(false);
+  const at::Tensor x = x_in.contiguous();
+  const int64_t rows = x.size(0);
+  at::Tensor out = at::empty({rows, layers_[last - 1].out}, x.options());
+  const int64_t count = static_cast<int64_t>(workers_.size());
+  const int64_t per_worker = workers_[0]->max_rows;
+  const int64_t chunks = (rows + per_worker - 1) / per_worker;
+  at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+    c10::AutoGradMode no_grad_here(false);
+    for (int64_t w = begin; w < end; ++w)
+      for (int64_t c = w; c < chunks; c += count) {  // chunk c goes to worker c mod count
+        const int64_t start = c * per_worker, m = std::min(per_worker, rows - start);
+        at::Tensor slice = out.narrow(0, start, m);
+        workers_[static_cast<std::size_t>(w)]->forward(layers_, x.narrow(0, start, m), first, last, slice);
+      }
+  });
+  return out;
+}
+
+at::Tensor FusedDenseEngine::encode(const at::Tensor& x) { return run_layers(x, 0, encoder_layers_); }
+at::Tensor FusedDenseEngine::decode(const at::Tensor& z) { return run_layers(z, encoder_layers_, layers_.size()); }
+at::Tensor FusedDenseEngine::forward(const at::Tensor& x) { return run_layers(x, 0, layers_.size()); }
+
+}  // namespace balerbench

@@ -1,0 +1,101 @@
+// fused_engine.h: the training step of Baler's dense models written out by hand.
+//
+// Baler's dense autoencoders (AE, CFD_dense_AE, FPGA_prototype_model) are fixed chains of
+// Linear layers, each followed by LeakyReLU(0.01), ReLU or nothing. Their forward and backward
+// passes need no autograd graph: this engine keeps every layer's activation in a preallocated
+// buffer, runs the layer products as single-threaded GEMMs (at::addmm_out / at::mm_out into those
+// buffers), and fuses the rest into plain loops: the activation with the forward product's
+// output, the loss with its gradient, the activation's derivative with the bias gradient. The
+// step ends with the model's FlatAdam, whose flat gradient buffer the engine writes directly.
+//
+// Threads: each of `workers` threads takes its share of the batch's rows (contiguous, in order)
+// and runs the whole forward and backward pass on it with its own buffers. The gradients are
+// then summed in worker order, so a result never depends on scheduling: the same inputs give the
+// same bits, run after run. With one worker it is the same arithmetic as LibTorch's autograd,
+// term by term, up to the summation order inside the GEMMs.
+//
+// The LibTorch autograd engine (trainer.cpp's eager and CUDA-graph steps) stays the reference;
+// engine_choice.h says which models, precisions and devices this engine takes.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/base/engine_choice.h"
+#include "harness/engine/phase_timer.h"
+#include "harness/engine/precision.h"
+#include "harness/engine/trainer.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+
+class FlatAdam;
+
+enum class Activation { kNone, kLeakyRelu, kRelu };
+
+// Why the fused engine cannot train `model` at `param_dtype` with autocast `autocast` on
+// `device`; empty when it can. One line, naming what to use instead.
+std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType param_dtype, bool autocast,
+                                     c10::Device device);
+
+// The engine a run trains with, and why. kFused that cannot run here is an InputError carrying
+// fused_unsupported_reason; kAuto takes fused where it can, else libtorch, and says which and why.
+struct EngineDecision {
+  Engine engine = Engine::kLibtorch;  // never kAuto
+  std::string note;                   // "auto: fused (...)" or "auto: libtorch (...)"; empty when asked by name
+};
+EngineDecision choose_engine(Engine requested, const AutoEncoder& model, const PrecisionPolicy& policy,
+                             c10::Device device);
+
+class FusedDenseEngine {
+ public:
+  // `model`'s parameters must already be seated in `opt`'s flat buffers (FlatAdam's
+  // constructor does that). `max_rows` is the largest batch a step will see; `workers` >= 1.
+  // InputError (with fused_unsupported_reason) when the model cannot be fused.
+  FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int workers);
+  // Inference only (compress, decompress): encode, decode and forward; forward_backward throws.
+  FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers);
+  ~FusedDenseEngine();
+  FusedDenseEngine(const FusedDenseEngine&) = delete;
+  FusedDenseEngine& operator=(const FusedDenseEngine&) = delete;
+
+  // Forward and backward on the rows of `xb` (contiguous, at most max_rows): writes the batch's
+  // gradient into the optimizer's flat gradient buffer (overwriting it) and returns the batch
+  // loss, as batch_loss() defines it. The optimizer step is the caller's. With an enabled `timer`
+  // the pass runs phase by phase (encode, decode, loss, backward), each timed; else in one go.
+  double forward_backward(const at::Tensor& xb, PhaseTimer* timer = nullptr);
+
+  // Inference, in chunks of at most max_rows rows per worker: layers [first, last) of the chain.
+  // encode() is [0, latent layer], decode() the rest. No gradient, no autograd.
+  at::Tensor encode(const at::Tensor& x);
+  at::Tensor decode(const at::Tensor& z);
+  at::Tensor forward(const at::Tensor& x);
+
+  int workers() const { return static_cast<int>(workers_.size()); }
+  int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
+
+  struct Layer {
+    at::Tensor weight, bias;  // views into the optimizer's flat parameters: (out, in) and (out)
+    int64_t weight_offset = 0, bias_offset = 0;  // their offsets in the flat buffers
+    int64_t in = 0, out = 0;
+    Activation after = Activation::kNone;
+  };
+
+ private:
+  struct Worker;
+  void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers);
+  at::Tensor run_layers(const at::Tensor& x, std::size_t first, std::size_t last);
+
+  std::vector<Layer> layers_;
+  std::size_t encoder_layers_ = 0;  // layers up to and including the latent one
+  at::Tensor flat_grads_;
+  LossKind loss_;
+  int64_t max_rows_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace balerbench

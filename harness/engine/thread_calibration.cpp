@@ -1,0 +1,164 @@
+// thread_calibration.cpp: see thread_calibration.h.
+#include "harness/engine/thread_calibration.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/Generator.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "datasets/npy.h"
+#include "harness/base/clock.h"
+#include "harness/engine/runtime.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+json read_cache(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return json::object();
+  try {
+    json j = json::parse(in);
+    return j.is_object() ? j : json::object();
+  } catch (const std::exception&) {
+    return json::object();  // a damaged cache is a cache miss, and is rewritten below
+  }
+}
+
+// The model's parameters and buffers, and the global random state, as they are now.
+struct ModelState {
+  explicit ModelState(AutoEncoder& m) : model(m), rng(at::detail::getDefaultCPUGenerator().get_state()) {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : m.parameters()) params.push_back(p.detach().clone());
+    for (const auto& b : m.buffers()) buffers.push_back(b.detach().clone());
+  }
+  void restore() {
+    torch::NoGradGuard no_grad;
+    std::size_t i = 0;
+    for (auto& p : model.parameters()) p.detach().copy_(params[i++]);
+    i = 0;
+    for (auto& b : model.buffers()) b.detach().copy_(buffers[i++]);
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    gen.set_state(rng);
+  }
+  AutoEncoder& model;
+  at::Tensor rng;
+  std::vector<at::Tensor> params, buffers;
+};
+
+}  // namespace
+
+json ThreadChoice::to_json() const {
+  json j = {{"threads", threads}, {"source", source}};
+  if (source == "cached") j["age_s"] = age_s;
+  if (!step_s.empty()) {
+    json s = json::object();
+    for (const auto& [n, t] : step_s) s[std::to_string(n)] = t;
+    j["step_s"] = s;
+  }
+  return j;
+}
+
+std::string thread_cache_dir() {
+  if (const char* d = std::getenv("BALERBENCH_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return (fs::path(d) / "balerbench").string();
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "balerbench").string();
+  return "";
+}
+
+ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const TrainOptions& options,
+                               const std::string& key, const CalibrationOptions& c) {
+  ThreadChoice choice;
+  const int most = available_cpus();
+  if (most <= 1) {
+    at::set_num_threads(1);
+    return {1, "one CPU", 0, {}};
+  }
+  const std::string dir = c.cache_dir.empty() ? thread_cache_dir() : c.cache_dir;
+  const std::string file = dir.empty() || dir == "-" ? "" : (fs::path(dir) / "threads.json").string();
+  const double now = unix_now_s();
+  if (!file.empty()) {
+    const json cache = read_cache(file);
+    if (cache.contains(key) && cache[key].is_object()) {
+      const json& e = cache[key];
+      const double age = now - e.value("unix_s", 0.0);
+      const int n = e.value("threads", 0);
+      if (age >= 0 && age <= c.max_cache_age_s && n >= 1 && n <= most) {
+        choice = {n, "cached", age, {}};
+        if (e.contains("step_s") && e["step_s"].is_object())
+          for (auto it = e["step_s"].begin(); it != e["step_s"].end(); ++it)
+            choice.step_s.emplace_back(std::stoi(it.key()), it.value().get<double>());
+        at::set_num_threads(n);
+        return choice;
+      }
+    }
+  }
+
+  // A few full batches of the run's own rows, one epoch per candidate and round, nothing else.
+  const int64_t rows = std::min<int64_t>(x.size(0), options.batch_size * c.steps);
+  const at::Tensor part = x.narrow(0, 0, rows);
+  const int64_t steps = (rows + options.batch_size - 1) / options.batch_size;
+  TrainOptions o = options;
+  o.epochs = 1;
+  o.shuffle = false;
+  o.early_stopping = false;
+  o.lr_scheduler = false;
+  o.relative_error = false;
+  o.profile = false;
+  o.progress = "none";
+  o.save_every_epochs = 0;
+  o.save_checkpoint = nullptr;
+  o.on_phase = nullptr;
+  o.on_step = nullptr;
+  o.stop_training = nullptr;
+  const std::vector<int> candidates = {1, most};
+  std::map<int, std::vector<double>> times;
+  ModelState state(model);
+  for (int round = 0; round <= c.rounds; ++round)
+    for (int n : candidates) {
+      at::set_num_threads(n);
+      const TrainResult r = fit(model, part, at::Tensor(), o);
+      if (round > 0) times[n].push_back(r.epoch_records.front().duration_s / static_cast<double>(steps));
+    }
+  state.restore();
+  choice.source = "calibrated";
+  double best = 0;
+  for (int n : candidates) {
+    const double s = median(times[n]);
+    choice.step_s.emplace_back(n, s);
+    if (choice.threads == 0 || s < best) {
+      choice.threads = n;
+      best = s;
+    }
+  }
+  at::set_num_threads(choice.threads);
+  if (!file.empty()) {
+    try {
+      json cache = read_cache(file);
+      json s = json::object();
+      for (const auto& [n, t] : choice.step_s) s[std::to_string(n)] = t;
+      cache[key] = {{"threads", choice.threads}, {"unix_s", now}, {"step_s", s}};
+      fs::create_directories(dir);
+      const std::string text = cache.dump(1) + "\n";
+      write_file_atomic(file, std::vector<uint8_t>(text.begin(), text.end()));
+    } catch (const std::exception&) {
+      // An unwritable cache costs the next run a calibration, nothing more.
+    }
+  }
+  return choice;
+}
+
+}  // namespace balerbench

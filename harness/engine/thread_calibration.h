@@ -1,0 +1,51 @@
+// thread_calibration.h: the intra-op thread count by measurement, not by assumption.
+//
+// On small cloud machines the second vCPU is often the first one's hyperthread, or busy with a
+// neighbour: the same step that runs 1.4x faster on two threads one minute runs 1.3x slower the
+// next. So when a run leaves `threads` at 0 (the default) on the CPU, a short calibration times
+// real training steps (the run's model, batch size, precision and engine, on its first rows) for
+// one thread and for every CPU in the affinity mask, in alternating rounds, and takes the faster.
+// The model's parameters, buffers and the global random state are put back afterwards, so the
+// training that follows is the one that would have run without it.
+//
+// The choice is cached per host and setting (threads.json in $BALERBENCH_CACHE_DIR, else
+// $XDG_CACHE_HOME/balerbench, else ~/.cache/balerbench) for an hour, and every report says where
+// its thread count came from: the config, a calibration (with its per-step times), or the cache
+// (with its age).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/engine/trainer.h"
+
+namespace balerbench {
+
+struct ThreadChoice {
+  int threads = 0;
+  std::string source;  // "config", "calibrated", "cached", "one CPU", "not calibrated on <device>"
+  double age_s = 0;    // cached: how old the measurement is
+  std::vector<std::pair<int, double>> step_s;  // calibrated or cached: median seconds per step per count
+  nlohmann::json to_json() const;              // {threads, source, age_s?, step_s?: {"1": s, "2": s}}
+};
+
+struct CalibrationOptions {
+  int64_t steps = 6;           // timed steps per candidate and round
+  int rounds = 3;              // alternating rounds after one warm-up round
+  double max_cache_age_s = 3600;
+  std::string cache_dir;       // "" = the default folder above; "-" = no cache
+};
+
+// The cache folder in force (see above).
+std::string thread_cache_dir();
+
+// Times `options`-shaped steps of `model` on the first rows of `x` for 1 and available_cpus()
+// threads and returns the faster count, set with at::set_num_threads. `key` names the setting in
+// the cache (host, model, batch, precision, engine); `options.engine` must be resolved.
+ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const TrainOptions& options,
+                               const std::string& key, const CalibrationOptions& calibration = {});
+
+}  // namespace balerbench

@@ -1,0 +1,283 @@
+// test_fused.cpp: the fused engine against LibTorch autograd, on fresh random inputs each run
+// (the seed is printed, so a failure can be replayed with BALERBENCH_TEST_SEED).
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "harness/engine/flat_adam.h"
+#include "harness/engine/fused_engine.h"
+#include "harness/engine/runtime.h"
+#include "harness/engine/thread_calibration.h"
+#include "harness/engine/trainer.h"
+#include "models/autoencoder.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+uint64_t fresh_seed() {
+  if (const char* s = std::getenv("BALERBENCH_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  return std::random_device{}();
+}
+
+// Rows like normalized data: in [0, 1], with a few negatives and exact zeros (ReLU's kink).
+at::Tensor random_rows(int64_t rows, int64_t features, at::ScalarType dtype, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  at::Tensor x = at::rand({rows, features}, gen, at::TensorOptions().dtype(at::kDouble)) * 1.2 - 0.1;
+  x.narrow(0, 0, std::min<int64_t>(rows, 3)).zero_();
+  return x.to(dtype);
+}
+
+double max_relative_difference(const at::Tensor& a, const at::Tensor& b) {
+  const double scale = b.abs().max().item<double>();
+  return (a - b).abs().max().item<double>() / std::max(scale, 1e-300);
+}
+
+struct Case {
+  const char* model;
+  int64_t features;
+  at::ScalarType dtype;
+};
+
+// Gradients and loss of one batch: autograd through the model, then the fused engine, into the
+// same flat buffer.
+void expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t rows, uint64_t seed) {
+  torch::manual_seed(seed);
+  auto model = make_model(c.model, c.features, std::max<int64_t>(1, c.features * 10 / 16));
+  model->to(c.dtype);
+  FlatAdam opt(model->parameters(), 1e-3);
+  const at::Tensor x = random_rows(rows, c.features, c.dtype, seed + 1);
+  opt.zero_grad();
+  const at::Tensor l = batch_loss(model->forward(x), x, loss);
+  l.backward();
+  const at::Tensor autograd = opt.flat_grads().clone();
+  const double autograd_loss = l.item<double>();
+
+  FusedDenseEngine engine(*model, opt, loss, rows, workers);
+  opt.flat_grads().fill_(12345.0);  // the engine must overwrite every element
+  const double fused_loss = engine.forward_backward(x);
+  const double tolerance = c.dtype == at::kDouble ? 1e-12 : 1e-5;
+  const std::string what = std::string(c.model) + " " + c10::toString(c.dtype) + " loss " +
+                           (loss == LossKind::kBalerSum ? "baler_sum" : "mse_mean") + ", " +
+                           std::to_string(workers) + " workers, " + std::to_string(rows) + " rows, seed " +
+                           std::to_string(seed);
+  EXPECT_LE(max_relative_difference(opt.flat_grads(), autograd), tolerance) << what;
+  EXPECT_NEAR(fused_loss, autograd_loss, tolerance * std::abs(autograd_loss)) << what;
+  // Layer by layer too, so a small layer's error cannot hide behind a large one's scale.
+  for (const auto& p : model->named_parameters()) {
+    const at::Tensor& flat = opt.flat_grads();
+    const int64_t offset = (static_cast<const char*>(p.value().data_ptr()) -
+                            static_cast<const char*>(opt.flat_params().data_ptr())) /
+                           static_cast<int64_t>(flat.element_size());
+    const at::Tensor fused = flat.narrow(0, offset, p.value().numel());
+    const at::Tensor reference = autograd.narrow(0, offset, p.value().numel());
+    EXPECT_LE(max_relative_difference(fused, reference), tolerance * 10) << what << ": " << p.key();
+  }
+}
+
+TEST(FusedEngine, GradientsEqualAutogradForEveryFusedModel) {
+  const uint64_t seed = fresh_seed();
+  std::printf("seed %llu (BALERBENCH_TEST_SEED replays it)\n", static_cast<unsigned long long>(seed));
+  const Case cases[] = {{"AE", 24, at::kDouble},
+                        {"AE", 24, at::kFloat},
+                        {"CFD_dense_AE", 50, at::kDouble},
+                        {"CFD_dense_AE", 50, at::kFloat},
+                        {"FPGA_prototype_model", 16, at::kDouble},
+                        {"FPGA_prototype_model", 16, at::kFloat}};
+  uint64_t s = seed;
+  for (const Case& c : cases)
+    for (LossKind loss : {LossKind::kBalerSum, LossKind::kMseMean})
+      for (int workers : {1, 2, 3}) expect_gradients_match(c, loss, workers, 37 + static_cast<int64_t>(s % 100), s++);
+}
+
+TEST(FusedEngine, ABatchSmallerThanTheWorkersStillGetsEveryGradient) {
+  const uint64_t seed = fresh_seed();
+  expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 1, seed);
+  expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 3, seed + 1);
+}
+
+TEST(FusedEngine, EncodeAndDecodeEqualTheModel) {
+  const uint64_t seed = fresh_seed();
+  for (const char* name : {"AE", "FPGA_prototype_model"}) {
+    torch::manual_seed(seed);
+    auto model = make_model(name, 24, 8);
+    FlatAdam opt(model->parameters(), 1e-3);
+    FusedDenseEngine engine(*model, opt, LossKind::kBalerSum, 64, 2);
+    const at::Tensor x = random_rows(301, 24, model->dtype(), seed + 2);  // several chunks, a short last one
+    torch::NoGradGuard no_grad;
+    const at::Tensor z = model->encode(x);
+    EXPECT_LE(max_relative_difference(engine.encode(x), z), 1e-13) << name;
+    EXPECT_LE(max_relative_difference(engine.decode(z), model->decode(z)), 1e-13) << name;
+    EXPECT_LE(max_relative_difference(engine.forward(x), model->forward(x)), 1e-13) << name;
+    EXPECT_FALSE(engine.encode(x).requires_grad());
+  }
+}
+
+TrainOptions trajectory_options(Engine engine, int workers) {
+  TrainOptions o;
+  o.epochs = 20;
+  o.batch_size = 64;
+  o.progress = "none";
+  o.seed = 5;
+  o.shuffle = true;
+  o.lr_scheduler = true;
+  o.lr_scheduler_patience = 1;
+  o.early_stopping = true;
+  o.early_stopping_patience = 4;
+  o.min_delta = 1e-4;
+  o.relative_error = true;
+  o.engine = engine;
+  o.engine_workers = workers;
+  o.save_every_epochs = 3;
+  return o;
+}
+
+struct Trajectory {
+  TrainResult result;
+  std::vector<int64_t> checkpoints;
+  at::Tensor params;
+};
+
+Trajectory train(Engine engine, int workers, const at::Tensor& x, const at::Tensor& val, uint64_t seed) {
+  torch::manual_seed(seed);
+  auto model = make_model("AE", 24, 15);
+  Trajectory t;
+  TrainOptions o = trajectory_options(engine, workers);
+  o.save_checkpoint = [&t](int64_t epoch) { t.checkpoints.push_back(epoch); };
+  t.result = fit(*model, x, val, o);
+  std::vector<at::Tensor> flat;
+  for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten());
+  t.params = at::cat(flat);
+  return t;
+}
+
+// fp64, one worker: the whole training (shuffle, validation, plateau scheduler, early stopping,
+// checkpoints) follows LibTorch's within 1e-9 relative, epoch by epoch.
+TEST(FusedEngine, OneWorkerTrajectoryEqualsLibtorchFor20Epochs) {
+  const uint64_t seed = fresh_seed();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  const at::Tensor x = random_rows(900, 24, at::kDouble, seed);
+  const at::Tensor val = random_rows(200, 24, at::kDouble, seed + 7);
+  const Trajectory a = train(Engine::kLibtorch, 0, x, val, seed);
+  const Trajectory f = train(Engine::kFused, 1, x, val, seed);
+  EXPECT_EQ(f.result.engine, Engine::kFused);
+  EXPECT_EQ(f.result.engine_workers, 1);
+  ASSERT_EQ(a.result.epoch_records.size(), f.result.epoch_records.size());
+  for (std::size_t e = 0; e < a.result.epoch_records.size(); ++e) {
+    const EpochRecord& ra = a.result.epoch_records[e];
+    const EpochRecord& rf = f.result.epoch_records[e];
+    EXPECT_NEAR(rf.train_loss, ra.train_loss, 1e-9 * ra.train_loss) << "epoch " << e;
+    EXPECT_NEAR(rf.val_loss, ra.val_loss, 1e-9 * ra.val_loss) << "epoch " << e;
+    EXPECT_NEAR(*rf.relative_error, *ra.relative_error, 1e-9 * *ra.relative_error) << "epoch " << e;
+    EXPECT_EQ(rf.lr, ra.lr) << "epoch " << e;
+    EXPECT_EQ(rf.lr_reduced, ra.lr_reduced) << "epoch " << e;
+    EXPECT_EQ(rf.early_stopping_counter, ra.early_stopping_counter) << "epoch " << e;
+  }
+  EXPECT_EQ(f.result.early_stopped, a.result.early_stopped);
+  EXPECT_EQ(f.checkpoints, a.checkpoints);
+  EXPECT_LE(max_relative_difference(f.params, a.params), 1e-9);
+}
+
+// Two workers sum their gradients in a fixed order: the same bits on every run.
+TEST(FusedEngine, TwoWorkersAreReproducibleRunToRun) {
+  const uint64_t seed = fresh_seed();
+  const at::Tensor x = random_rows(700, 24, at::kFloat, seed);
+  auto run = [&] {
+    torch::manual_seed(seed);
+    auto model = make_model("AE", 24, 15);
+    model->to(at::kFloat);
+    TrainOptions o = trajectory_options(Engine::kFused, 2);
+    o.epochs = 4;
+    o.early_stopping = false;
+    o.precision = resolve_precision(Precision::kFp32, at::kDouble, c10::Device(c10::kCPU));
+    fit(*model, x, at::Tensor(), o);
+    std::vector<at::Tensor> flat;
+    for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten());
+    return at::cat(flat);
+  };
+  const at::Tensor first = run();
+  EXPECT_TRUE(at::equal(first, run()));
+}
+
+TEST(FusedEngine, WhatItCannotTrainIsAClearErrorAndAutoSaysWhy) {
+  const c10::Device cpu(c10::kCPU), cuda(c10::kCUDA, 0);
+  const PrecisionPolicy fp64 = resolve_precision(Precision::kFp64, at::kDouble, cpu);
+  const PrecisionPolicy bf16 = resolve_precision(Precision::kAmpBf16, at::kDouble, cpu);
+  auto ae = make_model("AE", 24, 15);
+  auto bn = make_model("AE_Dropout_BN", 24, 15);
+  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, fp64, cpu).engine, Engine::kFused);
+  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, fp64, cpu).note, "auto: fused (AE, fp64, cpu)");
+  EXPECT_EQ(choose_engine(Engine::kLibtorch, *ae, fp64, cpu).engine, Engine::kLibtorch);
+  EXPECT_TRUE(choose_engine(Engine::kLibtorch, *ae, fp64, cpu).note.empty());
+  const EngineDecision d = choose_engine(Engine::kAuto, *bn, fp64, cpu);
+  EXPECT_EQ(d.engine, Engine::kLibtorch);
+  EXPECT_NE(d.note.find("AE_Dropout_BN has dropout(0.5)"), std::string::npos) << d.note;
+  expect_input_error([&] { choose_engine(Engine::kFused, *bn, fp64, cpu); },
+                     "engine 'fused' cannot train this run: AE_Dropout_BN has dropout(0.5)");
+  expect_input_error([&] { choose_engine(Engine::kFused, *ae, bf16, cpu); }, "runs fp64 and fp32");
+  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, bf16, cpu).engine, Engine::kLibtorch);
+  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, fp64, cuda).engine, Engine::kLibtorch);
+  expect_input_error([&] { choose_engine(Engine::kFused, *ae, fp64, cuda); }, "runs on the CPU so far");
+  // fit refuses an unresolved engine rather than guessing.
+  TrainOptions o;
+  o.engine = Engine::kAuto;
+  o.progress = "none";
+  EXPECT_THROW(fit(*ae, random_rows(10, 24, at::kDouble, 1), at::Tensor(), o), std::logic_error);
+}
+
+// Thread calibration: a measured choice between 1 and every CPU, cached with its age, and no trace
+// left on the model or the random state (the times themselves are the machine's, not checked).
+TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
+  if (available_cpus() < 2) GTEST_SKIP() << "one CPU: nothing to choose";
+  TempDir dir;
+  CalibrationOptions c;
+  c.cache_dir = dir.path("cache");
+  c.steps = 2;
+  c.rounds = 1;
+  torch::manual_seed(3);
+  auto model = make_model("AE", 24, 15);
+  std::vector<at::Tensor> before;
+  for (const auto& p : model->parameters()) before.push_back(p.detach().clone());
+  const at::Tensor rng = at::detail::getDefaultCPUGenerator().get_state();
+  TrainOptions o;
+  o.batch_size = 32;
+  o.engine = Engine::kFused;
+  const at::Tensor x = random_rows(200, 24, at::kDouble, 4);
+  const ThreadChoice first = calibrate_threads(*model, x, o, "host AE fused", c);
+  EXPECT_EQ(first.source, "calibrated");
+  EXPECT_TRUE(first.threads == 1 || first.threads == available_cpus()) << first.threads;
+  EXPECT_EQ(at::get_num_threads(), first.threads);
+  ASSERT_EQ(first.step_s.size(), 2u);
+  EXPECT_EQ(first.step_s[0].first, 1);
+  for (const auto& [n, s] : first.step_s) EXPECT_GT(s, 0) << n;
+  std::size_t i = 0;
+  for (const auto& p : model->parameters()) EXPECT_TRUE(at::equal(p.detach(), before[i++]));
+  EXPECT_TRUE(at::equal(at::detail::getDefaultCPUGenerator().get_state(), rng));
+  const nlohmann::json j = first.to_json();
+  EXPECT_EQ(j["source"], "calibrated");
+  EXPECT_TRUE(j["step_s"].contains("1"));
+
+  const ThreadChoice again = calibrate_threads(*model, x, o, "host AE fused", c);
+  EXPECT_EQ(again.source, "cached");
+  EXPECT_EQ(again.threads, first.threads);
+  EXPECT_GE(again.age_s, 0);
+  EXPECT_EQ(again.step_s, first.step_s);
+  EXPECT_TRUE(again.to_json().contains("age_s"));
+  // Another setting is another key; an expired or damaged cache is measured afresh.
+  EXPECT_EQ(calibrate_threads(*model, x, o, "host AE libtorch", c).source, "calibrated");
+  c.max_cache_age_s = -1;
+  EXPECT_EQ(calibrate_threads(*model, x, o, "host AE fused", c).source, "calibrated");
+  c.max_cache_age_s = 3600;
+  write_text(c.cache_dir + "/threads.json", "{not json");
+  EXPECT_EQ(calibrate_threads(*model, x, o, "host AE fused", c).source, "calibrated");
+  EXPECT_EQ(calibrate_threads(*model, x, o, "host AE fused", c).source, "cached");
+  c.cache_dir = "-";  // no cache at all
+  EXPECT_EQ(calibrate_threads(*model, x, o, "host AE fused", c).source, "calibrated");
+  at::set_num_threads(available_cpus());
+}
+
+}  // namespace
+}  // namespace balerbench
