@@ -274,11 +274,13 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
   for (const auto& g : groups) {
     const Summary time = g.stat([](const TrialRecord& r) { return r.train_s; });
     const Summary energy = g.stat([](const TrialRecord& r) { return r.train_energy_j; });
+    // The FP32 row with the same other settings: of the same engine where there is one (engines
+    // compared side by side), else of whichever engine ran fp32 (auto runs amp_bf16 on libtorch and
+    // fp32 on fused: the ratio is then AMP against FP32 as auto runs them).
     const Group* base = nullptr;
     for (const auto& h : groups)
-      if (find_precision(h.precision) == Precision::kFp32 && h.engine == g.engine && h.batch_size == g.batch_size &&
-          h.epochs == g.epochs &&
-          h.power_limit_w == g.power_limit_w)
+      if (find_precision(h.precision) == Precision::kFp32 && h.batch_size == g.batch_size && h.epochs == g.epochs &&
+          h.power_limit_w == g.power_limit_w && (!base || h.engine == g.engine))
         base = &h;
     json time_ratio = nullptr, energy_ratio = nullptr;
     if (base && time.n) {
@@ -300,7 +302,7 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
   t.notes.push_back(
       "time and energy: the whole training (every epoch with its evaluation), mean and median over "
       "repeats; sd = standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios are to "
-      "the FP32 row with the same other settings.");
+      "the FP32 row with the same other settings (of the same engine where there is one).");
   t.notes.push_back(energy_kind_note());
   failures_note(t, all);
   return t;

@@ -502,6 +502,14 @@ TEST(ReportTables, EnginesAreAnAxisWithTheirOwnFp32Baseline) {
     EXPECT_DOUBLE_EQ(row[col("time_vs_fp32")].get<double>(), row[col("precision")] == "fp64" ? 2.0 : 1.0)
         << row[col("engine")];
   }
+  // auto runs fp32 on fused and amp_bf16 on libtorch: AMP's ratio is then to the fused fp32 row.
+  TrialRecord bf16 = fixture_trial("bf16", "amp_bf16", 512, 0, 3, 50);
+  bf16.engine = "libtorch";
+  const Table mixed = make_tables({trials[2], bf16}, "precision", {})[0];
+  ASSERT_EQ(mixed.rows.size(), 2u);
+  const auto mixed_col = static_cast<std::size_t>(
+      std::find(mixed.columns.begin(), mixed.columns.end(), "time_vs_fp32") - mixed.columns.begin());
+  EXPECT_DOUBLE_EQ(mixed.rows[1][mixed_col].get<double>(), 0.5);  // 3 s against fused fp32's 6 s
   const Table trials_table = make_tables(trials, "trials", {})[0];
   EXPECT_EQ(trials_table.columns[5], "engine");
   EXPECT_EQ(trials_table.rows[2][5], "fused");
