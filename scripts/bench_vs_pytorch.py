@@ -18,8 +18,13 @@ both sides N. Shared cloud machines drift by tens of percent between minutes,
 so the two sides are measured in alternating rounds (--repeats) and each
 speed-up is the median of the per-round ratios, with its range.
 
+Whole process: with --process-epochs N (default 10) each round also times `balerbench train` and
+Baler's training as a fresh Python process (start-up, loading and normalizing the .npz, N epochs,
+the saved model), fp32 and fp64.
+
 usage: /usr/bin/python3 scripts/bench_vs_pytorch.py [--rows 100000] [--epochs 5] [--repeats 3]
-           [--codec-rows 100000,520000] [--threads N] [--no-bf16] [--build build] [--json FILE]
+           [--codec-rows 100000,520000] [--threads N] [--no-bf16] [--engine auto|libtorch|fused]
+           [--compare-engines] [--process-epochs 10] [--build build] [--json FILE]
 """
 import argparse
 import json
@@ -113,6 +118,26 @@ def python_codec(model, x):
     return t_compress, t_decompress
 
 
+def python_process(data, epochs, dtype_name, out):
+    """Baler's whole training run as a process: load the .npz, min-max normalize, train `epochs`
+    epochs, save the model (torch.save of the state dict). Run in a fresh interpreter, so the time
+    includes Python's and PyTorch's start-up, as a user's `baler --mode train` would."""
+    dtype = torch.float64 if dtype_name == "fp64" else torch.float32
+    raw = np.load(data)["data"]
+    mn, mx = raw.min(axis=0), raw.max(axis=0)
+    x = (raw - mn) / np.where(mx - mn == 0, 1.0, mx - mn)
+    _, model = python_epochs(x, epochs, dtype)
+    torch.save(model.state_dict(), out)
+
+
+def timed(cmd):
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return time.perf_counter() - t0
+
+
 def run_json(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -121,6 +146,9 @@ def run_json(cmd):
 
 
 def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "--python-process":  # the child of the whole-process rows
+        python_process(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+        return
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", type=int, default=100000)
     p.add_argument("--epochs", type=int, default=5, help="epochs per side; the first is a warm-up and not counted")
@@ -132,6 +160,9 @@ def main():
                    help="skip the amp_bf16 rows (bfloat16 autocast is slow on CPUs without AVX512-BF16/AMX)")
     p.add_argument("--engine", default="auto", choices=["auto", "libtorch", "fused"],
                    help="balerbench's training engine (auto: fused where it can)")
+    p.add_argument("--process-epochs", type=int, default=10,
+                   help="whole-process rows: start-up, data, this many epochs and the saved model, each side "
+                        "a fresh process (0 skips them)")
     p.add_argument("--compare-engines", action="store_true",
                    help="also time balerbench's libtorch engine in the same rounds (fp64 and fp32 rows)")
     p.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
@@ -196,6 +227,13 @@ def main():
             t32 = balerbench_train(tmp, a.rows, a.epochs, "fp32")
             py32, _ = python_epochs(x, a.epochs, torch.float32)
             record(train32_name, epoch_s(t32), statistics.median(py32[1:]))
+            if a.process_epochs > 0:
+                for prec in ("fp32", "fp64"):
+                    data, cfg = balerbench_config(tmp, a.rows, a.process_epochs, prec)
+                    ours = timed([bb, "train", "--config", cfg, "--out", os.path.join(tmp, f"proc_{prec}")])
+                    theirs = timed([sys.executable, os.path.abspath(__file__), "--python-process", data,
+                                    str(a.process_epochs), prec, os.path.join(tmp, f"py_{prec}.pt")])
+                    record(f"whole process, {prec}, {a.process_epochs} epochs (s)", ours, theirs)
             if a.compare_engines:
                 for prec, py in (("fp64", py64), ("fp32", py32)):
                     lt = balerbench_train(tmp, a.rows, a.epochs, prec, "libtorch")
@@ -214,7 +252,8 @@ def main():
                 record(f"compress + decompress, {rows} rows (s)",
                        comp["encode_duration_s"] + decomp["decode_duration_s"], py_c + py_d)
 
-    targets = {train_name: 2.5, train32_name: 2.5}
+    targets = {train_name: 2.5, train32_name: 2.5, f"whole process, fp32, {a.process_epochs} epochs (s)": 2.5,
+               f"whole process, fp64, {a.process_epochs} epochs (s)": 2.5}
     print(f"balerbench vs Baler's Python loop: CMS-like rows, AE 24->15, batch 512, LibTorch {torch.__version__};"
           f" balerbench engine {bb_engine} (--engine {a.engine});"
           f" threads: balerbench {bb_threads}, Python {py_threads}; epoch times are medians of {a.epochs - 1} epochs"

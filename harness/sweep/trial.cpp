@@ -360,6 +360,7 @@ void record_training(const TrainingSession& session, const Training& t, const Co
   result["engine"] = engine_json(r);
   result["threads"] = r.threads;
   rec.provenance["threads"] = at::get_num_threads();  // as the trial trained (calibrated unless the config set it)
+  rec.provenance["engine"] = result["engine"];
   result["device"] = session.device().str();
   result["target"] = ex.target.to_json();
   if (!t.optimizer.is_null()) result["power_limit_optimizer"] = t.optimizer;

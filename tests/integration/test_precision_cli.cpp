@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "datasets/npz.h"
@@ -139,6 +140,51 @@ TEST_F(PrecisionCli, GradScalerSectionIsStrict) {
   const auto u = bb("train --config " + cfg() + " --out " + dir.path("g") + " --set grad_scaler.growth=2");
   EXPECT_EQ(u.exit_code, 2) << u.out;
   EXPECT_NE(u.out.find("growth"), std::string::npos) << u.out;
+}
+
+// Engines through the CLI: auto says what it chose, both engines write the same files and reports,
+// the fused engine learns what libtorch learns, and a model it cannot train is exit 2.
+TEST_F(PrecisionCli, EnginesWriteTheSameOutputsAndSayWhatRan) {
+  std::map<std::string, json> reports;
+  for (const char* engine : {"libtorch", "fused", "auto"}) {
+    const std::string out = dir.path(std::string("e_") + engine);
+    const auto r = bb("train --config " + cfg() + " --out " + out + " --engine " + engine + " --set threads=1");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const json rep = report(out, "training", "training_report.json");
+    reports[engine] = rep;
+    EXPECT_EQ(rep["threads"]["source"], "config");
+    EXPECT_EQ(json::parse(read_text(out + "/training/run_config.json"))["engine"], engine);
+    const auto c = bb("compress --config " + cfg() + " --out " + out + " --engine " + engine);
+    ASSERT_EQ(c.exit_code, 0) << c.out;
+    const auto d = bb("decompress --config " + cfg() + " --out " + out + " --engine " + engine);
+    ASSERT_EQ(d.exit_code, 0) << d.out;
+    EXPECT_TRUE(fs::exists(out + "/decompressed_output/decompressed.npz"));
+    EXPECT_EQ(report(out, "compressed_output", "compress_report.json")["engine"]["name"],
+              std::string(engine) == "libtorch" ? "libtorch" : "fused");
+  }
+  EXPECT_EQ(reports["libtorch"]["engine"], json({{"name", "libtorch"}}));
+  EXPECT_EQ(reports["fused"]["engine"]["name"], "fused");
+  EXPECT_EQ(reports["fused"]["engine"]["workers"], 1);
+  EXPECT_EQ(reports["auto"]["engine"]["note"], "auto: fused (AE, fp64, cpu)");
+  // fp64, one thread: the same losses to rounding.
+  const double a = reports["libtorch"]["final_train_loss"], f = reports["fused"]["final_train_loss"];
+  EXPECT_NEAR(f, a, 1e-9 * a);
+
+  const auto shown = bb("train --config " + cfg() + " --out " + dir.path("shown") + " --engine auto");
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_NE(shown.out.find("engine fused ("), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("; auto: fused (AE, fp64, cpu)"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("\nthreads "), std::string::npos) << shown.out;
+
+  const std::string bad = dir.path("bad");
+  const auto r = bb("train --config " + cfg() + " --out " + bad + " --engine fused --set model_name=AE_Dropout_BN");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("engine 'fused' cannot train this run: AE_Dropout_BN has dropout"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(bad + "/training/training_report.json"));
+  const auto unknown = bb("train --config " + cfg() + " --out " + bad + " --engine turbo");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("/engine"), std::string::npos) << unknown.out;
 }
 
 }  // namespace

@@ -436,5 +436,31 @@ TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 2u);
 }
 
+// The engine as a sweep axis: each trial stores the engine that trained it (the column, the result
+// and the provenance), and the tables keep the engines apart.
+TEST_F(SweepCli, EngineAxisIsStoredPerTrialAndShownInTheTables) {
+  json j = tiny_experiment();
+  j["name"] = "engines";
+  j["sweep"] = {{"batch_size", {256}}, {"precision", {"fp32"}}, {"engine", {"libtorch", "fused", "auto"}},
+                {"epochs", {2}}, {"repeats", 1}};
+  const auto r = bb("run " + write_experiment(j) + " --db db.sqlite --progress none --tables precision");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("bs=256 fp32 fused pl=- ep=2 #0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| engine |"), std::string::npos) << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials("engines");
+  ASSERT_EQ(trials.size(), 3u);
+  std::multiset<std::string> engines;
+  for (const auto& t : trials) {
+    engines.insert(t.engine);
+    EXPECT_EQ(t.result["engine"]["name"], t.engine);
+    EXPECT_EQ(t.provenance["engine"]["name"], t.engine);
+    EXPECT_TRUE(t.result["threads"].contains("source")) << t.result.dump();
+  }
+  EXPECT_EQ(engines, (std::multiset<std::string>{"fused", "fused", "libtorch"}));  // auto chose fused
+  const auto table = bb("report --db db.sqlite --experiment engines --table precision --format json");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_EQ(json::parse(table.out)["tables"][0]["rows"].size(), 2u);  // libtorch, and fused (2 trials)
+}
+
 }  // namespace
 }  // namespace balerbench
