@@ -247,6 +247,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
       save_state_dict(model, (L.training / ("model_" + std::to_string(e) + ".pt")).string());
     };
   }
+  session.choose_threads(o);  // a calibration, if any, outside the training's windows and trace
   run.begin(energy.get(), c, session.policy());
   std::unique_ptr<ProfilerTrace> trace;
   if (!c.profile_trace.empty()) trace = std::make_unique<ProfilerTrace>(c.profile_trace);

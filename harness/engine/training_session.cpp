@@ -71,15 +71,21 @@ TrainOptions TrainingSession::options() const {
   return o;
 }
 
-ThreadChoice TrainingSession::choose_threads(const TrainOptions& o) {
-  if (config_.threads > 0) return {at::get_num_threads(), "config", 0, {}};
-  if (!device_.is_cpu()) return {at::get_num_threads(), "not calibrated on " + device_.str(), 0, {}};
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  const std::string key = std::string(host) + " " + config_.model_name + " " + std::to_string(features_) + "->" +
-                          std::to_string(latent_) + " batch " + std::to_string(o.batch_size) + " " + policy_.name() +
-                          " " + engine_name(engine_.engine);
-  return calibrate_threads(*model_, x_train_, o, key);
+const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
+  if (threads_) return *threads_;
+  if (config_.threads > 0) {
+    threads_ = ThreadChoice{at::get_num_threads(), "config", 0, {}};
+  } else if (!device_.is_cpu()) {
+    threads_ = ThreadChoice{at::get_num_threads(), "not calibrated on " + device_.str(), 0, {}};
+  } else {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const std::string key = std::string(host) + " " + config_.model_name + " " + std::to_string(features_) + "->" +
+                            std::to_string(latent_) + " batch " + std::to_string(o.batch_size) + " " +
+                            policy_.name() + " " + engine_name(engine_.engine);
+    threads_ = calibrate_threads(*model_, x_train_, o, key);
+  }
+  return *threads_;
 }
 
 TrainResult TrainingSession::train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch) {
@@ -94,7 +100,7 @@ TrainResult TrainingSession::train(const TrainOptions& options, const std::funct
       if (also) also(phase, end);
     };
   }
-  threads_ = choose_threads(o);
+  choose_threads(o);
   const double train_rows = static_cast<double>(x_train_.size(0));
   TrainResult result = fit(*model_, x_train_, x_val_, o, [&](const EpochRecord& e) {
     if (live_)
@@ -103,7 +109,7 @@ TrainResult TrainingSession::train(const TrainOptions& options, const std::funct
     if (on_epoch) on_epoch(e);
   });
   result.engine_note = engine_.note;
-  result.threads = threads_.to_json();
+  result.threads = threads_->to_json();
   return result;
 }
 

@@ -81,6 +81,10 @@ class TrainingSession {
   TrainOptions options() const;
   // Trains with `options` (from options()), evaluating every epoch as they ask (validation loss,
   // relative error); every epoch goes to the live metrics, then to `on_epoch`.
+  // The thread count for training with `options`: config.threads when set, else on the CPU a
+  // calibration of a few real steps (thread_calibration.h). Call it before measuring anything, so
+  // the calibration is outside every window; train() calls it when nobody did.
+  const ThreadChoice& choose_threads(const TrainOptions& options);
   TrainResult train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
 
  private:
@@ -93,9 +97,7 @@ class TrainingSession {
   std::shared_ptr<AutoEncoder> model_;
   PrecisionPolicy policy_;
   EngineDecision engine_;
-  ThreadChoice threads_;
-  // config.threads when set; else, on the CPU, a calibration (thread_calibration.h).
-  ThreadChoice choose_threads(const TrainOptions& o);
+  std::optional<ThreadChoice> threads_;
   at::Tensor x_train_, x_val_;
   Snapshot phase_begin_;
 };

@@ -256,6 +256,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
   o.progress_context.run_count = ctx.run_count;
   o.progress_context.trials_after = ctx.run_count - ctx.run_ordinal;
   o.relative_error = ex.target.metric == "relative_error";
+  session.choose_threads(o);  // a calibration, if any, before the training's time and energy start
   Training t;
   const Snapshot begin = energy ? energy->mark() : Snapshot{};
   const auto t_train = SteadyClock::now();
