@@ -2,44 +2,26 @@
 #include "harness/base/engine_choice.h"
 
 #include "datasets/error.h"
+#include "harness/base/name_table.h"
 
 namespace balerbench {
 namespace {
 
-struct EngineName {
-  Engine engine;
-  const char* name;
-};
-constexpr EngineName kEngines[] = {{Engine::kAuto, "auto"}, {Engine::kLibtorch, "libtorch"}, {Engine::kFused, "fused"}};
+constexpr EnumName<Engine> kEngines[] = {{Engine::kAuto, "auto"}, {Engine::kLibtorch, "libtorch"},
+                                         {Engine::kFused, "fused"}};
 
 }  // namespace
 
-const char* engine_name(Engine e) {
-  for (const auto& n : kEngines)
-    if (n.engine == e) return n.name;
-  return "?";
-}
+const char* engine_name(Engine e) { return name_in(kEngines, e); }
 
-std::optional<Engine> find_engine(const std::string& name) {
-  for (const auto& n : kEngines)
-    if (name == n.name) return n.engine;
-  return std::nullopt;
-}
+std::optional<Engine> find_engine(const std::string& name) { return find_in<Engine>(kEngines, name); }
 
 const std::vector<std::string>& engine_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const auto& n : kEngines) names.emplace_back(n.name);
-    return names;
-  }();
+  static const std::vector<std::string> kNames = names_in(kEngines);
   return kNames;
 }
 
-std::string engine_name_list() {
-  std::string list;
-  for (const auto& n : engine_names()) list += (list.empty() ? "" : ", ") + n;
-  return list;
-}
+std::string engine_name_list() { return join_names(engine_names()); }
 
 Engine parse_engine(const std::string& name, const std::string& where) {
   if (auto e = find_engine(name)) return *e;

@@ -2,6 +2,7 @@
 #include "harness/base/precision_mode.h"
 
 #include "datasets/error.h"
+#include "harness/base/name_table.h"
 
 namespace balerbench {
 
@@ -19,32 +20,20 @@ const std::vector<PrecisionInfo>& precision_table() {
 
 const PrecisionInfo& precision_info(Precision p) {
   for (const auto& info : precision_table())
-    if (info.mode == p) return info;
+    if (info.value == p) return info;
   return precision_table().front();  // unreachable: the table lists every enumerator
 }
 
-const char* precision_name(Precision p) { return precision_info(p).name; }
+const char* precision_name(Precision p) { return name_in(precision_table(), p); }
 
-std::optional<Precision> find_precision(const std::string& name) {
-  for (const auto& info : precision_table())
-    if (name == info.name) return info.mode;
-  return std::nullopt;
-}
+std::optional<Precision> find_precision(const std::string& name) { return find_in<Precision>(precision_table(), name); }
 
 const std::vector<std::string>& precision_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const auto& info : precision_table()) names.emplace_back(info.name);
-    return names;
-  }();
+  static const std::vector<std::string> kNames = names_in(precision_table());
   return kNames;
 }
 
-std::string precision_name_list() {
-  std::string list;
-  for (const auto& n : precision_names()) list += (list.empty() ? "" : ", ") + n;
-  return list;
-}
+std::string precision_name_list() { return join_names(precision_names()); }
 
 Precision parse_precision(const std::string& name, const std::string& where) {
   if (auto p = find_precision(name)) return *p;

@@ -14,7 +14,7 @@ namespace balerbench {
 enum class Precision { kAuto, kFp64, kFp32, kTf32, kAmpFp16, kAmpFp16NoScale, kAmpBf16 };
 
 struct PrecisionInfo {
-  Precision mode;
+  Precision value;
   const char* name;         // as configs, the CLI and the store write it
   const char* description;  // the report's "mode" column
   int report_rank;          // order in the precision table: fp32 first (the baseline), auto last

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "harness/base/name_table.h"
 #include "harness/base/strict_json.h"
 
 namespace balerbench {
@@ -35,36 +36,24 @@ SimulatedGpuSpec parse_simulated_gpu(const json& j, const std::string& source, c
 
 namespace {
 
-struct MeterName {
-  MeterChoice choice;
-  const char* name;
-};
-constexpr MeterName kMeterNames[] = {{MeterChoice::kAuto, "auto"},
-                                     {MeterChoice::kNvml, "nvml"},
-                                     {MeterChoice::kRapl, "rapl"},
-                                     {MeterChoice::kCpuEstimate, "cpu_estimate"},
-                                     {MeterChoice::kRamEstimate, "ram_estimate"},
-                                     {MeterChoice::kWattmeter, "wattmeter"},
-                                     {MeterChoice::kSimulatedGpu, "simulated_gpu"}};
+constexpr EnumName<MeterChoice> kMeterNames[] = {{MeterChoice::kAuto, "auto"},
+                                                 {MeterChoice::kNvml, "nvml"},
+                                                 {MeterChoice::kRapl, "rapl"},
+                                                 {MeterChoice::kCpuEstimate, "cpu_estimate"},
+                                                 {MeterChoice::kRamEstimate, "ram_estimate"},
+                                                 {MeterChoice::kWattmeter, "wattmeter"},
+                                                 {MeterChoice::kSimulatedGpu, "simulated_gpu"}};
 
 }  // namespace
 
-const char* meter_choice_name(MeterChoice m) {
-  for (const auto& n : kMeterNames)
-    if (n.choice == m) return n.name;
-  return "?";
-}
+const char* meter_choice_name(MeterChoice m) { return name_in(kMeterNames, m); }
 
-std::optional<MeterChoice> find_meter_choice(const std::string& name) {
-  for (const auto& n : kMeterNames)
-    if (name == n.name) return n.choice;
-  return std::nullopt;
-}
+std::optional<MeterChoice> find_meter_choice(const std::string& name) { return find_in<MeterChoice>(kMeterNames, name); }
 
 const std::vector<MeterChoice>& meter_choices() {
   static const std::vector<MeterChoice> kAll = [] {
     std::vector<MeterChoice> all;
-    for (const auto& n : kMeterNames) all.push_back(n.choice);
+    for (const auto& n : kMeterNames) all.push_back(n.value);
     return all;
   }();
   return kAll;
@@ -82,9 +71,7 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
     e.meters.clear();
     for (std::size_t i = 0; i < names.size(); ++i) {
       const std::optional<MeterChoice> m = find_meter_choice(names[i]);
-      std::string list;
-      for (MeterChoice c : meter_choices()) list += (list.empty() ? "" : ", ") + std::string(meter_choice_name(c));
-      if (!m) r.fail("meters", "unknown meter '" + names[i] + "'", "one of: " + list);
+      if (!m) r.fail("meters", "unknown meter '" + names[i] + "'", "one of: " + join_names(names_in(kMeterNames)));
       if (std::find(e.meters.begin(), e.meters.end(), *m) != e.meters.end())
         r.fail("meters", "meter '" + names[i] + "' is listed twice", "name each meter once");
       e.meters.push_back(*m);

@@ -137,8 +137,8 @@ TEST(PrecisionMode, EveryModeHasOneNameThatParsesBack) {
   for (const auto& info : precision_table()) {
     EXPECT_TRUE(names.insert(info.name).second) << info.name << " is listed twice";
     EXPECT_TRUE(ranks.insert(info.report_rank).second) << info.name << " shares its report rank";
-    EXPECT_EQ(parse_precision(info.name, "/precision"), info.mode);
-    EXPECT_STREQ(precision_name(info.mode), info.name);
+    EXPECT_EQ(parse_precision(info.name, "/precision"), info.value);
+    EXPECT_STREQ(precision_name(info.value), info.name);
   }
   EXPECT_EQ(names.size(), 7u);
   EXPECT_EQ(precision_names().front(), "auto");
