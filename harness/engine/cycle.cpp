@@ -289,7 +289,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   const c10::Device device = resolve_device(c.device);
   const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
-  const EngineDecision engine = choose_engine(c.engine, *model, policy, device);
+  const EngineDecision engine = codec_decision(choose_engine(c.engine, *model, policy, device), policy);
   const std::unique_ptr<FusedDenseEngine> fused = codec_engine(engine, *model, c);
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
@@ -354,7 +354,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const c10::Device device = resolve_device(c.device);
   const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
-  const EngineDecision engine = choose_engine(c.engine, *model, policy, device);
+  const EngineDecision engine = codec_decision(choose_engine(c.engine, *model, policy, device), policy);
   const std::unique_ptr<FusedDenseEngine> fused = codec_engine(engine, *model, c);
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);

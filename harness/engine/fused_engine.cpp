@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 
@@ -72,9 +73,90 @@ double loss_backward(const T* __restrict x_hat, const T* __restrict x, T* __rest
   return sum;
 }
 
+using BF16 = c10::BFloat16;
+
+// bfloat16 <-> float as c10::BFloat16 converts (round to nearest even, NaN kept as a quiet NaN),
+// written on the bits so that the loops below vectorise.
+inline float widen(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+inline uint16_t narrow_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  const uint16_t rounded = static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+  return f != f ? static_cast<uint16_t>(0x7FC0) : rounded;
+}
+inline uint16_t* bits(BF16* p) { return reinterpret_cast<uint16_t*>(p); }
+inline const uint16_t* bits(const BF16* p) { return reinterpret_cast<const uint16_t*>(p); }
+
+// amp_bf16's loops, each the float arithmetic of LibTorch's bfloat16 CPU kernel, rounded to
+// bfloat16 where that kernel stores bfloat16.
+void activate_bf16(BF16* data, int64_t n, Activation a) {
+  uint16_t* __restrict v = bits(data);
+  if (a == Activation::kLeakyRelu) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float f = widen(v[i]);
+      v[i] = f > 0 ? v[i] : narrow_bf16(f * 0.01f);
+    }
+  } else if (a == Activation::kRelu) {
+    for (int64_t i = 0; i < n; ++i) v[i] = widen(v[i]) > 0 ? v[i] : static_cast<uint16_t>(0);
+  }
+}
+
+// The bias gradient as autograd takes it under autocast: the column sums of the bfloat16 gradient,
+// accumulated in float, rounded to bfloat16, then widened to the float32 master gradient.
+void store_bias_bf16(const float* sums, int64_t cols, float* db) {
+  for (int64_t c = 0; c < cols; ++c) db[c] = widen(narrow_bf16(sums[c]));
+}
+
+void activation_backward_and_bias_bf16(BF16* g_data, const BF16* y_data, int64_t rows, int64_t cols, Activation a,
+                                       float* __restrict sums, float* __restrict db) {
+  uint16_t* __restrict g = bits(g_data);
+  const uint16_t* __restrict y = bits(y_data);
+  std::fill(sums, sums + cols, 0.0f);
+  const float slope = a == Activation::kLeakyRelu ? 0.01f : 0.0f;
+  for (int64_t r = 0; r < rows; ++r) {
+    uint16_t* __restrict gr = g + r * cols;
+    const uint16_t* __restrict yr = y + r * cols;
+    if (a != Activation::kNone)
+      for (int64_t c = 0; c < cols; ++c) {
+        const float gf = widen(gr[c]);
+        gr[c] = widen(yr[c]) > 0 ? gr[c] : narrow_bf16(gf * slope);
+      }
+    for (int64_t c = 0; c < cols; ++c) sums[c] += widen(gr[c]);
+  }
+  store_bias_bf16(sums, cols, db);
+}
+
+// The loss in float32 on the widened bfloat16 output, its gradient rounded to bfloat16 for the
+// backward pass (the cast's backward), and the output layer's bias gradient.
+double loss_backward_bf16(const BF16* x_hat_data, const float* __restrict x, BF16* g_data, int64_t rows, int64_t cols,
+                          float norm, float grad_output, float* __restrict sums, float* __restrict db) {
+  const uint16_t* __restrict x_hat = bits(x_hat_data);
+  uint16_t* __restrict g = bits(g_data);
+  std::fill(sums, sums + cols, 0.0f);
+  double sum = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* xh = x_hat + r * cols;
+    const float* xr = x + r * cols;
+    uint16_t* gr = g + r * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      const float d = widen(xh[c]) - xr[c];
+      sum += static_cast<double>(d) * static_cast<double>(d);
+      gr[c] = narrow_bf16((norm * d) * grad_output);
+      sums[c] += widen(gr[c]);
+    }
+  }
+  store_bias_bf16(sums, cols, db);
+  return sum;
+}
+
 }  // namespace
 
-std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType param_dtype, bool autocast,
+std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType param_dtype, at::ScalarType compute_dtype,
                                      c10::Device device) {
   const Architecture& arch = model.architecture();
   for (const auto& l : arch.layers) {
@@ -84,14 +166,16 @@ std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType pa
              "them";
   }
   if (!device.is_cpu()) return "the fused engine runs on the CPU so far, not on " + device.str();
-  if (autocast || (param_dtype != at::kDouble && param_dtype != at::kFloat))
-    return "the fused engine runs fp64 and fp32; mixed precision on the CPU runs LibTorch's oneDNN kernels";
+  const bool full = compute_dtype == param_dtype && (param_dtype == at::kDouble || param_dtype == at::kFloat);
+  const bool bf16 = compute_dtype == at::kBFloat16 && param_dtype == at::kFloat;
+  if (!full && !bf16) return "the fused engine runs fp64, fp32 and amp_bf16";
   return "";
 }
 
 EngineDecision choose_engine(Engine requested, const AutoEncoder& model, const PrecisionPolicy& policy,
                              c10::Device device) {
-  const std::string why = fused_unsupported_reason(model, policy.param_dtype, policy.autocast, device);
+  const std::string why = fused_unsupported_reason(
+      model, policy.param_dtype, policy.autocast ? policy.compute_dtype : policy.param_dtype, device);
   EngineDecision d;
   if (requested == Engine::kLibtorch) return d;
   if (requested == Engine::kFused) {
@@ -99,7 +183,10 @@ EngineDecision choose_engine(Engine requested, const AutoEncoder& model, const P
     d.engine = Engine::kFused;
     return d;
   }
-  if (why.empty()) {
+  if (why.empty() && policy.autocast) {
+    d.note = std::string("auto: libtorch (") + policy.name() +
+             ": the fused bfloat16 step measured slower than LibTorch's oneDNN autocast; --engine fused runs it)";
+  } else if (why.empty()) {
     d.engine = Engine::kFused;
     d.note = "auto: fused (" + model.architecture().model_name + ", " + policy.name() + ", " + device.str() + ")";
   } else {
@@ -118,6 +205,13 @@ struct FusedDenseEngine::Worker {
   int64_t rows = 0;
 
   at::Tensor part;  // this step's rows
+  // amp_bf16: bfloat16 activations, input rows, gradients and weight gradients; column sums.
+  std::vector<at::Tensor> acts_bf16, weight_grads_bf16;
+  at::Tensor part_bf16, grad_bf16_a, grad_bf16_b;
+  std::vector<float> sums;
+  void forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last);
+  void loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output);
+  void backward_bf16(const std::vector<Layer>& layers);
   // A training step in three parts (run back to back, or phase by phase when profiled): layers
   // [first, last) forward; the loss and its gradient; the backward pass.
   template <typename T>
@@ -205,9 +299,63 @@ void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
   }
 }
 
+void FusedDenseEngine::Worker::forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
+  const int64_t m = rows;
+  if (first == 0) rows_of(part_bf16, m).copy_(part);  // autocast casts the first product's input
+  at::Tensor a = first == 0 ? rows_of(part_bf16, m) : rows_of(acts_bf16[first - 1], m);
+  for (std::size_t i = first; i < last; ++i) {
+    at::Tensor y = rows_of(acts_bf16[i], m);
+    at::addmm_out(y, layers[i].bias_bf16, a, layers[i].weight_bf16.t());
+    activate_bf16(y.data_ptr<BF16>(), y.numel(), layers[i].after);
+    a = y;
+  }
+}
+
+void FusedDenseEngine::Worker::loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output) {
+  const Layer& out = layers.back();
+  const at::Tensor x_hat = rows_of(acts_bf16.back(), rows);
+  squared_error = loss_backward_bf16(x_hat.data_ptr<BF16>(), part.data_ptr<float>(), grad_bf16_a.data_ptr<BF16>(),
+                                     rows, out.out, norm, grad_output, sums.data(),
+                                     grads.data_ptr<float>() + out.bias_offset);
+}
+
+void FusedDenseEngine::Worker::backward_bf16(const std::vector<Layer>& layers) {
+  const int64_t m = rows;
+  float* grads_base = grads.data_ptr<float>();
+  at::Tensor g = as_matrix(grad_bf16_a, m, layers.back().out);
+  at::Tensor* spare = &grad_bf16_b;
+  for (std::size_t i = layers.size(); i-- > 0;) {
+    const Layer& L = layers[i];
+    const at::Tensor a_in = i == 0 ? rows_of(part_bf16, m) : rows_of(acts_bf16[i - 1], m);
+    at::mm_out(weight_grads_bf16[i], g.t(), a_in);
+    weight_grads[i].copy_(weight_grads_bf16[i]);  // the weight cast's backward: bfloat16 -> float32
+    if (i == 0) break;
+    at::Tensor g_in = as_matrix(*spare, m, L.in);
+    at::mm_out(g_in, g, L.weight_bf16);
+    const Layer& below = layers[i - 1];
+    activation_backward_and_bias_bf16(g_in.data_ptr<BF16>(), a_in.data_ptr<BF16>(), m, L.in, below.after,
+                                      sums.data(), grads_base + below.bias_offset);
+    spare = spare == &grad_bf16_b ? &grad_bf16_a : &grad_bf16_b;
+    g = g_in;
+  }
+}
+
+void FusedDenseEngine::cast_weights_bf16() {
+  c10::AutoGradMode no_grad(false);
+  for (Layer& L : layers_) {
+    L.weight_bf16.copy_(L.weight);
+    L.bias_bf16.copy_(L.bias);
+  }
+}
+
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows,
-                                   int workers)
+                                   int workers, at::ScalarType compute_dtype)
     : flat_grads_(opt.flat_grads()), loss_(loss), max_rows_(max_rows) {
+  const at::ScalarType param_dtype = opt.flat_params().scalar_type();
+  const at::ScalarType compute = compute_dtype == at::ScalarType::Undefined ? param_dtype : compute_dtype;
+  const std::string why = fused_unsupported_reason(model, param_dtype, compute, opt.flat_params().device());
+  if (!why.empty()) throw InputError(why);
+  bf16_ = compute == at::kBFloat16;
   build(model, &opt.flat_params(), max_rows, workers);
 }
 
@@ -218,8 +366,8 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int wor
 
 void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers) {
   const at::TensorOptions options = flat_params ? flat_params->options() : model.parameters().front().options();
-  const std::string why =
-      fused_unsupported_reason(model, options.dtype().toScalarType(), false, options.device());
+  const std::string why = fused_unsupported_reason(model, options.dtype().toScalarType(),
+                                                   options.dtype().toScalarType(), options.device());
   if (!why.empty()) throw InputError(why);
   if (max_rows < 1 || workers < 1) throw InputError("fused engine: max_rows and workers must be at least 1");
   std::map<std::string, at::Tensor> params;
@@ -248,11 +396,27 @@ void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, 
     if (spec.part == "encoder") encoder_layers_ = layers_.size() + 1;
     layers_.push_back(std::move(L));
   }
+  if (bf16_)
+    for (Layer& L : layers_) {
+      L.weight_bf16 = at::empty({L.out, L.in}, options.dtype(at::kBFloat16));
+      L.bias_bf16 = at::empty({L.out}, options.dtype(at::kBFloat16));
+    }
   const int64_t per_worker = (max_rows + workers - 1) / workers;
   for (int w = 0; w < workers; ++w) {
     auto worker = std::make_unique<Worker>();
     worker->max_rows = per_worker;
     for (const Layer& L : layers_) worker->acts.push_back(at::empty({per_worker, L.out}, options));
+    if (bf16_) {
+      const auto bf = options.dtype(at::kBFloat16);
+      for (const Layer& L : layers_) {
+        worker->acts_bf16.push_back(at::empty({per_worker, L.out}, bf));
+        worker->weight_grads_bf16.push_back(at::empty({L.out, L.in}, bf));
+      }
+      worker->part_bf16 = at::empty({per_worker, arch.n_features}, bf);
+      worker->grad_bf16_a = at::empty({per_worker * widest}, bf);
+      worker->grad_bf16_b = at::empty({per_worker * widest}, bf);
+      worker->sums.assign(static_cast<std::size_t>(widest), 0.0f);
+    }
     if (flat_params) {
       worker->grad_a = at::empty({per_worker * widest}, options);
       worker->grad_b = at::empty({per_worker * widest}, options);
@@ -296,6 +460,13 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
       for (int64_t w = begin; w < end; ++w) {
         Worker& k = *workers_[static_cast<std::size_t>(w)];
         if (k.rows == 0) continue;
+        if (bf16_) {
+          if (parts & kForwardEncoder) k.forward_bf16(layers_, 0, encoder);
+          if (parts & kForwardDecoder) k.forward_bf16(layers_, encoder, all);
+          if (parts & kLoss) k.loss_bf16(layers_, static_cast<float>(norm), static_cast<float>(grad_output));
+          if (parts & kBackward) k.backward_bf16(layers_);
+          continue;
+        }
         if (parts & kForwardEncoder) f64 ? k.forward_layers<double>(layers_, 0, encoder)
                                          : k.forward_layers<float>(layers_, 0, encoder);
         if (parts & kForwardDecoder) f64 ? k.forward_layers<double>(layers_, encoder, all)
@@ -316,6 +487,7 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
     // Profiled: the same work phase by phase, so the profile's rows mean what they mean for libtorch.
     {
       PhaseTimer::Scope s(*timer, Phase::kEncode);
+      if (bf16_) cast_weights_bf16();
       run(kForwardEncoder);
     }
     {
@@ -330,6 +502,7 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
     run(kBackward);
     reduce();
   } else {
+    if (bf16_) cast_weights_bf16();
     run(kForwardEncoder | kForwardDecoder | kLoss | kBackward);
     reduce();
   }

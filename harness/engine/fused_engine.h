@@ -39,7 +39,9 @@ enum class Activation { kNone, kLeakyRelu, kRelu };
 
 // Why the fused engine cannot train `model` at `param_dtype` with autocast `autocast` on
 // `device`; empty when it can. One line, naming what to use instead.
-std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType param_dtype, bool autocast,
+// `compute_dtype` is what the products run in: the parameters' dtype, or bfloat16 for amp_bf16
+// (float32 master weights).
+std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType param_dtype, at::ScalarType compute_dtype,
                                      c10::Device device);
 
 // The engine a run trains with, and why. kFused that cannot run here is an InputError carrying
@@ -56,7 +58,12 @@ class FusedDenseEngine {
   // `model`'s parameters must already be seated in `opt`'s flat buffers (FlatAdam's
   // constructor does that). `max_rows` is the largest batch a step will see; `workers` >= 1.
   // InputError (with fused_unsupported_reason) when the model cannot be fused.
-  FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int workers);
+  // `compute_dtype` kBFloat16 (with float32 parameters) runs amp_bf16 as LibTorch's CPU autocast
+  // does: each product in bfloat16 on bfloat16 copies of the weights and activations, the
+  // activations in bfloat16, the loss in float32, each weight and bias gradient rounded to bfloat16
+  // and then accumulated in float32. Undefined: the parameters' dtype.
+  FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int workers,
+                   at::ScalarType compute_dtype = at::ScalarType::Undefined);
   // Inference only (compress, decompress): encode, decode and forward; forward_backward throws.
   FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers);
   ~FusedDenseEngine();
@@ -80,6 +87,7 @@ class FusedDenseEngine {
 
   struct Layer {
     at::Tensor weight, bias;  // views into the optimizer's flat parameters: (out, in) and (out)
+    at::Tensor weight_bf16, bias_bf16;  // amp_bf16: this step's bfloat16 copies
     int64_t weight_offset = 0, bias_offset = 0;  // their offsets in the flat buffers
     int64_t in = 0, out = 0;
     Activation after = Activation::kNone;
@@ -88,6 +96,7 @@ class FusedDenseEngine {
  private:
   struct Worker;
   void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers);
+  void cast_weights_bf16();
   at::Tensor run_layers(const at::Tensor& x, std::size_t first, std::size_t last);
 
   std::vector<Layer> layers_;
@@ -95,6 +104,7 @@ class FusedDenseEngine {
   at::Tensor flat_grads_;
   LossKind loss_;
   int64_t max_rows_;
+  bool bf16_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

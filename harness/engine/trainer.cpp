@@ -217,8 +217,9 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   if (o.engine == Engine::kAuto) throw std::logic_error("fit: resolve engine auto with choose_engine first");
   if (o.engine == Engine::kFused) {
     const int workers = o.engine_workers > 0 ? o.engine_workers : std::max(1, at::get_num_threads());
-    fused = std::make_unique<FusedDenseEngine>(model, opt, o.loss, std::min<int64_t>(o.batch_size, x_train.size(0)),
-                                               workers);
+    fused = std::make_unique<FusedDenseEngine>(
+        model, opt, o.loss, std::min<int64_t>(o.batch_size, x_train.size(0)), workers,
+        policy.autocast ? policy.compute_dtype : at::ScalarType::Undefined);
     step.fused = fused.get();
   }
   std::unique_ptr<CudaGraphStep> graph;

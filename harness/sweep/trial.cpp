@@ -314,7 +314,8 @@ Codec measure_codec(TrainingSession& session, EnergySession* energy, const Datas
   const PrecisionPolicy& policy = session.policy();
   const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
   Codec codec;
-  const std::unique_ptr<FusedDenseEngine> fused = codec_engine(session.engine(), session.model(), c);
+  const std::unique_ptr<FusedDenseEngine> fused =
+      codec_engine(codec_decision(session.engine(), policy), session.model(), c);
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
   const Measured compress = measure_window(energy, "compress", [&] {

@@ -7,8 +7,8 @@
 //     accumulated on the device, one host read; /1 with the per-phase timers on.
 //   BM_Compress / BM_Decompress: encode / decode 100,000 rows in 65,536-row chunks.
 //   BM_Evaluate/<dtype>/<chunk>: the per-epoch evaluation, chunked against the batch-by-batch baseline.
-//   BM_EngineEpoch/<dtype>/<engine>/<threads>: one epoch as BM_TrainEpoch, engine 0 = libtorch
-//     (autograd), 1 = fused (fused_engine.h), with 1 or 2 intra-op threads.
+//   BM_EngineEpoch/<precision>/<engine>/<threads>: one epoch as BM_TrainEpoch (64 fp64, 32 fp32,
+//     16 amp_bf16), engine 0 = libtorch (autograd), 1 = fused (fused_engine.h), 1 or 2 threads.
 //   BM_GemmFloor/<dtype>/<threads>: the same epoch's GEMMs alone (8 forward, 15 backward per batch,
 //     into preallocated buffers), each of `threads` workers on its share of every batch with
 //     single-threaded GEMMs, as the fused engine splits it: the floor the fused engine is held to.
@@ -192,9 +192,12 @@ BENCHMARK(BM_Evaluate)
 
 constexpr int64_t kBatch = 512;
 
-// Args: dtype bits; engine (0 libtorch, 1 fused); threads.
+// Args: 64 fp64, 32 fp32, 16 amp_bf16 (float32 master weights); engine (0 libtorch, 1 fused); threads.
 void BM_EngineEpoch(benchmark::State& state) {
   const at::ScalarType dtype = dtype_of(state);
+  const Precision mode = state.range(0) == 64 ? Precision::kFp64
+                         : state.range(0) == 32 ? Precision::kFp32
+                                                : Precision::kAmpBf16;
   at::set_num_threads(static_cast<int>(state.range(2)));
   torch::manual_seed(0);
   auto model = make_model("AE", 24, 15);
@@ -204,8 +207,7 @@ void BM_EngineEpoch(benchmark::State& state) {
   o.epochs = 1;
   o.batch_size = kBatch;
   o.progress = "none";
-  o.precision = resolve_precision(dtype == at::kDouble ? Precision::kFp64 : Precision::kFp32, at::kDouble,
-                                  c10::Device(c10::kCPU));
+  o.precision = resolve_precision(mode, at::kDouble, c10::Device(c10::kCPU));
   o.engine = state.range(1) ? Engine::kFused : Engine::kLibtorch;
   for (auto _ : state) benchmark::DoNotOptimize(fit(*model, x, {}, o));
   state.SetItemsProcessed(state.iterations() * kRows);
@@ -214,7 +216,7 @@ void BM_EngineEpoch(benchmark::State& state) {
   at::set_num_threads(available_cpus());
 }
 BENCHMARK(BM_EngineEpoch)
-    ->ArgsProduct({{32, 64}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{16, 32, 64}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
 
@@ -268,18 +270,19 @@ struct GemmFloor {
 
 constexpr int64_t kBatchesPerEpoch = (kRows + kBatch - 1) / kBatch;
 
-// Args: dtype bits; threads. Time per epoch of full batches (196 steps).
+// Args: dtype bits (64, 32, 16 = bfloat16); threads. Time per epoch of full batches (196 steps).
 void BM_GemmFloor(benchmark::State& state) {
   at::set_num_threads(static_cast<int>(state.range(1)));
-  GemmFloor floor(dtype_of(state), static_cast<int>(state.range(1)));
+  const at::ScalarType dtype = state.range(0) == 16 ? at::kBFloat16 : dtype_of(state);
+  GemmFloor floor(dtype, static_cast<int>(state.range(1)));
   for (auto _ : state)
     for (int64_t b = 0; b < kBatchesPerEpoch; ++b) floor.step();
   state.SetItemsProcessed(state.iterations() * kRows);
-  state.SetLabel(std::string(dtype_of(state) == at::kDouble ? "fp64" : "fp32") + ", GEMMs only, " +
+  state.SetLabel(std::string(dtype == at::kDouble ? "fp64" : dtype == at::kFloat ? "fp32" : "bf16") + ", GEMMs only, " +
                  std::to_string(state.range(1)) + " worker(s)");
   at::set_num_threads(available_cpus());
 }
-BENCHMARK(BM_GemmFloor)->ArgsProduct({{32, 64}, {1, 2}})->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_GemmFloor)->ArgsProduct({{16, 32, 64}, {1, 2}})->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 // Args: dtype bits; threads. Counters: microseconds per step in each part.
 void BM_FusedBreakdown(benchmark::State& state) {
