@@ -195,6 +195,10 @@ EngineDecision choose_engine(Engine requested, const AutoEncoder& model, const P
   return d;
 }
 
+namespace {
+enum Part { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 };
+}  // namespace
+
 struct FusedDenseEngine::Worker {
   int64_t max_rows = 0;
   std::vector<at::Tensor> acts;  // acts[i]: layer i's output (after its activation), (max_rows, out_i)
@@ -220,6 +224,13 @@ struct FusedDenseEngine::Worker {
   void loss(const std::vector<Layer>& layers, T norm, T grad_output);
   template <typename T>
   void backward(const std::vector<Layer>& layers);
+  // The parts of a step (Part flags) in order, in T.
+  template <typename T>
+  void run(const std::vector<Layer>& layers, int parts, std::size_t encoder, T norm, T grad_output);
+  // Layers [first, last) from input `a`: each output in acts, or the last one in `out` when given.
+  template <typename T>
+  void chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
+             const at::Tensor* out);
   // Layers [first, last) on x, the last one's output written to `out` (same rows as x).
   void forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first, std::size_t last,
                at::Tensor& out);
@@ -240,32 +251,38 @@ void activate_tensor(at::Tensor& t, Activation a) {
 
 }  // namespace
 
-void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first,
-                                       std::size_t last, at::Tensor& out) {
-  const int64_t m = x.size(0);
-  at::Tensor a = x;
-  for (std::size_t i = first; i < last; ++i) {
-    const Layer& L = layers[i];
-    at::Tensor y = i + 1 == last ? out : rows_of(acts[i], m);
-    at::addmm_out(y, L.bias, a, L.weight.t());
-    if (y.scalar_type() == at::kDouble)
-      activate_tensor<double>(y, L.after);
-    else
-      activate_tensor<float>(y, L.after);
-    a = y;
-  }
-}
-
 template <typename T>
-void FusedDenseEngine::Worker::forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
-  const int64_t m = rows;
-  at::Tensor a = first == 0 ? part : rows_of(acts[first - 1], m);
+void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
+                                     const at::Tensor* out) {
+  const int64_t m = a.size(0);
   for (std::size_t i = first; i < last; ++i) {
-    at::Tensor y = rows_of(acts[i], m);
+    at::Tensor y = out && i + 1 == last ? *out : rows_of(acts[i], m);
     at::addmm_out(y, layers[i].bias, a, layers[i].weight.t());
     activate_tensor<T>(y, layers[i].after);
     a = y;
   }
+}
+
+void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first,
+                                       std::size_t last, at::Tensor& out) {
+  if (x.scalar_type() == at::kDouble)
+    chain<double>(layers, x, first, last, &out);
+  else
+    chain<float>(layers, x, first, last, &out);
+}
+
+template <typename T>
+void FusedDenseEngine::Worker::forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
+  chain<T>(layers, first == 0 ? part : rows_of(acts[first - 1], rows), first, last, nullptr);
+}
+
+template <typename T>
+void FusedDenseEngine::Worker::run(const std::vector<Layer>& layers, int parts, std::size_t encoder, T norm,
+                                   T grad_output) {
+  if (parts & kForwardEncoder) forward_layers<T>(layers, 0, encoder);
+  if (parts & kForwardDecoder) forward_layers<T>(layers, encoder, layers.size());
+  if (parts & kLoss) loss<T>(layers, norm, grad_output);
+  if (parts & kBackward) backward<T>(layers);
 }
 
 template <typename T>
@@ -361,14 +378,14 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, Loss
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers)
     : loss_(LossKind::kBalerSum), max_rows_(max_rows) {
+  const at::ScalarType dtype = model.dtype();
+  const std::string why = fused_unsupported_reason(model, dtype, dtype, model.parameters().front().device());
+  if (!why.empty()) throw InputError(why);
   build(model, nullptr, max_rows, workers);
 }
 
 void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers) {
   const at::TensorOptions options = flat_params ? flat_params->options() : model.parameters().front().options();
-  const std::string why = fused_unsupported_reason(model, options.dtype().toScalarType(),
-                                                   options.dtype().toScalarType(), options.device());
-  if (!why.empty()) throw InputError(why);
   if (max_rows < 1 || workers < 1) throw InputError("fused engine: max_rows and workers must be at least 1");
   std::map<std::string, at::Tensor> params;
   for (const auto& p : model.named_parameters(true)) params[p.key()] = p.value();
@@ -453,7 +470,6 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
   const double grad_output = loss_ == LossKind::kMseMean ? 1.0 : 1.0 / static_cast<double>(features);
   const bool f64 = xb.scalar_type() == at::kDouble;
   const std::size_t encoder = encoder_layers_, all = layers_.size();
-  enum Part { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 };
   const auto run = [&](int parts) {
     at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
       c10::AutoGradMode no_grad(false);  // thread-local: these may be pool threads
@@ -467,13 +483,10 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
           if (parts & kBackward) k.backward_bf16(layers_);
           continue;
         }
-        if (parts & kForwardEncoder) f64 ? k.forward_layers<double>(layers_, 0, encoder)
-                                         : k.forward_layers<float>(layers_, 0, encoder);
-        if (parts & kForwardDecoder) f64 ? k.forward_layers<double>(layers_, encoder, all)
-                                         : k.forward_layers<float>(layers_, encoder, all);
-        if (parts & kLoss) f64 ? k.loss<double>(layers_, norm, grad_output)
-                               : k.loss<float>(layers_, static_cast<float>(norm), static_cast<float>(grad_output));
-        if (parts & kBackward) f64 ? k.backward<double>(layers_) : k.backward<float>(layers_);
+        if (f64)
+          k.run<double>(layers_, parts, encoder, norm, grad_output);
+        else
+          k.run<float>(layers_, parts, encoder, static_cast<float>(norm), static_cast<float>(grad_output));
       }
     });
   };

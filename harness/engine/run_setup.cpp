@@ -102,9 +102,8 @@ std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, u
 }
 
 json engine_json(const TrainResult& r) {
-  json j = {{"name", engine_name(r.engine)}};
+  json j = engine_json(EngineDecision{r.engine, r.engine_note});
   if (r.engine == Engine::kFused) j["workers"] = r.engine_workers;
-  if (!r.engine_note.empty()) j["note"] = r.engine_note;
   return j;
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "datasets/npy.h"
+#include "harness/base/analysis.h"
 #include "harness/base/clock.h"
 #include "harness/engine/runtime.h"
 
@@ -20,12 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 json read_cache(const std::string& file) {
   std::ifstream in(file);
@@ -137,7 +132,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
   choice.source = "calibrated";
   double best = 0;
   for (int n : candidates) {
-    const double s = median(times[n]);
+    const double s = summarize(times[n]).median;
     choice.step_s.emplace_back(n, s);
     if (choice.threads == 0 || s < best) {
       choice.threads = n;
