@@ -8,6 +8,12 @@
 #   scripts/gpu_check.sh bench   1000 epochs of 520,000 CMS-like rows at batch 512 in fp32 and
 #                                amp_fp16 (EPOCHS=N for fewer), and Baler's Python loop on the
 #                                same GPU (bench_gpu_python.py), at the power limit in force
+#   scripts/gpu_check.sh gputest ctest -L gpu only
+#   scripts/gpu_check.sh sweep   experiments/gpu_amp_tta.json (520,000 rows, 20% validation, to 10%
+#                                relative error; fp32 and three AMP modes at batch 512 and 4096) into
+#                                $OUT/gpu_amp_tta.sqlite, its reports, and each trial's evaluation share
+#   scripts/gpu_check.sh amp     scripts/bench_gpu_amp.py: our engine against PyTorch eager, one graph
+#                                per step, and torch.compile inside the graph, per precision
 #
 # Device tool: run(command="OUT=$OUT scripts/gpu_check.sh build test", carry=[".carry"]), then
 # "scripts/gpu_check.sh bench" on the same warm machine (build-gpu/ stays there).
@@ -99,6 +105,41 @@ for p, t, pt, s, e, g, l in rows:
 PYEOF
 }
 
+stage_sweep() {
+  local bb="$BUILD/harness/balerbench" db="$OUT/gpu_amp_tta.sqlite" exp="${EXPERIMENT:-$ROOT/experiments/gpu_amp_tta.json}"
+  rm -f "$db"
+  "$bb" run "$exp" --db "$db" --progress lines --tables none > "$OUT/sweep.log" 2>&1 ||
+    { tail -20 "$OUT/sweep.log"; return 1; }
+  rm -rf "$OUT/reports" && mkdir -p "$OUT/reports"
+  for t in precision batch_size cost trials; do
+    "$bb" report --db "$db" --experiment gpu_amp_tta --table "$t" > "$OUT/reports/$t.md" 2>> "$OUT/sweep.log" || return 1
+  done
+  "$bb" report --db "$db" --experiment gpu_amp_tta --format json > "$OUT/reports/tables.json" 2>> "$OUT/sweep.log" || return 1
+  cat "$OUT/reports/precision.md"
+  # The evaluation's share of each trial's epochs (issue 13: under 5% on a GPU at 520k rows).
+  "$PY" - "$db" <<'PYEOF' | tee "$OUT/reports/eval_share.md"
+import sqlite3, statistics, sys
+db = sqlite3.connect(sys.argv[1])
+print("| precision | batch | epochs | median epoch s | median eval s | eval share | first epoch at target |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for tid, prec, batch, status in db.execute("SELECT id, precision, batch_size, status FROM trials ORDER BY id"):
+    rows = db.execute("SELECT epoch, duration_s, eval_s, target_met FROM epochs WHERE trial_id=? ORDER BY epoch", (tid,)).fetchall()
+    if not rows:
+        print(f"| {prec} | {batch} | 0 ({status}) | - | - | - | - |"); continue
+    d = statistics.median(r[1] for r in rows[1:] or rows)
+    e = statistics.median(r[2] or 0 for r in rows[1:] or rows)
+    hit = next((r[0] for r in rows if r[3]), None)
+    print(f"| {prec} | {batch} | {len(rows)} | {d:.4f} | {e:.4f} | {100*e/d:.1f}% | {hit if hit is not None else 'missed'} |")
+PYEOF
+}
+
+stage_amp() {
+  "$PY" "$ROOT/scripts/bench_gpu_amp.py" --balerbench "$BUILD/harness/balerbench" --rows "${ROWS:-520000}" \
+    --epochs "${AMP_EPOCHS:-4}" --rounds "${ROUNDS:-3}" --json "$OUT/bench_gpu_amp.json" \
+    > "$OUT/bench_gpu_amp.md" 2> "$OUT/bench_gpu_amp.log" || { tail -20 "$OUT/bench_gpu_amp.log"; return 1; }
+  cat "$OUT/bench_gpu_amp.md"
+}
+
 gpu_state
 status=0
 stages=("$@")
@@ -108,7 +149,11 @@ for stage in "${stages[@]}"; do
     build) stage_build || status=1 ;;
     test) stage_test || status=1 ;;
     bench) stage_bench | tee "$OUT/bench_summary.md" || status=1 ;;
-    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, bench)" >&2; exit 2 ;;
+    sweep) stage_sweep || status=1 ;;
+    amp) stage_amp || status=1 ;;
+    gputest) (cd "$BUILD" && ctest -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1) || status=1
+             grep -E "tests passed|tests failed|Failed|Skipped" "$OUT/ctest_gpu.log" ;;
+    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, amp)" >&2; exit 2 ;;
   esac
 done
 exit $status
