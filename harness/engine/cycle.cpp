@@ -142,6 +142,7 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
           {"engine", engine_json(r)},
           {"threads", r.threads},
           {"cuda_graph", cuda_graph_json(device, r)},
+          {"optimizer", {{"name", "adam"}, {"path", r.optimizer_path}}},
           {"epochs", epochs},
           {"versions", versions_json(c)}};
 }

@@ -2,8 +2,11 @@
 #include "harness/engine/flat_adam.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace balerbench {
@@ -31,10 +34,31 @@ void adam_cpu(T* __restrict p, const T* __restrict g, T* __restrict m, T* __rest
   }
 }
 
+// aten::_fused_adam_.tensor_lr (PyTorch 2.2+): the learning rate as a float32 tensor, so a CUDA
+// graph replays the value the scheduler set last. Looked up by name, so a LibTorch without it
+// (Debian's 1.13) builds and takes the tensor-op path.
+using FusedAdamFn = void(at::TensorList, at::TensorList, at::TensorList, at::TensorList, at::TensorList,
+                         at::TensorList, const at::Tensor&, double, double, double, double, bool, bool,
+                         const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&);
+
+const c10::TypedOperatorHandle<FusedAdamFn>* fused_adam_kernel() {
+  static const std::optional<c10::TypedOperatorHandle<FusedAdamFn>> handle =
+      []() -> std::optional<c10::TypedOperatorHandle<FusedAdamFn>> {
+    const auto op = c10::Dispatcher::singleton().findSchema({"aten::_fused_adam_", "tensor_lr"});
+    if (!op) return std::nullopt;
+    try {
+      return op->typed<FusedAdamFn>();
+    } catch (const std::exception&) {  // another signature than the one above: use the tensor ops
+      return std::nullopt;
+    }
+  }();
+  return handle ? &*handle : nullptr;
+}
+
 }  // namespace
 
 FlatAdam::FlatAdam(const std::vector<at::Tensor>& params, double lr, double beta1, double beta2, double eps,
-                   bool capturable)
+                   bool capturable, bool device_kernel)
     : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {
   if (params.empty()) throw std::invalid_argument("FlatAdam: no parameters");
   int64_t total = 0;
@@ -57,6 +81,7 @@ FlatAdam::FlatAdam(const std::vector<at::Tensor>& params, double lr, double beta
     // AccumulateGrad adds into a defined gradient in place, so backward writes
     // here.
     p.mutable_grad() = grads_.narrow(0, offset, n).view(p.sizes());
+    numels_.push_back(n);
     offset += n;
   }
   const bool fused_cpu =
@@ -71,14 +96,58 @@ FlatAdam::FlatAdam(const std::vector<at::Tensor>& params, double lr, double beta
     step_t_ = at::zeros({}, book);
     lr_t_ = at::full({}, lr_, book);
   }
+  fused_kernel_ = device_kernel && !params_.is_cpu() && fused_adam_kernel() != nullptr;
+  if (fused_kernel_) {
+    const auto f32 = at::TensorOptions().dtype(at::kFloat).device(params_.device());
+    kernel_step_ = at::zeros({}, f32);
+    kernel_lr_ = at::full({}, lr_, f32);
+    // Pieces of at least 2048 elements, at most 32 of them: one launch (36 tensors at most per
+    // launch of a 4-list fused kernel), and enough blocks to spread over the multiprocessors.
+    constexpr int64_t kMaxPieces = 32, kMinPiece = 2048;
+    const int64_t piece = std::max<int64_t>(kMinPiece, (total + kMaxPieces - 1) / kMaxPieces);
+    for (int64_t start = 0; start < total; start += piece) {
+      const int64_t n = std::min(piece, total - start);
+      piece_params_.push_back(params_.narrow(0, start, n));
+      piece_grads_.push_back(grads_.narrow(0, start, n));
+      piece_m_.push_back(exp_avg_.narrow(0, start, n));
+      piece_v_.push_back(exp_avg_sq_.narrow(0, start, n));
+      piece_steps_.push_back(kernel_step_);  // one count, read by every piece
+    }
+  }
+}
+
+const char* FlatAdam::path_name() const {
+  if (!capturable_) return "cpu loop";
+  return fused_kernel_ ? "aten fused kernel" : "tensor ops";
+}
+
+void FlatAdam::set_grads(const std::vector<at::Tensor>& grads) {
+  if (grads.size() != numels_.size())
+    throw std::invalid_argument("FlatAdam::set_grads: " + std::to_string(grads.size()) + " gradients for " +
+                                std::to_string(numels_.size()) + " parameters");
+  std::vector<at::Tensor> flat;
+  flat.reserve(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].defined() && grads[i].numel() != numels_[i])
+      throw std::invalid_argument("FlatAdam::set_grads: gradient " + std::to_string(i) + " has " +
+                                  std::to_string(grads[i].numel()) + " elements, its parameter " +
+                                  std::to_string(numels_[i]));
+    // A parameter the loss does not reach gets a zero gradient, as after zero_grad().
+    flat.push_back(grads[i].defined() ? grads[i].reshape({-1}) : at::zeros({numels_[i]}, grads_.options()));
+  }
+  at::cat_out(grads_, flat, 0);
 }
 
 void FlatAdam::set_lr(double lr) {
   lr_ = lr;
   if (capturable_) lr_t_.fill_(lr);  // a device write, outside any captured step
+  if (fused_kernel_) kernel_lr_.fill_(lr);
 }
 
-int64_t FlatAdam::steps() const { return capturable_ ? std::llround(step_t_.item<double>()) : step_; }
+int64_t FlatAdam::steps() const {
+  if (fused_kernel_) return std::llround(kernel_step_.item<double>());
+  return capturable_ ? std::llround(step_t_.item<double>()) : step_;
+}
 
 void FlatAdam::zero_grad() { grads_.zero_(); }
 
@@ -108,7 +177,22 @@ void FlatAdam::step_cpu() {
   }
 }
 
+void FlatAdam::step_kernel(const at::Tensor* found_inf) {
+  // As torch.optim.Adam(fused=True, capturable=True): count the step, run the kernel (which leaves
+  // everything untouched when found_inf is non-zero), and take the skipped step back off the count.
+  kernel_step_.add_(1);
+  const c10::optional<at::Tensor> none, inf = found_inf ? c10::optional<at::Tensor>(*found_inf) : none;
+  fused_adam_kernel()->call(piece_params_, piece_grads_, piece_m_, piece_v_, {}, piece_steps_, kernel_lr_, beta1_,
+                            beta2_, /*weight_decay=*/0.0, eps_, /*amsgrad=*/false, /*maximize=*/false,
+                            /*grad_scale=*/none, inf);
+  if (found_inf) kernel_step_.sub_(found_inf->reshape({}));
+}
+
 void FlatAdam::step_tensor(const at::Tensor* found_inf) {
+  if (fused_kernel_) {
+    step_kernel(found_inf);
+    return;
+  }
   // The same arithmetic as adam_cpu, with step and lr read from the device.
   if (found_inf)
     step_t_.add_(1).sub_(found_inf->squeeze(0));  // +1 unless skipped (found_inf is 1 then)

@@ -7,12 +7,14 @@
 // The arithmetic is torch::optim::Adam's, in the same order (no weight decay,
 // no amsgrad), so results agree with it to rounding.
 //
-// Two paths: a fused loop on CPU float64/float32 buffers, and whole-buffer
-// tensor ops with the step count and learning rate as device tensors
-// ("capturable", as torch.optim.Adam(capturable=True)), which every other
-// device and dtype takes: no host value changes between steps, so the step can
-// be captured in a CUDA graph, and a step skipped for an inf gradient (loss
-// scaling) is masked on the device instead of being decided on the host.
+// Three paths: a fused loop on CPU float64/float32 buffers; off the CPU, where
+// the LibTorch has it (PyTorch 2.2 and later), ATen's fused Adam kernel
+// (torch.optim.Adam(fused=True, capturable=True)) on the flat buffers, one
+// kernel per step; and otherwise whole-buffer tensor ops. The last two keep the
+// step count and learning rate as device tensors ("capturable"): no host value
+// changes between steps, so the step can be captured in a CUDA graph, and a step
+// skipped for an inf gradient (loss scaling) is masked on the device instead of
+// being decided on the host.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -25,9 +27,13 @@ class FlatAdam {
  public:
   // `params` must share one dtype and device; they are re-seated in place.
   // `capturable` forces the tensor-op path (always taken off the CPU).
+  // `device_kernel`: allow ATen's fused Adam kernel off the CPU (false: the tensor-op path, for tests).
   FlatAdam(const std::vector<at::Tensor>& params, double lr, double beta1 = 0.9, double beta2 = 0.999,
-           double eps = 1e-8, bool capturable = false);
+           double eps = 1e-8, bool capturable = false, bool device_kernel = true);
   void zero_grad();
+  // Writes `grads` (one per parameter, in the constructor's order; undefined = zero) into the flat
+  // gradient buffer: one copy instead of a fill and an accumulation per parameter.
+  void set_grads(const std::vector<at::Tensor>& grads);
   void step();
   // As step(), but leaves parameters, moments and the step count untouched
   // when found_inf (float, one element, on the parameters' device) is non-zero.
@@ -35,6 +41,10 @@ class FlatAdam {
   void set_lr(double lr);
   double lr() const { return lr_; }
   bool capturable() const { return capturable_; }
+  // True when steps run ATen's fused Adam kernel (off the CPU, PyTorch 2.2+).
+  bool device_kernel() const { return fused_kernel_; }
+  // Which path steps take: "cpu loop", "aten fused kernel" or "tensor ops".
+  const char* path_name() const;
   int64_t steps() const;  // optimizer steps taken (skipped ones not counted);
                           // reads the device when capturable
   const at::Tensor& flat_params() const { return params_; }
@@ -43,6 +53,7 @@ class FlatAdam {
  private:
   void step_cpu();
   void step_tensor(const at::Tensor* found_inf);
+  void step_kernel(const at::Tensor* found_inf);
 
   at::Tensor params_, grads_, exp_avg_, exp_avg_sq_;
   double lr_, beta1_, beta2_, eps_;
@@ -51,6 +62,14 @@ class FlatAdam {
   // Capturable path: scalars on the device, float64 for float64 parameters, else float32 (step
   // counts exact to 2^24, PyTorch's choice too).
   at::Tensor step_t_, lr_t_;
+  // Fused kernel: it reads a float32 step count and learning rate, whatever the parameters' dtype.
+  bool fused_kernel_ = false;
+  at::Tensor kernel_step_, kernel_lr_;
+  // The flat buffers as equal pieces: the kernel gives each listed tensor at most one block per
+  // 65,536 elements, so one 62k-element buffer would run on one block (measured 3x slower on an
+  // H100 than PyTorch's per-parameter lists); 32 pieces are 32 blocks in one launch.
+  std::vector<at::Tensor> piece_params_, piece_grads_, piece_m_, piece_v_, piece_steps_;
+  std::vector<int64_t> numels_;  // per parameter, for set_grads
 };
 
 }  // namespace balerbench

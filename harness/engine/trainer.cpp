@@ -44,6 +44,7 @@ struct Step {
   at::Tensor loss_sum;  // stays on the device; zeroed per epoch
   FusedDenseEngine* fused = nullptr;  // engine fused: forward and backward by hand
   double fused_loss_sum = 0;          // engine fused: the epoch's batch losses, on the host
+  std::vector<at::Tensor> params;     // the model's parameters, in FlatAdam's order
 
   at::Tensor forward_loss(const at::Tensor& xb) {
     at::Tensor x_hat;
@@ -73,7 +74,10 @@ struct Step {
     const at::Tensor loss = forward_loss(xb);
     {
       PhaseTimer::Scope s(timer, Phase::kBackward);
-      (scaler ? scaler->scale(loss) : loss).backward();
+      // Gradients as fresh tensors, copied into the flat buffer at once: no fill and no
+      // accumulation kernel per parameter, as backward() into zeroed gradients would take.
+      opt.set_grads(torch::autograd::grad({scaler ? scaler->scale(loss) : loss}, params, /*grad_outputs=*/{},
+                                          /*retain_graph=*/false, /*create_graph=*/false, /*allow_unused=*/true));
     }
     PhaseTimer::Scope s(timer, Phase::kOptimizer);
     if (scaler) {
@@ -84,8 +88,6 @@ struct Step {
     } else {
       opt.step();
     }
-    opt.zero_grad();  // ready for the next step's backward (FlatAdam starts with
-                      // zero gradients)
     loss_sum.add_(loss.detach());
   }
 };
@@ -213,6 +215,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   if (policy.loss_scaling) scaler = std::make_unique<GradScaler>(device, o.scaler);
   PhaseTimer timer(device, o.profile, o.profile_sync);
   Step step{model, opt, scaler.get(), o, timer, device.type(), true, torch::zeros({}, x_train.options())};
+  step.params = model.parameters();
   std::unique_ptr<FusedDenseEngine> fused;
   if (o.engine == Engine::kAuto) throw std::logic_error("fit: resolve engine auto with choose_engine first");
   if (o.engine == Engine::kFused) {
@@ -238,6 +241,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   result.profiled = o.profile;
   result.engine = o.engine;
   result.engine_workers = fused ? fused->workers() : 0;
+  result.optimizer_path = opt.path_name();
   if (device.is_cuda() && o.cuda_graphs && !fused) {
     if (o.profile)
       result.cuda_graph_note = "off while profiling: phases are timed on eager steps";

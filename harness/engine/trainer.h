@@ -113,6 +113,7 @@ struct TrainResult {
   bool cuda_graph = false;  // full batches replayed a captured graph
   int64_t graph_replays = 0;
   std::string cuda_graph_note;  // why graphs were not used on CUDA, if they were not
+  std::string optimizer_path;   // FlatAdam::path_name(): cpu loop, aten fused kernel or tensor ops
   int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
   Engine engine = Engine::kLibtorch;  // the engine that trained
   int engine_workers = 0;             // fused: threads that shared each batch

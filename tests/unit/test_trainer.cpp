@@ -300,6 +300,33 @@ TEST(FlatAdam, ParametersAreViewsIntoOneBuffer) {
   for (const auto& p : m->parameters()) EXPECT_EQ(p.grad().abs().sum().item<double>(), 0.0);
 }
 
+// The trainer's path: autograd::grad's fresh gradients copied into the flat buffer equal what
+// backward() accumulates into zeroed gradients, bit for bit; a parameter the loss does not reach gets
+// zeros; a wrong count or size is an error.
+TEST(FlatAdam, SetGradsEqualsBackwardIntoZeroedGradients) {
+  torch::manual_seed(4);
+  auto m = make_model("AE", 24, 15);
+  FlatAdam opt(m->parameters(), 1e-3);
+  EXPECT_STREQ(opt.path_name(), "cpu loop");
+  EXPECT_FALSE(opt.device_kernel());  // ATen's fused kernel is for devices
+  const at::Tensor x = toy_data(16);
+  opt.zero_grad();
+  batch_loss(m->forward(x), x, LossKind::kBalerSum).backward();
+  const at::Tensor accumulated = opt.flat_grads().clone();
+  opt.flat_grads().fill_(123.0);  // set_grads must overwrite every element
+  const std::vector<at::Tensor> params = m->parameters();
+  opt.set_grads(torch::autograd::grad({batch_loss(m->forward(x), x, LossKind::kBalerSum)}, params, {}, false, false,
+                                      true));
+  EXPECT_TRUE(torch::equal(opt.flat_grads(), accumulated));
+  std::vector<at::Tensor> some(params.size());
+  some[1] = torch::ones_like(params[1]);
+  opt.set_grads(some);
+  EXPECT_EQ(opt.flat_grads().sum().item<double>(), static_cast<double>(params[1].numel()));
+  EXPECT_THROW(opt.set_grads({some[1]}), std::invalid_argument);
+  some[0] = torch::ones({3});
+  EXPECT_THROW(opt.set_grads(some), std::invalid_argument);
+}
+
 TEST(Codec, ChunkedEncodeDecodeEqualsWholeTensor) {
   torch::manual_seed(0);
   auto m = make_model("AE", 24, 15);
