@@ -12,6 +12,8 @@
 #   scripts/gpu_check.sh sweep   experiments/gpu_amp_tta.json (520,000 rows, 20% validation, to 10%
 #                                relative error; fp32 and three AMP modes at batch 512 and 4096) into
 #                                $OUT/gpu_amp_tta.sqlite, its reports, and each trial's evaluation share
+#   scripts/gpu_check.sh kernels the kernels of one training step, ours against PyTorch's one graph per
+#                                step, per precision (Nsight Compute, one duration metric per kernel)
 #   scripts/gpu_check.sh amp     scripts/bench_gpu_amp.py: our engine against PyTorch eager, one graph
 #                                per step, and torch.compile inside the graph, per precision
 #
@@ -117,27 +119,34 @@ stage_sweep() {
   "$bb" report --db "$db" --experiment gpu_amp_tta --format json > "$OUT/reports/tables.json" 2>> "$OUT/sweep.log" || return 1
   cat "$OUT/reports/precision.md"
   # The evaluation's share of each trial's epochs (issue 13: under 5% on a GPU at 520k rows).
-  "$PY" - "$db" <<'PYEOF' | tee "$OUT/reports/eval_share.md"
-import sqlite3, statistics, sys
-db = sqlite3.connect(sys.argv[1])
-print("| precision | batch | epochs | median epoch s | median eval s | eval share | first epoch at target |")
-print("|---|---:|---:|---:|---:|---:|---:|")
-for tid, prec, batch, status in db.execute("SELECT id, precision, batch_size, status FROM trials ORDER BY id"):
-    rows = db.execute("SELECT epoch, duration_s, eval_s, target_met FROM epochs WHERE trial_id=? ORDER BY epoch", (tid,)).fetchall()
-    if not rows:
-        print(f"| {prec} | {batch} | 0 ({status}) | - | - | - | - |"); continue
-    d = statistics.median(r[1] for r in rows[1:] or rows)
-    e = statistics.median(r[2] or 0 for r in rows[1:] or rows)
-    hit = next((r[0] for r in rows if r[3]), None)
-    print(f"| {prec} | {batch} | {len(rows)} | {d:.4f} | {e:.4f} | {100*e/d:.1f}% | {hit if hit is not None else 'missed'} |")
-PYEOF
+  "$PY" "$ROOT/scripts/eval_share.py" "$db" | tee "$OUT/reports/eval_share.md"
 }
 
 stage_amp() {
   "$PY" "$ROOT/scripts/bench_gpu_amp.py" --balerbench "$BUILD/harness/balerbench" --rows "${ROWS:-520000}" \
-    --epochs "${AMP_EPOCHS:-4}" --rounds "${ROUNDS:-3}" --json "$OUT/bench_gpu_amp.json" \
+    --epochs "${AMP_EPOCHS:-4}" --rounds "${ROUNDS:-3}" --variants "${VARIANTS:-balerbench,eager,graph,compiled}" --json "$OUT/bench_gpu_amp.json" \
     > "$OUT/bench_gpu_amp.md" 2> "$OUT/bench_gpu_amp.log" || { tail -20 "$OUT/bench_gpu_amp.log"; return 1; }
   cat "$OUT/bench_gpu_amp.md"
+}
+
+stage_kernels() {
+  local bb="$BUILD/harness/balerbench" data="$BUILD/cms_51200.npz" ncu="${NCU:-ncu}"
+  [ -f "$data" ] || "$bb" data generate --kind cms --rows 51200 --seed 0 --out "$data" > /dev/null
+  local common=(--graph-profiling node --metrics gpu__time_duration.sum --launch-count 240 --csv --page raw)
+  for p in ${KERNEL_PRECISIONS:-fp32 amp_fp16_noscale amp_fp16}; do
+    cat > "$BUILD/kernels.json" <<JSON
+{"input_path": "$data", "model_name": "AE", "compression_ratio": 1.6, "epochs": 2, "batch_size": 512, "device": "cuda",
+ "progress": "none", "early_stopping": false, "lr_scheduler": false, "apply_normalization": false}
+JSON
+    # 100 steps per epoch: skip the first epoch (warm-up, capture), record 240 kernels of replays.
+    "$ncu" "${common[@]}" --launch-skip 7000 --log-file "$OUT/kernels_ours_$p.csv" \
+      "$bb" train --json --config "$BUILD/kernels.json" --out "$BUILD/out_kernels" --precision "$p" > /dev/null 2>> "$OUT/kernels.log" ||
+      echo "ncu on balerbench $p failed (kernels.log)"
+    "$ncu" "${common[@]}" --launch-skip 3000 --log-file "$OUT/kernels_torch_$p.csv" \
+      "$PY" "$ROOT/scripts/bench_gpu_amp.py" --rows 51200 --epochs 2 --rounds 1 --variants graph --precisions "$p" \
+      > /dev/null 2>> "$OUT/kernels.log" || echo "ncu on PyTorch $p failed (kernels.log)"
+  done
+  "$PY" "$ROOT/scripts/kernel_summary.py" "$OUT"/kernels_*.csv | tee "$OUT/kernels_summary.md"
 }
 
 gpu_state
@@ -151,9 +160,10 @@ for stage in "${stages[@]}"; do
     bench) stage_bench | tee "$OUT/bench_summary.md" || status=1 ;;
     sweep) stage_sweep || status=1 ;;
     amp) stage_amp || status=1 ;;
+    kernels) stage_kernels || status=1 ;;
     gputest) (cd "$BUILD" && ctest -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1) || status=1
              grep -E "tests passed|tests failed|Failed|Skipped" "$OUT/ctest_gpu.log" ;;
-    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, amp)" >&2; exit 2 ;;
+    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, amp, kernels)" >&2; exit 2 ;;
   esac
 done
 exit $status
