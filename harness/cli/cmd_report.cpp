@@ -31,8 +31,10 @@ std::vector<double> stored_etas(const Store& store, const std::string& experimen
     return etas;
   const auto& e = spec["cost"]["eta"];
   for (const auto& v : e.is_array() ? e : nlohmann::json::array({e})) {
-    if (!v.is_number())
-      throw InputError("experiment '" + experiment + "': stored cost.eta holds " + v.dump() + ", not a number",
+    // As the experiment parser reads /cost/eta: numbers in [0, 1].
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
+      throw InputError("experiment '" + experiment + "': stored cost.eta holds " + v.dump() +
+                           ", not a number in [0, 1]",
                        "rerun the experiment with a valid cost.eta, or report from another database");
     etas.push_back(v.get<double>());
   }

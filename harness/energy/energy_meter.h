@@ -42,6 +42,9 @@ struct Domain {
 struct MeterReading {
   SteadyClock::time_point time;
   std::vector<double> energy_j;  // cumulative per domain, in domains() order
+  // Cumulative failed reads of the meter's counters or sensors (a lost permission, a lost GPU). A
+  // failed read counts no energy for its stretch, so a window with any is flagged.
+  long long read_errors = 0;
 };
 
 class EnergyMeter {

@@ -77,6 +77,10 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
     if (w.duration_s < period)
       w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +
                         fmt_s(period) + "): its energy may read low or zero");
+    const long long failed = b.readings[m].read_errors - a.readings[m].read_errors;
+    if (failed > 0)
+      w.flags.push_back(std::to_string(failed) + " failed read" + (failed == 1 ? "" : "s") + " of " + meter.name() +
+                        " inside: its energy counts nothing for the stretches they cover and may read low");
     for (std::size_t d = 0; d < meter.domains().size(); ++d) {
       const Domain& dom = meter.domains()[d];
       DomainEnergy e;

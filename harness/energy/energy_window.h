@@ -6,7 +6,8 @@
 // net energy = gross - idle power x duration. Totals add the domains marked
 // in_total of every non-wall meter; wall energy (an external meter) is kept
 // beside them. Flags say what not to trust: a window shorter than a meter's
-// update period, or one with no sampler point inside for peak power.
+// update period, one with no sampler point inside for peak power, or one in which a meter failed to
+// read (a lost permission or GPU: the energy of those stretches is missing).
 // Windows with the same name add up into a phase (PhaseTotals).
 #pragma once
 

@@ -72,6 +72,7 @@ MeterReading NvmlMeter::read() {
       }
     }
     r.energy_j.push_back(d.total_j);
+    r.read_errors += d.read_errors;
   }
   return r;
 }

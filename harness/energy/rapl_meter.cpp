@@ -205,13 +205,17 @@ MeterReading RaplMeter::read() {
   for (auto& z : zones_) {
     const ReadResult text = read_small_file(fs::path(z.dir) / "energy_uj");
     unsigned long long now_uj = 0;
-    // A failed read keeps the last total: the next good read catches up (one wrap at most).
+    // A failed read keeps the last total and is counted: the next good read catches up (one wrap
+    // at most), and until then the windows that saw it are flagged (energy_window.cpp).
     if (text.ok && parse_u64(text.text, now_uj)) {
       z.total_j += static_cast<double>(rapl_delta_uj(z.last_uj, now_uj, z.max_range_uj)) * 1e-6;
       z.last_uj = now_uj;
+    } else {
+      ++read_errors_;
     }
     r.energy_j.push_back(z.total_j);
   }
+  r.read_errors = read_errors_;
   return r;
 }
 
@@ -227,7 +231,7 @@ nlohmann::json RaplMeter::describe() const {
     zones.push_back({{"domain", domains_[i].name}, {"path", zones_[i].dir},
                      {"max_energy_range_j", zones_[i].max_range_uj * 1e-6}});
   return {{"root", root_}, {"zones", zones}, {"notes", notes_}, {"max_read_interval_s", max_read_interval_s()},
-          {"late_reads", late_reads_}};
+          {"late_reads", late_reads_}, {"read_errors", read_errors_}};
 }
 
 }  // namespace balerbench

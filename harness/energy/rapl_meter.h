@@ -56,6 +56,7 @@ class RaplMeter : public EnergyMeter {
   std::vector<std::string> notes_;
   SteadyClock::time_point last_read_;
   long long late_reads_ = 0;  // reads that came slower than max_read_interval_s()
+  long long read_errors_ = 0;  // energy_uj reads that failed (each zone counted)
 };
 
 // Wrap-aware difference of two energy_uj values (exposed for tests).

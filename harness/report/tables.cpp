@@ -622,6 +622,29 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
       "overhead_s: the trial's wall time minus its training, compress and decompress windows (and the "
       "cooldown): meters, idle baseline, set-up, per-epoch snapshots, provenance. Storing the trial "
       "comes after; bench_sweep measures it.");
+  // What not to trust in a trial's energy: its windows' flags (failed meter reads, windows shorter
+  // than a meter's update period), once per trial and flag.
+  for (const auto& r : trials) {
+    if (!r.result.is_object() || !r.result.contains("energy") || !r.result["energy"].is_object()) continue;
+    const json& energy = r.result["energy"];
+    std::vector<std::string> flags;
+    const auto collect = [&flags](const json& window) {
+      if (!window.is_object() || !window.contains("flags") || !window["flags"].is_array()) return;
+      const std::string phase = window.value("phase", std::string("window"));
+      for (const auto& f : window["flags"]) {
+        if (!f.is_string()) continue;
+        const std::string line = phase + ": " + f.get<std::string>();
+        if (std::find(flags.begin(), flags.end(), line) == flags.end()) flags.push_back(line);
+      }
+    };
+    if (energy.contains("phases") && energy["phases"].is_array())
+      for (const auto& w : energy["phases"]) collect(w);
+    if (energy.contains("total")) collect(energy["total"]);
+    if (flags.empty()) continue;
+    std::string note = "trial " + std::to_string(r.id) + " energy flags: ";
+    for (std::size_t i = 0; i < flags.size(); ++i) note += (i ? "; " : "") + flags[i];
+    t.notes.push_back(note);
+  }
   return t;
 }
 

@@ -74,9 +74,15 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
 };
 
+// Empty text is null; text that is not JSON is an error (a damaged or hand-edited database), never a
+// value that reads as something else downstream.
 json parse_or_null(const std::string& text) {
   if (text.empty()) return nullptr;
-  return json::parse(text, nullptr, false);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw std::invalid_argument("holds text that is not JSON: '" + (text.size() > 60 ? text.substr(0, 57) + "..." : text) +
+                                "'");
+  return j;
 }
 
 // ---- the columns, listed once: the schema, the inserts and the selects are made from these ----
@@ -112,7 +118,14 @@ struct Column {
 template <typename R, typename T>
 Column<R> column(const char* name, const char* sql, T R::*member) {
   return {name, sql, [member](Stmt& s, int i, const R& r) { put(s, i, r.*member); },
-          [member](const Stmt& s, int c, R& r) { get(s, c, r.*member); }};
+          [member, name](const Stmt& s, int c, R& r) {
+            try {
+              get(s, c, r.*member);
+            } catch (const std::invalid_argument& e) {
+              throw InputError(std::string("results database: column ") + name + " " + e.what(),
+                               "the file was damaged or edited by hand; restore it or run the trials again");
+            }
+          }};
 }
 
 // The trials table after its `id INTEGER PRIMARY KEY`.

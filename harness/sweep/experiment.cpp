@@ -293,6 +293,10 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
                          " but does not allow changing them",
                      "add \"allow_power_limit_changes\": true (the original limits are restored after every trial), "
                      "or use [null] to run at the limit in force");
+  if (e.optimizer.enabled && !e.base.energy.enabled)
+    throw InputError(source + ": /power_limit_optimizer: the optimiser weighs measured energy against time, "
+                              "but /energy/enabled is false",
+                     "remove \"enabled\": false from /energy, or disable the optimiser");
   if (e.optimizer.enabled && sets_limits)
     throw InputError(source + ": /power_limit_optimizer: the optimiser chooses the limit itself",
                      "set /sweep/power_limit_w to [null] when the optimiser is enabled");

@@ -215,24 +215,25 @@ class TargetTracker {
 
 // The Zeus-style power-limit optimiser of the experiment, when it has one: it sets limits through
 // the guard and reads the training's time and energy so far.
-std::unique_ptr<PowerLimitOptimizer> make_optimizer(TrialContext& ctx, EnergySession* energy, c10::Device device,
-                                                    const Snapshot& train_begin, SteadyClock::time_point t_train,
-                                                    TrialRecord& rec) {
+std::unique_ptr<PowerLimitOptimizer> make_optimizer(TrialContext& ctx, EnergySession* energy,
+                                                    const Snapshot& train_begin, TrialRecord& rec) {
   const OptimizerSpec& spec = ctx.experiment->optimizer;
   if (!spec.enabled) return nullptr;
   if (!ctx.power || !ctx.guard)
     throw PowerLimitError("the power-limit optimiser needs GPUs whose limits NVML can set (none here)", false);
+  // The experiment parser refuses the optimiser with energy off: it must never weigh time against 0 J.
+  if (!energy) throw std::logic_error("power-limit optimiser without an energy session");
   const auto [lo, hi] = ctx.power->constraints_w(0);
   OptimizerOptions oo{spec.eta,           spec.wait_steps, spec.warmup_steps,
                       spec.profile_steps, spec.pl_step_w,  static_cast<int>(ctx.power->count())};
   auto optimizer = std::make_unique<PowerLimitOptimizer>(
       oo, power_limit_candidates(lo, hi, spec.pl_step_w),
-      [&ctx, &rec](double w) { rec.enforced_power_limit_w = ctx.guard->apply(w).at(0).enforced_w; },
-      [energy, device, train_begin, t_train]() -> PowerLimitOptimizer::Reading {
-        if (!energy) {
-          synchronize_device(device);
-          return {seconds_since(t_train), 0};
-        }
+      [&ctx, &rec](double w) {
+        const std::vector<AppliedLimit> applied = ctx.guard->apply(w);
+        if (applied.empty()) throw PowerLimitError("no GPU power limit was applied: the guard returned no GPU", false);
+        rec.enforced_power_limit_w = applied.front().enforced_w;
+      },
+      [energy, train_begin]() -> PowerLimitOptimizer::Reading {
         const WindowResult w = energy->counter_window("optimizer", train_begin, energy->mark());
         return {w.duration_s, w.total_energy_j()};
       });
@@ -261,7 +262,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
   const Snapshot begin = energy ? energy->mark() : Snapshot{};
   const auto t_train = SteadyClock::now();
   t.begin_unix_s = unix_now_s();
-  std::unique_ptr<PowerLimitOptimizer> optimizer = make_optimizer(ctx, energy, session.device(), begin, t_train, rec);
+  std::unique_ptr<PowerLimitOptimizer> optimizer = make_optimizer(ctx, energy, begin, rec);
   o.on_step = [&](bool end) {
     check_stop(ctx.stop);
     if (optimizer) end ? optimizer->on_step_end() : optimizer->on_step_begin();

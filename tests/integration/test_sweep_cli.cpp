@@ -415,6 +415,30 @@ TEST_F(SweepCli, BadExperimentFilesExit2AndWriteNothing) {
   EXPECT_NE(r.out.find("nope.npz"), std::string::npos) << r.out;
 }
 
+// Stored data a report cannot use is a clear error with exit code 2, never an internal error: a
+// cost.eta outside [0, 1], and a result that is not JSON.
+TEST_F(SweepCli, DamagedStoredDataIsAClearErrorInReports) {
+  json j = tiny_experiment();
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["repeats"] = 1;
+  ASSERT_EQ(bb("run " + write_experiment(j) + " --db db.sqlite --progress none --tables none").exit_code, 0);
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto edit = [&](const std::string& sql) {
+    const auto r = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("db.sqlite") +
+                               "'); c.execute(\\\"" + sql + "\\\"); c.commit()\"");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  };
+  edit("update experiments set spec_json=json_set(spec_json, '$.cost.eta', json('[0.5, 1.5]'))");
+  auto r = bb("report --db db.sqlite --table cost");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("stored cost.eta holds 1.5, not a number in [0, 1]"), std::string::npos) << r.out;
+  edit("update experiments set spec_json=json_set(spec_json, '$.cost.eta', json('[0.5]'))");
+  edit("update trials set result_json='{not json'");
+  r = bb("report --db db.sqlite --table trials");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("column result_json holds text that is not JSON"), std::string::npos) << r.out;
+}
+
 TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
   json j = tiny_experiment();
   j["sweep"]["precision"] = {"amp_fp16", "fp32"};  // amp_fp16 needs CUDA: fails on the CPU

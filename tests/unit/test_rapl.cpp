@@ -75,6 +75,46 @@ TEST(Rapl, DomainsPerSocketAndTotalsWithoutDoubleCounting) {
   EXPECT_NEAR(w.category_energy_j(DomainCategory::kRam), 5.0, 1e-9);
 }
 
+// The window's flags about failed reads (the fake's windows are also shorter than RAPL's 1 ms update).
+std::string failed_read_flags(const WindowResult& w) {
+  std::string out;
+  for (const auto& f : w.flags)
+    if (f.find("failed read") != std::string::npos) out += f;
+  return out;
+}
+
+// The counter becomes unreadable mid-run (a permission lost, the file gone): the meter keeps its
+// total, counts the failed reads, and the windows that saw them are flagged, never quietly 0 J.
+TEST(Rapl, FailedReadsMidRunAreCountedAndFlagTheirWindows) {
+  TempDir dir;
+  FakePowercap pc(dir.root());
+  pc.add_zone("intel-rapl:0", "package-0", 1000000, kIntelRange);
+  auto m = open_or_fail(dir.root());
+  ASSERT_TRUE(m);
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(m));
+  Sampler sampler(std::move(meters), 0);
+  const Snapshot a = sampler.snapshot();
+  pc.set_energy("intel-rapl:0", 11000000);  // +10 J
+  const Snapshot b = sampler.snapshot();
+  EXPECT_EQ(failed_read_flags(make_window("clean", a, b, {}, sampler.meters(), nullptr)), "");
+  std::filesystem::remove(pc.energy_file("intel-rapl:0"));  // unreadable from here on
+  const Snapshot c = sampler.snapshot();
+  const Snapshot d = sampler.snapshot();
+  const WindowResult lost = make_window("lost", b, d, {c}, sampler.meters(), nullptr);
+  EXPECT_EQ(lost.total_energy_j(), 0.0);
+  EXPECT_NE(failed_read_flags(lost).find("2 failed reads of rapl inside"), std::string::npos) << failed_read_flags(lost);
+  EXPECT_EQ(sampler.meters()[0]->describe()["read_errors"], 2);
+  pc.set_energy("intel-rapl:0", 16000000);  // readable again: +5 J since the last good read
+  const Snapshot e = sampler.snapshot();
+  const WindowResult back = make_window("back", d, e, {}, sampler.meters(), nullptr);
+  EXPECT_NEAR(back.total_energy_j(), 5.0, 1e-9);
+  EXPECT_EQ(failed_read_flags(back), "");
+  const WindowResult whole = make_window("whole", a, e, {}, sampler.meters(), nullptr);
+  EXPECT_NEAR(whole.total_energy_j(), 15.0, 1e-9);  // caught up
+  EXPECT_NE(failed_read_flags(whole), "");            // but the window still saw the failures
+}
+
 TEST(Rapl, PsysCountsWhenThereIsNoPackage) {
   TempDir dir;
   FakePowercap pc(dir.root());

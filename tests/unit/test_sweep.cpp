@@ -89,6 +89,13 @@ TEST(Experiment, BadFilesNameTheJsonPath) {
       "exactly one of path and generator");
   expect_bad([](json& j) { j["dataset"]["generator"]["kind"] = "lhc"; }, "/dataset/generator/kind: invalid value");
   expect_bad([](json& j) { j["power_limit_optimizer"] = {{"enabled", true}}; }, "/allow_power_limit_changes");
+  expect_bad(
+      [](json& j) {
+        j["allow_power_limit_changes"] = true;
+        j["power_limit_optimizer"] = {{"enabled", true}};
+        j["energy"] = {{"enabled", false}};
+      },
+      "/power_limit_optimizer: the optimiser weighs measured energy against time, but /energy/enabled is false");
 }
 
 TEST(Experiment, ShippedExperimentsParse) {
@@ -327,6 +334,23 @@ TEST_F(StoreTest, DuplicateKeysAreRefusedAndLeaveNothingHalfWritten) {
   EXPECT_EQ(s.trials()[0].epoch_rows.size(), 2u);
 }
 
+// A stored JSON value that is not JSON (a damaged or hand-edited file) is an error naming the
+// column, never a value that reads as something else.
+TEST_F(StoreTest, DamagedJsonIsAnErrorNamingTheColumn) {
+  const std::string db = dir_.path("j.sqlite");
+  {
+    Store s(db);
+    s.insert_trial(fixture_trial("k1", "fp32", 512, 0, 10, 1000));
+  }
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto r = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + db +
+                             "'); c.execute(\\\"update trials set result_json='{model: 1,'\\\"); c.commit()\"");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Store s(db, false);
+  expect_input_error([&] { s.trials(); }, "column result_json holds text that is not JSON");
+  EXPECT_EQ(s.trial_keys().size(), 1u);  // the rest of the database still reads
+}
+
 TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
   expect_input_error([&] { Store s(dir_.path("missing.sqlite"), false); }, "no such database");
   write_text(dir_.path("text.sqlite"), "this is not a database at all, just some text that is long enough");
@@ -477,6 +501,24 @@ TEST(ReportTables, FailedGridPointsAreLeftOutOfMeasuredTables) {
   EXPECT_TRUE(t.rows.empty());
   EXPECT_NE(t.title.find("GPU: NVIDIA H100 80GB HBM3; CPU: Test CPU (2 CPUs)"), std::string::npos) << t.title;
   EXPECT_EQ(t.title.find("unknown hardware"), std::string::npos) << t.title;
+}
+
+// A trial whose energy windows were flagged (a meter's failed reads) says so under the trials table.
+TEST(ReportTables, TrialsTableNotesEnergyFlags) {
+  auto trials = fixture_trials();
+  trials[1].id = 2;
+  trials[1].result["energy"] = {
+      {"phases", {{{"phase", "train"}, {"flags", {"3 failed reads of rapl inside: its energy counts nothing"}}}}},
+      {"total", {{"phase", "total"}, {"flags", {"3 failed reads of rapl inside: its energy counts nothing"}}}}};
+  const Table t = make_tables(trials, "trials", {})[0];
+  int flagged = 0;
+  for (const auto& n : t.notes)
+    if (n.find("energy flags") != std::string::npos) {
+      ++flagged;
+      EXPECT_NE(n.find("trial 2 energy flags: train: 3 failed reads of rapl"), std::string::npos) << n;
+      EXPECT_NE(n.find("; total: 3 failed reads"), std::string::npos) << n;
+    }
+  EXPECT_EQ(flagged, 1);
 }
 
 // CSV: one table, the header on the first line (pandas and spreadsheets read it as it is).
