@@ -35,6 +35,7 @@ mkdir -p "$OUT"
 [ -d "$ROOT/.carry" ] || { echo "gpu_check.sh: .carry/ missing (run scripts/gpu_carry.sh here and carry it)" >&2; exit 2; }
 
 gpu_state() {  # the GPU as found: name, driver, power limits (read only)
+  if ! command -v nvidia-smi > /dev/null; then echo "gpu_check.sh: no nvidia-smi here (no GPU state to record)"; return; fi
   nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,enforced.power.limit,power.default_limit,power.max_limit,clocks.max.sm,temperature.gpu \
     --format=csv > "$OUT/gpu_state.csv" 2>&1 || true
   cat "$OUT/gpu_state.csv"

@@ -75,6 +75,45 @@ TEST_F(Cli, JsonOutputIsOneDocumentOnStdout) {
   EXPECT_NE(plain.out.find("Epoch 3/3"), std::string::npos) << plain.out;
 }
 
+// SIGKILL at any moment of compress or decompress leaves the output absent or whole under its final
+// name, never half-written: kills at delays from before start-up to after the end.
+TEST_F(Cli, SigkillDuringCompressAndDecompressLeavesNoPartialFile) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 20000 --seed 2 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j["epochs"] = 1;
+  const std::string cfg = config(j);
+  const std::string out = dir.path("out");
+  ASSERT_EQ(bb("train --config " + cfg + " --out " + out).exit_code, 0);
+  cycle(cfg, out);
+  const auto find = [&](const std::string& name) {
+    for (const auto& e : fs::recursive_directory_iterator(out))
+      if (e.path().filename() == name) return e.path().string();
+    return std::string();
+  };
+  for (const char* cmd : {"compress", "decompress"}) {
+    const std::string final_path = find(std::string(cmd) + "ed.npz");
+    ASSERT_FALSE(final_path.empty()) << cmd;
+    int absent = 0, whole = 0;
+    for (const char* delay : {"0", "0.05", "0.1", "0.2", "0.3", "0.5", "0.8", "1.2"}) {
+      fs::remove(final_path);
+      run_command("{ " + balerbench_binary() + " " + cmd + " --config " + cfg + " --out " + out +
+                  " > /dev/null 2>&1 & p=$!; sleep " + delay + "; kill -9 $p 2>/dev/null; wait $p; } 2>/dev/null; true");
+      if (!fs::exists(final_path)) {
+        ++absent;
+        continue;
+      }
+      ++whole;
+      NpzMembers members;
+      EXPECT_NO_THROW(members = read_npz(final_path)) << cmd << " killed after " << delay << " s";
+      EXPECT_FALSE(members.empty()) << cmd << " killed after " << delay << " s";
+    }
+    EXPECT_EQ(absent + whole, 8) << cmd;
+    const auto r = bb(std::string(cmd) + " --config " + cfg + " --out " + out);  // and it runs again
+    ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.out;
+    EXPECT_NO_THROW(read_npz(final_path)) << cmd;
+  }
+}
+
 TEST_F(Cli, EndToEndCmsCycleBeatsAnUntrainedModel) {
   ASSERT_EQ(bb("data generate --kind cms --rows 3000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
   json j = cms_config(dir.path("cms.npz"));
