@@ -45,6 +45,10 @@ int run(const Args& a) {
   if (!m.experiment) m.experiment = ex.name;
   o.monitoring = monitoring_settings_from(m);
   const SweepSummary s = run_sweep(ex, o, stdout);
+  if (!s.store_error.empty()) {
+    std::fprintf(stderr, "balerbench: error: %s\n", s.store_error.c_str());
+    return s.exit_code();
+  }
   if (a.dry_run || s.signal) return s.exit_code();
   const std::vector<std::string> names = split_commas(a.tables);
   if (!names.empty() && a.tables != "none") {

@@ -354,9 +354,17 @@ Store::Store(const std::string& path, bool create) : path_(path) {
           .run();
       exec("COMMIT");
     }
-  } catch (const std::runtime_error& e) {
+  } catch (const InputError&) {
     sqlite3_close(db_);
     db_ = nullptr;
+    throw;
+  } catch (const std::runtime_error& e) {
+    const int code = sqlite3_errcode(db_) & 0xff;  // the primary result code
+    sqlite3_close(db_);
+    db_ = nullptr;
+    if (code == SQLITE_FULL || code == SQLITE_IOERR)
+      throw InputError(path + ": " + e.what(),
+                       "the disk may be full or a file-size limit reached; make room and run the command again");
     throw InputError(path + ": " + e.what(), "is it an SQLite database?");
   } catch (...) {
     sqlite3_close(db_);
@@ -438,8 +446,8 @@ std::set<std::string> Store::trial_keys(std::optional<TrialStatus> status) const
 }
 
 int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
-  exec("BEGIN IMMEDIATE");
   try {
+    exec("BEGIN IMMEDIATE");
     if (replace) Stmt(db_, "DELETE FROM trials WHERE trial_key=?").bind(1, t.key).run();
     Stmt ins(db_, insert_sql("trials", trial_columns(), ""));
     bind_all(ins, trial_columns(), t, 1);
@@ -459,9 +467,13 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
     insert_children("power_samples", sample_columns(), t.samples);
     exec("COMMIT");
     return id;
-  } catch (...) {
-    exec("ROLLBACK");
-    throw;
+  } catch (const std::exception& e) {
+    // SQLite may have rolled back already (after SQLITE_FULL or an I/O error): a failed ROLLBACK
+    // must not hide the error that matters.
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw StoreWriteError(path_ + ": could not store trial " + t.key + ": " + e.what() +
+                          " (hint: the disk may be full or a file-size limit reached; make room and run the same "
+                          "command again: the trials stored so far are kept and the rest run)");
   }
 }
 

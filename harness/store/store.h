@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,13 @@ struct TrialRecord {
   std::vector<SampleRow> samples;
 };
 
+// A trial that could not be written (a full disk, a file-size limit, an I/O error). The database is
+// left as it was before the trial: SQLite rolls the transaction back.
+class StoreWriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Store {
  public:
   // Opens (creating when `create`) the database at `path`; InputError for a file that is not a
@@ -105,7 +113,8 @@ class Store {
   // Keys of stored trials (any status), optionally only those with `status`.
   std::set<std::string> trial_keys(std::optional<TrialStatus> status = std::nullopt) const;
   // Stores one trial with its epochs, phases and samples in one transaction;
-  // `replace` first deletes a stored trial with the same key.
+  // `replace` first deletes a stored trial with the same key. StoreWriteError when it cannot be
+  // written: nothing of it is stored then.
   int64_t insert_trial(const TrialRecord& t, bool replace = false);
   // Trials (of one experiment, or all), in insertion order; `children` also
   // loads epochs and phases, and `samples` the power series (the bulk of a database).

@@ -129,7 +129,14 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
                    t.label().c_str());
       std::fflush(out);
       const TrialRecord rec = run_trial(t, ctx);
-      store->insert_trial(rec, o.retry_failed);
+      try {
+        store->insert_trial(rec, o.retry_failed);
+      } catch (const StoreWriteError& e) {  // nothing after it could be stored either: stop here
+        sum.store_error = e.what();
+        std::fprintf(out, "   not stored: %s\n", e.what());
+        std::fflush(out);
+        break;
+      }
       ++sum.ran;
       if (rec.status == TrialStatus::kOk) {
         ++sum.ok;
@@ -156,7 +163,7 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   if (monitor) monitor->finish();
   if (sum.signal == 0 && signals.stop_requested()) sum.signal = signals.signal();
   std::fprintf(out, "\n%s: %lld ran (%lld ok, %lld failed, %lld skipped), %lld were already stored; database %s\n",
-               sum.signal ? "interrupted" : "done", static_cast<long long>(sum.ran), static_cast<long long>(sum.ok),
+               sum.signal ? "interrupted" : !sum.store_error.empty() ? "stopped (a trial could not be stored)" : "done", static_cast<long long>(sum.ran), static_cast<long long>(sum.ok),
                static_cast<long long>(sum.failed), static_cast<long long>(sum.skipped),
                static_cast<long long>(sum.already_done), o.db_path.c_str());
   return sum;

@@ -26,8 +26,11 @@ struct SweepOptions {
 
 struct SweepSummary {
   int64_t grid = 0, in_shard = 0, already_done = 0, ran = 0, ok = 0, failed = 0, skipped = 0;
-  int signal = 0;  // the stop signal, when interrupted
-  int exit_code() const { return signal ? 128 + signal : failed ? 3 : 0; }
+  int signal = 0;           // the stop signal, when interrupted
+  std::string store_error;  // why the sweep stopped early: a trial could not be stored
+  // 0: every trial ok; 3: some failed or were skipped; 4: the database could not be written;
+  // 128 + N: stopped by signal N.
+  int exit_code() const { return signal ? 128 + signal : !store_error.empty() ? 4 : failed ? 3 : 0; }
 };
 
 SweepSummary run_sweep(const Experiment& experiment, const SweepOptions& options, std::FILE* out);

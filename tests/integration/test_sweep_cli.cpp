@@ -181,6 +181,36 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   EXPECT_NE(r.out.find("no experiment named 'nope'"), std::string::npos) << r.out;
 }
 
+// The disk fills during a sweep (a file-size limit, SIGXFSZ ignored so writes fail with EFBIG as on a
+// full disk): the trial that cannot be stored is a clear error with exit code 4, the database stays
+// consistent, and the same command resumes once there is room.
+TEST_F(SweepCli, FullDiskStopsTheSweepCleanlyAndItResumes) {
+  const std::string exp = write_experiment(tiny_experiment());
+  const auto full = run_command("cd " + dir_.root() + " && trap '' XFSZ && ulimit -f 160 && " + balerbench_binary() +
+                                " run " + exp + " --db db.sqlite --progress none --tables none");
+  ASSERT_EQ(full.exit_code, 4) << full.out;
+  EXPECT_NE(full.out.find("could not store trial"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("hint: the disk may be full"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("stopped (a trial could not be stored)"), std::string::npos) << full.out;
+  if (python_has("sqlite3")) {
+    const auto check = run_command(python_binary() + " -c \"import sqlite3; print(sqlite3.connect('" +
+                                   dir_.path("db.sqlite") + "').execute('PRAGMA integrity_check').fetchone()[0])\"");
+    EXPECT_EQ(check.out, "ok\n");
+  }
+  const size_t stored = Store(dir_.path("db.sqlite"), false).trials().size();
+  EXPECT_LT(stored, 4u);
+  const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(stored) + " already in db.sqlite, " + std::to_string(4 - stored) + " to run"),
+            std::string::npos)
+      << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 4u);
+  std::set<std::string> keys;
+  for (const auto& t : trials) keys.insert(t.key);
+  EXPECT_EQ(keys.size(), 4u);
+}
+
 // SIGKILL at any moment of `merge`: the output is absent or a complete database, never partial.
 TEST_F(SweepCli, SigkillDuringMergeLeavesNoPartialOutput) {
   const std::string exp = write_experiment(tiny_experiment());
