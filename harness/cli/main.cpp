@@ -1,10 +1,12 @@
 // main.cpp: argv -> subcommand -> exit code. Bad input (InputError, option
-// errors) prints one line and exits 2; anything else unexpected exits 1.
+// errors) prints one line and exits 2; a meter's device lost mid-run exits 1
+// with its own line; anything else unexpected exits 1.
 #include <cstdio>
 #include <exception>
 
 #include "datasets/error.h"
 #include "harness/cli/commands.h"
+#include "harness/energy/energy_meter.h"
 #include "harness/version.h"
 
 int main(int argc, char** argv) {
@@ -38,6 +40,9 @@ int main(int argc, char** argv) {
   } catch (const balerbench::InputError& e) {
     std::fprintf(stderr, "balerbench: error: %s\n", e.what());
     return 2;
+  } catch (const balerbench::MeterLost& e) {
+    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "balerbench: internal error: %s\n", e.what());
     return 1;

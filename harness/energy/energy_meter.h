@@ -13,6 +13,7 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ struct MeterReading {
   // Cumulative failed reads of the meter's counters or sensors (a lost permission, a lost GPU). A
   // failed read counts no energy for its stretch, so a window with any is flagged.
   long long read_errors = 0;
+  // Non-empty when a device this meter reads is gone for good (a GPU lost from the bus): what and
+  // which. EnergySession::mark() turns it into MeterLost, since no later window can be measured.
+  std::string lost;
+};
+
+// A meter's device is gone mid-run (NVML_ERROR_GPU_IS_LOST): the run in progress cannot be measured.
+class MeterLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class EnergyMeter {

@@ -85,7 +85,13 @@ EnergySession::~EnergySession() {
 
 Snapshot EnergySession::mark() {
   if (sync_) sync_();
-  return sampler_->snapshot();
+  Snapshot s = sampler_->snapshot();
+  for (std::size_t m = 0; m < s.readings.size(); ++m)
+    if (!s.readings[m].lost.empty())
+      throw MeterLost("energy meter " + sampler_->meters()[m]->name() + ": " + s.readings[m].lost +
+                      ": the run can no longer be measured (hint: check the GPU with nvidia-smi; the machine may "
+                      "need a reset by its administrator)");
+  return s;
 }
 
 WindowResult EnergySession::window(const std::string& name, const Snapshot& a, const Snapshot& b) const {

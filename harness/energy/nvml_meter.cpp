@@ -56,13 +56,18 @@ MeterReading NvmlMeter::read() {
   for (auto& d : devices_) {
     if (d.counter) {
       unsigned long long mj = 0;
-      if (lib_->device_get_total_energy(d.gpu.handle, &mj) == NVML_SUCCESS && mj >= d.start_mj)
+      const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
+      if (rc == NVML_SUCCESS && mj >= d.start_mj) {
         d.total_j = static_cast<double>(mj - d.start_mj) * 1e-3;
-      else
+      } else {
         ++d.read_errors;
+        d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
+      }
     } else {
       unsigned mw = 0;
-      if (lib_->device_get_power_usage(d.gpu.handle, &mw) == NVML_SUCCESS) {
+      const nvmlReturn_t rc = lib_->device_get_power_usage(d.gpu.handle, &mw);
+      d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
+      if (rc == NVML_SUCCESS) {
         const double p_w = mw * 1e-3;
         d.total_j += 0.5 * (d.last_power_w + p_w) * dt_s;
         d.last_power_w = p_w;
@@ -73,6 +78,9 @@ MeterReading NvmlMeter::read() {
     }
     r.energy_j.push_back(d.total_j);
     r.read_errors += d.read_errors;
+    if (d.lost)
+      r.lost += (r.lost.empty() ? "" : "; ") + std::string("gpu") + std::to_string(d.gpu.index) + " (" + d.gpu.name +
+                ", " + d.gpu.uuid + ") is lost (NVML_ERROR_GPU_IS_LOST)";
   }
   return r;
 }

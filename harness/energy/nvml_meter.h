@@ -37,6 +37,7 @@ class NvmlMeter : public EnergyMeter {
     double last_power_w = 0;          // polling: the previous reading
     double total_j = 0;
     long long read_errors = 0;
+    bool lost = false;  // NVML_ERROR_GPU_IS_LOST: gone until the machine is fixed
   };
 
  private:

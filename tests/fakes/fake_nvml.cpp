@@ -10,7 +10,8 @@
 //                 "energy_start_mj": 1000000, "power_limit_w": 700, "default_limit_w": 700,
 //                 "min_limit_w": 200, "max_limit_w": 700, "temperature_c": 41,
 //                 "sm_clock_mhz": 1980, "throttle_reasons": 4, "power_error": 0,
-//                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824}]}
+//                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824,
+//                 "lost_after_s": -1}]}   // >= 0: the GPU falls off the bus then (GPU_IS_LOST)
 //
 // The energy counter is the exact integral of the schedule up to the last
 // update tick, so tests can check measured energies to any tolerance.
@@ -51,6 +52,7 @@ struct FakeDevice {
   unsigned long long throttle_reasons = 0;
   int power_error = 0;
   int set_error = 0;
+  double lost_after_s = -1;  // >= 0: every query of the device fails with GPU_IS_LOST from then on
   double enforce_offset_w = 0;
   unsigned long long memory_total_bytes = 80ULL << 30, memory_used_bytes = 512ULL << 20;
 };
@@ -98,6 +100,7 @@ void load_config() {
     f.sm_clock_mhz = d.value("sm_clock_mhz", f.sm_clock_mhz);
     f.throttle_reasons = d.value("throttle_reasons", 0ULL);
     f.power_error = d.value("power_error", 0);
+    f.lost_after_s = d.value("lost_after_s", -1.0);
     f.set_error = d.value("set_error", 0);
     f.enforce_offset_w = d.value("enforce_offset_w", 0.0);
     f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
@@ -137,6 +140,10 @@ FakeDevice* device(nvmlDevice_t h) {
 }
 
 // Seconds since init, rounded down to the device's last update tick.
+bool is_lost(const FakeDevice& d) {
+  return d.lost_after_s >= 0 && std::chrono::duration<double>(Clock::now() - state().t0).count() >= d.lost_after_s;
+}
+
 double sensor_time_s(const FakeDevice& d) {
   const double t = std::chrono::duration<double>(Clock::now() - state().t0).count();
   return d.update_period_s > 0 ? std::floor(t / d.update_period_s) * d.update_period_s : t;
@@ -170,7 +177,8 @@ nvmlReturn_t copy_string(const std::string& s, char* buf, unsigned n) {
 #define FAKE_DEVICE_OR_FAIL(h)                          \
   FakeDevice* d = device(h);                            \
   if (state().init_count <= 0) return NVML_ERROR_UNINITIALIZED; \
-  if (!d) return NVML_ERROR_INVALID_ARGUMENT
+  if (!d) return NVML_ERROR_INVALID_ARGUMENT;           \
+  if (is_lost(*d)) return NVML_ERROR_GPU_IS_LOST
 
 }  // namespace
 

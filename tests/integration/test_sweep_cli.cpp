@@ -211,6 +211,22 @@ TEST_F(SweepCli, FullDiskStopsTheSweepCleanlyAndItResumes) {
   EXPECT_EQ(keys.size(), 4u);
 }
 
+// The GPU falls off the bus mid-sweep (the fake NVML answers GPU_IS_LOST from 2 s on): the trial
+// in flight fails with a message naming the GPU, and the sweep goes on to the next trial (which
+// fails too, the GPU being gone) and ends with exit code 3.
+TEST_F(SweepCli, GpuLostMidTrialFailsThatTrialAndTheSweepGoesOn) {
+  json j = long_experiment();
+  j["energy"] = {{"meters", {"nvml"}}, {"sample_hz", 20}};
+  const auto r = bb("run " + write_experiment(j) + " --db db.sqlite --progress none --tables trials",
+                    fake_nvml_env(", \"energy_counter\": true, \"lost_after_s\": 2"));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("gpu0 (Fake H100, GPU-aaaa) is lost (NVML_ERROR_GPU_IS_LOST)"), std::string::npos) << r.out;
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 2u);  // both stored: the sweep went on after the loss
+  EXPECT_EQ(trials[1].status, TrialStatus::kFailed);
+  EXPECT_NE(r.out.find("done: 2 ran"), std::string::npos) << r.out;
+}
+
 // SIGKILL at any moment of `merge`: the output is absent or a complete database, never partial.
 TEST_F(SweepCli, SigkillDuringMergeLeavesNoPartialOutput) {
   const std::string exp = write_experiment(tiny_experiment());

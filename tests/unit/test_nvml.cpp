@@ -59,6 +59,23 @@ TEST(Nvml, CounterEnergyMatchesScriptedPower) {
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], expected_j, 0.005 * expected_j);
 }
 
+// A GPU that falls off the bus (NVML_ERROR_GPU_IS_LOST): the reading says which and why, and its
+// failed reads are counted (EnergySession::mark() then stops the run with MeterLost).
+TEST(Nvml, LostGpuIsNamedInTheReading) {
+  nlohmann::json dev = gpu("GPU-aaaa", 250.0);
+  dev["lost_after_s"] = 1.0;
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
+  MeterProbe p = NvmlMeter::open();
+  if (!p.available()) GTEST_SKIP() << "the fake GPU was lost before the meter opened (a loaded machine)";
+  MeterReading r;
+  for (int i = 0; i < 600 && r.lost.empty(); ++i) {  // up to 30 s
+    r = p.meter->read();
+    if (r.lost.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(r.lost, "gpu0 (Fake H100, GPU-aaaa) is lost (NVML_ERROR_GPU_IS_LOST)");
+  EXPECT_GE(r.read_errors, 1);
+}
+
 TEST(Nvml, PollingFallbackIntegratesPower) {
   nlohmann::json step = gpu("GPU-bbbb", 0, /*counter=*/false);
   step["power_schedule"] = {{0, 100.0}, {0.3, 300.0}};
