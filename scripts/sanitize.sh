@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# sanitize.sh: the test suites under LLVM/GCC sanitizers, in their own build folders.
+#
+#   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer: build-asan/, then the
+#                              unit and integration suites (ctest -L "unit|integration")
+#   scripts/sanitize.sh tsan   ThreadSanitizer: build-tsan/, then the two test programs whose tests run
+#                              the threads beside training: the sampler and meters, sessions,
+#                              LiveMetrics, the Prometheus server and the InfluxDB exporter
+#                              (unit_tests_energy), the power-limit guard and its journal
+#                              (unit_tests_sweep)
+#
+# What is left out, and why:
+#   - LibTorch, OpenBLAS and the Debian libraries are not instrumented (prebuilt). ASan still checks
+#     every access our code makes; TSan cannot see the synchronisation inside LibTorch's thread
+#     pools, so the tsan run keeps to tests that start no LibTorch parallel work (ATen single-threaded:
+#     OMP_NUM_THREADS=1), and to the suites whose threads are ours.
+#   - MonitoringServers (real Prometheus and InfluxDB servers) run in the normal build only.
+#   - ASan's leak checker is off: LibTorch keeps process-lifetime allocations (its op registry) that
+#     it reports as leaks at exit.
+# Extra arguments go to ctest (asan) or to the test programs (tsan, e.g. --gtest_filter=...).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KIND="${1:?usage: scripts/sanitize.sh asan|tsan [ctest args]}"
+shift
+JOBS="${JOBS:-$(nproc)}"
+case "$KIND" in
+  asan) SAN="address,undefined" ; BUILD="$ROOT/build-asan" ;;
+  tsan) SAN="thread" ; BUILD="$ROOT/build-tsan" ;;
+  *) echo "sanitize.sh: unknown kind '$KIND' (asan, tsan)" >&2; exit 2 ;;
+esac
+mkdir -p "$BUILD"
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALERBENCH_SANITIZE="$SAN" \
+  -DBALERBENCH_BUILD_BENCHMARKS=OFF > "$BUILD/sanitize-cmake.log" 2>&1 || { tail -20 "$BUILD/sanitize-cmake.log"; exit 1; }
+cd "$BUILD"
+if [ "$KIND" = asan ]; then
+  cmake --build . -j "$JOBS" > "$BUILD/sanitize-build.log" 2>&1 || { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }
+  export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  exec ctest -j "$JOBS" -L "unit|integration" -E MonitoringServers --output-on-failure "$@"
+fi
+cmake --build . -j "$JOBS" --target unit_tests_energy unit_tests_sweep > "$BUILD/sanitize-build.log" 2>&1 ||
+  { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+export OMP_NUM_THREADS=1
+# The two programs whose tests run our threads: meters and the sampler, sessions, LiveMetrics, the
+# Prometheus server and InfluxDB exporter (unit_tests_energy); the power-limit guard, its journal and
+# the optimiser, the results database (unit_tests_sweep).
+status=0
+for t in unit_tests_energy unit_tests_sweep; do
+  echo "== $t under ThreadSanitizer"
+  "./tests/$t" "$@" || status=1
+done
+exit $status
