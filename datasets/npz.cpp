@@ -80,34 +80,64 @@ NpyArray read_member(zip_t* z, zip_uint64_t index, const zip_stat_t& st, const s
 
 }  // namespace
 
+namespace {
+
+// The members of an open archive; `where` names it in errors.
+NpzMembers members_of(zip_t* z, const std::string& where) {
+  NpzMembers members;
+  const zip_int64_t n = zip_get_num_entries(z, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st) != 0)
+      throw InputError(where + ": cannot read the archive's entry " + std::to_string(i), "the archive is corrupt");
+    std::string name = st.name ? st.name : "";
+    if (name.empty() || name.back() == '/') continue;
+    const std::string member_where = where + ":" + name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
+    members.emplace(name, read_member(z, static_cast<zip_uint64_t>(i), st, member_where));
+  }
+  return members;
+}
+
+[[noreturn]] void throw_open_error(const std::string& where, int code) {
+  if (code == ZIP_ER_NOZIP)
+    throw InputError(where + ": not a zip archive, so not an .npz file", "write it with numpy.savez");
+  if (code == ZIP_ER_INCONS || code == ZIP_ER_EOF || code == ZIP_ER_READ)
+    throw InputError(where + ": the .npz archive is truncated or corrupt (" + zip_open_error(code) + ")",
+                     "copy or regenerate the file");
+  throw InputError(where + ": cannot open .npz: " + zip_open_error(code));
+}
+
+}  // namespace
+
 NpzMembers read_npz(const std::string& path) {
   namespace fs = std::filesystem;
   if (!fs::exists(path)) throw InputError(path + ": no such file", "check input_path");
   if (fs::is_directory(path)) throw InputError(path + ": is a folder, not an .npz file");
   int code = 0;
   std::unique_ptr<zip_t, ArchiveCloser> z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  if (!z) throw_open_error(path, code);
+  return members_of(z.get(), path);
+}
+
+NpzMembers parse_npz(const uint8_t* bytes, std::size_t size, const std::string& where) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* src = zip_source_buffer_create(bytes, size, 0, &error);
+  if (!src) {
+    zip_error_fini(&error);
+    throw InputError(where + ": cannot read the archive from memory");
+  }
+  std::unique_ptr<zip_t, ArchiveCloser> z(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error));
   if (!z) {
-    if (code == ZIP_ER_NOZIP)
-      throw InputError(path + ": not a zip archive, so not an .npz file", "write it with numpy.savez");
-    if (code == ZIP_ER_INCONS || code == ZIP_ER_EOF || code == ZIP_ER_READ)
-      throw InputError(path + ": the .npz archive is truncated or corrupt (" + zip_open_error(code) + ")",
-                       "copy or regenerate the file");
-    throw InputError(path + ": cannot open .npz: " + zip_open_error(code));
+    const int code = zip_error_code_zip(&error);
+    zip_source_free(src);  // not taken over by a failed open
+    zip_error_fini(&error);
+    throw_open_error(where, code);
   }
-  NpzMembers members;
-  const zip_int64_t n = zip_get_num_entries(z.get(), 0);
-  for (zip_int64_t i = 0; i < n; ++i) {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(z.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
-      throw InputError(path + ": cannot read the archive's entry " + std::to_string(i), "the archive is corrupt");
-    std::string name = st.name ? st.name : "";
-    if (name.empty() || name.back() == '/') continue;
-    const std::string where = path + ":" + name;
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
-    members.emplace(name, read_member(z.get(), static_cast<zip_uint64_t>(i), st, where));
-  }
-  return members;
+  zip_error_fini(&error);
+  return members_of(z.get(), where);
 }
 
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, NpyArray>>& members, bool deflate) {

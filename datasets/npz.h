@@ -17,6 +17,8 @@ using NpzMembers = std::map<std::string, NpyArray>;
 // corrupt member, header announcing more bytes than the member holds) throw
 // InputError naming the file and member.
 NpzMembers read_npz(const std::string& path);
+// The same from an archive in memory (`where` names it in errors): what a fuzzer drives.
+NpzMembers parse_npz(const uint8_t* bytes, std::size_t size, const std::string& where);
 
 // Writes members in the given order; `deflate` = numpy.savez_compressed.
 // Written to a temporary name and renamed, so a failure leaves nothing behind.

@@ -37,6 +37,28 @@ TEST(Npz, StoredAndDeflatedRoundTrip) {
   EXPECT_LT(fs::file_size(dir.path("d.npz")), fs::file_size(dir.path("s.npz")) / 2);
 }
 
+// The in-memory reader (what the fuzzer drives) reads what the file reader reads, and a truncated
+// archive is an InputError naming it.
+TEST(Npz, ParseFromMemoryEqualsReadFromFile) {
+  TempDir dir;
+  for (bool deflate : {false, true}) {
+    const std::string p = dir.path("m.npz");
+    write_npz(p, sample_members(), deflate);
+    std::ifstream in(p, std::ios::binary);
+    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const NpzMembers m = parse_npz(bytes.data(), bytes.size(), "memory.npz");
+    ASSERT_EQ(m.size(), 2u);
+    EXPECT_EQ(m.at("data").bytes, read_npz(p).at("data").bytes);
+    EXPECT_EQ(m.at("names").to_strings(), (std::vector<std::string>{"a", "bb"}));
+    try {
+      parse_npz(bytes.data(), bytes.size() / 2, "half.npz");
+      ADD_FAILURE() << "a truncated archive was read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("half.npz"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Npz, WriteLeavesNoTemporaryFiles) {
   TempDir dir;
   write_npz(dir.path("x.npz"), sample_members());

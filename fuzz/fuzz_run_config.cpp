@@ -1,0 +1,36 @@
+// fuzz_run_config.cpp: a run config (strict JSON) with `--set` overrides. The input's lines before
+// the first one starting with '{' are overrides ("key=value"), the rest is the config file. Bad input
+// must be an InputError: a JSON syntax error, an unknown key, a wrong type or range.
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/error.h"
+#include "harness/engine/run_config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> overrides;
+  size_t pos = 0;
+  while (pos < text.size() && text[pos] != '{') {
+    const size_t end = text.find('\n', pos);
+    overrides.push_back(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+    if (end == std::string::npos) return 0;
+    pos = end + 1;
+  }
+  const nlohmann::json j = nlohmann::json::parse(text.substr(pos), nullptr, false);
+  if (j.is_discarded()) return 0;  // the JSON library's own parser: not ours to fuzz
+  try {
+    nlohmann::json k = j;
+    for (const auto& o : overrides) balerbench::apply_override(k, o);
+    const balerbench::RunConfig c = balerbench::parse_run_config(k, "fuzz.json", "/nonexistent");
+    // What parsed must write back to JSON that parses to the same config.
+    const balerbench::RunConfig again = balerbench::parse_run_config(c.to_json(), "again.json", "/nonexistent");
+    if (again.to_json() != c.to_json()) __builtin_trap();
+  } catch (const balerbench::InputError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# fuzz.sh: builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan in build-fuzz/, and runs
+# each on a copy of its committed corpus (fuzz/corpus/<target>/).
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]   each target for SECONDS (default 30; CI's bounded run),
+#                                           stopping early after RUNS executions (env, default 1000000)
+# Targets: fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter (default: all).
+# A finding stops its target: the input is written to build-fuzz/artifacts/; turn it into a regression
+# test with the input under tests/fixtures/. Needs Debian's clang and libclang-rt-dev
+# (apt-get install -y clang libclang-rt-dev); the normal build and CI do not.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${BALERBENCH_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+SECONDS_EACH="${1:-30}"
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter)
+RUNS="${RUNS:-1000000}"
+command -v clang++ > /dev/null || { echo "fuzz.sh: clang++ missing (apt-get install clang libclang-rt-dev)" >&2; exit 2; }
+mkdir -p "$BUILD/artifacts"
+CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALERBENCH_FUZZ=ON \
+  -DBALERBENCH_SANITIZE=address,undefined -DBALERBENCH_BUILD_TESTS=OFF -DBALERBENCH_BUILD_BENCHMARKS=OFF \
+  > "$BUILD/fuzz-cmake.log" 2>&1 || { tail -20 "$BUILD/fuzz-cmake.log"; exit 1; }
+targets=()
+for t in "${TARGETS[@]}"; do targets+=(--target "$t"); done
+cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}" > "$BUILD/fuzz-build.log" 2>&1 ||
+  { grep -m20 -B2 -A6 error "$BUILD/fuzz-build.log"; exit 1; }
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
+printf '| target | seconds | executions | corpus | result |\n|---|---:|---:|---:|---|\n' > "$BUILD/fuzz-summary.md"
+for t in "${TARGETS[@]}"; do
+  work="$BUILD/corpus/$t"
+  mkdir -p "$work"
+  cp -n "$ROOT/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true
+  log="$BUILD/$t.log"
+  if "$BUILD/fuzz/$t" "$work" -max_total_time="$SECONDS_EACH" -runs="$RUNS" -rss_limit_mb=2048 \
+       -artifact_prefix="$BUILD/artifacts/$t-" -print_final_stats=1 > "$log" 2>&1; then
+    result="no finding"
+  else
+    result="FINDING (see $log and $BUILD/artifacts/)"
+    status=1
+  fi
+  execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
+  secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$SECONDS_EACH")"
+  printf '| %s | %s | %s | %s | %s |\n' "$t" "$secs" "$execs" "$(ls "$work" | wc -l)" "$result" >> "$BUILD/fuzz-summary.md"
+done
+cat "$BUILD/fuzz-summary.md"
+exit $status
