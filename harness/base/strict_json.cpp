@@ -7,6 +7,9 @@
 
 namespace balerbench {
 
+std::string shown(const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+
 using nlohmann::json;
 
 StrictReader::StrictReader(const json& j, std::string source, std::string path)
@@ -44,7 +47,7 @@ void StrictReader::boolean(const std::string& key, bool& out) {
 void StrictReader::integer(const std::string& key, int64_t& out, int64_t min_value) {
   const json* v = get(key);
   if (!v) return;
-  if (!v->is_number_integer()) fail(key, std::string("expected an integer, got ") + v->type_name() + " " + v->dump());
+  if (!v->is_number_integer()) fail(key, std::string("expected an integer, got ") + v->type_name() + " " + shown(*v));
   const int64_t x = v->get<int64_t>();
   if (x < min_value) fail(key, "must be at least " + std::to_string(min_value) + " (got " + std::to_string(x) + ")");
   out = x;
@@ -53,14 +56,14 @@ void StrictReader::integer(const std::string& key, int64_t& out, int64_t min_val
 void StrictReader::number(const std::string& key, double& out) {
   const json* v = get(key);
   if (!v) return;
-  if (!v->is_number()) fail(key, std::string("expected a number, got ") + v->type_name() + " " + v->dump());
+  if (!v->is_number()) fail(key, std::string("expected a number, got ") + v->type_name() + " " + shown(*v));
   out = v->get<double>();
 }
 
 void StrictReader::number_in(const std::string& key, double& out, double min_value, double max_value) {
   number(key, out);
   if (!(out >= min_value && out <= max_value) || !std::isfinite(out))
-    fail(key, "must be in [" + json(min_value).dump() + ", " + json(max_value).dump() + "] (got " + json(out).dump() +
+    fail(key, "must be in [" + json(min_value).dump() + ", " + json(max_value).dump() + "] (got " + shown(json(out)) +
                   ")");
 }
 

@@ -14,6 +14,11 @@
 
 namespace balerbench {
 
+// A JSON value as text for an error message. Strings that are not valid UTF-8 (a file name, a
+// `--set` value) are shown with U+FFFD where the bad bytes were, instead of making the message
+// itself throw.
+std::string shown(const nlohmann::json& v);
+
 class StrictReader {
  public:
   // `path` is the JSON path of `j` itself: "" for the root, "/energy" for a section.

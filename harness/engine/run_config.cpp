@@ -55,7 +55,7 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.str("model_name", c.model_name);
   r.number("compression_ratio", c.compression_ratio);
   if (!(c.compression_ratio > 0) || !std::isfinite(c.compression_ratio))
-    r.fail("compression_ratio", "must be a positive number (got " + j.at("compression_ratio").dump() + ")");
+    r.fail("compression_ratio", "must be a positive number (got " + shown(j.at("compression_ratio")) + ")");
   if (const json* v = r.get("data_dimension")) {
     if (!v->is_number_integer() || (v->get<int64_t>() != 1 && v->get<int64_t>() != 2))
       r.fail("data_dimension", "must be 1 (tables) or 2 (frames), got " + v->dump());

@@ -191,20 +191,20 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
   {
     StrictReader sr(*sweep, source, "/sweep");
     e.batch_sizes = axis<int64_t>(sr, "batch_size", {512}, [&](const json& v, const std::string& k) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + v.dump());
+      if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + shown(v));
       return v.get<int64_t>();
     });
     e.precisions = axis<Precision>(sr, "precision", {Precision::kAuto}, [&](const json& v, const std::string& k) {
-      if (!v.is_string()) sr.fail(k, "expected a precision name, got " + v.dump());
+      if (!v.is_string()) sr.fail(k, "expected a precision name, got " + shown(v));
       const std::string p = v.get<std::string>();
       const std::optional<Precision> mode = find_precision(p);
       if (!mode) sr.fail(k, "invalid precision '" + p + "'", "one of: " + precision_name_list());
       return *mode;
     });
     e.engines = axis<Engine>(sr, "engine", {e.base.engine}, [&](const json& v, const std::string& k) {
-      if (!v.is_string()) sr.fail(k, "expected an engine name, got " + v.dump());
+      if (!v.is_string()) sr.fail(k, "expected an engine name, got " + shown(v));
       const std::optional<Engine> engine = find_engine(v.get<std::string>());
-      if (!engine) sr.fail(k, "invalid engine " + v.dump(), "one of: " + engine_name_list());
+      if (!engine) sr.fail(k, "invalid engine " + shown(v), "one of: " + engine_name_list());
       return *engine;
     });
     if (const json* v = sr.get("power_limit_w"); v && !v->is_array())
@@ -219,13 +219,13 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
         else if (w.is_number() && w.get<double>() > 0 && w.get<double>() < 100000)
           e.power_limits_w.emplace_back(w.get<double>());
         else
-          sr.fail("power_limit_w/" + std::to_string(i), "must be a positive number of watts or null, got " + w.dump());
+          sr.fail("power_limit_w/" + std::to_string(i), "must be a positive number of watts or null, got " + shown(w));
       }
     } else {
       e.power_limits_w = {std::nullopt};
     }
     e.epochs = axis<int64_t>(sr, "epochs", {e.base.epochs}, [&](const json& v, const std::string& k) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + v.dump());
+      if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + shown(v));
       return v.get<int64_t>();
     });
     sr.integer("repeats", e.repeats, 1);
@@ -250,7 +250,7 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
     if (energy.contains("cooldown_s")) {
       const json& c = energy["cooldown_s"];
       if (!c.is_number() || c.get<double>() < 0 || c.get<double>() > 86400)
-        throw InputError(source + ": /energy/cooldown_s: must be a number of seconds in [0, 86400], got " + c.dump());
+        throw InputError(source + ": /energy/cooldown_s: must be a number of seconds in [0, 86400], got " + shown(c));
       e.cooldown_s = c.get<double>();
       energy.erase("cooldown_s");
     }
@@ -265,7 +265,7 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
       e.etas.clear();
       for (std::size_t i = 0; i < list.size(); ++i) {
         if (!list[i].is_number() || list[i].get<double>() < 0 || list[i].get<double>() > 1)
-          cr.fail("eta/" + std::to_string(i), "must be a number in [0, 1], got " + list[i].dump());
+          cr.fail("eta/" + std::to_string(i), "must be a number in [0, 1], got " + shown(list[i]));
         e.etas.push_back(list[i].get<double>());
       }
     }
@@ -401,7 +401,7 @@ std::optional<Shard> shard_from_slurm_env() {
 }
 
 std::string spec_hash(const json& spec) {
-  const std::string text = spec.dump();  // nlohmann sorts object keys: canonical
+  const std::string text = shown(spec);  // nlohmann sorts object keys: canonical
   unsigned __int128 h = (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) | 0x62b821756295c58dULL;
   const unsigned __int128 prime = (static_cast<unsigned __int128>(1) << 88) | 0x13bULL;
   for (unsigned char c : text) {
