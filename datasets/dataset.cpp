@@ -56,10 +56,10 @@ Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names,
   const int64_t f = ds.features();
   ds.data = at::empty({n, f}, at::kDouble);
   if (data.dtype == DType::kFloat64) {
-    std::memcpy(ds.data.data_ptr<double>(), data.bytes.data(), data.bytes.size());
+    if (!data.bytes.empty()) std::memcpy(ds.data.data_ptr<double>(), data.bytes.data(), data.bytes.size());
   } else {
     const std::vector<double> v = data.to_doubles();
-    std::memcpy(ds.data.data_ptr<double>(), v.data(), v.size() * sizeof(double));
+    if (!v.empty()) std::memcpy(ds.data.data_ptr<double>(), v.data(), v.size() * sizeof(double));
   }
   if (ds.data_dimension() == 1 && !names.empty() && static_cast<int64_t>(names.size()) != f)
     throw InputError(where + ": 'names' has " + std::to_string(names.size()) + " entries but 'data' has " +

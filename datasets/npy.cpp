@@ -354,7 +354,8 @@ NpyArray NpyArray::from_strings(const std::vector<std::string>& values) {
   a.shape = {static_cast<int64_t>(values.size())};
   a.bytes.assign(values.size() * width * 4, 0);
   for (std::size_t i = 0; i < cps.size(); ++i)
-    std::memcpy(&a.bytes[i * width * 4], cps[i].data(), cps[i].size() * 4);
+    if (!cps[i].empty())  // memcpy from an empty vector's null data() is undefined, even for 0 bytes
+      std::memcpy(&a.bytes[i * width * 4], cps[i].data(), cps[i].size() * 4);
   return a;
 }
 
