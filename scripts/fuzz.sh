@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh: builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan in build-fuzz/, and runs
-# each on a copy of its committed corpus (fuzz/corpus/<target>/).
+# each on its seeds: the hand-written ones in fuzz/corpus/<target>/, and those made here at run time
+# (NumPy's .npy and .npz files by fuzz/make_seeds.py; the shipped experiments and run configs).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   each target for SECONDS (default 30; CI's bounded run),
 #                                           stopping early after RUNS executions (env, default 1000000)
@@ -25,6 +26,14 @@ targets=()
 for t in "${TARGETS[@]}"; do targets+=(--target "$t"); done
 cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}" > "$BUILD/fuzz-build.log" 2>&1 ||
   { grep -m20 -B2 -A6 error "$BUILD/fuzz-build.log"; exit 1; }
+# Seeds that are data files or copies are made here, not committed: NumPy writes the .npy and .npz
+# seeds (fuzz/make_seeds.py), and the shipped experiments and run configs seed their parsers.
+rm -rf "$BUILD/seeds" && mkdir -p "$BUILD/seeds/fuzz_experiment" "$BUILD/seeds/fuzz_run_config"
+"${PYTHON:-python3}" "$ROOT/fuzz/make_seeds.py" "$BUILD/seeds" ||
+  echo "fuzz.sh: no NumPy seeds (python3 with numpy missing); the npy and npz targets start from nothing" >&2
+for f in "$ROOT"/experiments/*.json; do
+  if grep -q '"schema_version"' "$f"; then cp "$f" "$BUILD/seeds/fuzz_experiment/"; else cp "$f" "$BUILD/seeds/fuzz_run_config/"; fi
+done
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
@@ -32,7 +41,8 @@ printf '| target | seconds | executions | corpus | result |\n|---|---:|---:|---:
 for t in "${TARGETS[@]}"; do
   work="$BUILD/corpus/$t"
   mkdir -p "$work"
-  cp -n "$ROOT/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true
+  cp -n "$ROOT/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true  # hand-written seeds
+  cp -n "$BUILD/seeds/$t/"* "$work/" 2>/dev/null || true        # NumPy's files and the shipped configs
   log="$BUILD/$t.log"
   if "$BUILD/fuzz/$t" "$work" -max_total_time="$SECONDS_EACH" -runs="$RUNS" -rss_limit_mb=2048 \
        -artifact_prefix="$BUILD/artifacts/$t-" -print_final_stats=1 > "$log" 2>&1; then
