@@ -74,6 +74,15 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
 };
 
+// What a full disk or a file-size limit needs from the user (SQLITE_FULL, SQLITE_IOERR).
+constexpr char kDiskFullHint[] =
+    "the disk may be full or a file-size limit reached; make room and run the same command again";
+
+bool disk_error(sqlite3* db) {
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  return code == SQLITE_FULL || code == SQLITE_IOERR;
+}
+
 // Empty text is null; text that is not JSON is an error (a damaged or hand-edited database), never a
 // value that reads as something else downstream.
 json parse_or_null(const std::string& text) {
@@ -359,13 +368,10 @@ Store::Store(const std::string& path, bool create) : path_(path) {
     db_ = nullptr;
     throw;
   } catch (const std::runtime_error& e) {
-    const int code = sqlite3_errcode(db_) & 0xff;  // the primary result code
+    const bool disk = disk_error(db_);
     sqlite3_close(db_);
     db_ = nullptr;
-    if (code == SQLITE_FULL || code == SQLITE_IOERR)
-      throw InputError(path + ": " + e.what(),
-                       "the disk may be full or a file-size limit reached; make room and run the command again");
-    throw InputError(path + ": " + e.what(), "is it an SQLite database?");
+    throw InputError(path + ": " + e.what(), disk ? kDiskFullHint : "is it an SQLite database?");
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -468,12 +474,13 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
     exec("COMMIT");
     return id;
   } catch (const std::exception& e) {
+    const bool disk = disk_error(db_);  // read before ROLLBACK replaces the error code
     // SQLite may have rolled back already (after SQLITE_FULL or an I/O error): a failed ROLLBACK
     // must not hide the error that matters.
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw StoreWriteError(path_ + ": could not store trial " + t.key + ": " + e.what() +
-                          " (hint: the disk may be full or a file-size limit reached; make room and run the same "
-                          "command again: the trials stored so far are kept and the rest run)");
+    if (!disk) throw;  // a duplicate key, a bug: not a reason to stop a sweep with a disk hint
+    throw StoreWriteError(path_ + ": could not store trial " + t.key + ": " + e.what() + " (hint: " + kDiskFullHint +
+                          ": the trials stored so far are kept and the rest run)");
   }
 }
 

@@ -163,7 +163,10 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   if (monitor) monitor->finish();
   if (sum.signal == 0 && signals.stop_requested()) sum.signal = signals.signal();
   std::fprintf(out, "\n%s: %lld ran (%lld ok, %lld failed, %lld skipped), %lld were already stored; database %s\n",
-               sum.signal ? "interrupted" : !sum.store_error.empty() ? "stopped (a trial could not be stored)" : "done", static_cast<long long>(sum.ran), static_cast<long long>(sum.ok),
+               sum.signal                 ? "interrupted"
+               : !sum.store_error.empty() ? "stopped (a trial could not be stored)"
+                                          : "done",
+               static_cast<long long>(sum.ran), static_cast<long long>(sum.ok),
                static_cast<long long>(sum.failed), static_cast<long long>(sum.skipped),
                static_cast<long long>(sum.already_done), o.db_path.c_str());
   return sum;

@@ -93,21 +93,15 @@ TEST_F(Cli, SigkillDuringCompressAndDecompressLeavesNoPartialFile) {
   for (const char* cmd : {"compress", "decompress"}) {
     const std::string final_path = find(std::string(cmd) + "ed.npz");
     ASSERT_FALSE(final_path.empty()) << cmd;
-    int absent = 0, whole = 0;
     for (const char* delay : {"0", "0.05", "0.1", "0.2", "0.3", "0.5", "0.8", "1.2"}) {
       fs::remove(final_path);
       run_command("{ " + balerbench_binary() + " " + cmd + " --config " + cfg + " --out " + out +
                   " > /dev/null 2>&1 & p=$!; sleep " + delay + "; kill -9 $p 2>/dev/null; wait $p; } 2>/dev/null; true");
-      if (!fs::exists(final_path)) {
-        ++absent;
-        continue;
-      }
-      ++whole;
+      if (!fs::exists(final_path)) continue;  // absent: the kill came before the rename
       NpzMembers members;
       EXPECT_NO_THROW(members = read_npz(final_path)) << cmd << " killed after " << delay << " s";
       EXPECT_FALSE(members.empty()) << cmd << " killed after " << delay << " s";
     }
-    EXPECT_EQ(absent + whole, 8) << cmd;
     const auto r = bb(std::string(cmd) + " --config " + cfg + " --out " + out);  // and it runs again
     ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.out;
     EXPECT_NO_THROW(read_npz(final_path)) << cmd;

@@ -232,20 +232,14 @@ TEST_F(SweepCli, SigkillDuringMergeLeavesNoPartialOutput) {
   const std::string exp = write_experiment(tiny_experiment());
   ASSERT_EQ(bb("run " + exp + " --db s0.sqlite --progress none --tables none").exit_code, 0);
   const std::string merged = dir_.path("all.sqlite");
-  int absent = 0, whole = 0;
   for (const char* delay : {"0", "0.02", "0.05", "0.1", "0.15", "0.2", "0.3", "0.5"}) {
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(merged + suffix);
     run_command("cd " + dir_.root() + " && { " + balerbench_binary() +
                 " merge s0.sqlite --out all.sqlite > /dev/null 2>&1 & p=$!; sleep " + delay +
                 "; kill -9 $p 2>/dev/null; wait $p; } 2>/dev/null; true");
-    if (!fs::exists(merged)) {
-      ++absent;
-      continue;
-    }
-    ++whole;
+    if (!fs::exists(merged)) continue;  // absent: the kill came before the rename
     EXPECT_EQ(Store(merged, false).trials().size(), 4u) << "killed after " << delay << " s";
   }
-  EXPECT_EQ(absent + whole, 8);
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(merged + suffix);
   const auto r = bb("merge s0.sqlite --out all.sqlite");  // a stale .partial does not stop it
   ASSERT_EQ(r.exit_code, 0) << r.out;
