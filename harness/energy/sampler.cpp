@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "harness/base/clock.h"
 
@@ -74,6 +75,17 @@ Snapshot Sampler::read_locked() {
   s.unix_s = unix_now_s();
   s.readings.reserve(meters_.size());
   for (auto& m : meters_) s.readings.push_back(m->read());
+  // The first failed read of a meter is said at once (the windows that see failures are flagged in
+  // their reports too): a counter that stops counting mid-run must not go unnoticed until the end.
+  warned_.resize(meters_.size(), false);
+  for (std::size_t i = 0; i < meters_.size(); ++i)
+    if (s.readings[i].read_errors > 0 && !warned_[i]) {
+      warned_[i] = true;
+      std::fprintf(stderr,
+                   "balerbench: warning: %s: a reading failed; its energy counts nothing until it reads again, and "
+                   "the windows that saw the failures are flagged\n",
+                   meters_[i]->name().c_str());
+    }
   s.time = s.readings.empty() ? SteadyClock::now() : s.readings.front().time;
   return s;
 }

@@ -84,6 +84,7 @@ class Sampler {
   std::size_t keep_every_ = 1, since_kept_ = 0;
   mutable std::mutex mu_;
   std::vector<Snapshot> series_;
+  std::vector<bool> warned_;  // a meter's first failed read was said on stderr (guarded by mu_)
   SamplerOverhead overhead_;
   SteadyClock::time_point started_;
   std::thread thread_;

@@ -161,6 +161,11 @@ std::vector<AppliedLimit> PowerLimitGuard::apply(double limit_w) {
   return out;
 }
 
+void PowerLimitGuard::keep_journal() {
+  std::lock_guard<std::mutex> lock(mu_);
+  touched_.clear();
+}
+
 std::vector<AppliedLimit> PowerLimitGuard::restore() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<AppliedLimit> out;

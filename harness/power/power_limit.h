@@ -87,6 +87,8 @@ class PowerLimitGuard {
   // Puts back every original limit (idempotent, thread-safe); returns what was restored.
   std::vector<AppliedLimit> restore();
   bool touched() const;
+  // Gives up restoring (the GPUs cannot be reached): the journal stays for recover_power_limits().
+  void keep_journal();
 
  private:
   void write_journal_locked() const;

@@ -159,7 +159,15 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   } catch (const Interrupted& i) {
     sum.signal = i.signal;
   }
-  if (guard) print_restored(guard->restore(), "at the end of the sweep", out);
+  if (guard) {
+    try {
+      print_restored(guard->restore(), "at the end of the sweep", out);
+    } catch (const PowerLimitError& e) {  // a GPU that cannot be reached now (lost, its driver gone)
+      std::fprintf(out, "balerbench: warning: %s; the originals stay in %s, and the next balerbench run restores "
+                   "them\n", e.what(), journal.c_str());
+      guard->keep_journal();  // said once: the guard's destructor does not try again
+    }
+  }
   if (monitor) monitor->finish();
   if (sum.signal == 0 && signals.stop_requested()) sum.signal = signals.signal();
   std::fprintf(out, "\n%s: %lld ran (%lld ok, %lld failed, %lld skipped), %lld were already stored; database %s\n",

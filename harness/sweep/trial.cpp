@@ -489,9 +489,20 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     rec.error = e.what();  // an InputError's text carries its hint
   }
   if (ctx.guard) {
-    for (const AppliedLimit& a : ctx.guard->restore()) {
-      for (auto& l : result["power_limits"])
-        if (l["uuid"] == a.uuid) l["restored_w"] = a.restored_w;
+    try {
+      for (const AppliedLimit& a : ctx.guard->restore()) {
+        for (auto& l : result["power_limits"])
+          if (l["uuid"] == a.uuid) l["restored_w"] = a.restored_w;
+      }
+    } catch (const PowerLimitError& e) {
+      // A GPU that cannot be reached (lost, its driver gone) cannot take its limit back now. The
+      // guard keeps the original in its journal, and tries again after the next trial, at the end of
+      // the sweep, and at the start of the next `balerbench run`.
+      const std::string note = std::string(e.what()) + " (the original stays in the power-limit journal; it is " +
+                               "restored as soon as the GPU answers, at the latest by the next balerbench run)";
+      result["power_limit_restore_error"] = note;
+      if (rec.status != TrialStatus::kOk) rec.error += (rec.error.empty() ? "" : "; ") + note;
+      else std::fprintf(stderr, "balerbench: warning: %s\n", note.c_str());  // a failure's line says it
     }
   }
   rec.finished_unix_s = unix_now_s();

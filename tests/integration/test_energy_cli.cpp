@@ -87,6 +87,29 @@ TEST_F(EnergyCli, MeasurePassesTheExitCodeAndReportsFakeGpuEnergy) {
   EXPECT_GT(t["co2_g"].get<double>(), 0.0);
 }
 
+// The powercap counter becomes unreadable mid-run (here the measured command itself puts a folder
+// where the counter was): balerbench warns at once, keeps going, and flags the window, exit code of
+// the command unchanged; the energy is what was counted before the failure, never a silent 0 J.
+TEST_F(EnergyCli, PowercapUnreadableMidRunIsWarnedAndFlagged) {
+  FakePowercap pc(dir.path("powercap"));
+  pc.add_zone("intel-rapl:0", "package-0", 1000000, 262143328850ULL);
+  const std::string counter = pc.energy_file("intel-rapl:0");
+  const std::string script = "echo 4000000 > " + counter + "; sleep 0.5; rm " + counter + "; mkdir " + counter +
+                             "; sleep 0.4";
+  const auto r = bb("measure --meters rapl --hz 20 --json " + dir.path("m.json") + " -- sh -c '" + script + "'",
+                    "BALERBENCH_POWERCAP_ROOT=" + dir.path("powercap"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("balerbench: warning: rapl: a reading failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed reads of rapl inside"), std::string::npos) << r.out;
+  const json j = json::parse(read_text(dir.path("m.json")));
+  EXPECT_GE(j["meters"][0]["details"]["read_errors"].get<int>(), 2) << j["meters"].dump();
+  const json& phase = j["phases"][0];
+  EXPECT_NEAR(phase["domains"][0]["energy_j"].get<double>(), 3.0, 1e-9) << phase.dump();  // counted before
+  bool flagged = false;
+  for (const auto& f : phase["flags"]) flagged |= f.get<std::string>().find("failed read") != std::string::npos;
+  EXPECT_TRUE(flagged) << phase.dump();
+}
+
 TEST_F(EnergyCli, MeasureForwardsSigintAndSigterm) {
   for (const auto& [sig, code] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
     // The signal goes to balerbench once its child exists (before that, balerbench has nothing to forward to).

@@ -227,6 +227,37 @@ TEST_F(SweepCli, GpuLostMidTrialFailsThatTrialAndTheSweepGoesOn) {
   EXPECT_NE(r.out.find("done: 2 ran"), std::string::npos) << r.out;
 }
 
+// The GPU is lost mid-trial while the sweep holds its power limit at 250 W (the original is 300 W):
+// the trial fails naming the GPU, the limit cannot be put back while the GPU does not answer, so the
+// original stays in the journal with a warning, and the sweep goes on. When the GPU answers again,
+// the next run puts 300 W back before anything else.
+TEST_F(SweepCli, GpuLostWhileItsPowerLimitIsChangedKeepsTheOriginalUntilItCanBeRestored) {
+  json j = long_experiment();
+  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"power_limit_w", {250, 200}}, {"epochs", {600}}};
+  j["energy"] = {{"meters", {"nvml"}}, {"sample_hz", 20}};
+  j["allow_power_limit_changes"] = true;
+  const std::string exp = write_experiment(j);
+  auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none 2>&1",
+              fake_nvml_env(", \"energy_counter\": true, \"lost_after_s\": 2"));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("gpu0 (Fake H100, GPU-aaaa) is lost (NVML_ERROR_GPU_IS_LOST)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the original stays in the power-limit journal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("done: 2 ran (0 ok, 2 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(sets(), std::vector<std::string>{"GPU-aaaa 250000 0"});  // nothing could be set after the loss
+  EXPECT_DOUBLE_EQ(state_limit_w(), 250);
+  ASSERT_TRUE(fs::exists(dir_.path("journal.json")));
+  EXPECT_EQ(json::parse(read_text(dir_.path("journal.json")))["gpus"][0]["original_w"], 300.0);
+  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].status, TrialStatus::kFailed);
+  EXPECT_NE(trials[0].error.find("power-limit journal"), std::string::npos) << trials[0].error;
+  // The GPU is back (a new process, no loss scripted): the journal is replayed first.
+  r = bb("run " + exp + " --db db.sqlite --progress none --tables none", fake_nvml_env());
+  EXPECT_NE(r.out.find("from the journal of an earlier run"), std::string::npos) << r.out;
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);
+  EXPECT_EQ(sets().at(1), "GPU-aaaa 300000 0");
+}
+
 // SIGKILL at any moment of `merge`: the output is absent or a complete database, never partial.
 TEST_F(SweepCli, SigkillDuringMergeLeavesNoPartialOutput) {
   const std::string exp = write_experiment(tiny_experiment());
