@@ -516,18 +516,43 @@ std::vector<TrialRecord> Store::trials(const std::string& experiment, bool child
 }
 
 std::pair<int64_t, int64_t> Store::merge_from(const Store& other) {
-  int64_t copied = 0, duplicates = 0;
-  {
+  // Everything is read from `other` before anything is written here, so that a damaged foreign file is
+  // an InputError naming it (not an SQLite error read as this database's fault) and leaves this one as
+  // it was.
+  struct Experiment {
+    std::string name, source, spec_json;
+  };
+  std::vector<Experiment> experiments;
+  std::vector<TrialRecord> trials;
+  try {
     Stmt ex(other.db_, "SELECT name, source, spec_json FROM experiments");
-    while (ex.step())
-      Stmt(db_, "INSERT OR IGNORE INTO experiments(name, source, spec_json, first_run_unix_s) VALUES(?,?,?,NULL)")
-          .bind(1, ex.text(0))
-          .bind(2, ex.text(1))
-          .bind(3, ex.text(2))
-          .run();
+    while (ex.step()) {
+      Experiment e{ex.text(0), ex.text(1), ex.text(2)};
+      try {
+        parse_or_null(e.spec_json);
+      } catch (const std::invalid_argument& bad) {
+        throw InputError(other.path_ + ": experiment '" + e.name + "' spec_json " + bad.what(),
+                         "the file was damaged or edited by hand; restore it or run its trials again");
+      }
+      experiments.push_back(std::move(e));
+    }
+    trials = other.trials("", true);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw InputError(other.path_ + ": cannot read it: " + e.what(),
+                     "the file is damaged or not a balerbench database; check it with sqlite3 FILE 'PRAGMA "
+                     "integrity_check'");
   }
+  for (const Experiment& e : experiments)
+    Stmt(db_, "INSERT OR IGNORE INTO experiments(name, source, spec_json, first_run_unix_s) VALUES(?,?,?,NULL)")
+        .bind(1, e.name)
+        .bind(2, e.source)
+        .bind(3, e.spec_json)
+        .run();
+  int64_t copied = 0, duplicates = 0;
   std::set<std::string> here = trial_keys();
-  for (const TrialRecord& t : other.trials("", true)) {
+  for (const TrialRecord& t : trials) {
     if (here.count(t.key)) {
       ++duplicates;
       continue;

@@ -436,6 +436,33 @@ TEST_F(StoreTest, MergeCopiesNewTrialsOnce) {
   EXPECT_EQ(merged[2].samples.size(), 2u);
 }
 
+// A damaged foreign database (a table dropped, an experiment that is not JSON) is an InputError naming
+// that file, and the database merged into keeps what it had: nothing of the damaged file is copied.
+TEST_F(StoreTest, MergeOfADamagedDatabaseNamesItAndCopiesNothing) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto damage = [&](const std::string& db, const std::string& sql) {
+    const auto r = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + db + "'); c.execute(\\\"" +
+                               sql + "\\\"); c.commit()\"");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  };
+  const auto trials = fixture_trials();
+  Store all(dir_.path("all.sqlite"));
+  all.insert_trial(trials[0]);
+  {
+    Store a(dir_.path("a.sqlite")), b(dir_.path("b.sqlite"));
+    a.put_experiment("fixture", "exp.json", json{{"cost", {{"eta", {0.5}}}}});
+    a.insert_trial(trials[1]);
+    b.insert_trial(trials[2]);
+  }
+  damage(dir_.path("a.sqlite"), "update experiments set spec_json='{cost: 1,'");
+  damage(dir_.path("b.sqlite"), "drop table power_samples");
+  const Store a(dir_.path("a.sqlite"), false), b(dir_.path("b.sqlite"), false);
+  expect_input_error([&] { all.merge_from(a); }, "a.sqlite: experiment 'fixture' spec_json holds text that is not JSON");
+  expect_input_error([&] { all.merge_from(b); }, "b.sqlite: cannot read it: sqlite: no such table: power_samples");
+  EXPECT_EQ(all.trial_keys(), std::set<std::string>{trials[0].key});
+  EXPECT_TRUE(all.experiment_spec("fixture").is_null());
+}
+
 const Table& find_table(const std::vector<Table>& tables, const std::string& title_part) {
   for (const auto& t : tables)
     if (t.title.find(title_part) != std::string::npos) return t;
