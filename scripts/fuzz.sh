@@ -1,36 +1,38 @@
 #!/usr/bin/env bash
-# fuzz.sh: builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan in build-fuzz/, and runs
+# fuzz.sh: builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan in build-asan/ (the folder
+# of scripts/sanitize.sh asan, so one instrumented build of the library serves both), and runs
 # each on its seeds: the hand-written ones in fuzz/corpus/<target>/, and those made here at run time
 # (NumPy's .npy and .npz files by fuzz/make_seeds.py; the shipped experiments and run configs).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   each target for SECONDS (default 30; CI's bounded run),
 #                                           stopping early after RUNS executions (env, default 1000000)
-# Targets: fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter (default: all).
-# A finding stops its target: the input is written to build-fuzz/artifacts/; turn it into a regression
-# test with the input under tests/fixtures/. Needs Debian's clang and libclang-rt-dev
-# (apt-get install -y clang libclang-rt-dev); the normal build and CI do not.
+# Targets: fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge
+# (default: all).
+# A finding stops its target: the input is written to build-asan/artifacts/; turn it into a regression
+# test with the input under tests/fixtures/. Installs Debian's clang and libclang-rt-dev when missing
+# (scripts/setup.sh --sanitizers); the normal build does not need them.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${BALERBENCH_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+BUILD="${BALERBENCH_ASAN_BUILD_DIR:-$ROOT/build-asan}"  # shared with scripts/sanitize.sh asan
 SECONDS_EACH="${1:-30}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter)
+[ ${#TARGETS[@]} -eq 0 ] &&
+  TARGETS=(fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge)
 RUNS="${RUNS:-1000000}"
-command -v clang++ > /dev/null || { echo "fuzz.sh: clang++ missing (apt-get install clang libclang-rt-dev)" >&2; exit 2; }
+"$ROOT/scripts/setup.sh" --sanitizers --packages-only
+"$ROOT/scripts/configure_asan.sh" "$BUILD"
 mkdir -p "$BUILD/artifacts"
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALERBENCH_FUZZ=ON \
-  -DBALERBENCH_SANITIZE=address,undefined -DBALERBENCH_BUILD_TESTS=OFF -DBALERBENCH_BUILD_BENCHMARKS=OFF \
-  > "$BUILD/fuzz-cmake.log" 2>&1 || { tail -20 "$BUILD/fuzz-cmake.log"; exit 1; }
 targets=()
 for t in "${TARGETS[@]}"; do targets+=(--target "$t"); done
 cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}" > "$BUILD/fuzz-build.log" 2>&1 ||
   { grep -m20 -B2 -A6 error "$BUILD/fuzz-build.log"; exit 1; }
 # Seeds that are data files or copies are made here, not committed: NumPy writes the .npy and .npz
 # seeds (fuzz/make_seeds.py), and the shipped experiments and run configs seed their parsers.
-rm -rf "$BUILD/seeds" && mkdir -p "$BUILD/seeds/fuzz_experiment" "$BUILD/seeds/fuzz_run_config"
+rm -rf "$BUILD/seeds" && mkdir -p "$BUILD/seeds/fuzz_experiment" "$BUILD/seeds/fuzz_run_config" "$BUILD/seeds/fuzz_merge"
 "${PYTHON:-python3}" "$ROOT/fuzz/make_seeds.py" "$BUILD/seeds" ||
   echo "fuzz.sh: no NumPy seeds (python3 with numpy missing); the npy and npz targets start from nothing" >&2
+cp "$ROOT/tests/fixtures/store_v1.sqlite" "$BUILD/seeds/fuzz_merge/"  # schema 1: migrated, then merged
 for f in "$ROOT"/experiments/*.json; do
   if grep -q '"schema_version"' "$f"; then cp "$f" "$BUILD/seeds/fuzz_experiment/"; else cp "$f" "$BUILD/seeds/fuzz_run_config/"; fi
 done

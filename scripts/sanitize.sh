@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # sanitize.sh: the test suites under LLVM/GCC sanitizers, in their own build folders.
 #
-#   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer: build-asan/, then the
-#                              unit and integration suites (ctest -L "unit|integration")
+#   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer, with clang: build-asan/, then
+#                              the unit and integration suites (ctest -L "unit|integration"). The same
+#                              folder holds the libFuzzer targets (scripts/fuzz.sh builds them there).
 #   scripts/sanitize.sh tsan   ThreadSanitizer: build-tsan/, then the two test programs whose tests run
 #                              the threads beside training: the sampler and meters, sessions,
 #                              LiveMetrics, the Prometheus server and the InfluxDB exporter
@@ -24,13 +25,18 @@ KIND="${1:?usage: scripts/sanitize.sh asan|tsan [ctest args]}"
 shift
 JOBS="${JOBS:-$(nproc)}"
 case "$KIND" in
-  asan) SAN="address,undefined" ; BUILD="$ROOT/build-asan" ;;
-  tsan) SAN="thread" ; BUILD="$ROOT/build-tsan" ;;
+  asan) BUILD="${BALERBENCH_ASAN_BUILD_DIR:-$ROOT/build-asan}" ;;
+  tsan) BUILD="$ROOT/build-tsan" ;;
   *) echo "sanitize.sh: unknown kind '$KIND' (asan, tsan)" >&2; exit 2 ;;
 esac
-mkdir -p "$BUILD"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALERBENCH_SANITIZE="$SAN" \
-  -DBALERBENCH_BUILD_BENCHMARKS=OFF > "$BUILD/sanitize-cmake.log" 2>&1 || { tail -20 "$BUILD/sanitize-cmake.log"; exit 1; }
+"$ROOT/scripts/setup.sh" --sanitizers --packages-only
+if [ "$KIND" = asan ]; then
+  "$ROOT/scripts/configure_asan.sh" "$BUILD"
+else
+  mkdir -p "$BUILD"
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALERBENCH_SANITIZE=thread \
+    -DBALERBENCH_BUILD_BENCHMARKS=OFF > "$BUILD/sanitize-cmake.log" 2>&1 || { tail -20 "$BUILD/sanitize-cmake.log"; exit 1; }
+fi
 cd "$BUILD"
 if [ "$KIND" = asan ]; then
   cmake --build . -j "$JOBS" > "$BUILD/sanitize-build.log" 2>&1 || { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }

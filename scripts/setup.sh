@@ -10,6 +10,8 @@
 #   scripts/setup.sh --torch debian        # Debian's CPU LibTorch
 #   scripts/setup.sh --torch /path/prefix  # a folder holding Torch/TorchConfig.cmake
 #   scripts/setup.sh --print-torch         # only say which LibTorch auto would use, and why
+#   scripts/setup.sh --sanitizers          # also clang and its runtimes (scripts/sanitize.sh, fuzz.sh)
+#   scripts/setup.sh --packages-only       # install and check the packages, build nothing
 #   BALERBENCH_TORCH=... BALERBENCH_PYTHON=/opt/conda/bin/python3 BALERBENCH_BUILD_DIR=/tmp/b scripts/setup.sh
 set -euo pipefail
 
@@ -18,12 +20,16 @@ BUILD_DIR="${BALERBENCH_BUILD_DIR:-$ROOT/build}"
 TORCH="${BALERBENCH_TORCH:-auto}"
 PY="${BALERBENCH_PYTHON:-python3}"
 PRINT_ONLY=0
+SANITIZERS=0
+PACKAGES_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --torch) TORCH="${2:?--torch needs auto, debian or a folder}"; shift 2 ;;
     --torch=*) TORCH="${1#--torch=}"; shift ;;
     --print-torch) PRINT_ONLY=1; shift ;;
-    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch)" >&2; exit 2 ;;
+    --sanitizers) SANITIZERS=1; shift ;;
+    --packages-only) PACKAGES_ONLY=1; shift ;;
+    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch, --sanitizers, --packages-only)" >&2; exit 2 ;;
   esac
 done
 
@@ -85,6 +91,8 @@ PACKAGES=(
 # Debian's LibTorch, and the PyTorch the comparisons import, only when building against them: a
 # GPU node's PyTorch provides both.
 if [ -z "$TORCH_PREFIX" ]; then PACKAGES+=(libtorch-dev python3-torch); fi
+# libFuzzer and the sanitizer runtimes come with clang (scripts/fuzz.sh, scripts/sanitize.sh).
+if [ "$SANITIZERS" = 1 ]; then PACKAGES+=(clang libclang-rt-dev); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -122,6 +130,8 @@ for lib in libblas.so.3 liblapack.so.3; do
   fi
   echo "setup: $alt -> $current"
 done
+
+[ "$PACKAGES_ONLY" = 1 ] && exit 0
 
 # Build against the chosen LibTorch; a build folder configured for the other one starts afresh.
 TORCH_DIR="${TORCH_PREFIX:+$TORCH_PREFIX/Torch}"
