@@ -170,6 +170,14 @@ nlohmann::json RunConfig::to_json() const {
 }
 
 void apply_override(json& j, const std::string& assignment) {
+  // Keys and values end up in run_config.json and the results database, which hold UTF-8 only.
+  try {
+    (void)json(assignment).dump();
+  } catch (const json::type_error&) {
+    throw InputError("--set " + json(assignment).dump(-1, ' ', false, json::error_handler_t::replace) +
+                         ": not valid UTF-8",
+                     "write keys and values in UTF-8 (a file name in another encoding: rename it)");
+  }
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError("--set " + assignment + ": expected key=value", "for example --set epochs=10");
