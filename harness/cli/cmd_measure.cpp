@@ -124,19 +124,28 @@ void print_report(const json& r, std::FILE* out) {
   std::fprintf(out, "\n balerbench measure: %s\n\n", r["command_line"].get<std::string>().c_str());
   std::fprintf(out, "   %.3f s, exit code %d, %lld samples at %.4g Hz\n\n", t["duration_s"].get<double>(),
                r["exit_code"].get<int>(), t["samples"].get<long long>(), r["sampler"]["effective_hz"].get<double>());
-  std::fprintf(out, "   %-14s %-10s %-10s %12s %10s %10s %12s\n", "meter", "domain", "kind", "energy", "mean W",
-               "peak W", "net of idle");
+  std::fprintf(out, "   %-14s %-10s %-10s %12s %12s %10s %10s %12s\n", "meter", "domain", "kind", "energy", "±",
+               "mean W", "peak W", "net of idle");
   for (const auto& d : t["domains"]) {
     char peak_buf[32];
     if (d["peak_power_w"].is_null()) std::snprintf(peak_buf, sizeof peak_buf, "-");
     else std::snprintf(peak_buf, sizeof peak_buf, "%.2f", d["peak_power_w"].get<double>());
-    std::fprintf(out, "   %-14s %-10s %-10s %12s %10.2f %10s %12s%s\n", d["meter"].get<std::string>().c_str(),
+    std::fprintf(out, "   %-14s %-10s %-10s %12s %12s %10.2f %10s %12s%s\n", d["meter"].get<std::string>().c_str(),
                  d["domain"].get<std::string>().c_str(), d["kind"].get<std::string>().c_str(),
-                 format_energy(d["energy_j"]).c_str(), d["avg_power_w"].get<double>(), peak_buf,
+                 format_energy(d["energy_j"]).c_str(),
+                 d["uncertainty_j"].is_null() ? "n/q" : format_energy(d["uncertainty_j"]).c_str(),
+                 d["avg_power_w"].get<double>(), peak_buf,
                  d["net_energy_j"].is_null() ? "-" : format_energy(d["net_energy_j"]).c_str(),
                  d["in_total"] ? "" : "  (not in total)");
   }
-  std::fprintf(out, "\n   total %s (%s), mean %.2f W", format_energy(t["total_energy_j"]).c_str(),
+  std::string pm;
+  if (!t["total_uncertainty_j"].is_null()) {
+    char buf[48] = "";
+    if (!t["total_uncertainty_pct"].is_null())
+      std::snprintf(buf, sizeof buf, " (%.2g%%)", t["total_uncertainty_pct"].get<double>());
+    pm = " ± " + format_energy(t["total_uncertainty_j"]) + buf;
+  }
+  std::fprintf(out, "\n   total %s%s (%s), mean %.2f W", format_energy(t["total_energy_j"]).c_str(), pm.c_str(),
                t["energy_kind"].get<std::string>().c_str(),
                t["duration_s"].get<double>() > 0 ? t["total_energy_j"].get<double>() / t["duration_s"].get<double>()
                                                  : 0.0);
@@ -149,6 +158,8 @@ void print_report(const json& r, std::FILE* out) {
   for (const auto& s : r["skipped_meters"])
     std::fprintf(out, "   (skipped %s: %s)\n", s["name"].get<std::string>().c_str(),
                  s["reason"].get<std::string>().c_str());
+  const std::string coverage = t["uncertainty"];
+  if (coverage != "measured" && coverage != "none") std::fprintf(out, "   ± %s\n", coverage.c_str());
   for (const auto& f : t["flags"]) std::fprintf(out, "   ! %s\n", f.get<std::string>().c_str());
   const json& o = r["sampler"]["overhead"];
   std::fprintf(out, "   sampler: %lld reads, %.3f ms each, %.3f %% of one CPU\n\n", o["reads"].get<long long>(),

@@ -22,6 +22,8 @@ void add_energy_options(CLI::App* cmd, EnergyArgs& a, bool sampling) {
   cmd->add_option("--wattmeter-format", a.wattmeter_format, "auto, omegawatt or csv");
   cmd->add_option("--wattmeter-socket", a.wattmeter_socket, "OmegaWatt socket (1-based; default all)");
   cmd->add_option("--wattmeter-offset", a.wattmeter_offset_s, "seconds added to the log's timestamps");
+  cmd->add_option("--wattmeter-accuracy", a.wattmeter_accuracy_pct,
+                  "the wattmeter's stated accuracy, in % of reading (adds to every window's ±)");
   cmd->add_option("--sim-load", a.sim_load, "simulated_gpu: fixed load in [0, 1]");
   cmd->add_option("--sim-power-limit", a.sim_limit_w, "simulated_gpu: power limit in W");
 }
@@ -45,6 +47,7 @@ EnergySettings energy_settings_from(const EnergyArgs& a) {
   j["wattmeter_format"] = a.wattmeter_format;
   j["wattmeter_socket"] = a.wattmeter_socket;
   j["wattmeter_clock_offset_s"] = a.wattmeter_offset_s;
+  if (a.wattmeter_accuracy_pct) j["wattmeter_accuracy_pct"] = *a.wattmeter_accuracy_pct;
   if (a.sim_load || a.sim_limit_w) {
     j["simulated_gpu"] = nlohmann::json::object();
     if (a.sim_load) j["simulated_gpu"]["load"] = *a.sim_load;

@@ -25,6 +25,7 @@ struct EnergyArgs {
   std::string wattmeter_log, wattmeter_format = "auto";
   int64_t wattmeter_socket = -1;
   double wattmeter_offset_s = 0;
+  std::optional<double> wattmeter_accuracy_pct;
   std::optional<double> sim_load, sim_limit_w;
 };
 

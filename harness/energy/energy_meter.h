@@ -49,6 +49,28 @@ struct MeterReading {
   // Non-empty when a device this meter reads is gone for good (a GPU lost from the bus): what and
   // which. EnergySession::mark() turns it into MeterLost, since no later window can be measured.
   std::string lost;
+  // Stepped counters (NVML's total energy): the energy spent since the counter's last update, which
+  // it does not hold yet, estimated from the polled power and the time since that update, and the
+  // ± of that estimate; per domain, or empty when the meter does not estimate it. Windows shorter
+  // than 10 update periods add it at their edges (energy_window.cpp).
+  std::vector<double> pending_j, pending_uncertainty_j;
+};
+
+// How far a window's energy from a meter can be off, from what the meter's counters can resolve: the
+// basis of every window's ± (energy_window.cpp). A counter read at a window's edge lags by up to one
+// update period, so each window's edge error is at most (power at the edge) x update_period_s, plus
+// one count at each edge; a stated accuracy adds `accuracy_fraction` of the energy. Estimates carry a
+// model error that is not known: `quantified` is false for them, and no ± is given.
+struct EdgeModel {
+  bool quantified = true;
+  double update_period_s = 0;      // counter or sensor refresh (a wattmeter: its sample period)
+  bool period_measured = false;    // measured when the meter opened, not a datasheet value
+  double step_j = 0;               // one count of the counter
+  double accuracy_fraction = 0;    // stated accuracy of the instrument (0: none stated)
+  bool accuracy_stated = false;
+  bool stepped = false;            // reads give the value of the last update (interpolate short windows)
+  std::string basis;               // one line: what the ± rests on
+  nlohmann::json to_json() const;
 };
 
 // A meter's device is gone mid-run (NVML_ERROR_GPU_IS_LOST): the run in progress cannot be measured.
@@ -72,6 +94,9 @@ class EnergyMeter {
   virtual double max_read_interval_s() const { return std::numeric_limits<double>::infinity(); }
   // Device facts and method: names, UUIDs, limits, TDP and its source, ...
   virtual nlohmann::json describe() const { return nlohmann::json::object(); }
+  // What the ± of its windows rests on. The default: measured meters lag by update_period_s() and
+  // resolve the joule finely; estimated and simulated meters are not quantified.
+  virtual EdgeModel edge_model() const;
 };
 
 // A meter, or why it cannot be used here (one line, with the fix where there is one).

@@ -37,7 +37,8 @@ json meter_json(const EnergyMeter& m) {
     doms.push_back({{"name", d.name}, {"category", domain_category_name(d.category)}, {"in_total", d.in_total},
                     {"note", d.note}});
   return {{"name", m.name()}, {"kind", meter_kind_name(m.kind())}, {"domains", doms},
-          {"update_period_s", m.update_period_s()}, {"details", m.describe()}};
+          {"update_period_s", m.update_period_s()}, {"uncertainty", m.edge_model().to_json()},
+          {"details", m.describe()}};
 }
 
 }  // namespace
@@ -165,6 +166,8 @@ void print_energy_summary(const json& r, std::FILE* out) {
   for (const json& w : rows) {
     const double e = w["total_energy_j"], d = w["duration_s"];
     std::string extra;
+    if (!w["total_uncertainty_j"].is_null()) extra += "  ± " + format_energy(w["total_uncertainty_j"]);
+    else if (e > 0) extra += "  ± not quantified";
     if (!w["net_total_energy_j"].is_null()) extra += "  net of idle " + format_energy(w["net_total_energy_j"]);
     if (!w["wall_energy_j"].is_null()) extra += "  wall " + format_energy(w["wall_energy_j"]);
     std::fprintf(out, "  %-11s %10.3f s %12s %10.2f W  CO2 %-10s (%s)%s\n", w["phase"].get<std::string>().c_str(), d,

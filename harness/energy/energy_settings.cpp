@@ -93,10 +93,11 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
   r.integer("wattmeter_socket", e.wattmeter_socket, -1);
   if (e.wattmeter_socket == 0) r.fail("wattmeter_socket", "sockets are numbered from 1", "-1 sums every socket");
   r.number("wattmeter_clock_offset_s", e.wattmeter_clock_offset_s);
+  r.optional_number_in("wattmeter_accuracy_pct", e.wattmeter_accuracy_pct, 0, 100);
   if (const json* s = r.object("simulated_gpu")) e.simulated_gpu = parse_simulated_gpu(*s, source, path + "/simulated_gpu");
   r.reject_unknown("valid keys: enabled, meters, sample_hz, idle_baseline_s, carbon_intensity_g_per_kwh, country_iso_code, "
                    "pue, cpu_tdp_w, cpu_estimate_mode, ram_power_w, ram_power_w_per_gb, wattmeter_log, "
-                   "wattmeter_format, wattmeter_socket, wattmeter_clock_offset_s, simulated_gpu");
+                   "wattmeter_format, wattmeter_socket, wattmeter_clock_offset_s, wattmeter_accuracy_pct, simulated_gpu");
   return e;
 }
 
@@ -115,7 +116,9 @@ json EnergySettings::to_json() const {
           {"ram_power_w_per_gb", opt(ram_power_w_per_gb)},
           {"wattmeter_log", wattmeter_log.empty() ? json(nullptr) : json(wattmeter_log)},
           {"wattmeter_format", wattmeter_format}, {"wattmeter_socket", wattmeter_socket},
-          {"wattmeter_clock_offset_s", wattmeter_clock_offset_s}, {"simulated_gpu", sim}};
+          {"wattmeter_clock_offset_s", wattmeter_clock_offset_s},
+          {"wattmeter_accuracy_pct", wattmeter_accuracy_pct ? json(*wattmeter_accuracy_pct) : json(nullptr)},
+          {"simulated_gpu", sim}};
 }
 
 }  // namespace balerbench

@@ -57,6 +57,7 @@ struct EnergySettings {
   std::string wattmeter_format = "auto";  // auto | omegawatt | csv
   int64_t wattmeter_socket = -1;          // OmegaWatt socket (1-based); -1 = all sockets summed
   double wattmeter_clock_offset_s = 0;    // added to the log's timestamps to get this host's Unix time
+  std::optional<double> wattmeter_accuracy_pct;  // the instrument's stated accuracy (± % of reading)
 
   SimulatedGpuSpec simulated_gpu;
 

@@ -74,13 +74,23 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
     const EnergyMeter& meter = *meters[m];
     const double dt = seconds_between(a.readings[m].time, b.readings[m].time);
     const double period = meter.update_period_s();
-    if (w.duration_s < period)
-      w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +
-                        fmt_s(period) + "): its energy may read low or zero");
     const long long failed = b.readings[m].read_errors - a.readings[m].read_errors;
     if (failed > 0)
       w.flags.push_back(std::to_string(failed) + " failed read" + (failed == 1 ? "" : "s") + " of " + meter.name() +
                         " inside: its energy counts nothing for the stretches they cover and may read low");
+    const EdgeModel edges = meter.edge_model();
+    const MeterReading &ra = a.readings[m], &rb = b.readings[m];
+    const bool interpolate = edges.quantified && edges.stepped && w.duration_s < 10 * edges.update_period_s &&
+                             ra.pending_j.size() == meter.domains().size() &&
+                             rb.pending_j.size() == meter.domains().size();
+    if (w.duration_s < period && !interpolate)
+      w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +
+                        fmt_s(period) + "): its energy may read low or zero");
+    if (interpolate)
+      w.flags.push_back("interpolated at the edges: shorter than 10 update periods of " + meter.name() + " (" +
+                        fmt_s(w.duration_s) + " < " + fmt_s(10 * edges.update_period_s) +
+                        "); its counter plus the energy it did not hold yet at each edge (polled power x time "
+                        "since its last update)");
     for (std::size_t d = 0; d < meter.domains().size(); ++d) {
       const Domain& dom = meter.domains()[d];
       DomainEnergy e;
@@ -89,14 +99,58 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
       e.category = dom.category;
       e.kind = meter.kind();
       e.in_total = dom.in_total;
-      e.energy_j = b.readings[m].energy_j[d] - a.readings[m].energy_j[d];
+      e.energy_j = rb.energy_j[d] - ra.energy_j[d];
+      if (interpolate) e.energy_j += rb.pending_j[d] - ra.pending_j[d];
+      e.interpolated = interpolate;
       e.avg_power_w = dt > 0 ? e.energy_j / dt : 0;
       e.peak_power_w = peak_power(pts, m, d, std::max(2 * period, 1e-3));
       if (baseline && m < baseline->power_w.size()) e.net_energy_j = e.energy_j - baseline->power_w[m][d] * dt;
+      if (edges.quantified) {
+        const double edge_power_w = std::max(0.0, std::isnan(e.peak_power_w) ? e.avg_power_w
+                                                                              : std::max(e.peak_power_w, e.avg_power_w));
+        e.edge_uncertainty_j =
+            2 * edges.step_j + (interpolate ? std::hypot(ra.pending_uncertainty_j[d], rb.pending_uncertainty_j[d])
+                                            : edge_power_w * edges.update_period_s);
+        e.accuracy_uncertainty_j = edges.accuracy_fraction * std::fabs(e.energy_j);
+      }
       w.domains.push_back(e);
     }
   }
   return w;
+}
+
+std::optional<double> DomainEnergy::uncertainty_j() const {
+  if (!edge_uncertainty_j) return std::nullopt;
+  return *edge_uncertainty_j + accuracy_uncertainty_j.value_or(0);
+}
+
+std::optional<double> WindowResult::total_uncertainty_j() const {
+  double edge2 = 0, accuracy = 0;
+  bool any = false;
+  for (const auto& d : domains) {
+    if (!d.in_total || d.category == DomainCategory::kWall || !d.edge_uncertainty_j) continue;
+    any = true;
+    edge2 += *d.edge_uncertainty_j * *d.edge_uncertainty_j;  // independent meters and domains
+    accuracy += d.accuracy_uncertainty_j.value_or(0);
+  }
+  if (!any) return std::nullopt;
+  return std::sqrt(edge2) + accuracy;
+}
+
+std::string WindowResult::uncertainty_coverage() const {
+  std::string missing;
+  bool any = false;
+  for (const auto& d : domains) {
+    if (!d.in_total || d.category == DomainCategory::kWall) continue;
+    if (d.edge_uncertainty_j) {
+      any = true;
+    } else if (missing.find(d.meter + "/") == std::string::npos) {
+      missing += (missing.empty() ? "" : ", ") + d.meter + "/" + d.domain;
+    }
+  }
+  if (missing.empty()) return any ? "measured" : "none";
+  return (any ? "partial: not quantified for " : "not quantified: ") + missing +
+         " (estimates, whose model error is not known)";
 }
 
 double WindowResult::total_energy_j() const {
@@ -149,6 +203,13 @@ void WindowResult::add(const WindowResult& o) {
     const double p = o.domains[i].peak_power_w;
     if (!std::isnan(p)) e.peak_power_w = std::isnan(e.peak_power_w) ? p : std::max(e.peak_power_w, p);
     if (e.net_energy_j && o.domains[i].net_energy_j) *e.net_energy_j += *o.domains[i].net_energy_j;
+    if (e.edge_uncertainty_j && o.domains[i].edge_uncertainty_j)
+      e.edge_uncertainty_j = std::hypot(*e.edge_uncertainty_j, *o.domains[i].edge_uncertainty_j);
+    else
+      e.edge_uncertainty_j.reset();
+    if (e.accuracy_uncertainty_j && o.domains[i].accuracy_uncertainty_j)
+      *e.accuracy_uncertainty_j += *o.domains[i].accuracy_uncertainty_j;
+    e.interpolated = e.interpolated || o.domains[i].interpolated;
   }
   for (const auto& f : o.flags)
     if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(f);
@@ -160,14 +221,21 @@ json WindowResult::to_json() const {
     doms.push_back({{"meter", d.meter}, {"domain", d.domain}, {"category", domain_category_name(d.category)}, {"kind", meter_kind_name(d.kind)},
                     {"in_total", d.in_total}, {"energy_j", d.energy_j}, {"avg_power_w", d.avg_power_w},
                     {"peak_power_w", number_or_null(d.peak_power_w)},
-                    {"net_energy_j", d.net_energy_j ? json(*d.net_energy_j) : json(nullptr)}});
+                    {"net_energy_j", d.net_energy_j ? json(*d.net_energy_j) : json(nullptr)},
+                    {"uncertainty_j", d.uncertainty_j() ? json(*d.uncertainty_j()) : json(nullptr)},
+                    {"interpolated", d.interpolated}});
   }
   const auto net = net_total_energy_j();
   const auto wall = wall_energy_j();
+  const auto u = total_uncertainty_j();
+  const double total = total_energy_j();
   return {{"phase", name}, {"duration_s", duration_s}, {"windows", windows}, {"start_unix_s", start_unix_s},
           {"end_unix_s", end_unix_s}, {"samples", samples}, {"energy_kind", kinds()},
           {"total_energy_j", total_energy_j()}, {"net_total_energy_j", net ? json(*net) : json(nullptr)},
-          {"wall_energy_j", wall ? json(*wall) : json(nullptr)}, {"domains", doms}, {"flags", flags}};
+          {"wall_energy_j", wall ? json(*wall) : json(nullptr)},
+          {"total_uncertainty_j", u ? json(*u) : json(nullptr)},
+          {"total_uncertainty_pct", u && total > 0 ? json(100 * *u / total) : json(nullptr)},
+          {"uncertainty", uncertainty_coverage()}, {"domains", doms}, {"flags", flags}};
 }
 
 void PhaseTotals::add(const WindowResult& w) {

@@ -9,6 +9,14 @@
 // update period, one with no sampler point inside for peak power, or one in which a meter failed to
 // read (a lost permission or GPU: the energy of those stretches is missing).
 // Windows with the same name add up into a phase (PhaseTotals).
+//
+// Every measured domain's energy carries a ± (DomainEnergy::uncertainty_j) from its meter's
+// EdgeModel: a counter read at an edge lags by up to one update period, so a window is off by at
+// most (the higher of its peak and mean power) x update period, plus one count at each edge, plus
+// the stated accuracy x energy. A window shorter than 10 update periods of a stepped counter (NVML)
+// is interpolated at its edges instead: the counter plus its pending energy (polled power x time
+// since the last update), with the ± of those estimates, and flagged. The ± is a measurement
+// uncertainty, apart from the spread over repeats.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -38,6 +46,12 @@ struct DomainEnergy {
   double avg_power_w = 0;
   double peak_power_w = 0;                // NaN when the series has too few points
   std::optional<double> net_energy_j;     // with a baseline
+  // The ± of energy_j from what the meter resolves (EdgeModel): the edge part, independent from one
+  // window to the next (windows of a phase add it in quadrature), and the stated-accuracy part,
+  // systematic (added linearly). Empty when not quantified (estimates, the simulator).
+  std::optional<double> edge_uncertainty_j, accuracy_uncertainty_j;
+  bool interpolated = false;  // the counter's pending energy was added at the window's edges
+  std::optional<double> uncertainty_j() const;
 };
 
 struct WindowResult {
@@ -50,6 +64,10 @@ struct WindowResult {
   std::vector<std::string> flags;
 
   double total_energy_j() const;            // in_total domains, wall excluded
+  // ± of total_energy_j over its quantified domains (empty when none is); uncertainty_coverage() says
+  // "measured" when every domain of the total is quantified, else which are not.
+  std::optional<double> total_uncertainty_j() const;
+  std::string uncertainty_coverage() const;
   std::optional<double> net_total_energy_j() const;
   std::optional<double> wall_energy_j() const;
   double category_energy_j(DomainCategory category) const;

@@ -2,6 +2,7 @@
 #include "harness/energy/meter_registry.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "datasets/error.h"
 #include "harness/energy/cpu_estimate_meter.h"
@@ -20,6 +21,31 @@ const char* meter_kind_name(MeterKind kind) {
     case MeterKind::kSimulated: return "simulated";
   }
   return "?";
+}
+
+nlohmann::json EdgeModel::to_json() const {
+  if (!quantified) return {{"quantified", false}, {"basis", basis}};
+  return {{"quantified", true},
+          {"update_period_s", update_period_s},
+          {"update_period", period_measured ? "measured" : "stated"},
+          {"step_j", step_j},
+          {"accuracy_fraction", accuracy_stated ? nlohmann::json(accuracy_fraction) : nlohmann::json(nullptr)},
+          {"stepped", stepped},
+          {"basis", basis}};
+}
+
+EdgeModel EnergyMeter::edge_model() const {
+  EdgeModel m;
+  if (kind() != MeterKind::kMeasured) {
+    m.quantified = false;
+    m.basis = std::string(meter_kind_name(kind())) + ", uncertainty not quantified (a model whose error is not known)";
+    return m;
+  }
+  m.update_period_s = update_period_s();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "updates every %.3g s (stated); accuracy not stated", m.update_period_s);
+  m.basis = buf;
+  return m;
 }
 
 const char* domain_category_name(DomainCategory c) {

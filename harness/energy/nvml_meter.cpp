@@ -1,9 +1,72 @@
 // nvml_meter.cpp: see nvml_meter.h.
 #include "harness/energy/nvml_meter.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
 namespace balerbench {
 
 using nlohmann::json;
+
+namespace {
+
+// A GPU counter's timing, probed when the meter opens.
+struct CounterTiming {
+  double period_s = 0;
+  SteadyClock::time_point anchor;
+  double anchor_error_s = 0;
+  std::string note;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Polls the counter every ~1 ms for up to 0.6 s (or until 5 changes): the median interval between
+// changes is the update period, and the last change's moment (± half the poll that saw it) anchors
+// the phase.
+CounterTiming probe_counter(const NvmlLibrary& lib, nvmlDevice_t h) {
+  CounterTiming t;
+  unsigned long long mj = 0, prev = 0;
+  if (lib.device_get_total_energy(h, &prev) != NVML_SUCCESS) return t;
+  const auto start = SteadyClock::now();
+  auto prev_time = start;
+  std::vector<SteadyClock::time_point> changes;
+  std::vector<double> widths;
+  while (changes.size() < 6 && seconds_between(start, SteadyClock::now()) < 0.6) {
+    std::this_thread::sleep_for(std::chrono::microseconds(1000));
+    const auto now = SteadyClock::now();
+    if (lib.device_get_total_energy(h, &mj) != NVML_SUCCESS) break;
+    if (mj != prev) {
+      changes.push_back(prev_time + (now - prev_time) / 2);
+      widths.push_back(seconds_between(prev_time, now));
+    }
+    prev = mj;
+    prev_time = now;
+  }
+  char buf[160];
+  if (changes.size() < 3) {
+    std::snprintf(buf, sizeof buf, "not measured: the counter changed %zu times in %.2f s of polling", changes.size(),
+                  seconds_between(start, SteadyClock::now()));
+    t.note = buf;
+    return t;
+  }
+  std::vector<double> intervals;
+  for (std::size_t i = 1; i < changes.size(); ++i) intervals.push_back(seconds_between(changes[i - 1], changes[i]));
+  t.period_s = median(intervals);
+  t.anchor = changes.back();
+  t.anchor_error_s = 0.5 * widths.back();
+  std::snprintf(buf, sizeof buf, "measured at start-up: median of %zu intervals between counter changes, polled every %.1f ms",
+                intervals.size(), 1e3 * median(widths));
+  t.note = buf;
+  return t;
+}
+
+}  // namespace
 
 MeterProbe NvmlMeter::open() {
   MeterProbe probe;
@@ -30,6 +93,15 @@ MeterProbe NvmlMeter::open() {
       }
     }
     d.last_power_w = mw * 1e-3;
+    if (d.counter) {
+      const CounterTiming timing = probe_counter(*lib, g.handle);
+      d.period_s = timing.period_s;
+      d.anchor = timing.anchor;
+      d.anchor_error_s = timing.anchor_error_s;
+      d.period_note = timing.note;
+      lib->device_get_total_energy(g.handle, &d.last_mj);
+      d.last_time = SteadyClock::now();
+    }
     devices.push_back(d);
   }
   probe.meter.reset(new NvmlMeter(std::move(lib), std::move(devices), selection));
@@ -48,8 +120,31 @@ NvmlMeter::NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devic
   }
 }
 
+// An update of the counter fell in (previous read, this read] when the value changed. When the
+// predicted update (anchor + k periods) lies in that interval, the interval narrows the anchor; when
+// it does not (the period drifted, or an update came late), the anchor moves to the interval.
+void NvmlMeter::track_counter(Device& d, unsigned long long mj, SteadyClock::time_point now) {
+  if (mj != d.last_mj && d.period_s > 0) {
+    const double lo = seconds_between(d.anchor, d.last_time), hi = seconds_between(d.anchor, now);
+    const double k = std::floor(hi / d.period_s);  // the last predicted update at or before `now`
+    const double predicted = k * d.period_s;
+    if (predicted + d.anchor_error_s >= lo && predicted - d.anchor_error_s <= hi) {
+      // Narrow [predicted - e, predicted + e] to its overlap with [lo, hi].
+      const double a = std::max(predicted - d.anchor_error_s, lo), b = std::min(predicted + d.anchor_error_s, hi);
+      d.anchor += std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(0.5 * (a + b)));
+      d.anchor_error_s = std::max(0.5 * (b - a), 5e-4);  // never tighter than the start-up poll
+    } else {
+      d.anchor = d.last_time + (now - d.last_time) / 2;
+      d.anchor_error_s = 0.5 * seconds_between(d.last_time, now);
+    }
+  }
+  d.last_mj = mj;
+  d.last_time = now;
+}
+
 MeterReading NvmlMeter::read() {
   MeterReading r;
+  std::vector<double> pending, pending_u;
   r.time = SteadyClock::now();
   const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
   last_read_ = r.time;
@@ -57,8 +152,21 @@ MeterReading NvmlMeter::read() {
     if (d.counter) {
       unsigned long long mj = 0;
       const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
+      const auto read_time = SteadyClock::now();  // right after the counter: its age is measured from here
       if (rc == NVML_SUCCESS && mj >= d.start_mj) {
         d.total_j = static_cast<double>(mj - d.start_mj) * 1e-3;
+        track_counter(d, mj, read_time);
+        if (d.period_s > 0) {
+          unsigned mw = 0;
+          if (lib_->device_get_power_usage(d.gpu.handle, &mw) == NVML_SUCCESS) {
+            const double p_w = mw * 1e-3;
+            // Time since the last update: from the anchor, whole periods on.
+            const double since = std::fmod(std::max(0.0, seconds_between(d.anchor, read_time)), d.period_s);
+            pending.push_back(p_w * since);
+            pending_u.push_back(p_w * d.anchor_error_s + std::fabs(p_w - d.last_power_read_w) * since);
+            d.last_power_read_w = p_w;
+          }
+        }
       } else {
         ++d.read_errors;
         d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
@@ -82,13 +190,45 @@ MeterReading NvmlMeter::read() {
       r.lost += (r.lost.empty() ? "" : "; ") + std::string("gpu") + std::to_string(d.gpu.index) + " (" + d.gpu.name +
                 ", " + d.gpu.uuid + ") is lost (NVML_ERROR_GPU_IS_LOST)";
   }
+  if (pending.size() == devices_.size()) {  // every domain estimated, or none
+    r.pending_j = std::move(pending);
+    r.pending_uncertainty_j = std::move(pending_u);
+  }
   return r;
 }
 
 double NvmlMeter::update_period_s() const {
-  for (const auto& d : devices_)
+  double p = 0;
+  for (const auto& d : devices_) {
     if (!d.counter) return 1.0;
-  return 0.1;
+    p = std::max(p, d.period_s > 0 ? d.period_s : 0.1);
+  }
+  return p > 0 ? p : 0.1;
+}
+
+EdgeModel NvmlMeter::edge_model() const {
+  EdgeModel m;
+  m.update_period_s = update_period_s();
+  bool measured = !devices_.empty(), polling = false;
+  std::string note;
+  for (const auto& d : devices_) {
+    measured = measured && d.counter && d.period_s > 0;
+    polling = polling || !d.counter;
+    if (note.empty()) note = d.period_note;
+  }
+  m.period_measured = measured;
+  char buf[200];
+  if (polling) {
+    std::snprintf(buf, sizeof buf, "power polling: the reading is a 1 s average on recent GPUs (stated), integrated "
+                  "between reads; accuracy not stated");
+  } else {
+    m.step_j = 1e-3;  // the counter counts millijoules
+    m.stepped = true;
+    std::snprintf(buf, sizeof buf, "total-energy counter: 1 mJ counts, updates every %.3g s (%s); accuracy not stated",
+                  m.update_period_s, measured ? note.c_str() : ("stated; " + note).c_str());
+  }
+  m.basis = buf;
+  return m;
 }
 
 json NvmlMeter::describe() const {

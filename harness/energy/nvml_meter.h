@@ -8,6 +8,13 @@
 // itself a 1 s average; update_period_s() is 1 s in that mode).
 // describe() records name, UUID, driver, the power limit in force and its
 // constraints, temperature, SM clock and throttle reasons, read when called.
+//
+// The counter's update period is measured when the meter opens: the counter is
+// polled every 1 ms for up to 0.6 s and the intervals between its changes give the period and the
+// moment of an update (the phase). Every later read that sees the counter change refines the phase
+// (an update fell between that read and the one before), and every read polls the power too, so a
+// read can say how much energy the counter does not hold yet: power x time since the last update
+// (MeterReading::pending_j). Short windows use it at their edges (energy_window.cpp).
 #pragma once
 
 #include <memory>
@@ -29,6 +36,7 @@ class NvmlMeter : public EnergyMeter {
   MeterReading read() override;
   double update_period_s() const override;
   nlohmann::json describe() const override;
+  EdgeModel edge_model() const override;
 
   struct Device {
     NvmlLibrary::Gpu gpu;
@@ -38,10 +46,19 @@ class NvmlMeter : public EnergyMeter {
     double total_j = 0;
     long long read_errors = 0;
     bool lost = false;  // NVML_ERROR_GPU_IS_LOST: gone until the machine is fixed
+    // The counter's timing (energy counter only): measured period, and an update's moment.
+    double period_s = 0;                   // 0: not measured (the counter did not change while probed)
+    SteadyClock::time_point anchor;        // a moment the counter updated
+    double anchor_error_s = 0;             // ± of `anchor`
+    unsigned long long last_mj = 0;        // the counter at the previous read
+    SteadyClock::time_point last_time;     // of the previous read
+    double last_power_read_w = 0;          // the power polled at the previous read
+    std::string period_note;               // how the period was found
   };
 
  private:
   NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection);
+  static void track_counter(Device& d, unsigned long long mj, SteadyClock::time_point now);
   std::shared_ptr<NvmlLibrary> lib_;
   std::vector<Device> devices_;
   std::vector<Domain> domains_;

@@ -37,9 +37,10 @@ class RaplMeter : public EnergyMeter {
   MeterKind kind() const override { return MeterKind::kMeasured; }
   const std::vector<Domain>& domains() const override { return domains_; }
   MeterReading read() override;
-  double update_period_s() const override { return 0.001; }  // RAPL updates about every ms
+  double update_period_s() const override { return period_s_; }  // RAPL updates about every ms
   double max_read_interval_s() const override;
   nlohmann::json describe() const override;
+  EdgeModel edge_model() const override;
 
   struct Zone {
     std::string dir;           // the zone's folder
@@ -57,6 +58,8 @@ class RaplMeter : public EnergyMeter {
   SteadyClock::time_point last_read_;
   long long late_reads_ = 0;  // reads that came slower than max_read_interval_s()
   long long read_errors_ = 0;  // energy_uj reads that failed (each zone counted)
+  double period_s_ = 0.001;    // measured when opened (a few ms of polling), else the usual 1 ms
+  bool period_measured_ = false;
 };
 
 // Wrap-aware difference of two energy_uj values (exposed for tests).

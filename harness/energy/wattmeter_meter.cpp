@@ -2,6 +2,7 @@
 #include "harness/energy/wattmeter_meter.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -25,7 +26,8 @@ MeterProbe WattmeterMeter::open(const EnergySettings& s) {
 WattmeterMeter::WattmeterMeter(const EnergySettings& s)
     : path_(s.wattmeter_log),
       log_(s.wattmeter_format, static_cast<int>(s.wattmeter_socket), s.wattmeter_clock_offset_s, s.wattmeter_log),
-      opened_unix_s_(unix_now_s()) {
+      opened_unix_s_(unix_now_s()),
+      accuracy_pct_(s.wattmeter_accuracy_pct) {
   Domain d;
   d.name = "wall";
   d.category = DomainCategory::kWall;
@@ -57,6 +59,21 @@ MeterReading WattmeterMeter::read() {
 
 double WattmeterMeter::update_period_s() const {
   return log_.median_interval_s() > 0 ? log_.median_interval_s() : 1.0;
+}
+
+EdgeModel WattmeterMeter::edge_model() const {
+  EdgeModel m;
+  m.update_period_s = update_period_s();
+  m.period_measured = log_.median_interval_s() > 0;
+  m.accuracy_stated = accuracy_pct_.has_value();
+  m.accuracy_fraction = accuracy_pct_.value_or(0) / 100;
+  char accuracy[64] = "not stated (energy.wattmeter_accuracy_pct)";
+  if (accuracy_pct_) std::snprintf(accuracy, sizeof accuracy, "±%.3g%% of reading (stated)", *accuracy_pct_);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "wattmeter log: a sample every %.3g s (%s); accuracy %s", m.update_period_s,
+                m.period_measured ? "median of the log" : "assumed: no samples yet", accuracy);
+  m.basis = buf;
+  return m;
 }
 
 nlohmann::json WattmeterMeter::describe() const {

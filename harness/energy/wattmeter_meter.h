@@ -7,6 +7,7 @@
 // re-integrate it from the finished log.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "harness/base/clock.h"
@@ -26,6 +27,7 @@ class WattmeterMeter : public EnergyMeter {
   MeterReading read() override;
   double update_period_s() const override;
   nlohmann::json describe() const override;
+  EdgeModel edge_model() const override;
 
  private:
   WattmeterMeter(const EnergySettings& s);
@@ -34,6 +36,7 @@ class WattmeterMeter : public EnergyMeter {
   WattmeterLog log_;
   long long offset_ = 0;  // bytes consumed (complete lines only)
   double opened_unix_s_;
+  std::optional<double> accuracy_pct_;
   std::vector<Domain> domains_;
 };
 

@@ -194,6 +194,19 @@ std::string eta_label(double eta) {
   return buf;
 }
 
+// A trial's measurement ± of one figure (result.energy_uncertainty: train_j, eta_j, ...), when given.
+std::optional<double> uncertainty_of(const TrialRecord& r, const char* key) {
+  if (!r.result.is_object() || !r.result.contains("energy_uncertainty")) return std::nullopt;
+  const json& u = r.result["energy_uncertainty"];
+  if (!u.is_object() || !u.contains(key) || !u[key].is_number()) return std::nullopt;
+  return u[key].get<double>();
+}
+
+const char* kUncertaintyNote =
+    "energy_pm_j, eta_pm_j: the measurement's ± from the meters' resolution (a counter read at a window's edge "
+    "lags by up to one update period; one count at each edge; a stated accuracy; a group's row: the mean over its repeats), apart "
+    "from the spread over repeats; '-' where the energy is estimated (model error not known).";
+
 // Zeus cost of a group at `eta` from mean ETA/TTA (target) or whole training (no target).
 struct CostInputs {
   bool ok = false;
@@ -437,7 +450,8 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   t.title = std::string("Time, energy, TTA, ETA and Zeus cost per ") + (by_batch ? "batch size" : "GPU power limit") +
             " on " + hardware_of(trials);
   axis_columns(t, a);
-  for (const char* c : {"n", "time_s", "energy_j", "reached", "tta_s", "eta_j"}) t.columns.push_back(c);
+  for (const char* c : {"n", "time_s", "energy_j", "energy_pm_j", "reached", "tta_s", "eta_j", "eta_pm_j"})
+    t.columns.push_back(c);
   if (!by_batch) t.columns.push_back("enforced_limit_w");
   for (double eta : etas) t.columns.push_back(eta_label(eta));
   t.columns.push_back("energy");
@@ -450,10 +464,15 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
     axis_cells(row, g, a);
     row.push_back(static_cast<int64_t>(g.ok.size()));
     row.push_back(mean_or_null(time));
+    const Summary energy_pm = g.stat([](const TrialRecord& r) { return uncertainty_of(r, "train_j"); });
+    const Summary eta_pm =
+        g.stat([](const TrialRecord& r) { return r.target_reached ? uncertainty_of(r, "eta_j") : std::nullopt; });
     row.push_back(mean_or_null(energy));
+    row.push_back(energy_pm.n ? num(energy_pm.mean) : json("-"));
     row.push_back(target ? json(std::to_string(tta.n) + "/" + std::to_string(g.ok.size())) : json("no target"));
     row.push_back(tta.n ? num(tta.mean) : json(target ? "not reached" : "-"));
     row.push_back(eta_j.n ? num(eta_j.mean) : json(target ? "not reached" : "-"));
+    row.push_back(eta_pm.n ? num(eta_pm.mean) : json("-"));
     if (!by_batch) {
       const Summary enf = g.stat([](const TrialRecord& r) { return r.enforced_power_limit_w; });
       row.push_back(enf.n ? num(enf.mean) : json(nullptr));
@@ -471,6 +490,7 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
                                  "); \"reached\" counts repeats that met it. Cost uses mean ETA and TTA."
                            : "No target in the experiment: cost uses the whole training's time and energy.");
   t.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA (J); MaxPower is stored with each trial.");
+  t.notes.push_back(kUncertaintyNote);
   t.notes.push_back(energy_kind_note());
   failures_note(t, all);
   return t;
@@ -607,14 +627,17 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   t.title = "Every trial stored";
   const bool target = has_target(trials);
   t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
-               "status", "time_s",     "energy_j", "tta_s",      "eta_j",     "overhead_s", "error"};
+               "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "overhead_s",
+               "error"};
+  const auto pm = [](const std::optional<double>& u) { return u ? num(*u) : json("-"); };
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
                       r.epochs,
                       trial_status_name(r.status), r.train_s ? num(*r.train_s) : json(nullptr),
-                      r.train_energy_j ? num(*r.train_energy_j) : json(nullptr),
+                      r.train_energy_j ? num(*r.train_energy_j) : json(nullptr), pm(uncertainty_of(r, "train_j")),
                       r.tta_s ? num(*r.tta_s) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),
                       r.eta_j ? num(*r.eta_j) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),
+                      pm(uncertainty_of(r, "eta_j")),
                       r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                                       : json(nullptr),
                       r.error});
@@ -622,6 +645,7 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
       "overhead_s: the trial's wall time minus its training, compress and decompress windows (and the "
       "cooldown): meters, idle baseline, set-up, per-epoch snapshots, provenance. Storing the trial "
       "comes after; bench_sweep measures it.");
+  t.notes.push_back(kUncertaintyNote);
   // What not to trust in a trial's energy: its windows' flags (failed meter reads, windows shorter
   // than a meter's update period), once per trial and flag.
   for (const auto& r : trials) {

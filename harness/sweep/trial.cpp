@@ -245,6 +245,7 @@ struct Training {
   TrainResult result;
   double begin_unix_s = 0, end_unix_s = 0, eval_s = 0;
   json optimizer;  // the optimiser's profile, or null
+  std::optional<double> fit_uncertainty_j, eta_uncertainty_j;  // measurement ± of train_energy_j and eta_j
 };
 
 // Trains, with a device-synchronised snapshot at every epoch's end for the cumulative time and energy
@@ -284,11 +285,14 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
       const WindowResult w = energy->counter_window("epochs", begin, energy->mark());
       row.elapsed_s = w.duration_s;
       row.energy_j = w.total_energy_j();
+      target.on_epoch(e, row, rec);
+      if (rec.epochs_to_target && *rec.epochs_to_target == e.number() && !t.eta_uncertainty_j)
+        t.eta_uncertainty_j = w.total_uncertainty_j();  // ETA is this window: training start to this epoch
     } else {
       synchronize_device(session.device());
       row.elapsed_s = seconds_since(t_train);
+      target.on_epoch(e, row, rec);
     }
-    target.on_epoch(e, row, rec);
     rec.epoch_rows.push_back(row);
   });
   const Snapshot end = energy ? energy->mark() : Snapshot{};
@@ -298,6 +302,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
     const WindowResult w = energy->window("fit", begin, end);
     rec.train_s = w.duration_s;
     rec.train_energy_j = w.total_energy_j();
+    t.fit_uncertainty_j = w.total_uncertainty_j();
   }
   if (optimizer) t.optimizer = optimizer->to_json();
   return t;
@@ -398,6 +403,18 @@ void record_energy(EnergySession* energy, const RunConfig& c, const Training& t,
   rec.provenance["meters"] = meters;
   rec.provenance["skipped_meters"] = report["skipped_meters"];
   rec.provenance["carbon"] = report["carbon"];
+  // The measurement ± of each figure (from the meters' resolution, energy_window.h), apart from the
+  // spread over repeats that the reports compute.
+  const auto pm = [](const std::optional<double>& u) { return u ? json(*u) : json(nullptr); };
+  const WindowResult* compress = energy->phases().find("compress");
+  const WindowResult* decompress = energy->phases().find("decompress");
+  result["energy_uncertainty"] = {
+      {"train_j", pm(t.fit_uncertainty_j)},
+      {"eta_j", pm(t.eta_uncertainty_j)},
+      {"compress_j", pm(compress ? compress->total_uncertainty_j() : std::nullopt)},
+      {"decompress_j", pm(decompress ? decompress->total_uncertainty_j() : std::nullopt)},
+      {"total_j", pm(energy->total().total_uncertainty_j())},
+      {"coverage", energy->total().uncertainty_coverage()}};
   result["energy"] = {{"idle_baseline", report["idle_baseline"]},
                       {"sampler", report["sampler"]},
                       {"total", report["total"]},

@@ -2,6 +2,7 @@
 // net of an idle baseline), phases, the session and its outputs
 // (energy_report.json, CodeCarbon-compatible emissions.csv).
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <thread>
 
@@ -45,6 +46,75 @@ std::vector<std::unique_ptr<EnergyMeter>> scripted(double low_w, double high_w, 
 }
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+// A meter with a fixed power and a stated edge model (period, count, accuracy), for the ± rules.
+class ModelledMeter : public EnergyMeter {
+ public:
+  ModelledMeter(MeterKind kind, double power_w, EdgeModel model) : kind_(kind), power_(power_w), model_(model) {
+    domains_.push_back({"dev", DomainCategory::kCpu, true, ""});
+  }
+  std::string name() const override { return kind_ == MeterKind::kMeasured ? "modelled" : "estimate"; }
+  MeterKind kind() const override { return kind_; }
+  const std::vector<Domain>& domains() const override { return domains_; }
+  double update_period_s() const override { return model_.update_period_s; }
+  EdgeModel edge_model() const override {
+    return kind_ == MeterKind::kMeasured ? model_ : EnergyMeter::edge_model();
+  }
+  MeterReading read() override {
+    MeterReading r;
+    r.time = SteadyClock::now();
+    r.energy_j = {power_ * std::chrono::duration<double>(r.time - t0_).count()};
+    return r;
+  }
+
+ private:
+  MeterKind kind_;
+  double power_;
+  EdgeModel model_;
+  SteadyClock::time_point t0_ = SteadyClock::now();
+  std::vector<Domain> domains_;
+};
+
+// Each window's ± is (power at the edges) x update period + a count at each edge + the stated accuracy
+// x energy; a phase of several windows adds the edge parts in quadrature and the accuracy linearly;
+// estimates carry none, and the coverage says so.
+TEST(Uncertainty, WindowsCarryTheirMetersResolution) {
+  EdgeModel m;
+  m.update_period_s = 0.05;
+  m.step_j = 0.001;
+  m.accuracy_fraction = 0.02;
+  m.accuracy_stated = true;
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::make_unique<ModelledMeter>(MeterKind::kMeasured, 200, m));
+  meters.push_back(std::make_unique<ModelledMeter>(MeterKind::kEstimated, 50, m));
+  Sampler sampler(std::move(meters), 0);
+  const Snapshot a = sampler.snapshot();
+  sleep_s(0.2);
+  const Snapshot b = sampler.snapshot();
+  const WindowResult w = make_window("w", a, b, {}, sampler.meters(), nullptr);
+  ASSERT_EQ(w.domains.size(), 2u);
+  const DomainEnergy& measured = w.domains[0];
+  ASSERT_TRUE(measured.uncertainty_j());
+  EXPECT_NEAR(*measured.edge_uncertainty_j, 200 * 0.05 + 2 * 0.001, 1e-6);
+  EXPECT_NEAR(*measured.accuracy_uncertainty_j, 0.02 * measured.energy_j, 1e-9);
+  EXPECT_FALSE(w.domains[1].uncertainty_j());  // an estimate: not quantified
+  EXPECT_NEAR(*w.total_uncertainty_j(), *measured.uncertainty_j(), 1e-12);
+  EXPECT_EQ(w.uncertainty_coverage(), "partial: not quantified for estimate/dev (estimates, whose model error is not known)");
+  const nlohmann::json j = w.to_json();
+  EXPECT_NEAR(j["total_uncertainty_pct"].get<double>(), 100 * *w.total_uncertainty_j() / w.total_energy_j(), 1e-9);
+  EXPECT_TRUE(j["domains"][1]["uncertainty_j"].is_null());
+  // Two windows of one phase: edges in quadrature, accuracy linear.
+  sleep_s(0.1);
+  const Snapshot c = sampler.snapshot();
+  const WindowResult w2 = make_window("w", b, c, {}, sampler.meters(), nullptr);
+  PhaseTotals phases;
+  phases.add(w);
+  phases.add(w2);
+  const DomainEnergy& sum = phases.find("w")->domains[0];
+  EXPECT_NEAR(*sum.edge_uncertainty_j, std::hypot(*measured.edge_uncertainty_j, *w2.domains[0].edge_uncertainty_j),
+              1e-9);
+  EXPECT_NEAR(*sum.accuracy_uncertainty_j, 0.02 * sum.energy_j, 1e-9);
+}
 
 TEST(Sampler, PollsAtTheRateAndReportsItsCost) {
   Sampler sampler(scripted(100, 100, 1e9), 100);
