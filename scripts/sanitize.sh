@@ -35,6 +35,7 @@ if [ "$KIND" = asan ]; then
 else
   mkdir -p "$BUILD"
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALERBENCH_SANITIZE=thread \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" \
     -DBALERBENCH_BUILD_BENCHMARKS=OFF > "$BUILD/sanitize-cmake.log" 2>&1 || { tail -20 "$BUILD/sanitize-cmake.log"; exit 1; }
 fi
 cd "$BUILD"
