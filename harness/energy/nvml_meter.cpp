@@ -15,6 +15,7 @@ namespace {
 // A GPU counter's timing, probed when the meter opens.
 struct CounterTiming {
   double period_s = 0;
+  double period_error_s = 0;  // half the spread of the intervals seen
   SteadyClock::time_point anchor;
   double anchor_error_s = 0;
   std::string note;
@@ -34,19 +35,20 @@ CounterTiming probe_counter(const NvmlLibrary& lib, nvmlDevice_t h) {
   unsigned long long mj = 0, prev = 0;
   if (lib.device_get_total_energy(h, &prev) != NVML_SUCCESS) return t;
   const auto start = SteadyClock::now();
-  auto prev_time = start;
+  auto prev_before = start;  // just before the previous call: an update it missed came after this
   std::vector<SteadyClock::time_point> changes;
   std::vector<double> widths;
   while (changes.size() < 6 && seconds_between(start, SteadyClock::now()) < 0.6) {
     std::this_thread::sleep_for(std::chrono::microseconds(1000));
-    const auto now = SteadyClock::now();
+    const auto before = SteadyClock::now();
     if (lib.device_get_total_energy(h, &mj) != NVML_SUCCESS) break;
+    const auto after = SteadyClock::now();  // an update this call saw came before this
     if (mj != prev) {
-      changes.push_back(prev_time + (now - prev_time) / 2);
-      widths.push_back(seconds_between(prev_time, now));
+      changes.push_back(prev_before + (after - prev_before) / 2);
+      widths.push_back(seconds_between(prev_before, after));
     }
     prev = mj;
-    prev_time = now;
+    prev_before = before;
   }
   char buf[160];
   if (changes.size() < 3) {
@@ -58,6 +60,8 @@ CounterTiming probe_counter(const NvmlLibrary& lib, nvmlDevice_t h) {
   std::vector<double> intervals;
   for (std::size_t i = 1; i < changes.size(); ++i) intervals.push_back(seconds_between(changes[i - 1], changes[i]));
   t.period_s = median(intervals);
+  t.period_error_s = 0.5 * (*std::max_element(intervals.begin(), intervals.end()) -
+                            *std::min_element(intervals.begin(), intervals.end()));
   t.anchor = changes.back();
   t.anchor_error_s = 0.5 * widths.back();
   std::snprintf(buf, sizeof buf, "measured at start-up: median of %zu intervals between counter changes, polled every %.1f ms",
@@ -96,11 +100,12 @@ MeterProbe NvmlMeter::open() {
     if (d.counter) {
       const CounterTiming timing = probe_counter(*lib, g.handle);
       d.period_s = timing.period_s;
+      d.period_error_s = timing.period_error_s;
       d.anchor = timing.anchor;
       d.anchor_error_s = timing.anchor_error_s;
       d.period_note = timing.note;
-      lib->device_get_total_energy(g.handle, &d.last_mj);
       d.last_time = SteadyClock::now();
+      lib->device_get_total_energy(g.handle, &d.last_mj);
     }
     devices.push_back(d);
   }
@@ -123,23 +128,27 @@ NvmlMeter::NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devic
 // An update of the counter fell in (previous read, this read] when the value changed. When the
 // predicted update (anchor + k periods) lies in that interval, the interval narrows the anchor; when
 // it does not (the period drifted, or an update came late), the anchor moves to the interval.
-void NvmlMeter::track_counter(Device& d, unsigned long long mj, SteadyClock::time_point now) {
+void NvmlMeter::track_counter(Device& d, unsigned long long mj, SteadyClock::time_point before,
+                              SteadyClock::time_point now) {
   if (mj != d.last_mj && d.period_s > 0) {
+    // The update came after the previous call began and before this one returned.
     const double lo = seconds_between(d.anchor, d.last_time), hi = seconds_between(d.anchor, now);
     const double k = std::floor(hi / d.period_s);  // the last predicted update at or before `now`
     const double predicted = k * d.period_s;
-    if (predicted + d.anchor_error_s >= lo && predicted - d.anchor_error_s <= hi) {
-      // Narrow [predicted - e, predicted + e] to its overlap with [lo, hi].
-      const double a = std::max(predicted - d.anchor_error_s, lo), b = std::min(predicted + d.anchor_error_s, hi);
+    const double tolerance = d.anchor_error_s + d.period_error_s;
+    if (predicted + tolerance >= lo && predicted - tolerance <= hi) {
+      // Narrow [predicted - tolerance, predicted + tolerance] to its overlap with [lo, hi].
+      const double a = std::max(predicted - tolerance, lo), b = std::min(predicted + tolerance, hi);
       d.anchor += std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(0.5 * (a + b)));
-      d.anchor_error_s = std::max(0.5 * (b - a), 5e-4);  // never tighter than the start-up poll
+      // Never tighter than the start-up poll, nor than the period's own spread.
+      d.anchor_error_s = std::max({0.5 * (b - a), 5e-4, d.period_error_s});
     } else {
-      d.anchor = d.last_time + (now - d.last_time) / 2;
+      d.anchor = d.last_time + (now - d.last_time) / 2;  // last_time: when the previous call began
       d.anchor_error_s = 0.5 * seconds_between(d.last_time, now);
     }
   }
   d.last_mj = mj;
-  d.last_time = now;
+  d.last_time = before;
 }
 
 MeterReading NvmlMeter::read() {
@@ -151,19 +160,26 @@ MeterReading NvmlMeter::read() {
   for (auto& d : devices_) {
     if (d.counter) {
       unsigned long long mj = 0;
+      const auto call_time = SteadyClock::now();
       const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
       const auto read_time = SteadyClock::now();  // right after the counter: its age is measured from here
       if (rc == NVML_SUCCESS && mj >= d.start_mj) {
         d.total_j = static_cast<double>(mj - d.start_mj) * 1e-3;
-        track_counter(d, mj, read_time);
-        if (d.period_s > 0) {
+        track_counter(d, mj, call_time, read_time);
+        // Only with the phase known to 5% of a period: else the edge-read bound is the honest one.
+        if (d.period_s > 0 && d.anchor_error_s <= 0.05 * d.period_s) {
           unsigned mw = 0;
           if (lib_->device_get_power_usage(d.gpu.handle, &mw) == NVML_SUCCESS) {
             const double p_w = mw * 1e-3;
-            // Time since the last update: from the anchor, whole periods on.
-            const double since = std::fmod(std::max(0.0, seconds_between(d.anchor, read_time)), d.period_s);
+            // The last update before the counter was read: the anchor, whole periods on. The energy
+            // is wanted at r.time, the reading's time (its windows' edges), which came a moment before
+            // the counter call: power x (r.time - that update), negative when the update fell between
+            // r.time and the call (a busy machine can put milliseconds there).
+            const double age = std::fmod(std::max(0.0, seconds_between(d.anchor, read_time)), d.period_s);
+            const double since = age - seconds_between(r.time, read_time);
             pending.push_back(p_w * since);
-            pending_u.push_back(p_w * d.anchor_error_s + std::fabs(p_w - d.last_power_read_w) * since);
+            pending_u.push_back(p_w * (d.anchor_error_s + d.period_error_s) +
+                                std::fabs(p_w - d.last_power_read_w) * std::fabs(since));
             d.last_power_read_w = p_w;
           }
         }

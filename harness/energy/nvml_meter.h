@@ -50,15 +50,17 @@ class NvmlMeter : public EnergyMeter {
     double period_s = 0;                   // 0: not measured (the counter did not change while probed)
     SteadyClock::time_point anchor;        // a moment the counter updated
     double anchor_error_s = 0;             // ± of `anchor`
+    double period_error_s = 0;             // half the spread of the probed intervals
     unsigned long long last_mj = 0;        // the counter at the previous read
-    SteadyClock::time_point last_time;     // of the previous read
+    SteadyClock::time_point last_time;     // when the previous read's counter call began
     double last_power_read_w = 0;          // the power polled at the previous read
     std::string period_note;               // how the period was found
   };
 
  private:
   NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection);
-  static void track_counter(Device& d, unsigned long long mj, SteadyClock::time_point now);
+  static void track_counter(Device& d, unsigned long long mj, SteadyClock::time_point before,
+                            SteadyClock::time_point now);
   std::shared_ptr<NvmlLibrary> lib_;
   std::vector<Device> devices_;
   std::vector<Domain> domains_;
