@@ -30,8 +30,8 @@ cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}" > "$BUILD/fuzz-bui
 # Seeds that are data files or copies are made here, not committed: NumPy writes the .npy and .npz
 # seeds (fuzz/make_seeds.py), and the shipped experiments and run configs seed their parsers.
 rm -rf "$BUILD/seeds" && mkdir -p "$BUILD/seeds/fuzz_experiment" "$BUILD/seeds/fuzz_run_config" "$BUILD/seeds/fuzz_merge"
-"${PYTHON:-python3}" "$ROOT/fuzz/make_seeds.py" "$BUILD/seeds" ||
-  echo "fuzz.sh: no NumPy seeds (python3 with numpy missing); the npy and npz targets start from nothing" >&2
+"${PYTHON:-/usr/bin/python3}" "$ROOT/fuzz/make_seeds.py" "$BUILD/seeds" ||
+  echo "fuzz.sh: no NumPy seeds (${PYTHON:-/usr/bin/python3} with numpy missing); the npy and npz targets start from nothing" >&2
 cp "$ROOT/tests/fixtures/store_v1.sqlite" "$BUILD/seeds/fuzz_merge/"  # schema 1: migrated, then merged
 for f in "$ROOT"/experiments/*.json; do
   if grep -q '"schema_version"' "$f"; then cp "$f" "$BUILD/seeds/fuzz_experiment/"; else cp "$f" "$BUILD/seeds/fuzz_run_config/"; fi
@@ -53,7 +53,7 @@ for t in "${TARGETS[@]}"; do
     result="FINDING (see $log and $BUILD/artifacts/)"
     status=1
   fi
-  execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
+  execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo '?')"
   secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$SECONDS_EACH")"
   printf '| %s | %s | %s | %s | %s |\n' "$t" "$secs" "$execs" "$(ls "$work" | wc -l)" "$result" >> "$BUILD/fuzz-summary.md"
 done

@@ -115,9 +115,10 @@ Domain domain_for(const Candidate& c, bool has_package) {
 
 }  // namespace
 
-unsigned long long rapl_delta_uj(unsigned long long previous, unsigned long long current, double max_range_uj) {
+unsigned long long rapl_delta_uj(unsigned long long previous, unsigned long long current,
+                                 unsigned long long max_range_uj) {
   if (current >= previous) return current - previous;
-  return static_cast<unsigned long long>(max_range_uj) - previous + current;  // wrapped once
+  return max_range_uj - previous + current;  // wrapped once; at most max_range_uj, as both are
 }
 
 std::string RaplMeter::default_root() {
@@ -168,12 +169,13 @@ MeterProbe RaplMeter::open(const std::string& root_in) {
     z.dir = dir.string();
     unsigned long long range = 0;
     const ReadResult max_range = read_small_file(dir / "max_energy_range_uj");
-    if (!max_range.ok || !parse_u64(max_range.text, range) || range == 0 || !parse_u64(energy.text, z.last_uj)) {
+    if (!max_range.ok || !parse_u64(max_range.text, range) || range == 0 || !parse_u64(energy.text, z.last_uj) ||
+        z.last_uj > range) {
       probe.unavailable_reason = dir.string() + ": energy_uj or max_energy_range_uj is not a counter ('" +
-                                 energy.text + "', '" + max_range.text + "')";
+                                 energy.text + "', '" + max_range.text + "'; energy_uj wraps at max_energy_range_uj)";
       return probe;
     }
-    z.max_range_uj = static_cast<double>(range);
+    z.max_range_uj = range;
     picked.emplace_back(domain_for(c, has_package), z);
   }
   if (picked.empty()) {
@@ -256,8 +258,9 @@ MeterReading RaplMeter::read() {
     const ReadResult text = read_small_file(fs::path(z.dir) / "energy_uj");
     unsigned long long now_uj = 0;
     // A failed read keeps the last total and is counted: the next good read catches up (one wrap
-    // at most), and until then the windows that saw it are flagged (energy_window.cpp).
-    if (text.ok && parse_u64(text.text, now_uj)) {
+    // at most), and until then the windows that saw it are flagged (energy_window.cpp). A value
+    // above the zone's wrap point is no counter reading and counts as a failed read.
+    if (text.ok && parse_u64(text.text, now_uj) && now_uj <= z.max_range_uj) {
       z.total_j += static_cast<double>(rapl_delta_uj(z.last_uj, now_uj, z.max_range_uj)) * 1e-6;
       z.last_uj = now_uj;
     } else {
@@ -271,7 +274,7 @@ MeterReading RaplMeter::read() {
 
 double RaplMeter::max_read_interval_s() const {
   double t = std::numeric_limits<double>::infinity();
-  for (const auto& z : zones_) t = std::min(t, z.max_range_uj * 1e-6 / kMaxDomainPowerW);
+  for (const auto& z : zones_) t = std::min(t, static_cast<double>(z.max_range_uj) * 1e-6 / kMaxDomainPowerW);
   return t;
 }
 
@@ -279,7 +282,7 @@ nlohmann::json RaplMeter::describe() const {
   nlohmann::json zones = nlohmann::json::array();
   for (std::size_t i = 0; i < zones_.size(); ++i)
     zones.push_back({{"domain", domains_[i].name}, {"path", zones_[i].dir},
-                     {"max_energy_range_j", zones_[i].max_range_uj * 1e-6}});
+                     {"max_energy_range_j", static_cast<double>(zones_[i].max_range_uj) * 1e-6}});
   return {{"root", root_}, {"zones", zones}, {"notes", notes_}, {"max_read_interval_s", max_read_interval_s()},
           {"late_reads", late_reads_}, {"read_errors", read_errors_}};
 }

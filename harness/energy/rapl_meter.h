@@ -44,7 +44,7 @@ class RaplMeter : public EnergyMeter {
 
   struct Zone {
     std::string dir;           // the zone's folder
-    double max_range_uj = 0;   // wrap point
+    unsigned long long max_range_uj = 0;  // wrap point; energy_uj never exceeds it
     unsigned long long last_uj = 0;
     double total_j = 0;
   };
@@ -62,7 +62,8 @@ class RaplMeter : public EnergyMeter {
   bool period_measured_ = false;
 };
 
-// Wrap-aware difference of two energy_uj values (exposed for tests).
-unsigned long long rapl_delta_uj(unsigned long long previous, unsigned long long current, double max_range_uj);
+// Wrap-aware difference of two energy_uj values, both at most max_range_uj (exposed for tests).
+unsigned long long rapl_delta_uj(unsigned long long previous, unsigned long long current,
+                                 unsigned long long max_range_uj);
 
 }  // namespace balerbench

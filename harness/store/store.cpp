@@ -16,12 +16,24 @@ namespace {
 
 using nlohmann::json;
 
+// A damaged file (SQLITE_CORRUPT, SQLITE_NOTADB) is the user's to mend, so an InputError that names
+// it, wherever it is found; every other SQLite failure stays a runtime_error for the caller to place.
+[[noreturn]] void throw_sqlite(sqlite3* db, const std::string& context) {
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  const std::string msg = std::string("sqlite: ") + sqlite3_errmsg(db) + context;
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+    const char* file = sqlite3_db_filename(db, "main");
+    throw InputError(std::string(file && *file ? file : "results database") + ": the file is damaged (" + msg + ")",
+                     "restore it from a copy, or check it with sqlite3 FILE 'PRAGMA integrity_check'");
+  }
+  throw std::runtime_error(msg);
+}
+
 // A prepared statement, finalized on scope exit.
 class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK)
-      throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db) + " in: " + sql);
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK) throw_sqlite(db, " in: " + sql);
   }
   ~Stmt() { sqlite3_finalize(s_); }
   Stmt& bind(int i, const std::string& v) {
@@ -52,7 +64,7 @@ class Stmt {
     const int rc = sqlite3_step(s_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db_));
+    throw_sqlite(db_, "");
   }
   void run() {
     step();
@@ -506,7 +518,12 @@ std::vector<TrialRecord> Store::trials(const std::string& experiment, bool child
     while (st.step()) {
       typename std::decay_t<decltype(cols)>::value_type::Record r;
       read_all(st, cols, r, 1);
-      (out[by_id.at(st.integer(0))].*member).push_back(std::move(r));
+      const auto owner = by_id.find(st.integer(0));
+      if (owner == by_id.end())  // foreign keys forbid it; a damaged or hand-edited file has it
+        throw InputError(path_ + ": a row of " + table + " belongs to no trial (trial_id " +
+                             std::to_string(st.integer(0)) + ")",
+                         "the file was damaged or edited by hand; restore it or run the trials again");
+      (out[owner->second].*member).push_back(std::move(r));
     }
   };
   read_children("epochs", epoch_columns(), "trial_id, epoch", &TrialRecord::epoch_rows);
@@ -525,6 +542,13 @@ std::pair<int64_t, int64_t> Store::merge_from(const Store& other) {
   std::vector<Experiment> experiments;
   std::vector<TrialRecord> trials;
   try {
+    // SQLite finds most damage only on the pages it reads, and a merge reads them all: check them first.
+    {
+      Stmt check(other.db_, "PRAGMA quick_check(1)");
+      if (check.step() && check.text(0) != "ok")
+        throw InputError(other.path_ + ": the file is damaged (SQLite's quick_check: " + check.text(0) + ")",
+                         "restore it from a copy; sqlite3 FILE '.recover' may save what is left");
+    }
     Stmt ex(other.db_, "SELECT name, source, spec_json FROM experiments");
     while (ex.step()) {
       Experiment e{ex.text(0), ex.text(1), ex.text(2)};

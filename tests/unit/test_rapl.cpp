@@ -36,7 +36,10 @@ std::size_t domain_index(const EnergyMeter& m, const std::string& name) {
 TEST(Rapl, DeltaHandlesWraparound) {
   EXPECT_EQ(rapl_delta_uj(100, 250, 1000), 150u);
   EXPECT_EQ(rapl_delta_uj(900, 50, 1000), 150u);  // 900 -> 1000 -> 0 -> 50
-  EXPECT_EQ(rapl_delta_uj(kIntelRange - 10, 5, static_cast<double>(kIntelRange)), 15u);
+  EXPECT_EQ(rapl_delta_uj(kIntelRange - 10, 5, kIntelRange), 15u);
+  // A wrap point that a double cannot hold (found by fuzz_powercap: the cast overflowed).
+  const unsigned long long top = ~0ULL - 1;
+  EXPECT_EQ(rapl_delta_uj(top - 2, 3, top), 5u);
 }
 
 TEST(Rapl, DomainsPerSocketAndTotalsWithoutDoubleCounting) {
@@ -167,6 +170,28 @@ TEST(Rapl, LiveWriterAcrossWraparoundMatchesWithinHalfPercent) {
   const double written_j = static_cast<double>(written_uj.load()) * 1e-6;
   ASSERT_GT(written_j, 100.0);  // at least two wraps
   EXPECT_NEAR(measured_j, written_j, 0.005 * written_j);
+}
+
+// energy_uj never exceeds max_energy_range_uj: a zone that opens above it is refused, and a reading
+// above it mid-run counts as a failed read (neither may pass as a wrap: fuzz_powercap).
+TEST(Rapl, CounterAboveItsWrapPointIsNoReading) {
+  TempDir dir;
+  FakePowercap bad(dir.path("bad"));
+  bad.add_zone("intel-rapl:0", "package-0", 2000, 1000);
+  const MeterProbe p = RaplMeter::open(bad.root());
+  EXPECT_FALSE(p.available());
+  EXPECT_NE(p.unavailable_reason.find("energy_uj wraps at max_energy_range_uj"), std::string::npos)
+      << p.unavailable_reason;
+  FakePowercap pc(dir.path("ok"));
+  pc.add_zone("intel-rapl:0", "package-0", 500, 1000000);
+  auto m = open_or_fail(pc.root());
+  ASSERT_TRUE(m);
+  pc.set_energy("intel-rapl:0", 2000000);  // above the range
+  EXPECT_EQ(m->read().energy_j.at(0), 0.0);
+  pc.set_energy("intel-rapl:0", 700);  // +200 uJ since the last good reading, no wrap
+  const MeterReading r = m->read();
+  EXPECT_NEAR(r.energy_j.at(0), 200e-6, 1e-12);
+  EXPECT_EQ(r.read_errors, 1);
 }
 
 TEST(Rapl, NoZonesIsUnavailableWithReason) {

@@ -449,18 +449,57 @@ TEST_F(StoreTest, MergeOfADamagedDatabaseNamesItAndCopiesNothing) {
   Store all(dir_.path("all.sqlite"));
   all.insert_trial(trials[0]);
   {
-    Store a(dir_.path("a.sqlite")), b(dir_.path("b.sqlite"));
+    Store a(dir_.path("a.sqlite")), b(dir_.path("b.sqlite")), c(dir_.path("c.sqlite"));
     a.put_experiment("fixture", "exp.json", json{{"cost", {{"eta", {0.5}}}}});
     a.insert_trial(trials[1]);
     b.insert_trial(trials[2]);
+    c.insert_trial(trials[2]);
+    ASSERT_FALSE(trials[2].epoch_rows.empty());
   }
   damage(dir_.path("a.sqlite"), "update experiments set spec_json='{cost: 1,'");
   damage(dir_.path("b.sqlite"), "drop table power_samples");
-  const Store a(dir_.path("a.sqlite"), false), b(dir_.path("b.sqlite"), false);
+  damage(dir_.path("c.sqlite"), "update epochs set trial_id=999");  // Python's sqlite3 leaves foreign keys off
+  const Store a(dir_.path("a.sqlite"), false), b(dir_.path("b.sqlite"), false), c(dir_.path("c.sqlite"), false);
   expect_input_error([&] { all.merge_from(a); }, "a.sqlite: experiment 'fixture' spec_json holds text that is not JSON");
   expect_input_error([&] { all.merge_from(b); }, "b.sqlite: cannot read it: sqlite: no such table: power_samples");
+  expect_input_error([&] { all.merge_from(c); }, "c.sqlite: a row of epochs belongs to no trial (trial_id 999)");
   EXPECT_EQ(all.trial_keys(), std::set<std::string>{trials[0].key});
   EXPECT_TRUE(all.experiment_spec("fixture").is_null());
+}
+
+// A file whose pages are damaged (found by fuzz_merge: SQLite's "database disk image is malformed"
+// escaped as an internal error). Every page after the first gets an invalid b-tree page type.
+TEST_F(StoreTest, DamagedPagesAreAnInputErrorThatNamesTheFile) {
+  const auto trials = fixture_trials();
+  const std::string path = dir_.path("damaged.sqlite");
+  {
+    Store s(path);
+    for (const auto& t : trials) s.insert_trial(t);
+  }  // the last connection's close checkpoints the WAL into the file
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 4096u * 3);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    for (std::uintmax_t at = 4096; at < size; at += 4096) {
+      f.seekp(static_cast<std::streamoff>(at));
+      f.put('\x7f');
+    }
+  }
+  expect_input_error(
+      [&] {
+        const Store s(path, false);
+        s.trials("", true);
+      },
+      "damaged.sqlite: the file is damaged (sqlite: database disk image is malformed");
+  Store all(dir_.path("all.sqlite"));
+  all.insert_trial(trials[0]);
+  try {
+    const Store s(path, false);
+    expect_input_error([&] { all.merge_from(s); }, "damaged.sqlite");
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("damaged.sqlite"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(all.trial_keys(), std::set<std::string>{trials[0].key});
 }
 
 const Table& find_table(const std::vector<Table>& tables, const std::string& title_part) {
