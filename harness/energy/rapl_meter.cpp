@@ -183,10 +183,19 @@ MeterProbe RaplMeter::open(const std::string& root_in) {
                                "`modprobe intel_rapl_msr`)";
     return probe;
   }
-  std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) { return a.first.name < b.first.name; });
+  std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) {
+    return a.first.name != b.first.name ? a.first.name < b.first.name : a.second.dir < b.second.dir;
+  });
   std::vector<Domain> domains;
   std::vector<Zone> zones;
   for (auto& [d, z] : picked) {
+    // The kernel gives each zone its own name; a tree that does not (found by fuzz_powercap:
+    // intel-rapl:0 and intel-rapl:00, or two psys zones) keeps the first, so no joule counts twice.
+    if (!domains.empty() && domains.back().name == d.name) {
+      notes.push_back(fs::path(z.dir).filename().string() + " skipped: a second zone that would be domain " + d.name +
+                      " (" + fs::path(zones.back().dir).filename().string() + " is)");
+      continue;
+    }
     domains.push_back(d);
     zones.push_back(z);
   }

@@ -194,6 +194,23 @@ TEST(Rapl, CounterAboveItsWrapPointIsNoReading) {
   EXPECT_EQ(r.read_errors, 1);
 }
 
+// Two zones that would be one domain (fuzz_powercap): the first is kept and the other named in the
+// notes, so the total counts each joule once.
+TEST(Rapl, ZonesUnderOneDomainNameAreCountedOnce) {
+  TempDir dir;
+  FakePowercap pc(dir.root());
+  pc.add_zone("intel-rapl:0", "package-0", 1000000, kIntelRange);
+  pc.add_zone("intel-rapl:00", "package-0", 1000000, kIntelRange);
+  auto m = open_or_fail(dir.root());
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->domains().size(), 1u);
+  EXPECT_EQ(m->domains()[0].name, "package-0");
+  EXPECT_NE(m->describe().dump().find("intel-rapl:00 skipped: a second zone that would be domain package-0 "
+                                      "(intel-rapl:0 is)"),
+            std::string::npos)
+      << m->describe().dump();
+}
+
 TEST(Rapl, NoZonesIsUnavailableWithReason) {
   TempDir dir;
   MeterProbe p = RaplMeter::open(dir.root());
