@@ -151,6 +151,19 @@ void print_report(const json& r, std::FILE* out) {
                                                  : 0.0);
   if (!t["net_total_energy_j"].is_null()) std::fprintf(out, ", net of idle %s", format_energy(t["net_total_energy_j"]).c_str());
   if (!t["wall_energy_j"].is_null()) std::fprintf(out, ", wall %s", format_energy(t["wall_energy_j"]).c_str());
+  if (t.contains("crosscheck") && t["crosscheck"].is_object()) {
+    const json& x = t["crosscheck"];
+    const auto with_pm = [](const json& v, const json& u) {
+      return format_energy(v) + (u.is_null() ? std::string(" (± n/q)") : " ± " + format_energy(u));
+    };
+    std::fprintf(out, "\n   cross-check: wall %s, components (%s) %s", with_pm(x["wall_j"], x["wall_uncertainty_j"]).c_str(),
+                 x["components"].get<std::string>().c_str(),
+                 with_pm(x["components_j"], x["components_uncertainty_j"]).c_str());
+    if (!x["ratio"].is_null()) std::fprintf(out, ", ratio %.3f", x["ratio"].get<double>());
+    std::fprintf(out, "\n     %s", x["reading"].get<std::string>().c_str());
+    if (!x["left_out"].get<std::string>().empty())
+      std::fprintf(out, "\n     not compared: %s", x["left_out"].get<std::string>().c_str());
+  }
   const json& c = r["carbon"];
   std::fprintf(out, "\n   CO2 %s at %.1f g/kWh, PUE %.2f (%s)\n", format_mass_g(t["co2_g"]).c_str(),
                c["carbon_intensity_g_per_kwh"].get<double>(), c["pue"].get<double>(),

@@ -174,6 +174,92 @@ std::optional<double> WindowResult::wall_energy_j() const {
   return t;
 }
 
+std::optional<double> CrossCheck::ratio() const {
+  if (!(wall_j > 0)) return std::nullopt;
+  return components_j / wall_j;
+}
+
+std::optional<double> CrossCheck::unseen_fraction() const {
+  if (!(wall_j > 0)) return std::nullopt;
+  return unseen_j() / wall_j;
+}
+
+std::optional<bool> CrossCheck::resolved() const {
+  if (!wall_uncertainty_j || !components_uncertainty_j) return std::nullopt;
+  return std::fabs(unseen_j()) > *wall_uncertainty_j + *components_uncertainty_j;
+}
+
+std::string CrossCheck::reading() const {
+  char buf[400];
+  const auto r = resolved();
+  const double pct = unseen_fraction().value_or(0) * 100;
+  if (r && !*r) {
+    std::snprintf(buf, sizeof buf,
+                  "the wall and the components agree within their ± (difference %.4g J, %.2g%% of the wall)",
+                  unseen_j(), pct);
+  } else if (unseen_j() >= 0) {
+    std::snprintf(buf, sizeof buf,
+                  "the wall meter sees %.4g J (%.3g%% of it) that the component meters do not: fans, disks, "
+                  "network, the rest of the board and the power supply's loss%s",
+                  unseen_j(), pct, r ? "" : " (± not quantified for both, so the difference is not judged)");
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "the component meters read %.4g J (%.3g%%) more than the wall meter: check that the wattmeter "
+                  "measures this machine's supply and that its clock matches (energy.wattmeter_offset_s)",
+                  -unseen_j(), -pct);
+  }
+  return buf;
+}
+
+nlohmann::json CrossCheck::to_json() const {
+  const auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  const auto r = resolved();
+  return {{"wall_j", wall_j},
+          {"wall_uncertainty_j", opt(wall_uncertainty_j)},
+          {"components", components},
+          {"components_j", components_j},
+          {"components_uncertainty_j", opt(components_uncertainty_j)},
+          {"ratio", opt(ratio())},
+          {"unseen_j", unseen_j()},
+          {"unseen_pct", unseen_fraction() ? json(100 * *unseen_fraction()) : json(nullptr)},
+          {"resolved", r ? json(*r) : json(nullptr)},
+          {"left_out", left_out},
+          {"reading", reading()}};
+}
+
+std::optional<CrossCheck> WindowResult::cross_check() const {
+  CrossCheck c;
+  bool wall = false, component = false, components_quantified = true, wall_quantified = true;
+  double wall_edge2 = 0, wall_accuracy = 0, edge2 = 0, accuracy = 0;
+  std::vector<std::string> meters;
+  for (const auto& d : domains) {
+    if (d.category == DomainCategory::kWall) {
+      wall = true;
+      c.wall_j += d.energy_j;
+      if (!d.edge_uncertainty_j) wall_quantified = false;
+      wall_edge2 += std::pow(d.edge_uncertainty_j.value_or(0), 2);
+      wall_accuracy += d.accuracy_uncertainty_j.value_or(0);
+      continue;
+    }
+    if (!d.in_total) continue;
+    if (d.kind != MeterKind::kMeasured) {
+      c.left_out += (c.left_out.empty() ? "" : ", ") + d.meter + "/" + d.domain + " (" + meter_kind_name(d.kind) + ")";
+      continue;
+    }
+    component = true;
+    c.components_j += d.energy_j;
+    if (std::find(meters.begin(), meters.end(), d.meter) == meters.end()) meters.push_back(d.meter);
+    if (!d.edge_uncertainty_j) components_quantified = false;
+    edge2 += std::pow(d.edge_uncertainty_j.value_or(0), 2);
+    accuracy += d.accuracy_uncertainty_j.value_or(0);
+  }
+  if (!wall || !component) return std::nullopt;
+  for (const auto& m : meters) c.components += (c.components.empty() ? "" : " + ") + m;
+  if (wall_quantified) c.wall_uncertainty_j = std::sqrt(wall_edge2) + wall_accuracy;
+  if (components_quantified) c.components_uncertainty_j = std::sqrt(edge2) + accuracy;
+  return c;
+}
+
 double WindowResult::category_energy_j(DomainCategory category) const {
   double t = 0;
   for (const auto& d : domains)
@@ -229,13 +315,15 @@ json WindowResult::to_json() const {
   const auto wall = wall_energy_j();
   const auto u = total_uncertainty_j();
   const double total = total_energy_j();
+  const auto cross = cross_check();
   return {{"phase", name}, {"duration_s", duration_s}, {"windows", windows}, {"start_unix_s", start_unix_s},
           {"end_unix_s", end_unix_s}, {"samples", samples}, {"energy_kind", kinds()},
           {"total_energy_j", total_energy_j()}, {"net_total_energy_j", net ? json(*net) : json(nullptr)},
           {"wall_energy_j", wall ? json(*wall) : json(nullptr)},
           {"total_uncertainty_j", u ? json(*u) : json(nullptr)},
           {"total_uncertainty_pct", u && total > 0 ? json(100 * *u / total) : json(nullptr)},
-          {"uncertainty", uncertainty_coverage()}, {"domains", doms}, {"flags", flags}};
+          {"uncertainty", uncertainty_coverage()}, {"domains", doms}, {"flags", flags},
+          {"crosscheck", cross ? cross->to_json() : json(nullptr)}};
 }
 
 void PhaseTotals::add(const WindowResult& w) {

@@ -54,6 +54,27 @@ struct DomainEnergy {
   std::optional<double> uncertainty_j() const;
 };
 
+// A wall meter (wattmeter) against the component meters (RAPL, NVML) over one window
+// (REFERENCE_TABLES.md T6: software meters read about 27% below an OmegaWatt wattmeter). The wall sees
+// everything behind the plug; what the components do not (fans, disks, network, the rest of the
+// board, the power supply's loss) is the difference. Estimates (cpu_estimate, ram_estimate) and the
+// simulator are left out of the comparison: only measured domains of the total are components.
+struct CrossCheck {
+  double wall_j = 0;
+  std::optional<double> wall_uncertainty_j;
+  double components_j = 0;
+  std::optional<double> components_uncertainty_j;  // empty when a component's ± is not quantified
+  std::string components;                          // the meters compared, e.g. "rapl + nvml"
+  std::string left_out;                            // domains of the total not compared (estimates)
+  double unseen_j() const { return wall_j - components_j; }
+  std::optional<double> ratio() const;             // components / wall
+  std::optional<double> unseen_fraction() const;   // unseen / wall
+  // Whether the difference is larger than the two ± together (empty when either is unknown).
+  std::optional<bool> resolved() const;
+  std::string reading() const;                     // what the difference stands for, in words
+  nlohmann::json to_json() const;
+};
+
 struct WindowResult {
   std::string name;
   double duration_s = 0;
@@ -71,6 +92,8 @@ struct WindowResult {
   std::optional<double> net_total_energy_j() const;
   std::optional<double> wall_energy_j() const;
   double category_energy_j(DomainCategory category) const;
+  // With a wall meter and at least one measured component domain in the window, the two compared.
+  std::optional<CrossCheck> cross_check() const;
   std::string kinds() const;               // "measured", "estimated", "measured+estimated", ...
   void add(const WindowResult& other);     // sums another window of the same phase
   nlohmann::json to_json() const;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/synthetic.h"
+#include "harness/base/clock.h"
 #include "tests/fakes/fake_powercap.h"
 #include "tests/test_util.h"
 
@@ -155,6 +156,44 @@ TEST_F(EnergyCli, WattmeterEnergyPrintsJoules) {
   r = bb("wattmeter-energy --log " + dir.path("ow.csv") + " --start 1600000000 --end 1700000004");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("not inside the logged span"), std::string::npos) << r.out;
+}
+
+// T6 with known totals: an OmegaWatt log at 150 W on socket 1 (and 50 W on socket 2), the fake
+// powercap's package moved by exactly 100 J by the measured command. The wall is 200 W x the window,
+// the components 100 J; measure prints both, their ratio and what the difference stands for.
+TEST_F(EnergyCli, MeasureCrossChecksTheWallAgainstComponentMeters) {
+  FakePowercap pc(dir.path("powercap"));
+  pc.add_zone("intel-rapl:0", "package-0", 1000000, 262143328850ULL);
+  std::string log = "#timestamp,#frame_is_ok,#U1,#U2,#U3,#current1,#activepow1,#current2,#activepow2\n";
+  const double start = std::floor(unix_now_s()) - 2;
+  for (int i = 0; i <= 6000; ++i) {  // 10 ms lines from 2 s ago to 58 s ahead
+    char line[160];
+    std::snprintf(line, sizeof line, "%.6f,true,230,0,0,0.65,150.0,0.2,50.0\n", start + 0.01 * i);
+    log += line;
+  }
+  write_text(dir.path("ow.csv"), log);
+  const std::string script = "echo 101000000 > " + pc.energy_file("intel-rapl:0") + "; sleep 1";
+  const auto r = bb("measure --meters rapl,wattmeter --wattmeter-log " + dir.path("ow.csv") +
+                        " --wattmeter-accuracy 1 --hz 20 --json " + dir.path("m.json") + " -- sh -c '" + script + "'",
+                    "BALERBENCH_POWERCAP_ROOT=" + dir.path("powercap"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(read_text(dir.path("m.json")));
+  const json& total = j["total"];
+  const json& x = total["crosscheck"];
+  ASSERT_TRUE(x.is_object()) << total.dump();
+  const double wall_j = 200.0 * total["duration_s"].get<double>();
+  EXPECT_NEAR(x["components_j"].get<double>(), 100.0, 1e-9) << x.dump();
+  EXPECT_EQ(x["components"], "rapl");
+  EXPECT_NEAR(x["wall_j"].get<double>(), wall_j, 200.0 * 0.03) << x.dump();  // a log line at each edge, and more
+  EXPECT_NEAR(x["wall_j"].get<double>(), total["wall_energy_j"].get<double>(), 1e-9);
+  EXPECT_NEAR(x["ratio"].get<double>(), 100.0 / x["wall_j"].get<double>(), 1e-12);
+  EXPECT_NEAR(x["unseen_j"].get<double>(), x["wall_j"].get<double>() - 100.0, 1e-9);
+  EXPECT_GE(x["wall_uncertainty_j"].get<double>(), 0.01 * x["wall_j"].get<double>());  // the stated 1 %
+  EXPECT_EQ(x["resolved"], true);
+  EXPECT_NE(r.out.find("cross-check: wall "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("components (rapl) 100"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("that the component meters do not: fans, disks"), std::string::npos) << r.out;
+  EXPECT_TRUE(j["phases"][0]["crosscheck"].is_object());
 }
 
 TEST_F(EnergyCli, CycleStoresPhaseEnergies) {

@@ -116,6 +116,76 @@ TEST(Uncertainty, WindowsCarryTheirMetersResolution) {
   EXPECT_NEAR(*sum.accuracy_uncertainty_j, 0.02 * sum.energy_j, 1e-9);
 }
 
+DomainEnergy domain(const std::string& meter, DomainCategory category, MeterKind kind, double energy_j,
+                    std::optional<double> edge_j, std::optional<double> accuracy_j = std::nullopt) {
+  DomainEnergy d;
+  d.meter = meter;
+  d.domain = meter == "wattmeter" ? "wall" : "dev";
+  d.category = category;
+  d.kind = kind;
+  d.in_total = category != DomainCategory::kWall;
+  d.energy_j = energy_j;
+  d.edge_uncertainty_j = edge_j;
+  d.accuracy_uncertainty_j = accuracy_j;
+  return d;
+}
+
+// REFERENCE_TABLES.md T6's FasterPAM row: RAPL + NVML 14,107.4 J against the wall's 19,181.3 J. The
+// components are the measured domains of the total (an estimate is left out and named), the ± of each
+// side adds its edges in quadrature and accuracies linearly, and the reading follows the sign and
+// whether the difference is resolved.
+TEST(CrossCheck, WallAgainstComponentMeters) {
+  WindowResult w;
+  w.domains = {domain("rapl", DomainCategory::kCpu, MeterKind::kMeasured, 4107.4, 3.0),
+               domain("nvml", DomainCategory::kGpu, MeterKind::kMeasured, 10000.0, 4.0),
+               domain("ram_estimate", DomainCategory::kRam, MeterKind::kEstimated, 500.0, std::nullopt),
+               domain("wattmeter", DomainCategory::kWall, MeterKind::kMeasured, 19181.3, 2.0, 191.813)};
+  const auto x = w.cross_check();
+  ASSERT_TRUE(x);
+  EXPECT_DOUBLE_EQ(x->components_j, 14107.4);
+  EXPECT_EQ(x->components, "rapl + nvml");
+  EXPECT_EQ(x->left_out, "ram_estimate/dev (estimated)");
+  EXPECT_NEAR(*x->components_uncertainty_j, 5.0, 1e-12);  // hypot(3, 4)
+  EXPECT_NEAR(*x->wall_uncertainty_j, 2.0 + 191.813, 1e-9);
+  EXPECT_NEAR(*x->ratio(), 14107.4 / 19181.3, 1e-12);
+  EXPECT_NEAR(x->unseen_j(), 5073.9, 1e-9);
+  EXPECT_NEAR(*x->unseen_fraction(), 0.26452, 1e-5);
+  EXPECT_EQ(x->resolved(), std::optional<bool>(true));
+  EXPECT_NE(x->reading().find("the wall meter sees 5074 J (26.5% of it) that the component meters do not: fans"),
+            std::string::npos)
+      << x->reading();
+  const nlohmann::json j = w.to_json()["crosscheck"];
+  EXPECT_NEAR(j["ratio"].get<double>(), 14107.4 / 19181.3, 1e-12);
+  EXPECT_NEAR(j["unseen_pct"].get<double>(), 26.452, 1e-3);
+  EXPECT_EQ(j["resolved"], true);
+
+  // Within the ±: not resolved, and said so.
+  WindowResult close = w;
+  close.domains[3].energy_j = 14200;
+  EXPECT_EQ(close.cross_check()->resolved(), std::optional<bool>(false));
+  EXPECT_NE(close.cross_check()->reading().find("agree within their ±"), std::string::npos);
+  // Components above the wall: a wiring or clock question, not a physical one.
+  WindowResult above = w;
+  above.domains[3].energy_j = 12000;
+  EXPECT_NE(above.cross_check()->reading().find("the component meters read 2107 J (17.6%) more than the wall meter"),
+            std::string::npos)
+      << above.cross_check()->reading();
+  // A component without ±: the difference is given but not judged.
+  WindowResult unknown = w;
+  unknown.domains[1].edge_uncertainty_j.reset();
+  EXPECT_FALSE(unknown.cross_check()->resolved());
+  EXPECT_TRUE(unknown.to_json()["crosscheck"]["components_uncertainty_j"].is_null());
+  EXPECT_NE(unknown.cross_check()->reading().find("not judged"), std::string::npos);
+  // No wall meter, or no measured component: no cross-check.
+  WindowResult no_wall = w;
+  no_wall.domains.pop_back();
+  EXPECT_FALSE(no_wall.cross_check());
+  EXPECT_TRUE(no_wall.to_json()["crosscheck"].is_null());
+  WindowResult estimates_only = w;
+  estimates_only.domains.erase(estimates_only.domains.begin(), estimates_only.domains.begin() + 2);
+  EXPECT_FALSE(estimates_only.cross_check());
+}
+
 TEST(Sampler, PollsAtTheRateAndReportsItsCost) {
   Sampler sampler(scripted(100, 100, 1e9), 100);
   sampler.start();

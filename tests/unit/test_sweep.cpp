@@ -14,6 +14,7 @@
 #include <set>
 
 #include "datasets/error.h"
+#include "harness/energy/energy_window.h"
 #include "harness/energy/simulated_gpu.h"
 #include "harness/power/optimizer.h"
 #include "harness/power/power_limit.h"
@@ -585,6 +586,48 @@ TEST(ReportTables, TrialsTableNotesEnergyFlags) {
       EXPECT_NE(n.find("; total: 3 failed reads"), std::string::npos) << n;
     }
   EXPECT_EQ(flagged, 1);
+}
+
+// report --table crosscheck: one row per trial window that holds a cross-check (WindowResult::to_json),
+// in the table "all" only when some trial has one; asked for by name, it says why it is empty.
+TEST(ReportTables, CrosscheckTableFromTheTrialsWindows) {
+  auto trials = fixture_trials();
+  EXPECT_EQ(make_tables(trials, "crosscheck", {})[0].rows.size(), 0u);
+  EXPECT_NE(make_tables(trials, "crosscheck", {})[0].notes[0].find("no trial has both a wall meter"), std::string::npos);
+  for (const auto& t : make_tables(trials, "all", {})) EXPECT_NE(t.name, "crosscheck");
+  WindowResult w;
+  w.name = "train";
+  DomainEnergy rapl, wall;
+  rapl.meter = "rapl";
+  rapl.domain = "package-0";
+  rapl.energy_j = 14107.4;
+  rapl.edge_uncertainty_j = 5.0;
+  wall.meter = "wattmeter";
+  wall.domain = "wall";
+  wall.category = DomainCategory::kWall;
+  wall.in_total = false;
+  wall.energy_j = 19181.3;
+  wall.edge_uncertainty_j = 2.0;
+  w.domains = {rapl, wall};
+  WindowResult total = w;
+  total.name = "total";
+  trials[2].id = 3;
+  trials[2].result["energy"] = {{"phases", {w.to_json()}}, {"total", total.to_json()}};
+  trials[3].result["energy"] = {{"total", {{"phase", "total"}, {"crosscheck", "damaged"}}}};  // skipped
+  const Table t = make_tables(trials, "crosscheck", {})[0];
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(cell(t, 0, "id"), 3);
+  EXPECT_EQ(cell(t, 0, "window"), "train");
+  EXPECT_EQ(cell(t, 1, "window"), "total");
+  EXPECT_EQ(cell(t, 1, "components"), "rapl");
+  EXPECT_NEAR(cell(t, 1, "ratio").get<double>(), 14107.4 / 19181.3, 1e-12);
+  EXPECT_NEAR(cell(t, 1, "unseen_pct").get<double>(), 100 * 5073.9 / 19181.3, 1e-9);
+  EXPECT_NEAR(cell(t, 1, "components_pm_j").get<double>(), 5.0, 1e-12);
+  EXPECT_NE(cell(t, 1, "reading").get<std::string>().find("fans, disks"), std::string::npos);
+  bool listed = false;
+  for (const auto& table : make_tables(trials, "all", {})) listed |= table.name == "crosscheck";
+  EXPECT_TRUE(listed);
+  EXPECT_NE(render_tables({t}, "md").find("| 3 | amp_fp16 |"), std::string::npos) << render_tables({t}, "md");
 }
 
 // CSV: one table, the header on the first line (pandas and spreadsheets read it as it is).
