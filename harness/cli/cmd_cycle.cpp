@@ -127,6 +127,16 @@ int run_command(const std::string& name, const Args& a) {
   } else {
     print_info(r);
   }
+  if (r.contains("memory") && r["memory"].is_object()) {
+    const nlohmann::json& m = r["memory"];
+    if (m["host_peak_rss_mib"].is_number()) {
+      std::printf("peak memory: %.1f MiB resident", m["host_peak_rss_mib"].get<double>());
+      if (m["cuda_peak_reserved_mib"].is_number())
+        std::printf(", CUDA %.1f MiB allocated / %.1f MiB reserved", m["cuda_peak_allocated_mib"].get<double>(),
+                    m["cuda_peak_reserved_mib"].get<double>());
+      std::printf(" (%s)\n", m["host_basis"].get<std::string>().c_str());
+    }
+  }
   if (r.contains("profile")) std::printf("\n%s\n", format_phase_table(r).c_str());
   if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
   if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);

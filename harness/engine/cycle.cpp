@@ -19,6 +19,7 @@
 #include "harness/base/clock.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/memory_peak.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/run_setup.h"
@@ -252,7 +253,10 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   run.begin(energy.get(), c, session.policy());
   std::unique_ptr<ProfilerTrace> trace;
   if (!c.profile_trace.empty()) trace = std::make_unique<ProfilerTrace>(c.profile_trace);
+  MemoryPeakTracker memory(device.is_cuda() ? std::max<int>(0, device.index()) : -1);
+  memory.start();
   const TrainResult r = session.train(o);
+  const MemoryPeak train_memory = memory.finish();
   json trace_json = nullptr;
   if (trace) trace_json = {{"path", c.profile_trace}, {"events", trace->finish()}};
 
@@ -263,6 +267,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   write_npy(L.loss(), NpyArray::from_doubles({2, static_cast<int64_t>(r.epoch_records.size())}, losses));
   write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
   json report = train_report(c, ds, model, device, r, norm);
+  report["memory"] = train_memory.to_json();
   report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {
     report["profile"] = profile_json(c, device, r.phases);
@@ -295,11 +300,14 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor z;
+  MemoryPeakTracker memory(device.is_cuda() ? std::max<int>(0, device.index()) : -1);
+  memory.start();
   const double encode_s = measure_window(energy.get(), "compress", [&] {
                             z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
                                             latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, policy,
                                             &timer, fused.get());
                           }).duration_s;
+  const MemoryPeak encode_memory = memory.finish();
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
   members.emplace_back("names", names_array(ds));
@@ -319,7 +327,8 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
                  {"output_bytes", file_bytes(L.compressed_npz())},
                  {"precision", policy.to_json()},
                  {"engine", engine_json(engine)},
-                 {"device", device.str()}};
+                 {"device", device.str()},
+                 {"memory", encode_memory.to_json()}};
   report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {
     report["profile"] = profile_json(c, device, timer.totals());
@@ -360,11 +369,14 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor x;
+  MemoryPeakTracker memory(device.is_cuda() ? std::max<int>(0, device.index()) : -1);
+  memory.start();
   const double decode_s = measure_window(energy.get(), "decompress", [&] {
                             x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr,
                                             c.codec_chunk_rows, policy, &timer, fused.get());
                             if (dims == 1) cast_integer_columns(x, c, features);
                           }).duration_s;
+  const MemoryPeak decode_memory = memory.finish();
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(x, shape));
   members.emplace_back("names", m.count("names") ? m.at("names") : NpyArray::from_doubles({0}, {}));
@@ -378,7 +390,8 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
                  {"output_bytes", file_bytes(L.decompressed_npz())},
                  {"precision", policy.to_json()},
                  {"engine", engine_json(engine)},
-                 {"device", device.str()}};
+                 {"device", device.str()},
+                 {"memory", decode_memory.to_json()}};
   report["total_duration_s"] = seconds_since(t_total);
   if (c.profile) {
     report["profile"] = profile_json(c, device, timer.totals());

@@ -202,6 +202,28 @@ std::optional<double> uncertainty_of(const TrialRecord& r, const char* key) {
   return u[key].get<double>();
 }
 
+// A trial's peak memory of one phase (result.memory.<phase>.<key>: host_peak_rss_mib, ...), when given.
+std::optional<double> memory_of(const TrialRecord& r, const char* phase, const char* key) {
+  if (!r.result.is_object() || !r.result.contains("memory") || !r.result["memory"].is_object()) return std::nullopt;
+  const json& m = r.result["memory"];
+  if (!m.contains(phase) || !m[phase].is_object() || !m[phase].contains(key) || !m[phase][key].is_number())
+    return std::nullopt;
+  return m[phase][key].get<double>();
+}
+
+// The highest of a trial's three phases' figures.
+std::optional<double> trial_memory_peak(const TrialRecord& r, const char* key) {
+  std::optional<double> out;
+  for (const char* phase : {"train", "compress", "decompress"})
+    if (const auto v = memory_of(r, phase, key)) out = std::max(out.value_or(*v), *v);
+  return out;
+}
+
+const char* kMemoryNote =
+    "peak_rss_mib: the process's peak resident set in the phase (VmHWM, reset at the phase's start; "
+    "result.memory says when it could not be reset); cuda_peak_mib: the CUDA caching allocator's peak "
+    "reserved memory in the phase ('-' on CPU). Baler's study measured MiB per phase with memory-profiler.";
+
 const char* kUncertaintyNote =
     "energy_pm_j, eta_pm_j: the measurement's ± from the meters' resolution (a counter read at a window's edge "
     "lags by up to one update period; one count at each edge; a stated accuracy; a group's row: the mean over its repeats), apart "
@@ -330,7 +352,8 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
   t.title = "Energy, CO2 and duration per Baler mode (T4's shape) on " + hardware_of(trials);
   t.columns = {};
   axis_columns(t, a);
-  for (const char* c : {"mode", "n", "energy_j", "energy_kwh", "co2_kg", "duration_s", "duration_sd_s", "energy"})
+  for (const char* c : {"mode", "n", "energy_j", "energy_kwh", "co2_kg", "duration_s", "duration_sd_s", "peak_rss_mib",
+                        "cuda_peak_mib", "energy"})
     t.columns.push_back(c);
   for (const auto& g : groups) {
     struct P {
@@ -348,11 +371,14 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
         if (!en || !r.co2_g || !r.total_energy_j || *r.total_energy_j <= 0) return std::nullopt;
         return *en * *r.co2_g / *r.total_energy_j / 1000.0;  // the trial's g/J, in kg
       });
+      const Summary rss = g.stat([&](const TrialRecord& r) { return memory_of(r, p.name, "host_peak_rss_mib"); });
+      const Summary cuda = g.stat([&](const TrialRecord& r) { return memory_of(r, p.name, "cuda_peak_reserved_mib"); });
       std::vector<json> row;
       axis_cells(row, g, a);
       for (const json& v :
            {json(p.name), json(static_cast<int64_t>(d.n)), mean_or_null(e), e.n ? num(e.mean / kJoulesPerKwh) : json(nullptr),
-            mean_or_null(co2), mean_or_null(d), sd_or_null(d), json(g.energy_kind())})
+            mean_or_null(co2), mean_or_null(d), sd_or_null(d), mean_or_null(rss), mean_or_null(cuda),
+            json(g.energy_kind())})
         row.push_back(v);
       t.rows.push_back(row);
     }
@@ -361,6 +387,7 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
   t.notes.push_back(
       "train = the whole training (epochs and evaluation); compress and decompress = the whole "
       "dataset through the encoder and the decoder. CO2 = energy x PUE x the trial's carbon intensity.");
+  t.notes.push_back(kMemoryNote);
   t.notes.push_back(energy_kind_note());
   failures_note(t, all);
   std::vector<Table> out = {t};
@@ -627,8 +654,8 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   t.title = "Every trial stored";
   const bool target = has_target(trials);
   t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
-               "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "overhead_s",
-               "error"};
+               "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "peak_rss_mib",
+               "cuda_peak_mib", "overhead_s", "error"};
   const auto pm = [](const std::optional<double>& u) { return u ? num(*u) : json("-"); };
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
@@ -637,7 +664,8 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
                       r.train_energy_j ? num(*r.train_energy_j) : json(nullptr), pm(uncertainty_of(r, "train_j")),
                       r.tta_s ? num(*r.tta_s) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),
                       r.eta_j ? num(*r.eta_j) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),
-                      pm(uncertainty_of(r, "eta_j")),
+                      pm(uncertainty_of(r, "eta_j")), pm(trial_memory_peak(r, "host_peak_rss_mib")),
+                      pm(trial_memory_peak(r, "cuda_peak_reserved_mib")),
                       r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                                       : json(nullptr),
                       r.error});
@@ -646,6 +674,7 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
       "cooldown): meters, idle baseline, set-up, per-epoch snapshots, provenance. Storing the trial "
       "comes after; bench_sweep measures it.");
   t.notes.push_back(kUncertaintyNote);
+  t.notes.push_back(std::string(kMemoryNote) + " Here the highest of the trial's three phases.");
   // What not to trust in a trial's energy: its windows' flags (failed meter reads, windows shorter
   // than a meter's update period), once per trial and flag.
   for (const auto& r : trials) {

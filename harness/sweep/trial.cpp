@@ -20,6 +20,7 @@
 #include "harness/energy/nvml_library.h"
 #include "harness/energy/simulated_gpu.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/memory_peak.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/run_setup.h"
 #include "harness/engine/torch_compat.h"
@@ -246,7 +247,10 @@ struct Training {
   double begin_unix_s = 0, end_unix_s = 0, eval_s = 0;
   json optimizer;  // the optimiser's profile, or null
   std::optional<double> fit_uncertainty_j, eta_uncertainty_j;  // measurement ± of train_energy_j and eta_j
+  MemoryPeak memory;
 };
+
+int cuda_index(c10::Device device) { return device.is_cuda() ? std::max<int>(0, device.index()) : -1; }
 
 // Trains, with a device-synchronised snapshot at every epoch's end for the cumulative time and energy
 // of each epoch row, until the epochs run out (or the target is met, when the experiment says stop).
@@ -260,6 +264,8 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
   o.relative_error = ex.target.metric == "relative_error";
   session.choose_threads(o);  // a calibration, if any, before the training's time and energy start
   Training t;
+  MemoryPeakTracker memory(cuda_index(session.device()));
+  memory.start();
   const Snapshot begin = energy ? energy->mark() : Snapshot{};
   const auto t_train = SteadyClock::now();
   t.begin_unix_s = unix_now_s();
@@ -296,6 +302,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
     rec.epoch_rows.push_back(row);
   });
   const Snapshot end = energy ? energy->mark() : Snapshot{};
+  t.memory = memory.finish();
   t.end_unix_s = unix_now_s();
   rec.train_s = seconds_since(t_train);
   if (energy) {
@@ -310,6 +317,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
 
 struct Codec {
   at::Tensor latent, reconstruction;
+  MemoryPeak compress_memory, decompress_memory;
   double compress_begin_unix_s = 0, compress_end_unix_s = 0, decompress_end_unix_s = 0;
 };
 
@@ -324,19 +332,24 @@ Codec measure_codec(TrainingSession& session, EnergySession* energy, const Datas
       codec_engine(codec_decision(session.engine(), policy), session.model(), c);
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
+  MemoryPeakTracker memory(cuda_index(session.device()));
+  memory.start();
   const Measured compress = measure_window(energy, "compress", [&] {
     codec.latent = encode_rows(session.model(), ds.data, norm, latent_scalar_type(c, policy.param_dtype),
                                c.codec_chunk_rows, policy, nullptr, fused.get());
   });
+  codec.compress_memory = memory.finish();
   rec.compress_s = compress.duration_s;
   rec.compress_energy_j = compress.energy_j;
   codec.compress_end_unix_s = unix_now_s();
   check_stop(stop);
+  memory.start();
   const Measured decompress = measure_window(energy, "decompress", [&] {
     codec.reconstruction =
         decode_rows(session.model(), codec.latent, norm, c.codec_chunk_rows, policy, nullptr, fused.get());
     if (ds.data_dimension() == 1) cast_integer_columns(codec.reconstruction, c, session.features());
   });
+  codec.decompress_memory = memory.finish();
   rec.decompress_s = decompress.duration_s;
   rec.decompress_energy_j = decompress.energy_j;
   codec.decompress_end_unix_s = unix_now_s();
@@ -494,6 +507,9 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     const Codec codec = measure_codec(session, energy.get(), ds, c, ctx.stop, rec);
     live.end();
     record_training(session, training, codec, ds, c, ex, rec, result);
+    result["memory"] = {{"train", training.memory.to_json()},
+                        {"compress", codec.compress_memory.to_json()},
+                        {"decompress", codec.decompress_memory.to_json()}};
     record_energy(energy.get(), c, training, codec, rec, result);
     rec.status = TrialStatus::kOk;
   } catch (const Interrupted&) {

@@ -230,6 +230,15 @@ TEST_F(EnergyCli, CycleStoresPhaseEnergies) {
   }
   const json report = json::parse(read_text(out + "/training/training_report.json"));
   EXPECT_EQ(report["energy"]["phases"][0]["windows"], 2);  // one train window per epoch
+  // Memory per phase: the host's peak resident set (at least the model and the data: > 1 MiB), no CUDA.
+  for (const auto& [folder, file] : {std::pair<std::string, std::string>{"training", "training_report.json"},
+                                     {"compressed_output", "compress_report.json"},
+                                     {"decompressed_output", "decompress_report.json"}}) {
+    const json m = json::parse(read_text(out + "/" + folder + "/" + file))["memory"];
+    EXPECT_GT(m["host_peak_rss_mib"].get<double>(), 1.0) << folder << ": " << m.dump();
+    EXPECT_TRUE(m["cuda_peak_reserved_mib"].is_null()) << folder;
+  }
+  EXPECT_NE(train.out.find("peak memory: "), std::string::npos) << train.out;
 }
 
 TEST_F(EnergyCli, EnergyOffAndBadEnergyConfig) {

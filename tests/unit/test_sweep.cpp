@@ -630,6 +630,33 @@ TEST(ReportTables, CrosscheckTableFromTheTrialsWindows) {
   EXPECT_NE(render_tables({t}, "md").find("| 3 | amp_fp16 |"), std::string::npos) << render_tables({t}, "md");
 }
 
+// Memory per phase (result.memory): the T4-shaped table's peak_rss_mib is the group's mean per phase,
+// the trials table's the highest of the trial's phases; CUDA's '-' where no trial had it.
+TEST(ReportTables, MemoryPerPhaseInTheT4AndTrialsTables) {
+  auto trials = fixture_trials();
+  const auto memory = [](double train, double compress, double decompress) {
+    const auto m = [](double rss) { return json{{"host_peak_rss_mib", rss}, {"cuda_peak_reserved_mib", nullptr}}; };
+    return json{{"train", m(train)}, {"compress", m(compress)}, {"decompress", m(decompress)}};
+  };
+  trials[0].result["memory"] = memory(400, 300, 350);  // fp32, repeat 0
+  trials[1].result["memory"] = memory(500, 310, 330);  // fp32, repeat 1
+  const Table t4 = make_tables(trials, "phases", {})[0];
+  bool found = false;
+  for (std::size_t i = 0; i < t4.rows.size(); ++i) {
+    if (cell(t4, i, "precision") != "fp32") continue;
+    const std::string mode = cell(t4, i, "mode");
+    const double want = mode == "train" ? 450 : mode == "compress" ? 305 : 340;
+    EXPECT_NEAR(cell(t4, i, "peak_rss_mib").get<double>(), want, 1e-9) << mode;
+    EXPECT_TRUE(cell(t4, i, "cuda_peak_mib").is_null());
+    found = true;
+  }
+  EXPECT_TRUE(found);
+  const Table all = make_tables(trials, "trials", {})[0];
+  EXPECT_NEAR(cell(all, 0, "peak_rss_mib").get<double>(), 400, 1e-9);
+  EXPECT_NEAR(cell(all, 1, "peak_rss_mib").get<double>(), 500, 1e-9);
+  EXPECT_EQ(cell(all, 2, "peak_rss_mib"), "-");  // no memory recorded
+}
+
 // CSV: one table, the header on the first line (pandas and spreadsheets read it as it is).
 // Engines are a grid axis: trials of different engines are never averaged together, the engine
 // gets a column when it varies (else a note), and each engine's fp32 row is its own baseline.
