@@ -198,6 +198,7 @@ const std::vector<Column<EpochRow>>& epoch_columns() {
       column("lr", "REAL", &E::lr),                           column("duration_s", "REAL", &E::duration_s),
       column("elapsed_s", "REAL", &E::elapsed_s),             column("energy_j", "REAL", &E::energy_j),
       column("target_met", "INTEGER", &E::target_met),        column("eval_s", "REAL", &E::eval_s),
+      column("energy_pm_j", "REAL", &E::energy_pm_j),
   };
   return c;
 }
@@ -281,6 +282,8 @@ const std::vector<Migration>& migrations() {
       {2, "epochs.eval_s, the evaluation's seconds per epoch", "ALTER TABLE epochs ADD COLUMN eval_s REAL"},
       {3, "trials.engine, the training engine (earlier trials ran libtorch)",
        "ALTER TABLE trials ADD COLUMN engine TEXT NOT NULL DEFAULT 'libtorch'"},
+      {4, "epochs.energy_pm_j, the measurement ± of each epoch's cumulative energy",
+       "ALTER TABLE epochs ADD COLUMN energy_pm_j REAL"},
   };
   return m;
 }

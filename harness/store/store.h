@@ -26,7 +26,7 @@ namespace balerbench {
 
 // 1: the first schema. 2: epochs.eval_s. An older database is migrated forward when opened, after
 // a backup copy (PATH.schema<N>.bak); a newer one is refused.
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 struct EpochRow {
   int64_t epoch = 0;  // 0-based (EpochRecord::number() is the 1-based count)
@@ -37,6 +37,7 @@ struct EpochRow {
   std::optional<double> energy_j;  // cumulative since training began
   bool target_met = false;
   std::optional<double> eval_s;    // this epoch's evaluation, inside duration_s (schema 2; null before)
+  std::optional<double> energy_pm_j;  // measurement ± of energy_j (schema 4; null before, and for estimates)
 };
 
 struct PhaseRow {

@@ -291,6 +291,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
       const WindowResult w = energy->counter_window("epochs", begin, energy->mark());
       row.elapsed_s = w.duration_s;
       row.energy_j = w.total_energy_j();
+      row.energy_pm_j = w.total_uncertainty_j();
       target.on_epoch(e, row, rec);
       if (rec.epochs_to_target && *rec.epochs_to_target == e.number() && !t.eta_uncertainty_j)
         t.eta_uncertainty_j = w.total_uncertainty_j();  // ETA is this window: training start to this epoch

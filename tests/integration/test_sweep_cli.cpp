@@ -371,6 +371,12 @@ TEST_F(SweepCli, PowerLimitsAreSetReadBackAndRestoredAfterEveryTrial) {
   EXPECT_EQ(trials[0].provenance["gpus"][0]["uuid"], "GPU-aaaa");
   EXPECT_EQ(trials[0].provenance["nvidia_driver"], "550.00");
   EXPECT_EQ(trials[0].energy_kind, "measured");
+  // A measured meter: every epoch's cumulative energy is stored with its ±, and each phase's memory.
+  for (const auto& e : trials[0].epoch_rows) {
+    ASSERT_TRUE(e.energy_pm_j) << "epoch " << e.epoch;
+    EXPECT_GT(*e.energy_pm_j, 0.0);
+  }
+  EXPECT_GT(trials[0].result["memory"]["train"]["host_peak_rss_mib"].get<double>(), 1.0);
   EXPECT_NE(r.out.find("| 250 W |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Fake H100"), std::string::npos) << r.out;  // hardware named
 }

@@ -364,7 +364,7 @@ TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
       run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("v.sqlite") +
                   "'); c.execute(\\\"update meta set value='99' where key='schema_version'\\\"); c.commit()\"");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 3");
+  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 4");
 }
 
 // A database written by schema 1 (tests/fixtures/store_v1.sqlite: `balerbench run
@@ -385,27 +385,31 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
   const std::string epochs_before = sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs order by 1, 2");
   {
     Store s(db, false);
-    EXPECT_NE(s.migration_note().find("from schema 1 to 3"), std::string::npos) << s.migration_note();
+    EXPECT_NE(s.migration_note().find("from schema 1 to 4"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("eval_s"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("trials.engine"), std::string::npos) << s.migration_note();
+    EXPECT_NE(s.migration_note().find("epochs.energy_pm_j"), std::string::npos) << s.migration_note();
     const auto trials = s.trials("fixture_v1");
     ASSERT_EQ(trials.size(), 2u);
     for (const auto& t : trials) {
       EXPECT_EQ(t.status, TrialStatus::kOk);
       ASSERT_EQ(t.epoch_rows.size(), 2u);
       EXPECT_FALSE(t.epoch_rows[0].eval_s.has_value());  // not measured by schema 1
+      EXPECT_FALSE(t.epoch_rows[0].energy_pm_j.has_value());
       EXPECT_FALSE(t.samples.empty());
       EXPECT_TRUE(t.target_reached);
       EXPECT_EQ(t.engine, "libtorch");  // what every trial before schema 3 trained with
     }
     TrialRecord fresh = fixture_trial("new", "fp32", 512, 0, 10, 1000);
     fresh.epoch_rows[1].eval_s = 0.25;
+    fresh.epoch_rows[1].energy_pm_j = 0.125;
     fresh.engine = "fused";
     s.insert_trial(fresh);
     EXPECT_DOUBLE_EQ(*s.trials("fixture")[0].epoch_rows[1].eval_s, 0.25);
+    EXPECT_DOUBLE_EQ(*s.trials("fixture")[0].epoch_rows[1].energy_pm_j, 0.125);
     EXPECT_EQ(s.trials("fixture")[0].engine, "fused");
   }
-  EXPECT_EQ(sql(db, "select value from meta where key='schema_version'"), "[('3',)]\n");
+  EXPECT_EQ(sql(db, "select value from meta where key='schema_version'"), "[('4',)]\n");
   EXPECT_EQ(sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs where trial_id <= 2 order by 1, 2"),
             epochs_before);
   // The backup is the file as it was: schema 1, the same rows.
