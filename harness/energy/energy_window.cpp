@@ -124,17 +124,33 @@ std::optional<double> DomainEnergy::uncertainty_j() const {
   return *edge_uncertainty_j + accuracy_uncertainty_j.value_or(0);
 }
 
-std::optional<double> WindowResult::total_uncertainty_j() const {
+namespace {
+
+// The ± of a sum of domains: their edge parts in quadrature (independent meters and domains), their
+// stated-accuracy parts linearly (systematic).
+struct UncertaintySum {
   double edge2 = 0, accuracy = 0;
-  bool any = false;
-  for (const auto& d : domains) {
-    if (!d.in_total || d.category == DomainCategory::kWall || !d.edge_uncertainty_j) continue;
+  bool any = false, all = true;  // some, every domain added quantified
+  void add(const DomainEnergy& d) {
+    if (!d.edge_uncertainty_j) {
+      all = false;
+      return;
+    }
     any = true;
-    edge2 += *d.edge_uncertainty_j * *d.edge_uncertainty_j;  // independent meters and domains
+    edge2 += *d.edge_uncertainty_j * *d.edge_uncertainty_j;
     accuracy += d.accuracy_uncertainty_j.value_or(0);
   }
-  if (!any) return std::nullopt;
-  return std::sqrt(edge2) + accuracy;
+  double value_j() const { return std::sqrt(edge2) + accuracy; }
+};
+
+}  // namespace
+
+std::optional<double> WindowResult::total_uncertainty_j() const {
+  UncertaintySum sum;
+  for (const auto& d : domains)
+    if (d.in_total && d.category != DomainCategory::kWall) sum.add(d);
+  if (!sum.any) return std::nullopt;
+  return sum.value_j();
 }
 
 std::string WindowResult::uncertainty_coverage() const {
@@ -229,16 +245,14 @@ nlohmann::json CrossCheck::to_json() const {
 
 std::optional<CrossCheck> WindowResult::cross_check() const {
   CrossCheck c;
-  bool wall = false, component = false, components_quantified = true, wall_quantified = true;
-  double wall_edge2 = 0, wall_accuracy = 0, edge2 = 0, accuracy = 0;
+  bool wall = false, component = false;
+  UncertaintySum wall_pm, components_pm;
   std::vector<std::string> meters;
   for (const auto& d : domains) {
     if (d.category == DomainCategory::kWall) {
       wall = true;
       c.wall_j += d.energy_j;
-      if (!d.edge_uncertainty_j) wall_quantified = false;
-      wall_edge2 += std::pow(d.edge_uncertainty_j.value_or(0), 2);
-      wall_accuracy += d.accuracy_uncertainty_j.value_or(0);
+      wall_pm.add(d);
       continue;
     }
     if (!d.in_total) continue;
@@ -249,14 +263,12 @@ std::optional<CrossCheck> WindowResult::cross_check() const {
     component = true;
     c.components_j += d.energy_j;
     if (std::find(meters.begin(), meters.end(), d.meter) == meters.end()) meters.push_back(d.meter);
-    if (!d.edge_uncertainty_j) components_quantified = false;
-    edge2 += std::pow(d.edge_uncertainty_j.value_or(0), 2);
-    accuracy += d.accuracy_uncertainty_j.value_or(0);
+    components_pm.add(d);
   }
   if (!wall || !component) return std::nullopt;
   for (const auto& m : meters) c.components += (c.components.empty() ? "" : " + ") + m;
-  if (wall_quantified) c.wall_uncertainty_j = std::sqrt(wall_edge2) + wall_accuracy;
-  if (components_quantified) c.components_uncertainty_j = std::sqrt(edge2) + accuracy;
+  if (wall_pm.all) c.wall_uncertainty_j = wall_pm.value_j();
+  if (components_pm.all) c.components_uncertainty_j = components_pm.value_j();
   return c;
 }
 

@@ -253,7 +253,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   run.begin(energy.get(), c, session.policy());
   std::unique_ptr<ProfilerTrace> trace;
   if (!c.profile_trace.empty()) trace = std::make_unique<ProfilerTrace>(c.profile_trace);
-  MemoryPeakTracker memory(device.is_cuda() ? std::max<int>(0, device.index()) : -1);
+  MemoryPeakTracker memory(cuda_allocator_index(device));
   memory.start();
   const TrainResult r = session.train(o);
   const MemoryPeak train_memory = memory.finish();
@@ -300,7 +300,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor z;
-  MemoryPeakTracker memory(device.is_cuda() ? std::max<int>(0, device.index()) : -1);
+  MemoryPeakTracker memory(cuda_allocator_index(device));
   memory.start();
   const double encode_s = measure_window(energy.get(), "compress", [&] {
                             z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
@@ -369,7 +369,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor x;
-  MemoryPeakTracker memory(device.is_cuda() ? std::max<int>(0, device.index()) : -1);
+  MemoryPeakTracker memory(cuda_allocator_index(device));
   memory.start();
   const double decode_s = measure_window(energy.get(), "decompress", [&] {
                             x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr,

@@ -7,6 +7,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -71,6 +72,8 @@ PrecisionPolicy apply_precision(const RunConfig& c, AutoEncoder& model, c10::Dev
   model.to(device, p.param_dtype);
   return p;
 }
+
+int cuda_allocator_index(c10::Device device) { return device.is_cuda() ? std::max<int>(0, device.index()) : -1; }
 
 double process_cpu_s() {
   rusage u{};

@@ -50,6 +50,9 @@ nlohmann::json engine_json(const EngineDecision& decision);
 nlohmann::json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases);
 // This process's CPU time (user + system), in s.
 double process_cpu_s();
+
+// The CUDA device whose caching allocator a MemoryPeakTracker follows: the device's index, or -1 off CUDA.
+int cuda_allocator_index(c10::Device device);
 nlohmann::json dataset_json(const Dataset& ds);
 // Integer columns of type_list rounded (or truncated) in place.
 void cast_integer_columns(at::Tensor& x, const RunConfig& c, int64_t features);

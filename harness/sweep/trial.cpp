@@ -250,8 +250,6 @@ struct Training {
   MemoryPeak memory;
 };
 
-int cuda_index(c10::Device device) { return device.is_cuda() ? std::max<int>(0, device.index()) : -1; }
-
 // Trains, with a device-synchronised snapshot at every epoch's end for the cumulative time and energy
 // of each epoch row, until the epochs run out (or the target is met, when the experiment says stop).
 Training train_to_target(TrainingSession& session, EnergySession* energy, TrialContext& ctx, const RunConfig& c,
@@ -264,7 +262,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, TrialC
   o.relative_error = ex.target.metric == "relative_error";
   session.choose_threads(o);  // a calibration, if any, before the training's time and energy start
   Training t;
-  MemoryPeakTracker memory(cuda_index(session.device()));
+  MemoryPeakTracker memory(cuda_allocator_index(session.device()));
   memory.start();
   const Snapshot begin = energy ? energy->mark() : Snapshot{};
   const auto t_train = SteadyClock::now();
@@ -333,7 +331,7 @@ Codec measure_codec(TrainingSession& session, EnergySession* energy, const Datas
       codec_engine(codec_decision(session.engine(), policy), session.model(), c);
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
-  MemoryPeakTracker memory(cuda_index(session.device()));
+  MemoryPeakTracker memory(cuda_allocator_index(session.device()));
   memory.start();
   const Measured compress = measure_window(energy, "compress", [&] {
     codec.latent = encode_rows(session.model(), ds.data, norm, latent_scalar_type(c, policy.param_dtype),

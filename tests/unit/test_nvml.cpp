@@ -46,6 +46,17 @@ double seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// The fake's NVML meter, opened, in a Sampler reading at `hz` (0: only when asked); null when it
+// does not open.
+std::unique_ptr<Sampler> nvml_sampler(double hz) {
+  MeterProbe p = NvmlMeter::open();
+  EXPECT_TRUE(p.available()) << p.unavailable_reason;
+  if (!p.available()) return nullptr;
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(p.meter));
+  return std::make_unique<Sampler>(std::move(meters), hz);
+}
+
 TEST(Nvml, CounterEnergyMatchesScriptedPower) {
   FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-aaaa", 250.0)}}});
   MeterProbe p = NvmlMeter::open();
@@ -175,21 +186,18 @@ TEST(Nvml, ErrorsMakeTheMeterUnavailableNeverCrash) {
 // window is not and is within one update of the truth.
 TEST(Nvml, WindowsShorterThanTheUpdatePeriodAreFlagged) {
   FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-a", 200.0, true, 0.1)}}});
-  MeterProbe p = NvmlMeter::open();
-  ASSERT_TRUE(p.available()) << p.unavailable_reason;
-  std::vector<std::unique_ptr<EnergyMeter>> meters;
-  meters.push_back(std::move(p.meter));
-  Sampler sampler(std::move(meters), 0);
-  const Snapshot a = sampler.snapshot();
+  const auto sampler = nvml_sampler(0);
+  ASSERT_TRUE(sampler);
+  const Snapshot a = sampler->snapshot();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const Snapshot b = sampler.snapshot();
-  const WindowResult short_w = make_window("short", a, b, {}, sampler.meters(), nullptr);
+  const Snapshot b = sampler->snapshot();
+  const WindowResult short_w = make_window("short", a, b, {}, sampler->meters(), nullptr);
   ASSERT_EQ(short_w.flags.size(), 1u);
   EXPECT_NE(short_w.flags[0].find("interpolated at the edges: shorter than 10 update periods"), std::string::npos)
       << short_w.flags[0];
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  const Snapshot c = sampler.snapshot();
-  const WindowResult long_w = make_window("long", a, c, {}, sampler.meters(), nullptr);
+  const Snapshot c = sampler->snapshot();
+  const WindowResult long_w = make_window("long", a, c, {}, sampler->meters(), nullptr);
   EXPECT_TRUE(long_w.flags.empty());
   EXPECT_NEAR(long_w.total_energy_j(), 200.0 * long_w.duration_s, 200.0 * 0.1 + 1e-9);
   // Not interpolated: its ± is one update period of power at the edges plus a count at each (1 mJ).
@@ -221,18 +229,15 @@ TEST(Nvml, UpdatePeriodIsMeasuredAtOpen) {
 // is power x duration whatever the phase; the sampler reads at 10 Hz beside it, as in a run.
 TEST(Nvml, ShortWindowsAreInterpolatedAtTheEdges) {
   FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-i", 300.0, true, 0.1)}}});
-  MeterProbe p = NvmlMeter::open();
-  ASSERT_TRUE(p.available()) << p.unavailable_reason;
-  std::vector<std::unique_ptr<EnergyMeter>> meters;
-  meters.push_back(std::move(p.meter));
-  Sampler sampler(std::move(meters), 10);
-  sampler.start();
+  const auto sampler = nvml_sampler(10);
+  ASSERT_TRUE(sampler);
+  sampler->start();
   std::this_thread::sleep_for(std::chrono::milliseconds(330));
-  const Snapshot a = sampler.snapshot();
+  const Snapshot a = sampler->snapshot();
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  const Snapshot b = sampler.snapshot();
-  sampler.stop();
-  const WindowResult w = make_window("short", a, b, sampler.series_between(a.time, b.time), sampler.meters(), nullptr);
+  const Snapshot b = sampler->snapshot();
+  sampler->stop();
+  const WindowResult w = make_window("short", a, b, sampler->series_between(a.time, b.time), sampler->meters(), nullptr);
   const double truth_j = 300.0 * w.duration_s;
   ASSERT_EQ(w.domains.size(), 1u);
   ASSERT_TRUE(w.total_uncertainty_j());
