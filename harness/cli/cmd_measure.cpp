@@ -164,6 +164,8 @@ void print_report(const json& r, std::FILE* out) {
     if (!x["left_out"].get<std::string>().empty())
       std::fprintf(out, "\n     not compared: %s", x["left_out"].get<std::string>().c_str());
   }
+  const std::string attributable = attribution_summary(t);
+  if (!attributable.empty()) std::fprintf(out, "\n   attributable to balerbench and the command: %s", attributable.c_str());
   const json& c = r["carbon"];
   std::fprintf(out, "\n   CO2 %s at %.1f g/kWh, PUE %.2f (%s)\n", format_mass_g(t["co2_g"]).c_str(),
                c["carbon_intensity_g_per_kwh"].get<double>(), c["pue"].get<double>(),

@@ -159,7 +159,7 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)");
   cmd->add_option("--experiment", a->experiment, "only this experiment (default: every one stored)");
   cmd->add_option("--table", a->table,
-                  "precision | phases | batch_size | power_limit | cost | complexity | datasets | crosscheck | trials | all");
+                  "precision | phases | batch_size | power_limit | cost | complexity | datasets | crosscheck | attribution | trials | all");
   cmd->add_option("--format", a->format, "md | csv | latex | json")
       ->check(CLI::IsMember({"md", "csv", "latex", "json"}));
   cmd->add_option("--out", a->out,

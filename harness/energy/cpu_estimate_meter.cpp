@@ -1,54 +1,12 @@
 // cpu_estimate_meter.cpp: see cpu_estimate_meter.h.
 #include "harness/energy/cpu_estimate_meter.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <set>
-#include <sstream>
 
 namespace balerbench {
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// utime+stime+cutime+cstime (fields 14-17 of /proc/PID/stat) in ticks, or -1.
-long long stat_ticks(const std::string& proc_root, int pid) {
-  const std::string s = slurp(proc_root + "/" + std::to_string(pid) + "/stat");
-  const auto paren = s.rfind(')');  // the command name may contain spaces and parentheses
-  if (paren == std::string::npos) return -1;
-  std::istringstream in(s.substr(paren + 2));
-  std::string field;
-  long long sum = 0;
-  for (int i = 3; i <= 17 && in >> field; ++i)
-    if (i >= 14) sum += std::stoll(field);
-  return sum;
-}
-
-std::vector<int> children_of(const std::string& proc_root, int pid) {
-  std::vector<int> out;
-  const std::string task_dir = proc_root + "/" + std::to_string(pid) + "/task";
-  DIR* d = opendir(task_dir.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::istringstream in(slurp(task_dir + "/" + e->d_name + "/children"));
-    int child = 0;
-    while (in >> child) out.push_back(child);
-  }
-  closedir(d);
-  return out;
-}
-
-}  // namespace
 
 const std::vector<std::pair<std::string, double>>& cpu_tdp_table() {
   // Manufacturers' TDP per socket (W). The longest matching fragment wins.
@@ -88,47 +46,6 @@ CpuTdp resolve_cpu_tdp(const HostInfo& host, const std::optional<double>& config
   t.source = "fallback for an unknown CPU ('" + host.cpu_model + "'): 4 W x " + std::to_string(host.logical_cpus) +
              " logical CPUs (set energy.cpu_tdp_w for a better estimate)";
   return t;
-}
-
-CpuTimes read_proc_stat(const std::string& proc_root) {
-  std::ifstream in(proc_root + "/stat");
-  std::string cpu;
-  unsigned long long v[8] = {};
-  in >> cpu;
-  for (auto& x : v) in >> x;  // user nice system idle iowait irq softirq steal
-  CpuTimes t;
-  if (cpu != "cpu") return t;
-  t.busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-  t.total = t.busy + v[3] + v[4];
-  return t;
-}
-
-double process_tree_cpu_s(const std::string& proc_root, int pid) {
-  static const double kTicksPerS = static_cast<double>(sysconf(_SC_CLK_TCK));
-  long long ticks = 0;
-  std::vector<int> todo = {pid};
-  std::set<int> seen;
-  while (!todo.empty()) {
-    const int p = todo.back();
-    todo.pop_back();
-    if (!seen.insert(p).second) continue;
-    const long long t = stat_ticks(proc_root, p);
-    if (t < 0) continue;  // exited between listing and reading
-    ticks += t;
-    for (int c : children_of(proc_root, p)) todo.push_back(c);
-  }
-  return static_cast<double>(ticks) / kTicksPerS;
-}
-
-ProcessTreeUsage::ProcessTreeUsage(std::string proc_root, int pid, int cpus)
-    : proc_root_(std::move(proc_root)), pid_(pid), cpus_(std::max(cpus, 1)),
-      last_cpu_s_(process_tree_cpu_s(proc_root_, pid_)) {}
-
-double ProcessTreeUsage::share(double dt_s) {
-  const double cpu_s = process_tree_cpu_s(proc_root_, pid_);
-  if (dt_s > 0) last_share_ = std::clamp((cpu_s - last_cpu_s_) / (dt_s * cpus_), 0.0, 1.0);
-  last_cpu_s_ = cpu_s;
-  return last_share_;
 }
 
 MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& proc_root, int pid) {

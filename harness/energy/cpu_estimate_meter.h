@@ -21,6 +21,7 @@
 #include "harness/energy/energy_meter.h"
 #include "harness/energy/energy_settings.h"
 #include "harness/energy/host_info.h"
+#include "harness/energy/process_tree.h"
 
 namespace balerbench {
 
@@ -32,28 +33,6 @@ struct CpuTdp {
 // (model name fragment, TDP per socket in W), matched case-sensitively as a substring.
 const std::vector<std::pair<std::string, double>>& cpu_tdp_table();
 CpuTdp resolve_cpu_tdp(const HostInfo& host, const std::optional<double>& configured_w);
-
-// Busy and total jiffies from the first line of /proc/stat.
-struct CpuTimes {
-  unsigned long long busy = 0, total = 0;
-};
-CpuTimes read_proc_stat(const std::string& proc_root);
-// CPU seconds of `pid` and its descendants (see above).
-double process_tree_cpu_s(const std::string& proc_root, int pid);
-
-// The share of the machine's CPUs a process tree used between calls
-// (cpu_estimate's process mode; the simulated GPU's load).
-class ProcessTreeUsage {
- public:
-  ProcessTreeUsage(std::string proc_root, int pid, int cpus);
-  // CPU seconds since the last call / (dt_s x cpus), in [0, 1]; the last share when dt_s is 0.
-  double share(double dt_s);
-
- private:
-  std::string proc_root_;
-  int pid_, cpus_;
-  double last_cpu_s_, last_share_ = 0;
-};
 
 class CpuEstimateMeter : public EnergyMeter {
  public:

@@ -21,6 +21,7 @@
 
 namespace balerbench {
 
+class ProcessTree;
 
 // How a meter knows its joules; every report carries it.
 enum class MeterKind { kMeasured, kEstimated, kSimulated };
@@ -54,6 +55,12 @@ struct MeterReading {
   // ± of that estimate; per domain, or empty when the meter does not estimate it. Windows shorter
   // than 10 update periods add it at their edges (energy_window.cpp).
   std::vector<double> pending_j, pending_uncertainty_j;
+  // Per-process use of a device, for the energy attributable to the measured process tree (T7): per
+  // domain, cumulative since the meter opened, the use sampled for processes of the tree and for every
+  // process (NVML: the sum of the SM-utilisation percentages of its per-process samples). Empty when
+  // the meter does not sample per-process use.
+  std::vector<double> tree_use, all_use;
+  long long use_samples = 0;  // per-process samples taken so far (all domains)
 };
 
 // How far a window's energy from a meter can be off, from what the meter's counters can resolve: the
@@ -97,6 +104,10 @@ class EnergyMeter {
   // What the ± of its windows rests on. The default: measured meters lag by update_period_s() and
   // resolve the joule finely; estimated and simulated meters are not quantified.
   virtual EdgeModel edge_model() const;
+  // The process tree whose share of the device's use the meter samples (MeterReading::tree_use), for
+  // meters that sample per-process use; the others ignore it. Called before sampling starts; the tree
+  // is read under the same lock as the meters.
+  virtual void attribute_to(std::shared_ptr<const ProcessTree> tree) { (void)tree; }
 };
 
 // A meter, or why it cannot be used here (one line, with the fix where there is one).

@@ -71,6 +71,7 @@ EnergySession::EnergySession(const EnergySettings& settings, std::function<void(
   opened_ = open_meters(settings_);
   host_ = read_host_info();
   sampler_ = std::make_unique<Sampler>(std::move(opened_.meters), settings_.sample_hz);
+  sampler_->attribute_to(std::make_shared<ProcessTree>());  // T7: this process and its children
   sampler_->start();
   if (settings_.idle_baseline_s > 0) {
     const Snapshot a = mark();
@@ -136,6 +137,7 @@ json EnergySession::report() const {
   for (const auto& p : phases_.phases()) phases.push_back(with_co2(p));
   return {{"run_id", run_id_}, {"host", host_.to_json()}, {"meters", meters}, {"skipped_meters", skipped},
           {"carbon", carbon_.to_json()},
+          {"process_tree", sampler_->process_tree() ? sampler_->process_tree()->describe() : json(nullptr)},
           {"idle_baseline", baseline_ ? baseline_->to_json(sampler_->meters()) : json(nullptr)},
           {"sampler", {{"requested_hz", sampler_->requested_hz()}, {"effective_hz", sampler_->effective_hz()},
                        {"points", sampler_->series_size()}, {"overhead", sampler_->overhead().to_json()}}},
@@ -175,6 +177,37 @@ void print_energy_summary(const json& r, std::FILE* out) {
                  w["energy_kind"].get<std::string>().c_str(), extra.c_str());
     for (const auto& f : w["flags"]) std::fprintf(out, "    ! %s\n", f.get<std::string>().c_str());
   }
+  if (!r["total"].is_null()) {
+    const std::string a = attribution_summary(r["total"]);
+    if (!a.empty()) std::fprintf(out, "  attributable to this process and its children: %s\n", a.c_str());
+  }
+}
+
+std::string attribution_summary(const json& w) {
+  if (!w.contains("attribution") || !w["attribution"].is_object()) return {};
+  std::string out;
+  for (const char* category : {"cpu", "gpu"}) {
+    if (!w["attribution"].contains(category)) continue;
+    const json& a = w["attribution"][category];
+    const bool cpu = std::string(category) == "cpu";
+    std::string text = std::string(category) + " " + format_energy(a["attributable_j"]);
+    if (!a["attributable_uncertainty_j"].is_null()) text += " ± " + format_energy(a["attributable_uncertainty_j"]);
+    text += " of " + format_energy(a["energy_j"]);
+    char buf[160];
+    const double tree = a[cpu ? "tree_cpu_s" : "tree_sm_use"], all = a[cpu ? "busy_cpu_s" : "all_sm_use"];
+    if (cpu && all > 0)
+      std::snprintf(buf, sizeof buf, " (%.3g s of the host's %.3g s busy CPU time)", tree, all);
+    else if (cpu)
+      std::snprintf(buf, sizeof buf, " (no CPU tick in the window: share 0.5 ± 0.5)");
+    else if (all > 0)
+      std::snprintf(buf, sizeof buf, " (%.3g%% of the SM use sampled per process)", 100 * tree / all);
+    else
+      std::snprintf(buf, sizeof buf, " (no process used the SMs: none attributed)");
+    text += buf;
+    if (!a["complete"].get<bool>()) text += ", some domains without a share";
+    out += (out.empty() ? "" : "; ") + text;
+  }
+  return out;
 }
 
 std::vector<GpuLabel> gpu_labels(const json& meters) {

@@ -93,6 +93,11 @@ std::string make_run_id();
 // One line per phase of a report(): duration, energy, mean power, CO2, kinds, flags.
 void print_energy_summary(const nlohmann::json& report, std::FILE* out);
 
+// A window's T7 line from its JSON ("cpu 12.3 J ± 0.4 J of 40.1 J (31% of the busy CPU time); gpu
+// ..."): the part of each category's energy attributable to the measured process tree, beside the
+// absolute figure. Empty when the window has no attribution.
+std::string attribution_summary(const nlohmann::json& window);
+
 // Energy figures as people read them: "12.3 J", "4.56 kJ", "1.2 MJ".
 std::string format_energy(double joules);
 // Grams as "1.23 g", "456 mg", "7.8 kg".

@@ -33,6 +33,42 @@ std::string fmt_s(double s) {
   return buf;
 }
 
+// The T7 share of a domain's energy: CPU domains by the process tree's CPU time against the host's busy
+// time, GPU domains by the tree's SM-use samples against every process's.
+void attribute(DomainEnergy& e, const Snapshot& a, const Snapshot& b, const MeterReading& ra, const MeterReading& rb,
+               std::size_t d) {
+  double share = 0, share_u = 0;
+  if (e.category == DomainCategory::kCpu && a.process.valid && b.process.valid) {
+    const double tree = std::max(0.0, b.process.tree_cpu_s - a.process.tree_cpu_s);
+    const double all = std::max(0.0, b.process.busy_cpu_s - a.process.busy_cpu_s);
+    e.use_tree = tree;
+    e.use_all = all;
+    // Both sums move in clock ticks, and each edge can be off by one: two ticks on each side.
+    const double tick = a.process.tick_s > 0 ? a.process.tick_s : 0.01;
+    if (all > 0) {
+      share = std::min(1.0, tree / all);
+      share_u = std::min(1.0, 2 * tick * (1 + share) / all);
+    } else {
+      share = share_u = 0.5;  // no tick in the window: anything from none to all of it
+    }
+  } else if (e.category == DomainCategory::kGpu && d < ra.tree_use.size() && d < rb.tree_use.size() &&
+             d < ra.all_use.size() && d < rb.all_use.size() && std::isfinite(ra.all_use[d]) &&
+             std::isfinite(rb.all_use[d])) {
+    const double tree = std::max(0.0, rb.tree_use[d] - ra.tree_use[d]);
+    const double all = std::max(0.0, rb.all_use[d] - ra.all_use[d]);
+    e.use_tree = tree;
+    e.use_all = all;
+    // No SM use by any process: none of the board's energy is anyone's. Else one sample of full use
+    // either way at the edges.
+    share = all > 0 ? std::min(1.0, tree / all) : 0;
+    share_u = all > 0 ? std::min(1.0, 100 / all) : 0;
+  } else {
+    return;
+  }
+  e.attributable_j = share * e.energy_j;
+  if (e.uncertainty_j()) e.attributable_uncertainty_j = share * *e.uncertainty_j() + share_u * std::fabs(e.energy_j);
+}
+
 }  // namespace
 
 json IdleBaseline::to_json(const std::vector<std::unique_ptr<EnergyMeter>>& meters) const {
@@ -113,10 +149,66 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
                                             : edge_power_w * edges.update_period_s);
         e.accuracy_uncertainty_j = edges.accuracy_fraction * std::fabs(e.energy_j);
       }
+      attribute(e, a, b, ra, rb, d);
       w.domains.push_back(e);
     }
   }
   return w;
+}
+
+std::optional<double> DomainEnergy::attributable_share() const {
+  if (!attributable_j || !(std::fabs(energy_j) > 0)) return std::nullopt;
+  return *attributable_j / energy_j;
+}
+
+std::optional<double> Attribution::share() const {
+  if (!(std::fabs(energy_j) > 0)) return std::nullopt;
+  return attributable_j / energy_j;
+}
+
+json Attribution::to_json(DomainCategory category) const {
+  const auto s = share();
+  const bool cpu = category == DomainCategory::kCpu;
+  return {{"energy_j", energy_j},
+          {"attributable_j", attributable_j},
+          {"attributable_uncertainty_j", attributable_uncertainty_j ? json(*attributable_uncertainty_j) : json(nullptr)},
+          {"share", s ? json(*s) : json(nullptr)},
+          {cpu ? "tree_cpu_s" : "tree_sm_use", use_tree},
+          {cpu ? "busy_cpu_s" : "all_sm_use", use_all},
+          {"complete", complete},
+          {"basis", cpu ? "the process tree's share of the host's busy CPU time (/proc)"
+                        : "the process tree's share of the SM use in NVML's per-process samples"}};
+}
+
+std::optional<Attribution> WindowResult::attribution(DomainCategory category) const {
+  Attribution a;
+  bool any = false, quantified = true;
+  double u2 = 0;
+  for (const auto& d : domains) {
+    if (!d.in_total || d.category != category) continue;
+    a.energy_j += d.energy_j;
+    if (!d.attributable_j) {
+      a.complete = false;
+      continue;
+    }
+    any = true;
+    a.attributable_j += *d.attributable_j;
+    a.use_tree += d.use_tree.value_or(0);
+    a.use_all += d.use_all.value_or(0);
+    if (d.attributable_uncertainty_j) u2 += *d.attributable_uncertainty_j * *d.attributable_uncertainty_j;
+    else quantified = false;
+  }
+  if (!any) return std::nullopt;
+  // CPU domains of one window share one process share: their use is the same figures, not a sum.
+  if (category == DomainCategory::kCpu)
+    for (const auto& d : domains)
+      if (d.in_total && d.category == category && d.use_tree) {
+        a.use_tree = *d.use_tree;
+        a.use_all = *d.use_all;
+        break;
+      }
+  if (quantified) a.attributable_uncertainty_j = std::sqrt(u2);
+  return a;
 }
 
 std::optional<double> DomainEnergy::uncertainty_j() const {
@@ -308,6 +400,21 @@ void WindowResult::add(const WindowResult& o) {
     if (e.accuracy_uncertainty_j && o.domains[i].accuracy_uncertainty_j)
       *e.accuracy_uncertainty_j += *o.domains[i].accuracy_uncertainty_j;
     e.interpolated = e.interpolated || o.domains[i].interpolated;
+    const DomainEnergy& od = o.domains[i];
+    if (e.attributable_j && od.attributable_j) {
+      *e.attributable_j += *od.attributable_j;
+      *e.use_tree += od.use_tree.value_or(0);
+      *e.use_all += od.use_all.value_or(0);
+      if (e.attributable_uncertainty_j && od.attributable_uncertainty_j)
+        e.attributable_uncertainty_j = std::hypot(*e.attributable_uncertainty_j, *od.attributable_uncertainty_j);
+      else
+        e.attributable_uncertainty_j.reset();
+    } else {
+      e.attributable_j.reset();
+      e.attributable_uncertainty_j.reset();
+      e.use_tree.reset();
+      e.use_all.reset();
+    }
   }
   for (const auto& f : o.flags)
     if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(f);
@@ -321,8 +428,13 @@ json WindowResult::to_json() const {
                     {"peak_power_w", number_or_null(d.peak_power_w)},
                     {"net_energy_j", d.net_energy_j ? json(*d.net_energy_j) : json(nullptr)},
                     {"uncertainty_j", d.uncertainty_j() ? json(*d.uncertainty_j()) : json(nullptr)},
-                    {"interpolated", d.interpolated}});
+                    {"interpolated", d.interpolated},
+                    {"attributable_j", d.attributable_j ? json(*d.attributable_j) : json(nullptr)},
+                    {"attributable_share", d.attributable_share() ? json(*d.attributable_share()) : json(nullptr)}});
   }
+  json attribution = json::object();
+  for (DomainCategory c : {DomainCategory::kCpu, DomainCategory::kGpu})
+    if (const auto at = this->attribution(c)) attribution[domain_category_name(c)] = at->to_json(c);
   const auto net = net_total_energy_j();
   const auto wall = wall_energy_j();
   const auto u = total_uncertainty_j();
@@ -335,7 +447,8 @@ json WindowResult::to_json() const {
           {"total_uncertainty_j", u ? json(*u) : json(nullptr)},
           {"total_uncertainty_pct", u && total > 0 ? json(100 * *u / total) : json(nullptr)},
           {"uncertainty", uncertainty_coverage()}, {"domains", doms}, {"flags", flags},
-          {"crosscheck", cross ? cross->to_json() : json(nullptr)}};
+          {"crosscheck", cross ? cross->to_json() : json(nullptr)},
+          {"attribution", attribution.empty() ? json(nullptr) : attribution}};
 }
 
 void PhaseTotals::add(const WindowResult& w) {

@@ -17,6 +17,10 @@
 // is interpolated at its edges instead: the counter plus its pending energy (polled power x time
 // since the last update), with the ± of those estimates, and flagged. The ± is a measurement
 // uncertainty, apart from the spread over repeats.
+//
+// T7 attribution: next to each CPU and GPU domain's absolute energy, the part attributable to the
+// measured process tree (DomainEnergy::attributable_j), from the tree's CPU time (Snapshot::process)
+// and the GPU's per-process SM samples (MeterReading::tree_use).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -52,6 +56,27 @@ struct DomainEnergy {
   std::optional<double> edge_uncertainty_j, accuracy_uncertainty_j;
   bool interpolated = false;  // the counter's pending energy was added at the window's edges
   std::optional<double> uncertainty_j() const;
+  // T7: the part of energy_j attributable to the measured process tree (balerbench and its children),
+  // beside the absolute figure, never instead of it. CPU domains: the tree's share of the host's busy
+  // CPU time in the window (use_tree_s of use_all_s); GPU domains: its share of the SM use in NVML's
+  // per-process samples (percent-samples). A window with no SM use by any process attributes none of
+  // the GPU's energy; one with no CPU tick at all has a share of 0.5 ± 0.5. Empty where no share is
+  // known: RAM and wall domains, a GPU whose per-process use is not sampled. Summed windows add their
+  // attributable joules (each at its own share) and their use.
+  std::optional<double> attributable_j, attributable_uncertainty_j;
+  std::optional<double> use_tree, use_all;
+  std::optional<double> attributable_share() const;  // attributable_j / energy_j
+};
+
+// The energy of one category (cpu, gpu) of a window's total with the part attributable to the process
+// tree: the T7 columns. `complete` is false when a domain of the category has no share.
+struct Attribution {
+  double energy_j = 0, attributable_j = 0;
+  std::optional<double> attributable_uncertainty_j;  // empty when any domain's is
+  double use_tree = 0, use_all = 0;                  // CPU seconds, or SM percent-samples
+  bool complete = true;
+  std::optional<double> share() const;  // attributable / energy
+  nlohmann::json to_json(DomainCategory category) const;
 };
 
 // A wall meter (wattmeter) against the component meters (RAPL, NVML) over one window
@@ -94,6 +119,9 @@ struct WindowResult {
   double category_energy_j(DomainCategory category) const;
   // With a wall meter and at least one measured component domain in the window, the two compared.
   std::optional<CrossCheck> cross_check() const;
+  // The attributable part of the category's energy (in_total domains); empty when no domain of it has
+  // a share.
+  std::optional<Attribution> attribution(DomainCategory category) const;
   std::string kinds() const;               // "measured", "estimated", "measured+estimated", ...
   void add(const WindowResult& other);     // sums another window of the same phase
   nlohmann::json to_json() const;

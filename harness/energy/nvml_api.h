@@ -17,6 +17,7 @@ enum {
   NVML_ERROR_NOT_SUPPORTED = 3,
   NVML_ERROR_NO_PERMISSION = 4,
   NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
   NVML_ERROR_GPU_IS_LOST = 15,
   NVML_ERROR_UNKNOWN = 999,
@@ -59,5 +60,20 @@ typedef struct {
   unsigned long long used;
 } nvmlMemory_t;
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t, nvmlMemory_t*);
+
+// One process's utilisation over the driver's last sample period (percent), stamped with the CPU
+// time in microseconds since the Unix epoch.
+typedef struct {
+  unsigned int pid;
+  unsigned long long timeStamp;
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+// Samples newer than the last argument; a null buffer asks for the count (INSUFFICIENT_SIZE), and
+// NOT_FOUND means no process had a sample since then.
+typedef nvmlReturn_t (*nvmlDeviceGetProcessUtilization_fn)(nvmlDevice_t, nvmlProcessUtilizationSample_t*,
+                                                           unsigned int*, unsigned long long);
 
 }  // extern "C"

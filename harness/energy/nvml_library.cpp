@@ -72,6 +72,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(std::string& reason) {
   std::string optional_missing;
   load(handle, "nvmlDeviceGetPowerManagementLimit", lib->device_get_power_limit, optional_missing);
   load(handle, "nvmlDeviceSetPowerManagementLimit", lib->device_set_power_limit, optional_missing);
+  load(handle, "nvmlDeviceGetProcessUtilization", lib->device_get_process_utilization, optional_missing);
   if (!missing.empty()) {
     reason = path + " lacks " + missing + " (a driver older than NVML API v2?)";
     return nullptr;

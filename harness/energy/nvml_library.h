@@ -54,6 +54,8 @@ class NvmlLibrary {
   // Power-limit control (harness/power); loaded when present, not required for measuring.
   nvmlDeviceGetPowerManagementLimit_fn device_get_power_limit = nullptr;
   nvmlDeviceSetPowerManagementLimit_fn device_set_power_limit = nullptr;
+  // Per-process SM use (the GPU energy attributable to a process tree); loaded when present.
+  nvmlDeviceGetProcessUtilization_fn device_get_process_utilization = nullptr;
 
  private:
   NvmlLibrary() = default;

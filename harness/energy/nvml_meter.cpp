@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "harness/energy/process_tree.h"
+
 namespace balerbench {
 
 using nlohmann::json;
@@ -151,6 +153,44 @@ void NvmlMeter::track_counter(Device& d, unsigned long long mj, SteadyClock::tim
   d.last_time = before;
 }
 
+void NvmlMeter::attribute_to(std::shared_ptr<const ProcessTree> tree) {
+  tree_ = std::move(tree);
+  // Samples from before the meter is used for attribution are no one's business here.
+  const unsigned long long now_us = static_cast<unsigned long long>(unix_now_s() * 1e6);
+  for (auto& d : devices_) {
+    d.last_seen_us = now_us;
+    if (!lib_->device_get_process_utilization)
+      d.use_unavailable = "this NVML has no nvmlDeviceGetProcessUtilization (a driver older than R304?)";
+  }
+}
+
+void NvmlMeter::sample_process_use(Device& d) {
+  if (!d.use_unavailable.empty()) return;
+  unsigned n = 0;
+  nvmlReturn_t rc = lib_->device_get_process_utilization(d.gpu.handle, nullptr, &n, d.last_seen_us);
+  if (rc == NVML_ERROR_NOT_FOUND || (rc == NVML_SUCCESS && n == 0)) return;  // no process had a sample since
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) {
+    d.use_unavailable = "nvmlDeviceGetProcessUtilization: " + lib_->error_string(rc);
+    return;
+  }
+  std::vector<nvmlProcessUtilizationSample_t> buf(n + 8);  // room for processes started since
+  n = static_cast<unsigned>(buf.size());
+  rc = lib_->device_get_process_utilization(d.gpu.handle, buf.data(), &n, d.last_seen_us);
+  if (rc == NVML_ERROR_NOT_FOUND) return;
+  if (rc != NVML_SUCCESS) return;  // INSUFFICIENT_SIZE again (a burst of new processes): next read
+  unsigned long long newest = d.last_seen_us;
+  for (unsigned i = 0; i < n && i < buf.size(); ++i) {
+    const nvmlProcessUtilizationSample_t& u = buf[i];
+    if (u.timeStamp <= d.last_seen_us) continue;
+    const double sm = std::min(100u, u.smUtil);
+    d.all_sm_use += sm;
+    if (tree_->contains(u.pid)) d.tree_sm_use += sm;
+    ++d.use_samples;
+    newest = std::max(newest, u.timeStamp);
+  }
+  d.last_seen_us = newest;
+}
+
 MeterReading NvmlMeter::read() {
   MeterReading r;
   std::vector<double> pending, pending_u;
@@ -201,6 +241,13 @@ MeterReading NvmlMeter::read() {
       }
     }
     r.energy_j.push_back(d.total_j);
+    if (tree_) {
+      sample_process_use(d);
+      const double nan = std::nan("");
+      r.tree_use.push_back(d.use_unavailable.empty() ? d.tree_sm_use : nan);
+      r.all_use.push_back(d.use_unavailable.empty() ? d.all_sm_use : nan);
+      r.use_samples += d.use_samples;
+    }
     r.read_errors += d.read_errors;
     if (d.lost)
       r.lost += (r.lost.empty() ? "" : "; ") + std::string("gpu") + std::to_string(d.gpu.index) + " (" + d.gpu.name +
@@ -270,6 +317,11 @@ json NvmlMeter::describe() const {
     g["sm_clock_mhz"] = lib_->device_get_clock_info(h, NVML_CLOCK_SM, &a) == NVML_SUCCESS ? json(a) : json(nullptr);
     g["throttle_reasons"] =
         lib_->device_get_throttle_reasons(h, &mask) == NVML_SUCCESS ? json(throttle_reason_names(mask)) : json(nullptr);
+    if (tree_)
+      g["process_use"] = d.use_unavailable.empty()
+                             ? json{{"sampled", true}, {"samples", d.use_samples},
+                                    {"method", "nvmlDeviceGetProcessUtilization: share of smUtil over the samples"}}
+                             : json{{"sampled", false}, {"reason", d.use_unavailable}};
     gpus.push_back(g);
   }
   return {{"library", lib_->path()}, {"driver_version", lib_->driver_version()}, {"selection", selection_},

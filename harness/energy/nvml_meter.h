@@ -15,6 +15,13 @@
 // (an update fell between that read and the one before), and every read polls the power too, so a
 // read can say how much energy the counter does not hold yet: power x time since the last update
 // (MeterReading::pending_j). Short windows use it at their edges (energy_window.cpp).
+//
+// With a process tree to attribute to (attribute_to), every read also takes the per-process SM
+// utilisation samples NVML recorded since the last read (nvmlDeviceGetProcessUtilization): the sum of
+// the tree's smUtil and of every process's is MeterReading::tree_use / all_use, so a window's GPU
+// energy times the tree's share of SM use is what it can be held to (AIPowerMeter's
+// nvidia_attributable_power). NVML keeps one sample per process and driver period; a read rate
+// slower than that period skips samples of every process alike.
 #pragma once
 
 #include <memory>
@@ -37,6 +44,7 @@ class NvmlMeter : public EnergyMeter {
   double update_period_s() const override;
   nlohmann::json describe() const override;
   EdgeModel edge_model() const override;
+  void attribute_to(std::shared_ptr<const ProcessTree> tree) override;
 
   struct Device {
     NvmlLibrary::Gpu gpu;
@@ -55,10 +63,17 @@ class NvmlMeter : public EnergyMeter {
     SteadyClock::time_point last_time;     // when the previous read's counter call began
     double last_power_read_w = 0;          // the power polled at the previous read
     std::string period_note;               // how the period was found
+    // Per-process SM use (attribution to the process tree): cumulative smUtil of the tree's samples
+    // and of every sample, the newest sample's timestamp, and why it is not sampled when it is not.
+    double tree_sm_use = 0, all_sm_use = 0;
+    long long use_samples = 0;
+    unsigned long long last_seen_us = 0;
+    std::string use_unavailable;
   };
 
  private:
   NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection);
+  void sample_process_use(Device& d);
   static void track_counter(Device& d, unsigned long long mj, SteadyClock::time_point before,
                             SteadyClock::time_point now);
   std::shared_ptr<NvmlLibrary> lib_;
@@ -66,6 +81,7 @@ class NvmlMeter : public EnergyMeter {
   std::vector<Domain> domains_;
   std::string selection_;
   SteadyClock::time_point last_read_;
+  std::shared_ptr<const ProcessTree> tree_;
 };
 
 }  // namespace balerbench

@@ -35,6 +35,12 @@ Sampler::Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, st
 
 Sampler::~Sampler() { stop(); }
 
+void Sampler::attribute_to(std::shared_ptr<ProcessTree> tree) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tree_ = std::move(tree);
+  for (auto& m : meters_) m->attribute_to(tree_);
+}
+
 void Sampler::start() {
   started_ = SteadyClock::now();
   snapshot();  // the series starts with a point
@@ -74,6 +80,7 @@ Snapshot Sampler::read_locked() {
   Snapshot s;
   s.unix_s = unix_now_s();
   s.readings.reserve(meters_.size());
+  if (tree_) s.process = tree_->read();  // first: the meters match their per-process samples against it
   for (auto& m : meters_) s.readings.push_back(m->read());
   // The first failed read of a meter is said at once (the windows that see failures are flagged in
   // their reports too): a counter that stops counting mid-run must not go unnoticed until the end.

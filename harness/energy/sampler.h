@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "harness/energy/energy_meter.h"
+#include "harness/energy/process_tree.h"
 
 namespace balerbench {
 
@@ -32,6 +33,7 @@ struct Snapshot {
   SteadyClock::time_point time;
   double unix_s = 0;                    // wall-clock time of the same instant
   std::vector<MeterReading> readings;   // one per meter, in meters() order
+  ProcessCpu process;                   // CPU time of the measured process tree and the host (T7)
 };
 
 struct SamplerOverhead {
@@ -51,6 +53,11 @@ class Sampler {
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
+
+  // Reads `tree` with every snapshot (Snapshot::process) and hands it to the meters that sample
+  // per-process use. Before start().
+  void attribute_to(std::shared_ptr<ProcessTree> tree);
+  const ProcessTree* process_tree() const { return tree_.get(); }
 
   void start();  // no thread when the effective rate is 0
   void stop();
@@ -79,6 +86,7 @@ class Sampler {
   void record_locked(const Snapshot& s);
   void loop();
   std::vector<std::unique_ptr<EnergyMeter>> meters_;
+  std::shared_ptr<ProcessTree> tree_;
   double requested_hz_, hz_;
   std::size_t max_points_;
   std::size_t keep_every_ = 1, since_kept_ = 0;

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/energy/cpu_estimate_meter.h"
+#include "harness/energy/process_tree.h"
 #include "harness/energy/energy_meter.h"
 #include "harness/energy/energy_settings.h"
 

@@ -89,11 +89,14 @@ std::vector<std::string> power_lines(const LiveState& s, const LineTags& t) {
     LinePoint p = tagged("balerbench_power", s, t);
     p.tag("meter", d.meter).tag("domain", d.domain).tag("kind", d.kind).tag("category", d.category);
     p.field("power_w", d.power_w).field("energy_j", d.energy_j);
+    p.field("power_pm_w", d.power_uncertainty_w).field("energy_pm_j", d.energy_uncertainty_j);
+    p.field("attributable_power_w", d.attributable_power_w);
     out.push_back(p.line(ns));
   }
   if (!s.power.domains.empty()) {
     LinePoint p = tagged("balerbench_power_total", s, t);
     p.field("power_w", s.power.total_power_w).field("energy_j", s.power.total_energy_j);
+    p.field("energy_pm_j", s.power.total_energy_uncertainty_j);
     out.push_back(p.line(ns));
   }
   return out;

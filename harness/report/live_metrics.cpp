@@ -16,8 +16,11 @@ void LiveMetrics::set_meters(const std::vector<std::unique_ptr<EnergyMeter>>& me
   state_.power.domains.clear();
   meter_of_.clear();
   meter_window_s_.clear();
+  edges_.clear();
+  category_of_.clear();
   for (std::size_t m = 0; m < meters.size(); ++m) {
     meter_window_s_.push_back(std::max(window_s_, 2 * meters[m]->update_period_s()));
+    edges_.push_back(meters[m]->edge_model());
     for (const Domain& d : meters[m]->domains()) {
       DomainPower p;
       p.meter = meters[m]->name();
@@ -27,6 +30,7 @@ void LiveMetrics::set_meters(const std::vector<std::unique_ptr<EnergyMeter>>& me
       p.in_total = d.in_total && d.category != DomainCategory::kWall;
       state_.power.domains.push_back(p);
       meter_of_.push_back(m);
+      category_of_.push_back(d.category);
     }
   }
   recent_.clear();
@@ -48,10 +52,20 @@ void LiveMetrics::on_snapshot(const Snapshot& s) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!recent_.empty() && s.time <= recent_.back().time) return;
-    Point p{s.time, {}};
-    for (const MeterReading& r : s.readings) p.energy_j.insert(p.energy_j.end(), r.energy_j.begin(), r.energy_j.end());
+    Point p{s.time, {}, {}, {}, s.process};
+    for (const MeterReading& r : s.readings) {
+      p.energy_j.insert(p.energy_j.end(), r.energy_j.begin(), r.energy_j.end());
+      const bool use = r.tree_use.size() == r.energy_j.size() && r.all_use.size() == r.energy_j.size();
+      for (std::size_t d = 0; d < r.energy_j.size(); ++d) {
+        p.tree_use.push_back(use ? r.tree_use[d] : kNoValue);
+        p.all_use.push_back(use ? r.all_use[d] : kNoValue);
+      }
+    }
     if (p.energy_j.size() != state_.power.domains.size()) return;  // not the meters we were given
-    if (first_energy_j_.empty()) first_energy_j_ = p.energy_j;
+    if (first_energy_j_.empty()) {
+      first_energy_j_ = p.energy_j;
+      first_time_ = p.time;
+    }
     recent_.push_back(std::move(p));
     const Point& now = recent_.back();
     const double longest_s = meter_window_s_.empty() ? window_s_ : *std::max_element(meter_window_s_.begin(), meter_window_s_.end());
@@ -63,6 +77,9 @@ void LiveMetrics::on_snapshot(const Snapshot& s) {
     out.total_power_w = 0;
     out.total_energy_j = 0;
     bool total_known = true;
+    double total_edge2 = 0, total_accuracy = 0;
+    bool total_quantified = false;
+    const double since_s = std::chrono::duration<double>(now.time - first_time_).count();
     for (std::size_t i = 0; i < out.domains.size(); ++i) {
       DomainPower& d = out.domains[i];
       d.energy_j = now.energy_j[i] - first_energy_j_[i];
@@ -76,12 +93,47 @@ void LiveMetrics::on_snapshot(const Snapshot& s) {
         }
       const double dt = std::chrono::duration<double>(now.time - anchor->time).count();
       d.power_w = dt > 0 ? (now.energy_j[i] - anchor->energy_j[i]) / dt : kNoValue;
+      // The ± of both, from the meter's resolution: a lag of one update period at each end (at the
+      // higher of the current and the mean power), a count at each end, and the stated accuracy.
+      const EdgeModel& em = edges_[meter_of_[i]];
+      d.power_uncertainty_w = d.energy_uncertainty_j = kNoValue;
+      double edge_j = 0;
+      if (em.quantified) {
+        const double mean_w = since_s > 0 ? d.energy_j / since_s : 0;
+        const double edge_w = std::max(0.0, std::isnan(d.power_w) ? mean_w : std::max(d.power_w, mean_w));
+        edge_j = 2 * em.step_j + edge_w * em.update_period_s;
+        d.energy_uncertainty_j = edge_j + em.accuracy_fraction * std::fabs(d.energy_j);
+        if (dt > 0 && !std::isnan(d.power_w))
+          d.power_uncertainty_w = (2 * em.step_j + std::max(0.0, d.power_w) * em.update_period_s) / dt +
+                                  em.accuracy_fraction * std::fabs(d.power_w);
+      }
+      // T7 over the same trailing window.
+      d.attributable_power_w = kNoValue;
+      if (!std::isnan(d.power_w)) {
+        if (category_of_[i] == DomainCategory::kCpu && now.process.valid && anchor->process.valid) {
+          const double busy = now.process.busy_cpu_s - anchor->process.busy_cpu_s;
+          if (busy > 0)
+            d.attributable_power_w =
+                d.power_w * std::min(1.0, std::max(0.0, now.process.tree_cpu_s - anchor->process.tree_cpu_s) / busy);
+        } else if (category_of_[i] == DomainCategory::kGpu && std::isfinite(now.all_use[i]) &&
+                   std::isfinite(anchor->all_use[i])) {
+          const double all = now.all_use[i] - anchor->all_use[i];
+          d.attributable_power_w =
+              all > 0 ? d.power_w * std::min(1.0, std::max(0.0, now.tree_use[i] - anchor->tree_use[i]) / all) : 0.0;
+        }
+      }
       if (!d.in_total) continue;
+      if (em.quantified) {
+        total_quantified = true;
+        total_edge2 += edge_j * edge_j;
+        total_accuracy += em.accuracy_fraction * std::fabs(d.energy_j);
+      }
       out.total_energy_j += d.energy_j;
       if (std::isnan(d.power_w)) total_known = false;
       else out.total_power_w += d.power_w;
     }
     if (!total_known || out.domains.empty()) out.total_power_w = kNoValue;
+    out.total_energy_uncertainty_j = total_quantified ? std::sqrt(total_edge2) + total_accuracy : kNoValue;
     ++state_.snapshots;
     copy = state_locked();
   }

@@ -8,6 +8,13 @@
 // a steady number; energy is cumulative since the first snapshot seen.
 // Observers (the InfluxDB exporter) get every power sample and every epoch as
 // they happen, outside the state lock.
+//
+// Each figure carries its measurement ± from its meter's EdgeModel, as the windows do (energy_window.h):
+// the energy since the start lags by up to one update period at each end and counts whole steps, the
+// trailing-window power the same over its window, plus a stated accuracy; NaN where the meter's is not
+// quantified (estimates). Beside the absolute power, the part attributable to the process tree (T7)
+// over the same trailing window: CPU domains at its share of the host's busy CPU time, GPU domains at
+// its share of the per-process SM samples.
 #pragma once
 
 #include <chrono>
@@ -43,6 +50,9 @@ struct DomainPower {
   bool in_total = true;
   double power_w = kNoValue;  // mean over the trailing window; NaN before two snapshots
   double energy_j = 0;        // since the first snapshot
+  double power_uncertainty_w = kNoValue;   // ± of power_w; NaN when not quantified
+  double energy_uncertainty_j = kNoValue;  // ± of energy_j
+  double attributable_power_w = kNoValue;  // power_w x the process tree's share; NaN when none is known
 };
 
 struct LivePower {
@@ -50,6 +60,7 @@ struct LivePower {
   std::vector<DomainPower> domains;
   double total_power_w = kNoValue;  // domains counted in totals
   double total_energy_j = 0;
+  double total_energy_uncertainty_j = kNoValue;  // over the quantified domains of the total
 };
 
 struct EpochProgress {
@@ -99,19 +110,24 @@ class LiveMetrics {
  private:
   struct Point {
     SteadyClock::time_point time;
-    std::vector<double> energy_j;  // flattened: every meter's domains
+    std::vector<double> energy_j;          // flattened: every meter's domains
+    std::vector<double> tree_use, all_use;  // flattened; NaN where a meter samples no per-process use
+    ProcessCpu process;
   };
   LiveState state_locked() const;
   std::string command_;
   double window_s_;
   std::vector<std::size_t> meter_of_;  // flattened domain -> meter
   std::vector<double> meter_window_s_;
+  std::vector<EdgeModel> edges_;             // per meter
+  std::vector<DomainCategory> category_of_;  // flattened domain -> its category
   std::mutex observers_mu_;
   std::vector<LiveObserver*> observers_;
   mutable std::mutex mu_;
   LiveState state_;
   std::deque<Point> recent_;
   std::vector<double> first_energy_j_;
+  SteadyClock::time_point first_time_;
   double trial_start_energy_j_ = 0;
   SteadyClock::time_point trial_start_;
 };

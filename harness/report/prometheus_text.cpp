@@ -1,6 +1,7 @@
 // prometheus_text.cpp: see prometheus_text.h.
 #include "harness/report/prometheus_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -75,6 +76,30 @@ std::string render_prometheus(const LiveState& s, const ExpositionContext& c) {
       if (!std::isnan(d.power_w)) e.sample(domain_labels(d), d.power_w);
     e.family("balerbench_energy_joules_total", "counter", "Energy per meter and domain in joules since the command started.");
     for (const DomainPower& d : s.power.domains) e.sample(domain_labels(d), d.energy_j);
+    const auto some = [&](double DomainPower::*field) {
+      return std::any_of(s.power.domains.begin(), s.power.domains.end(),
+                         [&](const DomainPower& d) { return !std::isnan(d.*field); });
+    };
+    if (some(&DomainPower::power_uncertainty_w)) {
+      e.family("balerbench_power_uncertainty_watts", "gauge",
+               "Measurement uncertainty (±) of balerbench_power_watts from the meter's resolution and stated accuracy; "
+               "absent where it is not quantified (estimates).");
+      for (const DomainPower& d : s.power.domains)
+        if (!std::isnan(d.power_uncertainty_w)) e.sample(domain_labels(d), d.power_uncertainty_w);
+    }
+    if (some(&DomainPower::energy_uncertainty_j)) {
+      e.family("balerbench_energy_uncertainty_joules", "gauge",
+               "Measurement uncertainty (±) of balerbench_energy_joules_total; absent where it is not quantified.");
+      for (const DomainPower& d : s.power.domains)
+        if (!std::isnan(d.energy_uncertainty_j)) e.sample(domain_labels(d), d.energy_uncertainty_j);
+    }
+    if (some(&DomainPower::attributable_power_w)) {
+      e.family("balerbench_attributable_power_watts", "gauge",
+               "The part of balerbench_power_watts attributable to balerbench and its child processes: CPU domains at "
+               "their share of the host's busy CPU time, GPU domains at their share of the per-process SM samples.");
+      for (const DomainPower& d : s.power.domains)
+        if (!std::isnan(d.attributable_power_w)) e.sample(domain_labels(d), d.attributable_power_w);
+    }
   }
 
   if (s.in_trial) {

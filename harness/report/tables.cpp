@@ -711,17 +711,19 @@ const json* crosscheck_of(const json& window) {
   return &x;
 }
 
-// The windows of a trial that hold a cross-check: its phases, then its total.
-std::vector<const json*> crosscheck_windows(const TrialRecord& r) {
+// The windows of a trial (its phases, then its total) for which `part` finds what a table lists.
+std::vector<const json*> windows_with(const TrialRecord& r, const json* (*part)(const json&)) {
   std::vector<const json*> out;
   if (!r.result.is_object() || !r.result.contains("energy") || !r.result["energy"].is_object()) return out;
   const json& energy = r.result["energy"];
   if (energy.contains("phases") && energy["phases"].is_array())
     for (const auto& w : energy["phases"])
-      if (crosscheck_of(w)) out.push_back(&w);
-  if (energy.contains("total") && crosscheck_of(energy["total"])) out.push_back(&energy["total"]);
+      if (part(w)) out.push_back(&w);
+  if (energy.contains("total") && part(energy["total"])) out.push_back(&energy["total"]);
   return out;
 }
+
+std::vector<const json*> crosscheck_windows(const TrialRecord& r) { return windows_with(r, crosscheck_of); }
 
 bool has_crosscheck(const std::vector<TrialRecord>& trials) {
   return std::any_of(trials.begin(), trials.end(), [](const TrialRecord& r) { return !crosscheck_windows(r).empty(); });
@@ -760,6 +762,55 @@ Table crosscheck_table(const std::vector<TrialRecord>& trials) {
       "(ratio 0.735; REFERENCE_TABLES.md T6).");
   t.notes.push_back("wall_pm_j, components_pm_j: each side's measurement ± ('-' where not quantified); a difference "
                     "within their sum is not resolved, and the reading says so.");
+  return t;
+}
+
+// A stored window's T7 attribution (WindowResult::to_json), when it has one.
+const json* attribution_of(const json& window) {
+  if (!window.is_object() || !window.contains("attribution") || !window["attribution"].is_object()) return nullptr;
+  return &window["attribution"];
+}
+
+std::vector<const json*> attribution_windows(const TrialRecord& r) { return windows_with(r, attribution_of); }
+
+bool has_attribution(const std::vector<TrialRecord>& trials) {
+  return std::any_of(trials.begin(), trials.end(), [](const TrialRecord& r) { return !attribution_windows(r).empty(); });
+}
+
+// REFERENCE_TABLES.md T7: per trial and window, each category's absolute energy beside the part
+// attributable to the run's process tree.
+Table attribution_table(const std::vector<TrialRecord>& trials) {
+  Table t;
+  t.name = "attribution";
+  t.title = "Energy attributable to the run's processes (T7)";
+  t.columns = {"id",    "precision", "batch_size", "power_limit",       "window",    "cpu_j",
+               "cpu_attributable_j", "cpu_attributable_pm_j", "cpu_share", "gpu_j", "gpu_attributable_j",
+               "gpu_attributable_pm_j", "gpu_share"};
+  const auto field = [](const json& a, const char* category, const char* key) {
+    if (!a.contains(category) || !a[category].is_object()) return json("-");
+    const json& c = a[category];
+    return c.contains(key) && c[key].is_number() ? num(c[key].get<double>()) : json("-");
+  };
+  for (const auto& r : trials)
+    for (const json* w : attribution_windows(r)) {
+      const json& a = *attribution_of(*w);
+      const std::string window = w->contains("phase") && (*w)["phase"].is_string() ? (*w)["phase"].get<std::string>()
+                                                                                   : std::string("window");
+      t.rows.push_back({r.id, r.precision, r.batch_size, watts_label(r.power_limit_w), window,
+                        field(a, "cpu", "energy_j"), field(a, "cpu", "attributable_j"),
+                        field(a, "cpu", "attributable_uncertainty_j"), field(a, "cpu", "share"),
+                        field(a, "gpu", "energy_j"), field(a, "gpu", "attributable_j"),
+                        field(a, "gpu", "attributable_uncertainty_j"), field(a, "gpu", "share")});
+    }
+  if (t.rows.empty()) t.notes.push_back("no trial has an attribution: trials measured with energy off, or before attribution was recorded, have none");
+  t.notes.push_back(
+      "cpu_j, gpu_j: the absolute energy of the CPU and GPU domains, as everywhere else; *_attributable_j: the part "
+      "of it attributable to the run's processes (balerbench and its children). CPU: times their share of the "
+      "host's busy CPU time (AIPowerMeter's per_process_cpu_power); GPU: times their share of the SM use in NVML's "
+      "per-process samples (nvidia_attributable_power). A GPU that no process used in a window has none of its "
+      "energy attributed. '-': no share known (no per-process samples).");
+  t.notes.push_back("*_pm_j: the ± of the attributable energy: the share times the energy's ±, plus the share's own "
+                    "± (two clock ticks of CPU time at each edge; one sample of full SM use) times the energy.");
   return t;
 }
 
@@ -814,7 +865,7 @@ std::string latex_escape(const std::string& s) {
 
 const std::vector<std::string>& report_table_names() {
   static const std::vector<std::string> names = {"precision", "phases",   "batch_size", "power_limit", "cost",
-                                                 "complexity", "datasets", "crosscheck", "trials"};
+                                                 "complexity", "datasets", "crosscheck", "attribution", "trials"};
   return names;
 }
 
@@ -841,6 +892,7 @@ std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std
   if (want("complexity")) out.push_back(complexity_table(trials));
   if (want("datasets")) out.push_back(datasets_table(trials));
   if (table == "crosscheck" || (table == "all" && has_crosscheck(trials))) out.push_back(crosscheck_table(trials));
+  if (table == "attribution" || (table == "all" && has_attribution(trials))) out.push_back(attribution_table(trials));
   if (want("trials")) out.push_back(trials_table(trials));
   return out;
 }

@@ -428,6 +428,7 @@ void record_energy(EnergySession* energy, const RunConfig& c, const Training& t,
       {"total_j", pm(energy->total().total_uncertainty_j())},
       {"coverage", energy->total().uncertainty_coverage()}};
   result["energy"] = {{"idle_baseline", report["idle_baseline"]},
+                      {"process_tree", report["process_tree"]},
                       {"sampler", report["sampler"]},
                       {"total", report["total"]},
                       {"phases", report["phases"]}};

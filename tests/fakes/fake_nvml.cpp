@@ -11,7 +11,16 @@
 //                 "min_limit_w": 200, "max_limit_w": 700, "temperature_c": 41,
 //                 "sm_clock_mhz": 1980, "throttle_reasons": 4, "power_error": 0,
 //                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824,
-//                 "lost_after_s": -1}]}   // >= 0: the GPU falls off the bus then (GPU_IS_LOST)
+//                 "lost_after_s": -1,     // >= 0: the GPU falls off the bus then (GPU_IS_LOST)
+//                 "process_utilization": {"sample_period_s": 0.1,   // the driver's per-process samples
+//                                         "processes": [{"pid": "self", "sm_util": 60},
+//                                                       {"pid": 4000000, "sm_util": 20}]}}]}
+//
+// Per-process utilisation: a sample per process with non-zero smUtil at every tick of
+// sample_period_s since init, stamped with the wall-clock microseconds of the tick; "self" is the
+// process that loaded the fake (balerbench), "parent" its parent. nvmlDeviceGetProcessUtilization
+// returns those newer than lastSeenTimeStamp, as NVML does ("process_utilization_error" makes it
+// fail, e.g. 3 for NOT_SUPPORTED).
 //
 // The energy counter is the exact integral of the schedule up to the last
 // update tick, so tests can check measured energies to any tolerance.
@@ -25,6 +34,7 @@
 // ({"UUID": watts}), as a real GPU's do when the process that set them dies.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -32,6 +42,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -55,6 +66,9 @@ struct FakeDevice {
   double lost_after_s = -1;  // >= 0: every query of the device fails with GPU_IS_LOST from then on
   double enforce_offset_w = 0;
   unsigned long long memory_total_bytes = 80ULL << 30, memory_used_bytes = 512ULL << 20;
+  double util_period_s = 0.1;
+  std::vector<std::pair<unsigned, unsigned>> util_processes;  // pid, smUtil
+  int util_error = 0;
 };
 
 struct State {
@@ -63,6 +77,7 @@ struct State {
   std::string driver_version = "000.00";
   std::vector<FakeDevice> devices;
   Clock::time_point t0;
+  double t0_unix_s = 0;
 };
 
 State& state() {
@@ -105,6 +120,17 @@ void load_config() {
     f.enforce_offset_w = d.value("enforce_offset_w", 0.0);
     f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
     f.memory_used_bytes = d.value("memory_used_bytes", f.memory_used_bytes);
+    if (d.contains("process_utilization")) {
+      const auto& u = d["process_utilization"];
+      f.util_period_s = u.value("sample_period_s", f.util_period_s);
+      for (const auto& p : u.value("processes", nlohmann::json::array())) {
+        const auto& pid = p["pid"];
+        const unsigned id = pid.is_string() ? static_cast<unsigned>(pid == "parent" ? getppid() : getpid())
+                                            : pid.get<unsigned>();
+        f.util_processes.emplace_back(id, p.value("sm_util", 0u));
+      }
+    }
+    f.util_error = d.value("process_utilization_error", 0);
     s.devices.push_back(f);
   }
   if (const char* state_path = std::getenv("FAKE_NVML_STATE")) {
@@ -187,7 +213,10 @@ extern "C" {
 nvmlReturn_t nvmlInit_v2(void) {
   if (state().init_count == 0) load_config();
   if (state().init_error != 0) return state().init_error;
-  if (state().init_count++ == 0) state().t0 = Clock::now();
+  if (state().init_count++ == 0) {
+    state().t0 = Clock::now();
+    state().t0_unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
   return NVML_SUCCESS;
 }
 
@@ -303,6 +332,31 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, int type, unsigned* mhz) {
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long* mask) {
   FAKE_DEVICE_OR_FAIL(h);
   *mask = d->throttle_reasons;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProcessUtilizationSample_t* buf, unsigned* count,
+                                             unsigned long long last_seen_us) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->util_error) return d->util_error;
+  const double now = std::chrono::duration<double>(Clock::now() - state().t0).count();
+  std::vector<nvmlProcessUtilizationSample_t> samples;
+  if (d->util_period_s > 0)
+    for (long long k = std::max(1LL, static_cast<long long>((last_seen_us * 1e-6 - state().t0_unix_s) / d->util_period_s));
+         k * d->util_period_s <= now; ++k) {
+      const auto stamp = static_cast<unsigned long long>((state().t0_unix_s + k * d->util_period_s) * 1e6);
+      if (stamp <= last_seen_us) continue;
+      for (const auto& [pid, sm] : d->util_processes)
+        if (sm > 0) samples.push_back({pid, stamp, sm, 0, 0, 0});
+    }
+  if (samples.empty()) return NVML_ERROR_NOT_FOUND;
+  if (!buf || *count < samples.size()) {
+    *count = static_cast<unsigned>(samples.size());
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  std::copy(samples.begin(), samples.end(), buf);
+  *count = static_cast<unsigned>(samples.size());
   return NVML_SUCCESS;
 }
 

@@ -196,6 +196,43 @@ TEST_F(EnergyCli, MeasureCrossChecksTheWallAgainstComponentMeters) {
   EXPECT_TRUE(j["phases"][0]["crosscheck"].is_object());
 }
 
+// T7 through `measure`: the command burns CPU time in a child of balerbench, so the tree's CPU time is
+// the child's and balerbench's, at most the host's busy time; the fake GPU's driver samples balerbench
+// (the process that loaded NVML) at 30% SM use and a stranger at 10%, so a quarter of the board's energy
+// is not the run's. Both columns are in the report and the printed line, beside the absolute figures.
+TEST_F(EnergyCli, MeasureAttributesCpuTimeAndGpuUseToTheProcessTree) {
+  const json nvml = {{"devices", {{{"name", "Fake H100"}, {"uuid", "GPU-5678"}, {"power_w", 300.0},
+                                   {"energy_counter", true},
+                                   {"process_utilization",
+                                    {{"sample_period_s", 0.05},
+                                     {"processes", {{{"pid", "self"}, {"sm_util", 30}}, {{"pid", 4000000}, {"sm_util", 10}}}}}}}}}};
+  write_text(dir.path("nvml.json"), nvml.dump());
+  const std::string env = "BALERBENCH_NVML_LIB=" + std::string(FAKE_NVML_LIB) + " FAKE_NVML_CONFIG=" + dir.path("nvml.json");
+  const auto r = bb("measure --meters nvml,cpu_estimate --hz 20 --json " + dir.path("m.json") +
+                        " -- sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'",
+                    env);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json total = json::parse(read_text(dir.path("m.json")))["total"];
+  const json& at = total["attribution"];
+  ASSERT_TRUE(at.is_object()) << total.dump();
+  const json &cpu = at["cpu"], &gpu = at["gpu"];
+  EXPECT_GT(cpu["tree_cpu_s"].get<double>(), 0.05) << cpu.dump();  // the shell's loop
+  EXPECT_LE(cpu["tree_cpu_s"].get<double>(), cpu["busy_cpu_s"].get<double>() + 0.05) << cpu.dump();
+  EXPECT_GT(cpu["share"].get<double>(), 0.0);
+  EXPECT_LE(cpu["share"].get<double>(), 1.0);
+  EXPECT_NEAR(cpu["attributable_j"].get<double>(), cpu["share"].get<double>() * cpu["energy_j"].get<double>(), 1e-9);
+  EXPECT_NEAR(gpu["share"].get<double>(), 0.75, 1e-12) << gpu.dump();
+  EXPECT_NEAR(gpu["attributable_j"].get<double>(), 0.75 * gpu["energy_j"].get<double>(), 1e-9);
+  EXPECT_GT(gpu["energy_j"].get<double>(), 0.0);
+  // The absolute figures stay absolute.
+  double domains_j = 0;
+  for (const auto& d : total["domains"])
+    if (d["in_total"].get<bool>()) domains_j += d["energy_j"].get<double>();
+  EXPECT_NEAR(total["total_energy_j"].get<double>(), domains_j, 1e-9);
+  EXPECT_NE(r.out.find("attributable to balerbench and the command: cpu "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(75% of the SM use sampled per process)"), std::string::npos) << r.out;
+}
+
 TEST_F(EnergyCli, CycleStoresPhaseEnergies) {
   ASSERT_EQ(bb("data generate --kind cms --rows 2000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
   const json cfg = {{"input_path", dir.path("cms.npz")}, {"model_name", "AE"}, {"compression_ratio", 1.6},

@@ -126,9 +126,10 @@ TEST(LineProtocol, PowerAndEpochPointsCarryTheTrialTags) {
   ASSERT_EQ(lines.size(), 3u);  // pkg, core, total
   EXPECT_EQ(lines[0], "balerbench_power,host=h1,run_id=run-1,command=train,experiment=cms,trial=2/6,batch_size=512,"
                       "precision=fp32,power_limit_w=250,meter=two,domain=pkg,kind=measured,category=cpu "
-                      "power_w=100,energy_j=200 " + std::to_string(unix_ns_of(1.7e9 + 2)));
+                      "power_w=100,energy_j=200,power_pm_w=0.050000000000000003,energy_pm_j=0.10000000000000001 " +
+                          std::to_string(unix_ns_of(1.7e9 + 2)));  // the ±: 100 W x 1 ms, over 2 s for the power
   EXPECT_NE(lines[2].find("balerbench_power_total,"), std::string::npos);
-  EXPECT_NE(lines[2].find(" power_w=100,energy_j=200 "), std::string::npos) << lines[2];  // core not added
+  EXPECT_NE(lines[2].find(" power_w=100,energy_j=200,energy_pm_j=0.10000000000000001 "), std::string::npos) << lines[2];  // core not added
   const auto e = epoch_lines(s, {"h1", "run-1"}, 1.7e9);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_NE(e[0].find(" epoch=3i,epochs=10i,train_loss=0.5,val_loss=0.25,samples_per_s=1000,epoch_duration_s=1,"),
@@ -161,6 +162,80 @@ TEST(LiveMetrics, PowerIsTheMeanOverTheTrailingWindow) {
   EXPECT_EQ(s.snapshots, 26);
   live.on_snapshot(snap(t0, 1.0, 999, 999));  // older than the newest: ignored
   EXPECT_EQ(live.state().snapshots, 26);
+}
+
+// A CPU and a GPU domain whose meter states its resolution: a 0.1 s update period, 1 mJ counts and 2%.
+class ResolvedMeter : public EnergyMeter {
+ public:
+  ResolvedMeter() { domains_ = {{"pkg", DomainCategory::kCpu, true, ""}, {"gpu0", DomainCategory::kGpu, true, ""}}; }
+  std::string name() const override { return "resolved"; }
+  MeterKind kind() const override { return MeterKind::kMeasured; }
+  const std::vector<Domain>& domains() const override { return domains_; }
+  double update_period_s() const override { return 0.1; }
+  EdgeModel edge_model() const override {
+    EdgeModel m;
+    m.update_period_s = 0.1;
+    m.step_j = 0.001;
+    m.accuracy_fraction = 0.02;
+    return m;
+  }
+  MeterReading read() override { return {}; }
+
+ private:
+  std::vector<Domain> domains_;
+};
+
+// The live figures carry the windows' ±, and the part attributable to the process tree beside the
+// absolute power: over the trailing second the tree had 0.5 of the host's 2 busy CPU seconds (a quarter
+// of the package's 100 W) and 300 of the 400 percent-samples of SM use (three quarters of the GPU's
+// 200 W). Both exporters carry them.
+TEST(LiveMetrics, PowerAndEnergyCarryTheirPlusMinusAndTheAttributablePart) {
+  LiveMetrics live("train", 1.0);
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::make_unique<ResolvedMeter>());
+  live.set_meters(meters);
+  const auto t0 = SteadyClock::now();
+  const auto at = [&](double t_s, double tree_cpu_s, double busy_cpu_s, double tree_sm, double all_sm) {
+    Snapshot s;
+    s.time = t0 + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(t_s));
+    s.unix_s = 1.7e9 + t_s;
+    MeterReading r;
+    r.time = s.time;
+    r.energy_j = {100 * t_s, 200 * t_s};
+    r.tree_use = {kNoValue, tree_sm};
+    r.all_use = {kNoValue, all_sm};
+    s.readings.push_back(r);
+    s.process = {true, tree_cpu_s, busy_cpu_s, 1, 0.01};
+    return s;
+  };
+  live.on_snapshot(at(0, 0, 0, 0, 0));
+  live.on_snapshot(at(1, 0.5, 2.0, 300, 400));
+  const LiveState s = live.state();
+  const DomainPower &cpu = s.power.domains[0], &gpu = s.power.domains[1];
+  EXPECT_NEAR(cpu.power_w, 100, 1e-9);
+  EXPECT_NEAR(cpu.energy_uncertainty_j, 2 * 0.001 + 100 * 0.1 + 0.02 * 100, 1e-9);
+  EXPECT_NEAR(cpu.power_uncertainty_w, (2 * 0.001 + 100 * 0.1) / 1.0 + 0.02 * 100, 1e-9);
+  EXPECT_NEAR(gpu.energy_uncertainty_j, 2 * 0.001 + 200 * 0.1 + 0.02 * 200, 1e-9);
+  EXPECT_NEAR(s.power.total_energy_uncertainty_j, std::hypot(0.002 + 10, 0.002 + 20) + 2 + 4, 1e-9);
+  EXPECT_NEAR(cpu.attributable_power_w, 25, 1e-9);
+  EXPECT_NEAR(gpu.attributable_power_w, 150, 1e-9);
+  EXPECT_NEAR(s.power.total_power_w, 300, 1e-9);  // absolute, never mixed with the attributable
+  // No SM use by anyone in the trailing window: none of the GPU's power is the run's.
+  live.on_snapshot(at(2.5, 1.0, 3.0, 300, 400));
+  EXPECT_NEAR(live.state().power.domains[1].attributable_power_w, 0, 1e-12);
+  EXPECT_NEAR(live.state().power.domains[0].attributable_power_w, 100 * 0.5, 1e-9);
+
+  ExpositionContext c;
+  const std::string text = render_prometheus(s, c);
+  EXPECT_NE(text.find("# TYPE balerbench_power_uncertainty_watts gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("balerbench_attributable_power_watts{meter=\"resolved\",domain=\"gpu0\",kind=\"measured\","
+                      "category=\"gpu\",in_total=\"true\"} 150\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("balerbench_energy_uncertainty_joules{meter=\"resolved\",domain=\"pkg\""), std::string::npos);
+  const auto lines = power_lines(s, {"h", "r"});
+  EXPECT_NE(lines[0].find(",attributable_power_w=25 "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(",power_pm_w=24.001999999999999,energy_pm_j=24.001999999999999,attributable_power_w=150 "), std::string::npos)
+      << lines[1];
 }
 
 TEST(LiveMetrics, SlowSensorsGetTwiceTheirUpdatePeriod) {

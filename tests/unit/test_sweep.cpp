@@ -634,6 +634,43 @@ TEST(ReportTables, CrosscheckTableFromTheTrialsWindows) {
   EXPECT_NE(render_tables({t}, "md").find("| 3 | amp_fp16 |"), std::string::npos) << render_tables({t}, "md");
 }
 
+// report --table attribution (T7): per trial window, each category's absolute energy beside its part
+// attributable to the run's processes and their ±; listed under "all" only when a trial has one.
+TEST(ReportTables, AttributionTableFromTheTrialsWindows) {
+  auto trials = fixture_trials();
+  EXPECT_EQ(make_tables(trials, "attribution", {})[0].rows.size(), 0u);
+  for (const auto& t : make_tables(trials, "all", {})) EXPECT_NE(t.name, "attribution");
+  WindowResult w;
+  w.name = "train";
+  DomainEnergy cpu, gpu;
+  cpu.meter = "rapl";
+  cpu.domain = "package-0";
+  cpu.energy_j = 100;
+  cpu.attributable_j = 40;
+  cpu.attributable_uncertainty_j = 2;
+  cpu.use_tree = 0.8;
+  cpu.use_all = 2.0;
+  gpu.meter = "nvml";
+  gpu.domain = "gpu0";
+  gpu.category = DomainCategory::kGpu;
+  gpu.energy_j = 300;
+  w.domains = {cpu, gpu};  // the GPU without per-process samples: no share
+  trials[1].id = 2;
+  trials[1].result["energy"] = {{"phases", {w.to_json()}}};
+  const Table t = make_tables(trials, "attribution", {})[0];
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(cell(t, 0, "id"), 2);
+  EXPECT_EQ(cell(t, 0, "window"), "train");
+  EXPECT_NEAR(cell(t, 0, "cpu_j").get<double>(), 100, 1e-12);
+  EXPECT_NEAR(cell(t, 0, "cpu_attributable_j").get<double>(), 40, 1e-12);
+  EXPECT_NEAR(cell(t, 0, "cpu_attributable_pm_j").get<double>(), 2, 1e-12);
+  EXPECT_NEAR(cell(t, 0, "cpu_share").get<double>(), 0.4, 1e-12);
+  EXPECT_EQ(cell(t, 0, "gpu_attributable_j"), "-");
+  bool listed = false;
+  for (const auto& table : make_tables(trials, "all", {})) listed |= table.name == "attribution";
+  EXPECT_TRUE(listed);
+}
+
 // Memory per phase (result.memory): the T4-shaped table's peak_rss_mib is the group's mean per phase,
 // the trials table's the highest of the trial's phases; CUDA's '-' where no trial had it.
 TEST(ReportTables, MemoryPerPhaseInTheT4AndTrialsTables) {
