@@ -134,6 +134,8 @@ int run_command(const std::string& name, const Args& a) {
       if (m["cuda_peak_reserved_mib"].is_number())
         std::printf(", CUDA %.1f MiB allocated / %.1f MiB reserved", m["cuda_peak_allocated_mib"].get<double>(),
                     m["cuda_peak_reserved_mib"].get<double>());
+      if (m.contains("gpu_memory_used_peak_mib") && m["gpu_memory_used_peak_mib"].is_number())
+        std::printf(", GPU %.1f MiB in use (NVML, every process)", m["gpu_memory_used_peak_mib"].get<double>());
       std::printf(" (%s)\n", m["host_basis"].get<std::string>().c_str());
     }
   }

@@ -61,6 +61,9 @@ struct MeterReading {
   // the meter does not sample per-process use.
   std::vector<double> tree_use, all_use;
   long long use_samples = 0;  // per-process samples taken so far (all domains)
+  // Device memory in use at this read, per domain (NVML: the GPU's framebuffer memory used by every
+  // process, CUDA contexts included); NaN where a read failed, empty when the meter does not read it.
+  std::vector<double> memory_used_bytes;
 };
 
 // How far a window's energy from a meter can be off, from what the meter's counters can resolve: the

@@ -150,10 +150,21 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
         e.accuracy_uncertainty_j = edges.accuracy_fraction * std::fabs(e.energy_j);
       }
       attribute(e, a, b, ra, rb, d);
+      for (const Snapshot& pt : pts)
+        if (d < pt.readings[m].memory_used_bytes.size() && std::isfinite(pt.readings[m].memory_used_bytes[d]))
+          e.memory_peak_bytes = std::max(e.memory_peak_bytes.value_or(0.0), pt.readings[m].memory_used_bytes[d]);
       w.domains.push_back(e);
     }
   }
   return w;
+}
+
+std::optional<double> WindowResult::gpu_memory_peak_mib() const {
+  std::optional<double> mib;
+  for (const auto& d : domains)
+    if (d.category == DomainCategory::kGpu && d.memory_peak_bytes)
+      mib = mib.value_or(0) + *d.memory_peak_bytes / (1024.0 * 1024.0);
+  return mib;
 }
 
 std::optional<double> DomainEnergy::attributable_share() const {
@@ -401,6 +412,7 @@ void WindowResult::add(const WindowResult& o) {
       *e.accuracy_uncertainty_j += *o.domains[i].accuracy_uncertainty_j;
     e.interpolated = e.interpolated || o.domains[i].interpolated;
     const DomainEnergy& od = o.domains[i];
+    if (od.memory_peak_bytes) e.memory_peak_bytes = std::max(e.memory_peak_bytes.value_or(0.0), *od.memory_peak_bytes);
     if (e.attributable_j && od.attributable_j) {
       *e.attributable_j += *od.attributable_j;
       *e.use_tree += od.use_tree.value_or(0);
@@ -430,7 +442,8 @@ json WindowResult::to_json() const {
                     {"uncertainty_j", d.uncertainty_j() ? json(*d.uncertainty_j()) : json(nullptr)},
                     {"interpolated", d.interpolated},
                     {"attributable_j", d.attributable_j ? json(*d.attributable_j) : json(nullptr)},
-                    {"attributable_share", d.attributable_share() ? json(*d.attributable_share()) : json(nullptr)}});
+                    {"attributable_share", d.attributable_share() ? json(*d.attributable_share()) : json(nullptr)},
+                    {"memory_peak_mib", d.memory_peak_bytes ? json(*d.memory_peak_bytes / (1024.0 * 1024.0)) : json(nullptr)}});
   }
   json attribution = json::object();
   for (DomainCategory c : {DomainCategory::kCpu, DomainCategory::kGpu})
@@ -448,7 +461,8 @@ json WindowResult::to_json() const {
           {"total_uncertainty_pct", u && total > 0 ? json(100 * *u / total) : json(nullptr)},
           {"uncertainty", uncertainty_coverage()}, {"domains", doms}, {"flags", flags},
           {"crosscheck", cross ? cross->to_json() : json(nullptr)},
-          {"attribution", attribution.empty() ? json(nullptr) : attribution}};
+          {"attribution", attribution.empty() ? json(nullptr) : attribution},
+          {"gpu_memory_peak_mib", gpu_memory_peak_mib() ? json(*gpu_memory_peak_mib()) : json(nullptr)}};
 }
 
 void PhaseTotals::add(const WindowResult& w) {

@@ -66,6 +66,9 @@ struct DomainEnergy {
   std::optional<double> attributable_j, attributable_uncertainty_j;
   std::optional<double> use_tree, use_all;
   std::optional<double> attributable_share() const;  // attributable_j / energy_j
+  // The highest device memory in use at any read inside the window, edges included
+  // (MeterReading::memory_used_bytes): a lower bound of the true peak, as fine as the sampler's rate.
+  std::optional<double> memory_peak_bytes;
 };
 
 // The energy of one category (cpu, gpu) of a window's total with the part attributable to the process
@@ -122,6 +125,8 @@ struct WindowResult {
   // The attributable part of the category's energy (in_total domains); empty when no domain of it has
   // a share.
   std::optional<Attribution> attribution(DomainCategory category) const;
+  // The sum over GPU domains of their highest device memory in use (NVML), in MiB; empty without one.
+  std::optional<double> gpu_memory_peak_mib() const;
   std::string kinds() const;               // "measured", "estimated", "measured+estimated", ...
   void add(const WindowResult& other);     // sums another window of the same phase
   nlohmann::json to_json() const;

@@ -241,6 +241,10 @@ MeterReading NvmlMeter::read() {
       }
     }
     r.energy_j.push_back(d.total_j);
+    nvmlMemory_t mem{};
+    r.memory_used_bytes.push_back(!d.lost && lib_->device_get_memory_info(d.gpu.handle, &mem) == NVML_SUCCESS
+                                      ? static_cast<double>(mem.used)
+                                      : std::nan(""));
     if (tree_) {
       sample_process_use(d);
       const double nan = std::nan("");

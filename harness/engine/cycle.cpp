@@ -221,12 +221,14 @@ struct LiveRun {
   std::unique_ptr<LiveTrial> trial;
 };
 
-// Ends the session, stores energy_report.json and emissions.csv in `dir`, and
-// puts the report under "energy".
+// Ends the session, stores energy_report.json and emissions.csv in `dir`, puts the report under
+// "energy", and adds the GPUs' memory at the phase's peak (NVML) to "memory".
 void finish_energy(EnergySession* session, const fs::path& dir, const std::string& command, json& report) {
   if (!session) return;
   session->finish();
   report["energy"] = session->write_outputs(dir.string(), command);
+  const WindowResult* phase = session->phases().find(command);
+  if (phase && report.contains("memory")) add_gpu_memory_peak(report["memory"], phase->gpu_memory_peak_mib());
 }
 
 }  // namespace

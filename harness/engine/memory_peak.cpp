@@ -85,4 +85,12 @@ MemoryPeak MemoryPeakTracker::finish() const {
   return p;
 }
 
+void add_gpu_memory_peak(nlohmann::json& memory, const std::optional<double>& gpu_memory_peak_mib) {
+  if (!memory.is_object() || !gpu_memory_peak_mib) return;
+  memory["gpu_memory_used_peak_mib"] = *gpu_memory_peak_mib;
+  memory["gpu_memory_basis"] =
+      "NVML device memory used (every process on the GPU, CUDA contexts included): the highest energy-sampler read "
+      "in the phase, a lower bound of the true peak";
+}
+
 }  // namespace balerbench

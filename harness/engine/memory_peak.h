@@ -37,6 +37,11 @@ class MemoryPeakTracker {
   std::string reset_error_;
 };
 
+// Adds NVML's device memory at the phase's peak to a phase's memory JSON (MemoryPeak::to_json): the
+// highest memory in use the energy sampler read on the GPUs during the phase (every process on them,
+// CUDA contexts included), beside the allocator's own peaks. Nothing when no GPU meter read it.
+void add_gpu_memory_peak(nlohmann::json& memory, const std::optional<double>& gpu_memory_peak_mib);
+
 // The process's resident set now, in MiB (VmRSS), for tests and live figures; empty off Linux.
 std::optional<double> resident_set_mib();
 

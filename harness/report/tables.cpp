@@ -222,7 +222,9 @@ std::optional<double> trial_memory_peak(const TrialRecord& r, const char* key) {
 const char* kMemoryNote =
     "peak_rss_mib: the process's peak resident set in the phase (VmHWM, reset at the phase's start; "
     "result.memory says when it could not be reset); cuda_peak_mib: the CUDA caching allocator's peak "
-    "reserved memory in the phase ('-' on CPU). Baler's study measured MiB per phase with memory-profiler.";
+    "reserved memory in the phase ('-' on CPU); gpu_used_peak_mib: NVML's device memory in use at the phase's "
+    "highest sampler read (every process on the GPU, CUDA context included; '-' without NVML). Baler's study "
+    "measured MiB per phase with memory-profiler.";
 
 const char* kUncertaintyNote =
     "energy_pm_j, eta_pm_j: the measurement's ± from the meters' resolution (a counter read at a window's edge "
@@ -353,7 +355,7 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
   t.columns = {};
   axis_columns(t, a);
   for (const char* c : {"mode", "n", "energy_j", "energy_kwh", "co2_kg", "duration_s", "duration_sd_s", "peak_rss_mib",
-                        "cuda_peak_mib", "energy"})
+                        "cuda_peak_mib", "gpu_used_peak_mib", "energy"})
     t.columns.push_back(c);
   for (const auto& g : groups) {
     struct P {
@@ -373,12 +375,13 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
       });
       const Summary rss = g.stat([&](const TrialRecord& r) { return memory_of(r, p.name, "host_peak_rss_mib"); });
       const Summary cuda = g.stat([&](const TrialRecord& r) { return memory_of(r, p.name, "cuda_peak_reserved_mib"); });
+      const Summary gpu = g.stat([&](const TrialRecord& r) { return memory_of(r, p.name, "gpu_memory_used_peak_mib"); });
       std::vector<json> row;
       axis_cells(row, g, a);
       for (const json& v :
            {json(p.name), json(static_cast<int64_t>(d.n)), mean_or_null(e), e.n ? num(e.mean / kJoulesPerKwh) : json(nullptr),
             mean_or_null(co2), mean_or_null(d), sd_or_null(d), mean_or_null(rss), mean_or_null(cuda),
-            json(g.energy_kind())})
+            mean_or_null(gpu), json(g.energy_kind())})
         row.push_back(v);
       t.rows.push_back(row);
     }
@@ -655,7 +658,7 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   const bool target = has_target(trials);
   t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
                "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "peak_rss_mib",
-               "cuda_peak_mib", "overhead_s", "error"};
+               "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "error"};
   const auto pm = [](const std::optional<double>& u) { return u ? num(*u) : json("-"); };
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
@@ -666,6 +669,7 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
                       r.eta_j ? num(*r.eta_j) : json(r.status == TrialStatus::kOk && target ? "not reached" : "-"),
                       pm(uncertainty_of(r, "eta_j")), pm(trial_memory_peak(r, "host_peak_rss_mib")),
                       pm(trial_memory_peak(r, "cuda_peak_reserved_mib")),
+                      pm(trial_memory_peak(r, "gpu_memory_used_peak_mib")),
                       r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                                       : json(nullptr),
                       r.error});

@@ -427,6 +427,10 @@ void record_energy(EnergySession* energy, const RunConfig& c, const Training& t,
       {"decompress_j", pm(decompress ? decompress->total_uncertainty_j() : std::nullopt)},
       {"total_j", pm(energy->total().total_uncertainty_j())},
       {"coverage", energy->total().uncertainty_coverage()}};
+  if (result.contains("memory"))
+    for (const char* phase : {"train", "compress", "decompress"})
+      if (const WindowResult* w = energy->phases().find(phase))
+        if (result["memory"].contains(phase)) add_gpu_memory_peak(result["memory"][phase], w->gpu_memory_peak_mib());
   result["energy"] = {{"idle_baseline", report["idle_baseline"]},
                       {"process_tree", report["process_tree"]},
                       {"sampler", report["sampler"]},

@@ -11,6 +11,7 @@
 //                 "min_limit_w": 200, "max_limit_w": 700, "temperature_c": 41,
 //                 "sm_clock_mhz": 1980, "throttle_reasons": 4, "power_error": 0,
 //                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824,
+//                 "memory_schedule": [[0, 1073741824], [0.5, 4294967296]],  // [t_s, bytes used], overrides
 //                 "lost_after_s": -1,     // >= 0: the GPU falls off the bus then (GPU_IS_LOST)
 //                 "process_utilization": {"sample_period_s": 0.1,   // the driver's per-process samples
 //                                         "processes": [{"pid": "self", "sm_util": 60},
@@ -66,6 +67,7 @@ struct FakeDevice {
   double lost_after_s = -1;  // >= 0: every query of the device fails with GPU_IS_LOST from then on
   double enforce_offset_w = 0;
   unsigned long long memory_total_bytes = 80ULL << 30, memory_used_bytes = 512ULL << 20;
+  std::vector<std::pair<double, unsigned long long>> memory_schedule;  // [t_s since init, bytes used]
   double util_period_s = 0.1;
   std::vector<std::pair<unsigned, unsigned>> util_processes;  // pid, smUtil
   int util_error = 0;
@@ -120,6 +122,8 @@ void load_config() {
     f.enforce_offset_w = d.value("enforce_offset_w", 0.0);
     f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
     f.memory_used_bytes = d.value("memory_used_bytes", f.memory_used_bytes);
+    for (const auto& p : d.value("memory_schedule", nlohmann::json::array()))
+      f.memory_schedule.emplace_back(p[0].get<double>(), p[1].get<unsigned long long>());
     if (d.contains("process_utilization")) {
       const auto& u = d["process_utilization"];
       f.util_period_s = u.value("sample_period_s", f.util_period_s);
@@ -362,9 +366,13 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProcessUtilizat
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t* m) {
   FAKE_DEVICE_OR_FAIL(h);
+  unsigned long long used = d->memory_used_bytes;
+  const double t = std::chrono::duration<double>(Clock::now() - state().t0).count();
+  for (const auto& [ts, bytes] : d->memory_schedule)
+    if (ts <= t) used = bytes;
   m->total = d->memory_total_bytes;
-  m->used = d->memory_used_bytes;
-  m->free = d->memory_total_bytes - d->memory_used_bytes;
+  m->used = used;
+  m->free = d->memory_total_bytes - used;
   return NVML_SUCCESS;
 }
 

@@ -278,6 +278,26 @@ TEST_F(EnergyCli, CycleStoresPhaseEnergies) {
   EXPECT_NE(train.out.find("peak memory: "), std::string::npos) << train.out;
 }
 
+// Item 5's NVML figure through `train`: the fake GPU holds 1.5 GiB, so the training phase's memory
+// reads 1536 MiB in use at its peak, beside the host's resident set, in the report and the summary.
+TEST_F(EnergyCli, TrainRecordsTheGpusMemoryInUseAtThePhasesPeak) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 2000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
+  const json nvml = {{"devices", {{{"name", "Fake H100"}, {"uuid", "GPU-9"}, {"power_w", 150.0},
+                                   {"memory_used_bytes", 1536ULL << 20}}}}};
+  write_text(dir.path("nvml.json"), nvml.dump());
+  const json cfg = {{"input_path", dir.path("cms.npz")}, {"model_name", "AE"}, {"compression_ratio", 1.6},
+                    {"epochs", 2}, {"progress", "none"}, {"energy", {{"meters", {"nvml"}}}}};
+  write_text(dir.path("c.json"), cfg.dump());
+  const auto train = bb("train --config " + dir.path("c.json") + " --out " + dir.path("out"),
+                        "BALERBENCH_NVML_LIB=" + std::string(FAKE_NVML_LIB) + " FAKE_NVML_CONFIG=" + dir.path("nvml.json"));
+  ASSERT_EQ(train.exit_code, 0) << train.out;
+  const json report = json::parse(read_text(dir.path("out/training/training_report.json")));
+  EXPECT_EQ(report["memory"]["gpu_memory_used_peak_mib"], 1536.0) << report["memory"].dump();
+  EXPECT_NE(report["memory"]["gpu_memory_basis"].get<std::string>().find("NVML device memory used"), std::string::npos);
+  EXPECT_EQ(report["energy"]["phases"][0]["gpu_memory_peak_mib"], 1536.0);
+  EXPECT_NE(train.out.find(", GPU 1536.0 MiB in use (NVML, every process)"), std::string::npos) << train.out;
+}
+
 TEST_F(EnergyCli, EnergyOffAndBadEnergyConfig) {
   ASSERT_EQ(bb("data generate --kind cms --rows 1000 --seed 1 --out " + dir.path("cms.npz")).exit_code, 0);
   const json cfg = {{"input_path", dir.path("cms.npz")}, {"model_name", "AE"}, {"compression_ratio", 1.6},

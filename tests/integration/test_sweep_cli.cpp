@@ -377,6 +377,12 @@ TEST_F(SweepCli, PowerLimitsAreSetReadBackAndRestoredAfterEveryTrial) {
     EXPECT_GT(*e.energy_pm_j, 0.0);
   }
   EXPECT_GT(trials[0].result["memory"]["train"]["host_peak_rss_mib"].get<double>(), 1.0);
+  for (const char* phase : {"train", "compress", "decompress"})  // the fake's default 512 MiB in use
+    EXPECT_EQ(trials[0].result["memory"][phase]["gpu_memory_used_peak_mib"], 512.0) << phase;
+  // T7: the fake driver samples no process, so none of the GPU's energy is the run's, beside its absolute figure.
+  const json gpu = trials[0].result["energy"]["total"]["attribution"]["gpu"];
+  EXPECT_EQ(gpu["attributable_j"], 0.0) << gpu.dump();
+  EXPECT_GT(gpu["energy_j"].get<double>(), 0.0);
   EXPECT_NE(r.out.find("| 250 W |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Fake H100"), std::string::npos) << r.out;  // hardware named
 }

@@ -295,6 +295,38 @@ TEST(Nvml, ProcessUtilizationSamplesGiveTheTreesShareOfTheGpu) {
   EXPECT_TRUE(b.process.valid);
 }
 
+// Item 5's NVML figure: the GPU's memory in use at the phase's peak is the highest read inside its
+// windows. The fake's memory goes 1 GiB, then 3 GiB from 0.2 s to 0.4 s, then 2 GiB; the sampler reads
+// at 50 Hz, so the window holds the 3 GiB, and a phase of it and a later window keeps that peak.
+TEST(Nvml, DeviceMemoryAtThePeakIsTheHighestReadInTheWindow) {
+  nlohmann::json dev = gpu("GPU-m", 100.0);
+  dev["memory_schedule"] = {{0, 1ULL << 30}, {0.2, 3ULL << 30}, {0.4, 2ULL << 30}};
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
+  const auto before_init = SteadyClock::now();
+  const auto sampler = nvml_sampler(50);
+  ASSERT_TRUE(sampler);
+  sampler->start();
+  const Snapshot a = sampler->snapshot();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const Snapshot b = sampler->snapshot();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const Snapshot c = sampler->snapshot();
+  sampler->stop();
+  const WindowResult w = make_window("train", a, b, sampler->series_between(a.time, b.time), sampler->meters(), nullptr);
+  const WindowResult later = make_window("train", b, c, sampler->series_between(b.time, c.time), sampler->meters(), nullptr);
+  ASSERT_TRUE(later.gpu_memory_peak_mib());
+  EXPECT_EQ(*later.gpu_memory_peak_mib(), 2048.0);
+  ASSERT_TRUE(w.gpu_memory_peak_mib()) << w.to_json().dump();
+  // On a machine so loaded that opening the meter took 0.2 s, the 3 GiB stretch lies before `a`.
+  if (seconds(before_init, a.time) < 0.19) EXPECT_EQ(*w.gpu_memory_peak_mib(), 3072.0);
+  EXPECT_GE(*w.gpu_memory_peak_mib(), 2048.0);
+  EXPECT_EQ(w.to_json()["gpu_memory_peak_mib"], *w.gpu_memory_peak_mib());
+  PhaseTotals phases;
+  phases.add(w);
+  phases.add(later);
+  EXPECT_EQ(phases.find("train")->gpu_memory_peak_mib(), w.gpu_memory_peak_mib());
+}
+
 TEST(Nvml, GpuUseOfOtherProcessesOnlyOrNoneAttributesNothing) {
   nlohmann::json others = gpu("GPU-o", 200.0);
   others["process_utilization"] = {{"sample_period_s", 0.05}, {"processes", {{{"pid", 4000000}, {"sm_util", 90}}}}};

@@ -681,6 +681,7 @@ TEST(ReportTables, MemoryPerPhaseInTheT4AndTrialsTables) {
   };
   trials[0].result["memory"] = memory(400, 300, 350);  // fp32, repeat 0
   trials[1].result["memory"] = memory(500, 310, 330);  // fp32, repeat 1
+  trials[1].result["memory"]["train"]["gpu_memory_used_peak_mib"] = 1536;  // NVML, one trial only
   const Table t4 = make_tables(trials, "phases", {})[0];
   bool found = false;
   for (std::size_t i = 0; i < t4.rows.size(); ++i) {
@@ -689,6 +690,8 @@ TEST(ReportTables, MemoryPerPhaseInTheT4AndTrialsTables) {
     const double want = mode == "train" ? 450 : mode == "compress" ? 305 : 340;
     EXPECT_NEAR(cell(t4, i, "peak_rss_mib").get<double>(), want, 1e-9) << mode;
     EXPECT_TRUE(cell(t4, i, "cuda_peak_mib").is_null());
+    if (mode == "train") EXPECT_NEAR(cell(t4, i, "gpu_used_peak_mib").get<double>(), 1536, 1e-9);
+    else EXPECT_TRUE(cell(t4, i, "gpu_used_peak_mib").is_null());
     found = true;
   }
   EXPECT_TRUE(found);
@@ -696,6 +699,8 @@ TEST(ReportTables, MemoryPerPhaseInTheT4AndTrialsTables) {
   EXPECT_NEAR(cell(all, 0, "peak_rss_mib").get<double>(), 400, 1e-9);
   EXPECT_NEAR(cell(all, 1, "peak_rss_mib").get<double>(), 500, 1e-9);
   EXPECT_EQ(cell(all, 2, "peak_rss_mib"), "-");  // no memory recorded
+  EXPECT_EQ(cell(all, 0, "gpu_used_peak_mib"), "-");
+  EXPECT_NEAR(cell(all, 1, "gpu_used_peak_mib").get<double>(), 1536, 1e-9);
 }
 
 // CSV: one table, the header on the first line (pandas and spreadsheets read it as it is).
