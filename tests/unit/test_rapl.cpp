@@ -172,6 +172,31 @@ TEST(Rapl, LiveWriterAcrossWraparoundMatchesWithinHalfPercent) {
   EXPECT_NEAR(measured_j, written_j, 0.005 * written_j);
 }
 
+// Issue 18's known truth for a wrap inside a short window: a 50 ms window in which the counter goes
+// from 2 J below its 50 J wrap point to 3 J past zero holds exactly 5 J, inside its ±, unflagged.
+TEST(Rapl, WrapInsideAShortWindowKeepsTheExactEnergyWithinItsPlusMinus) {
+  TempDir dir;
+  FakePowercap pc(dir.root());
+  const unsigned long long range_uj = 50000000;
+  pc.add_zone("intel-rapl:0", "package-0", range_uj - 2000000, range_uj);
+  auto m = open_or_fail(dir.root());
+  ASSERT_TRUE(m);
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(m));
+  Sampler sampler(std::move(meters), 0);
+  const Snapshot a = sampler.snapshot();
+  pc.set_energy("intel-rapl:0", 3000000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Snapshot b = sampler.snapshot();
+  const WindowResult w = make_window("short", a, b, {}, sampler.meters(), nullptr);
+  ASSERT_EQ(w.domains.size(), 1u);
+  EXPECT_NEAR(w.domains[0].energy_j, 5.0, 1e-9);
+  ASSERT_TRUE(w.domains[0].uncertainty_j());
+  EXPECT_GE(*w.domains[0].uncertainty_j(), 2e-6);  // at least a count at each edge
+  EXPECT_LE(std::fabs(w.domains[0].energy_j - 5.0), *w.domains[0].uncertainty_j());
+  EXPECT_TRUE(w.flags.empty()) << w.flags.size();
+}
+
 // energy_uj never exceeds max_energy_range_uj: a zone that opens above it is refused, and a reading
 // above it mid-run counts as a failed read (neither may pass as a wrap: fuzz_powercap).
 TEST(Rapl, CounterAboveItsWrapPointIsNoReading) {
