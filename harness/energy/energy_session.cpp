@@ -137,7 +137,7 @@ json EnergySession::report() const {
   for (const auto& p : phases_.phases()) phases.push_back(with_co2(p));
   return {{"run_id", run_id_}, {"host", host_.to_json()}, {"meters", meters}, {"skipped_meters", skipped},
           {"carbon", carbon_.to_json()},
-          {"process_tree", sampler_->process_tree() ? sampler_->process_tree()->describe() : json(nullptr)},
+          {"process_tree", sampler_->process_tree_json()},
           {"idle_baseline", baseline_ ? baseline_->to_json(sampler_->meters()) : json(nullptr)},
           {"sampler", {{"requested_hz", sampler_->requested_hz()}, {"effective_hz", sampler_->effective_hz()},
                        {"points", sampler_->series_size()}, {"overhead", sampler_->overhead().to_json()}}},

@@ -41,6 +41,11 @@ void Sampler::attribute_to(std::shared_ptr<ProcessTree> tree) {
   for (auto& m : meters_) m->attribute_to(tree_);
 }
 
+nlohmann::json Sampler::process_tree_json() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tree_ ? tree_->describe() : nlohmann::json(nullptr);
+}
+
 void Sampler::start() {
   started_ = SteadyClock::now();
   snapshot();  // the series starts with a point

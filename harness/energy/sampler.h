@@ -57,7 +57,8 @@ class Sampler {
   // Reads `tree` with every snapshot (Snapshot::process) and hands it to the meters that sample
   // per-process use. Before start().
   void attribute_to(std::shared_ptr<ProcessTree> tree);
-  const ProcessTree* process_tree() const { return tree_.get(); }
+  // The tree's describe(), read under the lock the sampling thread reads it with; null without one.
+  nlohmann::json process_tree_json() const;
 
   void start();  // no thread when the effective rate is 0
   void stop();

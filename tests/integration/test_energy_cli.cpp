@@ -212,7 +212,11 @@ TEST_F(EnergyCli, MeasureAttributesCpuTimeAndGpuUseToTheProcessTree) {
                         " -- sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'",
                     env);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const json total = json::parse(read_text(dir.path("m.json")))["total"];
+  const json report = json::parse(read_text(dir.path("m.json")));
+  EXPECT_NE(report["process_tree"]["method"].get<std::string>().find("children lists"), std::string::npos)
+      << report["process_tree"].dump();
+  EXPECT_GE(report["process_tree"]["pids_seen"].get<int>(), 2);  // balerbench and the shell, at least
+  const json& total = report["total"];
   const json& at = total["attribution"];
   ASSERT_TRUE(at.is_object()) << total.dump();
   const json &cpu = at["cpu"], &gpu = at["gpu"];
