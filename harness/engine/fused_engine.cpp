@@ -33,6 +33,30 @@ void activate(T* __restrict v, int64_t n, Activation a) {
   }
 }
 
+// y = activation(y + b), b broadcast over the rows: the bias add fused into the activation's pass over
+// the product (at::addmm would first copy the bias into every row and have the GEMM read it back).
+// The sum is rounded as addmm's is (the GEMM's accumulator, then the bias).
+template <typename T>
+void bias_activate(T* __restrict y, const T* __restrict b, int64_t rows, int64_t cols, Activation a) {
+  const T slope = static_cast<T>(0.01);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* __restrict yr = y + r * cols;
+    if (a == Activation::kLeakyRelu) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const T v = yr[c] + b[c];
+        yr[c] = v > 0 ? v : v * slope;
+      }
+    } else if (a == Activation::kRelu) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const T v = yr[c] + b[c];
+        yr[c] = v > 0 ? v : T(0);
+      }
+    } else {
+      for (int64_t c = 0; c < cols; ++c) yr[c] += b[c];
+    }
+  }
+}
+
 // g *= activation'(y) where y is the activation's output (autograd's rule for both, which
 // take the derivative from the result), and db = the column sums of the new g.
 template <typename T>
@@ -257,8 +281,13 @@ void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tenso
   const int64_t m = a.size(0);
   for (std::size_t i = first; i < last; ++i) {
     at::Tensor y = out && i + 1 == last ? *out : rows_of(acts[i], m);
-    at::addmm_out(y, layers[i].bias, a, layers[i].weight.t());
-    activate_tensor<T>(y, layers[i].after);
+    if (y.is_contiguous()) {
+      at::mm_out(y, a, layers[i].weight.t());
+      bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
+    } else {
+      at::addmm_out(y, layers[i].bias, a, layers[i].weight.t());
+      activate_tensor<T>(y, layers[i].after);
+    }
     a = y;
   }
 }
