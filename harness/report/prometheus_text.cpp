@@ -76,29 +76,27 @@ std::string render_prometheus(const LiveState& s, const ExpositionContext& c) {
       if (!std::isnan(d.power_w)) e.sample(domain_labels(d), d.power_w);
     e.family("balerbench_energy_joules_total", "counter", "Energy per meter and domain in joules since the command started.");
     for (const DomainPower& d : s.power.domains) e.sample(domain_labels(d), d.energy_j);
-    const auto some = [&](double DomainPower::*field) {
-      return std::any_of(s.power.domains.begin(), s.power.domains.end(),
-                         [&](const DomainPower& d) { return !std::isnan(d.*field); });
+    // The ± of both, and the attributable part: one family each, left out where no domain has a value.
+    struct Optional {
+      double DomainPower::*field;
+      const char* name;
+      const char* help;
     };
-    if (some(&DomainPower::power_uncertainty_w)) {
-      e.family("balerbench_power_uncertainty_watts", "gauge",
-               "Measurement uncertainty (±) of balerbench_power_watts from the meter's resolution and stated accuracy; "
-               "absent where it is not quantified (estimates).");
+    for (const Optional& o :
+         {Optional{&DomainPower::power_uncertainty_w, "balerbench_power_uncertainty_watts",
+                   "Measurement uncertainty (±) of balerbench_power_watts from the meter's resolution and stated "
+                   "accuracy; absent where it is not quantified (estimates)."},
+          Optional{&DomainPower::energy_uncertainty_j, "balerbench_energy_uncertainty_joules",
+                   "Measurement uncertainty (±) of balerbench_energy_joules_total; absent where it is not quantified."},
+          Optional{&DomainPower::attributable_power_w, "balerbench_attributable_power_watts",
+                   "The part of balerbench_power_watts attributable to balerbench and its child processes: CPU "
+                   "domains at their share of the host's busy CPU time, GPU domains at their share of the "
+                   "per-process SM samples."}}) {
+      const auto known = [&](const DomainPower& d) { return !std::isnan(d.*o.field); };
+      if (std::none_of(s.power.domains.begin(), s.power.domains.end(), known)) continue;
+      e.family(o.name, "gauge", o.help);
       for (const DomainPower& d : s.power.domains)
-        if (!std::isnan(d.power_uncertainty_w)) e.sample(domain_labels(d), d.power_uncertainty_w);
-    }
-    if (some(&DomainPower::energy_uncertainty_j)) {
-      e.family("balerbench_energy_uncertainty_joules", "gauge",
-               "Measurement uncertainty (±) of balerbench_energy_joules_total; absent where it is not quantified.");
-      for (const DomainPower& d : s.power.domains)
-        if (!std::isnan(d.energy_uncertainty_j)) e.sample(domain_labels(d), d.energy_uncertainty_j);
-    }
-    if (some(&DomainPower::attributable_power_w)) {
-      e.family("balerbench_attributable_power_watts", "gauge",
-               "The part of balerbench_power_watts attributable to balerbench and its child processes: CPU domains at "
-               "their share of the host's busy CPU time, GPU domains at their share of the per-process SM samples.");
-      for (const DomainPower& d : s.power.domains)
-        if (!std::isnan(d.attributable_power_w)) e.sample(domain_labels(d), d.attributable_power_w);
+        if (known(d)) e.sample(domain_labels(d), d.*o.field);
     }
   }
 

@@ -26,6 +26,15 @@ std::unique_ptr<EnergyMeter> open_or_fail(const std::string& root) {
   return std::move(p.meter);
 }
 
+// The meter over `root`, alone in a Sampler that reads only when asked; null when it does not open.
+std::unique_ptr<Sampler> rapl_sampler(const std::string& root) {
+  auto m = open_or_fail(root);
+  if (!m) return nullptr;
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(m));
+  return std::make_unique<Sampler>(std::move(meters), 0);
+}
+
 std::size_t domain_index(const EnergyMeter& m, const std::string& name) {
   for (std::size_t i = 0; i < m.domains().size(); ++i)
     if (m.domains()[i].name == name) return i;
@@ -92,11 +101,9 @@ TEST(Rapl, FailedReadsMidRunAreCountedAndFlagTheirWindows) {
   TempDir dir;
   FakePowercap pc(dir.root());
   pc.add_zone("intel-rapl:0", "package-0", 1000000, kIntelRange);
-  auto m = open_or_fail(dir.root());
-  ASSERT_TRUE(m);
-  std::vector<std::unique_ptr<EnergyMeter>> meters;
-  meters.push_back(std::move(m));
-  Sampler sampler(std::move(meters), 0);
+  const auto owned = rapl_sampler(dir.root());
+  ASSERT_TRUE(owned);
+  Sampler& sampler = *owned;
   const Snapshot a = sampler.snapshot();
   pc.set_energy("intel-rapl:0", 11000000);  // +10 J
   const Snapshot b = sampler.snapshot();
@@ -179,11 +186,9 @@ TEST(Rapl, WrapInsideAShortWindowKeepsTheExactEnergyWithinItsPlusMinus) {
   FakePowercap pc(dir.root());
   const unsigned long long range_uj = 50000000;
   pc.add_zone("intel-rapl:0", "package-0", range_uj - 2000000, range_uj);
-  auto m = open_or_fail(dir.root());
-  ASSERT_TRUE(m);
-  std::vector<std::unique_ptr<EnergyMeter>> meters;
-  meters.push_back(std::move(m));
-  Sampler sampler(std::move(meters), 0);
+  const auto owned = rapl_sampler(dir.root());
+  ASSERT_TRUE(owned);
+  Sampler& sampler = *owned;
   const Snapshot a = sampler.snapshot();
   pc.set_energy("intel-rapl:0", 3000000);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
