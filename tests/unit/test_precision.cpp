@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
+
+#include <unistd.h>
 
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
@@ -337,29 +340,63 @@ TEST(PrecisionTraining, RefusesAModelInTheWrongDtype) {
   expect_input_error([&] { fit(*m, toy_data(100, at::kFloat), {}, quiet(1, 32, p)); }, "precision fp32 trains float32");
 }
 
-// Numerics: fp64, fp32 and amp_bf16 from the same initial weights on the same
-// data. Stated tolerances (README "Precision"): after 30 epochs, fp32 within 5%
-// and amp_bf16 within 15% of the fp64 loss; the first epoch's fp32 loss within
-// 1e-4 of fp64's. Measured on this data: 2.3% and 2.2%.
+// Numerics: fp64, fp32 and amp_bf16 from the same initial weights on the same data, over five
+// initial weights (seeds 0-4). What each kernel must give (README "Precision"):
+// - the first epoch, before rounding differences compound: fp32 within 1e-4 and amp_bf16 within 2%
+//   of fp64, seed by seed;
+// - every run trains (its last loss under a tenth of its first);
+// - after 30 epochs, the mean last loss over the seeds within 12% (fp32) and 21% (amp_bf16) of
+//   fp64's.
+// Thirty epochs of Adam are chaotic: one seed's last loss moves with the summation order of the
+// BLAS kernel. Measured on 10 seeds x 2 OpenBLAS kernels (Cooperlake and the generic Prescott, AMD
+// EPYC family 25): one seed's fp32/fp64 ratio ranged 0.917-1.100 (the single-seed test this
+// replaces asked 5% and failed on Prescott at 0.941), amp_bf16/fp64 0.886-1.422. The last loss's
+// seed-to-seed spread is 6.4% (fp64, sd/mean) and 14% (amp_bf16): the difference of two means of
+// five has a standard error of 4.0% (fp32) and 6.9% (amp_bf16); the tolerances are three of
+// them. The means of five ranged 0.988-1.036 (fp32) and 1.029-1.094 (amp_bf16) over both kernels
+// and both halves of the 10 seeds. Fp32OnTheGenericKernel runs the same test on the generic kernel.
 TEST(PrecisionNumerics, Fp64Fp32AndBf16ReachTheSameLoss) {
   const SyntheticData d = generate_cms_like(4000, 1);
   const at::Tensor raw = torch::tensor(d.values, torch::kDouble).reshape({d.shape[0], d.shape[1]});
   const at::Tensor x64 = Normalization::fit(raw).apply(raw);
-  std::map<std::string, std::vector<double>> l;
-  for (const char* name : {"fp64", "fp32", "amp_bf16"}) {
-    const PrecisionPolicy p = resolve_precision(parse_precision(name, "test"), at::kDouble, kCpu);
-    auto m = model_for(p, 7);
-    l[name] = losses(fit(*m, x64.to(p.data_dtype), {}, quiet(30, 128, p)));
-    std::printf("%-9s", name);
-    for (std::size_t e = 0; e < l[name].size(); e += 5) std::printf(" %.4f", l[name][e]);
-    std::printf(" ... %.4f\n", l[name].back());
+  std::map<std::string, double> mean_last;
+  constexpr int kSeeds = 5;
+  for (uint64_t seed = 0; seed < kSeeds; ++seed) {
+    std::map<std::string, std::vector<double>> l;
+    for (const char* name : {"fp64", "fp32", "amp_bf16"}) {
+      const PrecisionPolicy p = resolve_precision(parse_precision(name, "test"), at::kDouble, kCpu);
+      auto m = model_for(p, seed);
+      l[name] = losses(fit(*m, x64.to(p.data_dtype), {}, quiet(30, 128, p)));
+      std::printf("seed %d %-9s first %.6f last %.6f\n", static_cast<int>(seed), name, l[name].front(),
+                  l[name].back());
+      EXPECT_LT(l[name].back(), 0.1 * l[name].front()) << name << " seed " << seed;  // it trained
+      mean_last[name] += l[name].back() / kSeeds;
+    }
+    EXPECT_NEAR(l["fp32"].front() / l["fp64"].front(), 1.0, 1e-4) << "seed " << seed;
+    EXPECT_NEAR(l["amp_bf16"].front() / l["fp64"].front(), 1.0, 0.02) << "seed " << seed;
   }
-  const double ref = l["fp64"].back();
-  EXPECT_LT(ref, 0.1 * l["fp64"].front());  // it trained
-  EXPECT_NEAR(l["fp32"].front() / l["fp64"].front(), 1.0, 1e-4);
-  EXPECT_NEAR(l["fp32"].back() / ref, 1.0, 0.05);
-  EXPECT_NEAR(l["amp_bf16"].front() / l["fp64"].front(), 1.0, 0.02);
-  EXPECT_NEAR(l["amp_bf16"].back() / ref, 1.0, 0.15);
+  std::printf("mean last loss: fp64 %.6f, fp32 %.6f (x%.3f), amp_bf16 %.6f (x%.3f)\n", mean_last["fp64"],
+              mean_last["fp32"], mean_last["fp32"] / mean_last["fp64"], mean_last["amp_bf16"],
+              mean_last["amp_bf16"] / mean_last["fp64"]);
+  EXPECT_NEAR(mean_last["fp32"] / mean_last["fp64"], 1.0, 0.12);
+  EXPECT_NEAR(mean_last["amp_bf16"] / mean_last["fp64"], 1.0, 0.21);
+}
+
+// The same tolerances on OpenBLAS's generic kernel, whatever kernel this machine picks: the test
+// above, in a child process of this program with OPENBLAS_CORETYPE=Prescott (the kernel Debian's
+// OpenBLAS 0.3.21 falls back to on CPUs newer than itself).
+TEST(PrecisionNumerics, Fp32OnTheGenericKernelReachesTheSameLoss) {
+  if (std::getenv("OPENBLAS_CORETYPE")) GTEST_SKIP() << "OPENBLAS_CORETYPE is set: the test above ran on it";
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+  const CommandResult r = run_command(std::string("OPENBLAS_CORETYPE=Prescott OPENBLAS_VERBOSE=2 '") + self +
+                                      "' --gtest_filter=PrecisionNumerics.Fp64Fp32AndBf16ReachTheSameLoss");
+  std::printf("%s", r.out.c_str());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Core: Prescott"), std::string::npos) << "the child did not run the generic kernel";
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos);
 }
 
 // The AE in float32 against a float64 reference forward pass of the same weights:
