@@ -35,11 +35,20 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.utils.data import DataLoader
+# The BLAS kernel before numpy and torch load OpenBLAS: Python runs on the kernel balerbench runs on.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import same_blas_kernel  # noqa: E402
+
+_BUILD = next((sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--build"),
+              os.path.join(os.path.dirname(__file__), "..", "build"))
+KERNEL_NOTE = (same_blas_kernel.align(os.path.join(_BUILD, "harness", "balerbench"))
+               if "--python-process" not in sys.argv else "")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
 
 
 class AE(nn.Module):
@@ -259,6 +268,7 @@ def main():
           f" threads: balerbench {bb_threads}, Python {py_threads}; epoch times are medians of {a.epochs - 1} epochs"
           f" after a warm-up; {a.repeats} alternating round(s)")
     print()
+    print(f"{KERNEL_NOTE}; Python runs OpenBLAS kernel {same_blas_kernel.describe()}")
     print(f"| {'measure':42} | {'balerbench':>10} | {'Python':>8} | {'speed-up (range)':>18} | target |")
     print(f"|{'-' * 44}|{'-' * 12}|{'-' * 10}|{'-' * 20}|--------|")
     out = []
@@ -278,6 +288,7 @@ def main():
             json.dump({"rows": a.rows, "epochs": a.epochs, "repeats": a.repeats, "engine": bb_engine,
                        "threads_balerbench": bb_threads,
                        "threads_python": py_threads, "torch": torch.__version__, "cpu": cpu_model(),
+                       "blas_kernel_python": same_blas_kernel.describe(), "blas_kernel_note": KERNEL_NOTE,
                        "results": out}, f, indent=2)
 
 

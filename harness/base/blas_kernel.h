@@ -72,16 +72,21 @@ bool blas_gemm_check(std::string& why);
 
 // First thing in main(): decides, checks the new kernel in a child process (argv[0] `__blas-check`),
 // and re-executes this program with OPENBLAS_CORETYPE set when that is better. Returns normally
-// when no switch is needed, or in the re-executed process. Prints one line on stderr when it
-// switches, or when it would have and the check failed.
+// when no switch is needed, or in the re-executed process. Prints nothing when it switches
+// (blas_choice_line() is for the commands' own output), one line on stderr when a switch failed.
 void ensure_blas_kernel(int argc, char** argv);
-// `balerbench __blas-check`: the child's side; returns the exit code (0: the GEMMs are right).
-int blas_check_main();
+// `balerbench __blas-check CORE`: the child's side; returns the exit code (0: OpenBLAS runs CORE and
+// the GEMMs are right; 3: it runs another kernel; 1: a GEMM differed).
+int blas_check_main(int argc, char** argv);
 
 // What was decided in this process (after ensure_blas_kernel; read from the environment the
 // re-execution passed on): {"decision": "kept"|"switched"|"requested"|"check failed"|"opted out"|
 // "set by user", "from", "to", "reason"}.
 nlohmann::json blas_choice();
+// "BLAS: switched from Prescott to Cooperlake ..." when this process changed its kernel (or was asked
+// to, or failed to), else empty: the one line that `run` prints in its header and `train`,
+// `compress` and `decompress` in their summaries. (A failed switch is also said on stderr at once.)
+std::string blas_choice_line();
 // The hazard line for a generic kernel that was kept, or empty (doctor, run, train).
 std::string blas_hazard();
 

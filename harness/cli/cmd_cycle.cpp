@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/json_stdout.h"
 #include "harness/cli/monitoring_options.h"
@@ -139,6 +140,10 @@ int run_command(const std::string& name, const Args& a) {
       std::printf(" (%s)\n", m["host_basis"].get<std::string>().c_str());
     }
   }
+  if (r.contains("system") && name != "info")
+    std::printf("system %s: %s\n", r["system"]["fingerprint"].get<std::string>().c_str(),
+                r["system"]["label"].get<std::string>().c_str());
+  if (const std::string blas = blas_choice_line(); !blas.empty()) std::printf("%s\n", blas.c_str());
   if (r.contains("profile")) std::printf("\n%s\n", format_phase_table(r).c_str());
   if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
   if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);

@@ -27,6 +27,7 @@
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
 #include "harness/report/monitor.h"
+#include "harness/engine/system_description.h"
 
 namespace balerbench::cli {
 namespace {
@@ -222,6 +223,7 @@ int run_measure(const MeasureArgs& a) {
   r["command"] = a.command;
   r["command_line"] = line;
   r["exit_code"] = exit_code;
+  r["system"] = current_system();
   r["total"] = r["phases"][0];  // the command's window, not the session's (which includes the idle baseline)
   if (!a.json_path.empty()) {
     const std::string text = r.dump(2) + "\n";

@@ -19,5 +19,6 @@ void register_wattmeter(CLI::App& app, Action& run);  // wattmeter-energy
 void register_serve_metrics(CLI::App& app, Action& run);
 void register_run(CLI::App& app, Action& run);     // run (experiment sweeps)
 void register_report(CLI::App& app, Action& run);  // report, merge
+void register_system(CLI::App& app, Action& run);  // system
 
 }  // namespace balerbench::cli

@@ -2,14 +2,19 @@
 // errors) prints one line and exits 2; a meter's device lost mid-run exits 1
 // with its own line; anything else unexpected exits 1.
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "datasets/error.h"
+#include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/energy/energy_meter.h"
 #include "harness/version.h"
 
 int main(int argc, char** argv) {
+  // The BLAS kernel first: a switch re-executes this program before anything else runs.
+  if (argc > 1 && std::strcmp(argv[1], "__blas-check") == 0) return balerbench::blas_check_main(argc, argv);
+  balerbench::ensure_blas_kernel(argc, argv);
   CLI::App app{"balerbench: Baler's autoencoder compression cycle in LibTorch, measured", "balerbench"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("balerbench ") + balerbench::kVersion);
@@ -23,6 +28,7 @@ int main(int argc, char** argv) {
   balerbench::cli::register_serve_metrics(app, run);
   balerbench::cli::register_run(app, run);
   balerbench::cli::register_report(app, run);
+  balerbench::cli::register_system(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

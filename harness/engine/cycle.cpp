@@ -29,6 +29,7 @@
 #include "harness/engine/training_session.h"
 #include "harness/report/live_metrics.h"
 #include "harness/report/monitor.h"
+#include "harness/engine/system_description.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
@@ -271,6 +272,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
   json report = train_report(c, ds, model, device, r, norm);
   report["memory"] = train_memory.to_json();
   report["total_duration_s"] = seconds_since(t_total);
+  report["system"] = current_system();
   if (c.profile) {
     report["profile"] = profile_json(c, device, r.phases);
     report["profile"]["trace"] = trace_json;
@@ -332,6 +334,7 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
                  {"device", device.str()},
                  {"memory", encode_memory.to_json()}};
   report["total_duration_s"] = seconds_since(t_total);
+  report["system"] = current_system();
   if (c.profile) {
     report["profile"] = profile_json(c, device, timer.totals());
     report["process_cpu_s"] = process_cpu_s();
@@ -395,6 +398,7 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
                  {"device", device.str()},
                  {"memory", decode_memory.to_json()}};
   report["total_duration_s"] = seconds_since(t_total);
+  report["system"] = current_system();
   if (c.profile) {
     report["profile"] = profile_json(c, device, timer.totals());
     report["process_cpu_s"] = process_cpu_s();

@@ -185,6 +185,7 @@ const std::vector<Column<TrialRecord>>& trial_columns() {
       column("result_json", "TEXT", &T::result),
       column("provenance_json", "TEXT", &T::provenance),
       column("engine", "TEXT NOT NULL DEFAULT 'libtorch'", &T::engine),  // schema 3
+      column("system_fingerprint", "TEXT", &T::system_fingerprint),     // schema 5
   };
   return c;
 }
@@ -284,6 +285,9 @@ const std::vector<Migration>& migrations() {
        "ALTER TABLE trials ADD COLUMN engine TEXT NOT NULL DEFAULT 'libtorch'"},
       {4, "epochs.energy_pm_j, the measurement ± of each epoch's cumulative energy",
        "ALTER TABLE epochs ADD COLUMN energy_pm_j REAL"},
+      {5, "trials.system_fingerprint, the system a trial ran on (empty for earlier trials: their keys name the "
+          "spec alone, so a run on any system runs them again)",
+       "ALTER TABLE trials ADD COLUMN system_fingerprint TEXT"},
   };
   return m;
 }

@@ -1,7 +1,8 @@
 // store.h: the results database: one SQLite file, schema versioned, in WAL
 // mode, one transaction per trial (a crash or kill loses at most the trial in
-// flight). Trials are keyed by the hash of their resolved spec, so a rerun of
-// an experiment skips what is finished and never stores a trial twice.
+// flight). Trials are keyed by the hash of their resolved spec on the system that ran them, so a
+// rerun of an experiment skips what is finished here, never stores a trial twice, and the same
+// experiment from two machines lives side by side.
 //
 // Tables: meta (schema_version), experiments (the file as run), trials (the
 // headline figures as columns; spec, result and provenance as JSON), epochs
@@ -24,9 +25,10 @@ struct sqlite3;
 
 namespace balerbench {
 
-// 1: the first schema. 2: epochs.eval_s. An older database is migrated forward when opened, after
+// 1: the first schema. 2: epochs.eval_s. 3: trials.engine. 4: epochs.energy_pm_j.
+// 5: trials.system_fingerprint (keys name the spec on a system). An older database is migrated forward when opened, after
 // a backup copy (PATH.schema<N>.bak); a newer one is refused.
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 struct EpochRow {
   int64_t epoch = 0;  // 0-based (EpochRecord::number() is the 1-based count)
@@ -81,6 +83,7 @@ struct TrialRecord {
   std::optional<int64_t> epochs_to_target;
   std::optional<double> max_power_w, enforced_power_limit_w;
   std::string energy_kind, hardware;
+  std::string system_fingerprint;  // provenance.system's fingerprint; empty for trials stored before schema 5
   nlohmann::json spec, result, provenance;
   std::vector<EpochRow> epoch_rows;
   std::vector<PhaseRow> phases;

@@ -70,6 +70,15 @@ struct Experiment {
   std::vector<std::optional<double>> power_limits_w;  // nullopt = leave the limit in force
   std::vector<int64_t> epochs;
   int64_t repeats = 1;
+  // The order trials run in (README, Comparable results): "interleaved" (default: round-robin, every
+  // configuration once before any repeats, so a drifting host does not confound configuration with
+  // time), "shuffled" (each round in a random order drawn from order_seed, recorded) or "grid" (the
+  // grid's own order, repeats back to back).
+  std::string order = "interleaved";
+  int64_t order_seed = 0;
+  // Warm-up trials run before the grid (the first configuration, shortened to its first epochs
+  // count), stored and listed but left out of every statistic.
+  int64_t warmup_trials = 0;
   TargetSpec target;
   double cooldown_s = 0;
   std::vector<double> etas = {0.0, 0.5, 1.0};
@@ -90,7 +99,9 @@ struct TrialSpec {
   std::optional<double> power_limit_w;
   RunConfig config;           // the resolved run config of this trial (seed = training seed + repeat)
   nlohmann::json spec;        // everything that shapes the trial, resolved
-  std::string key;            // hash of `spec`
+  std::string spec_key;       // hash of `spec`, the dataset named by its content (dataset_identity)
+  std::string key;            // spec_key on this system: hash of spec_key and the system fingerprint
+  bool warmup = false;        // a warm-up trial: stored, left out of statistics
   std::string label() const;  // "bs=512 fp32 pl=- ep=10 #0"
 };
 
@@ -98,8 +109,21 @@ struct TrialSpec {
 Experiment parse_experiment(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
 Experiment load_experiment(const std::string& path);
 
-// Every trial of the grid, in order.
-std::vector<TrialSpec> expand_grid(const Experiment& e);
+// Every trial of the grid, in grid order (batch size, precision, engine, power limit, epochs, repeat).
+// With a `system_fingerprint`, each key is the trial on that system (a database holds the same
+// experiment from several machines side by side); without one, the key is the spec's alone.
+std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& system_fingerprint = "");
+
+// The order in which `trials` run, per e.order: indices into `trials`.
+std::vector<std::size_t> run_order(const Experiment& e, const std::vector<const TrialSpec*>& trials);
+
+// The warm-up trial number `n` (0-based) of this run: the grid's first configuration, flagged, keyed
+// by `run_id` so that every run's warm-up is stored.
+TrialSpec warmup_trial(const Experiment& e, int64_t n, const std::string& run_id, const std::string& system_fingerprint);
+
+// What names the dataset in a trial's key: a file by its content (hash and size, so the same data at
+// another path or on another machine is the same trial), a generator by its parameters.
+nlohmann::json dataset_identity(const DatasetSpec& d);
 
 // A slice of the grid: shard `index` of `count` (0 <= index < count).
 struct Shard {

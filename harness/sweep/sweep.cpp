@@ -10,7 +10,9 @@
 
 #include "datasets/dataset.h"
 #include "datasets/error.h"
+#include "harness/base/blas_kernel.h"
 #include "harness/energy/energy_session.h"
+#include "harness/engine/system_description.h"
 #include "harness/power/power_limit.h"
 #include "harness/report/live_metrics.h"
 #include "harness/report/monitor.h"
@@ -38,7 +40,11 @@ std::string fmt_opt(const std::optional<double>& v, const char* unit) {
 
 SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* out) {
   SweepSummary sum;
-  const std::vector<TrialSpec> grid = expand_grid(ex);
+  // The system first: a trial's key is its spec on this system, so a database keeps the same
+  // experiment from several machines apart, and a run resumes only what ran here.
+  const nlohmann::json system = current_system();
+  const std::string fingerprint = system["fingerprint"].get<std::string>();
+  const std::vector<TrialSpec> grid = expand_grid(ex, fingerprint);
   sum.grid = static_cast<int64_t>(grid.size());
   std::vector<const TrialSpec*> todo;
   std::unique_ptr<Store> store;
@@ -64,12 +70,22 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
     }
     todo.push_back(&t);
   }
+  {  // the order they run in (README, Comparable results)
+    const std::vector<std::size_t> order = run_order(ex, todo);
+    std::vector<const TrialSpec*> ordered;
+    for (std::size_t i : order) ordered.push_back(todo[i]);
+    todo.swap(ordered);
+  }
+  std::fprintf(out, "system %s: %s\n", fingerprint.c_str(), system["label"].get<std::string>().c_str());
+  if (const std::string blas = blas_choice_line(); !blas.empty()) std::fprintf(out, "%s\n", blas.c_str());
   std::fprintf(out, "experiment %s: %lld trials in the grid%s, %lld already in %s, %lld to run%s\n", ex.name.c_str(),
                static_cast<long long>(sum.grid),
                o.shard ? (", " + std::to_string(sum.in_shard) + " in shard " + o.shard->label()).c_str() : "",
                static_cast<long long>(sum.already_done), o.db_path.c_str(), static_cast<long long>(todo.size()),
                o.dry_run ? " (dry run: nothing runs)" : "");
   if (o.dry_run) {
+    std::fprintf(out, "order: %s%s\n", ex.order.c_str(),
+                 ex.order == "shuffled" ? (" (seed " + std::to_string(ex.order_seed) + ")").c_str() : "");
     for (const auto* t : todo)
       std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t->grid_index), t->label().c_str(), t->key.c_str());
     return sum;
@@ -119,14 +135,27 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   ctx.stop = &signals.flag();
   ctx.progress = o.progress;
   ctx.provenance = base_provenance();  // the same machine for every trial of this run
-  ctx.run_count = static_cast<int64_t>(todo.size());
+  // Warm-ups before the grid (only when something is to run): stored, flagged, left out of statistics.
+  std::vector<TrialSpec> warmups;
+  const std::string run_id = make_run_id();
+  for (int64_t n = 0; !todo.empty() && n < ex.warmup_trials; ++n) warmups.push_back(warmup_trial(ex, n, run_id, fingerprint));
+  std::vector<const TrialSpec*> sequence;
+  for (const auto& w : warmups) sequence.push_back(&w);
+  sequence.insert(sequence.end(), todo.begin(), todo.end());
+  ctx.run_count = static_cast<int64_t>(sequence.size());
+  ctx.order = ex.order;
+  ctx.order_seed = ex.order == "shuffled" ? nlohmann::json(ex.order_seed) : nlohmann::json(nullptr);
   try {
-    for (std::size_t i = 0; i < todo.size(); ++i) {
-      const TrialSpec& t = *todo[i];
+    for (std::size_t i = 0; i < sequence.size(); ++i) {
+      const TrialSpec& t = *sequence[i];
       if (!ctx.dataset) ctx.dataset = load_experiment_dataset(ex.dataset);
       ctx.run_ordinal = static_cast<int64_t>(i) + 1;
-      std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s\n", i + 1, todo.size(), static_cast<long long>(t.grid_index),
-                   t.label().c_str());
+      if (t.warmup)
+        std::fprintf(out, "\n== trial %zu/%zu (warm-up, left out of statistics): %s\n", i + 1, sequence.size(),
+                     t.label().c_str());
+      else
+        std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s\n", i + 1, sequence.size(),
+                     static_cast<long long>(t.grid_index), t.label().c_str());
       std::fflush(out);
       const TrialRecord rec = run_trial(t, ctx);
       try {

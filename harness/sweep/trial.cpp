@@ -15,6 +15,7 @@
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
 #include "harness/base/clock.h"
+#include "harness/base/cpu_activity.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/host_info.h"
 #include "harness/energy/nvml_library.h"
@@ -23,6 +24,7 @@
 #include "harness/engine/memory_peak.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/run_setup.h"
+#include "harness/engine/system_description.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "harness/engine/training_session.h"
@@ -109,6 +111,10 @@ TrialRecord new_record(const TrialSpec& spec, const TrialContext& ctx) {
   rec.spec = spec.spec;
   rec.started_unix_s = unix_now_s();
   rec.provenance = ctx.provenance.is_null() ? base_provenance() : ctx.provenance;
+  rec.provenance["system"] = current_system();  // the BLAS's and LibTorch's threads as now
+  rec.provenance["system_fingerprint"] = rec.provenance["system"]["fingerprint"];
+  rec.provenance["system_label"] = rec.provenance["system"]["label"];
+  rec.system_fingerprint = rec.provenance["system_fingerprint"].get<std::string>();
   rec.hardware = trial_hardware(rec.provenance, nullptr);
   rec.max_power_w = ex.max_power_w;
   return rec;
@@ -494,8 +500,11 @@ json base_provenance() {
 
 TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   const Experiment& ex = *ctx.experiment;
+  const CpuActivity activity_begin = read_cpu_activity();
   TrialRecord rec = new_record(spec, ctx);
   json result = json::object();
+  result["run_design"] = {{"order", ctx.order}, {"seed", ctx.order_seed}, {"position", ctx.run_ordinal},
+                          {"of", ctx.run_count}, {"warmup", spec.warmup}};
   RunConfig c = spec.config;
   c.progress = ctx.progress;
   try {
@@ -543,6 +552,8 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     }
   }
   rec.finished_unix_s = unix_now_s();
+  // Other processes' CPU time and the hypervisor's steal over the whole trial (its cooldown included).
+  result["disturbance"] = disturbance(activity_begin, read_cpu_activity());
   if (rec.status == TrialStatus::kOk) {
     // Everything the trial spent outside the windows it reports: opening meters, the idle
     // baseline, data and model set-up, per-epoch snapshots, provenance, the power series.

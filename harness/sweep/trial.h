@@ -25,6 +25,8 @@ struct TrialContext {
   const Experiment* experiment = nullptr;
   std::shared_ptr<const Dataset> dataset;  // loaded once per sweep
   int64_t run_ordinal = 1, run_count = 1;  // this trial's place (1-based) among those this run executes
+  std::string order = "grid";              // how this run ordered its trials (Experiment::order)
+  nlohmann::json order_seed;               // the shuffle's seed, or null
   PowerControl* power = nullptr;           // NVML GPUs whose limits may be set (null: none)
   PowerLimitGuard* guard = nullptr;        // with `power`
   LiveMetrics* live = nullptr;             // live monitoring (optional)
@@ -39,7 +41,8 @@ std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec);
 TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx);
 
 // Where and with what this trial ran: host, CPU, GPUs, driver, CUDA and LibTorch
-// versions, balerbench's version and git revision.
+// versions, balerbench's version and git revision; "system" (engine/system_description.h) with
+// "system_fingerprint" and "system_label".
 nlohmann::json base_provenance();
 
 }  // namespace balerbench

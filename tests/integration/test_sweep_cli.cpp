@@ -594,5 +594,132 @@ TEST_F(SweepCli, EngineAxisIsStoredPerTrialAndShownInTheTables) {
   EXPECT_EQ(json::parse(table.out)["tables"][0]["rows"].size(), 2u);  // libtorch, and fused (2 trials)
 }
 
+
+// ---- comparable results: the system in the key, canonical data, interleaving, warm-ups ----
+
+TEST_F(SweepCli, TheSameExperimentSpelledTwoWaysIsOneSetOfTrials) {
+  json j = tiny_experiment();
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["epochs"] = {1};
+  ASSERT_EQ(bb("data generate --kind cms --rows 600 --out data.npz").exit_code, 0);
+  j["dataset"] = {{"path", "data.npz"}};
+  write_experiment(j, "tiny.json");
+  const auto first = bb("run " + dir_.path("tiny.json") + " --db r.sqlite --progress none");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("2 to run"), std::string::npos) << first.out;
+  fs::create_directories(dir_.path("elsewhere"));
+  const auto again = run_command("cd " + dir_.path("elsewhere") + " && " + balerbench_binary() +
+                                 " run ../tiny.json --db ../r.sqlite --progress none");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("2 already in ../r.sqlite, 0 to run"), std::string::npos) << again.out;
+  // The same bytes under another name are the same data.
+  fs::copy_file(dir_.path("data.npz"), dir_.path("elsewhere/copy.npz"));
+  j["dataset"] = {{"path", "copy.npz"}};
+  write_experiment(j, "elsewhere/tiny.json");
+  const auto copy = bb("run elsewhere/tiny.json --db r.sqlite --progress none");
+  EXPECT_NE(copy.out.find("0 to run"), std::string::npos) << copy.out;
+}
+
+TEST_F(SweepCli, TwoSystemsLiveSideBySideAndMergeKeepsBoth) {
+  // Two OpenBLAS kernels stand for two machines: each is a system of its own.
+  json j = tiny_experiment();
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["epochs"] = {1};
+  const std::string exp = write_experiment(j);
+  const auto a = bb("run exp.json --db a.sqlite --progress none", "BALERBENCH_BLAS_KERNEL=Prescott");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  const auto b = bb("run exp.json --db b.sqlite --progress none", "BALERBENCH_BLAS_KERNEL=Core2");
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  EXPECT_NE(a.out.find("OpenBLAS 0.3"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find(" Prescott"), std::string::npos) << a.out;
+  EXPECT_NE(b.out.find(" Core2"), std::string::npos) << b.out;
+  // Resuming in another system's database runs everything: none of it ran here.
+  const auto resume = bb("run exp.json --db a.sqlite --progress none --dry-run", "BALERBENCH_BLAS_KERNEL=Core2");
+  EXPECT_NE(resume.out.find("0 already in a.sqlite, 2 to run"), std::string::npos) << resume.out;
+  const auto merged = bb("merge --out m.sqlite a.sqlite b.sqlite");
+  ASSERT_EQ(merged.exit_code, 0) << merged.out;
+  EXPECT_NE(merged.out.find("a.sqlite: 2 trials copied, 0 already present"), std::string::npos) << merged.out;
+  EXPECT_NE(merged.out.find("b.sqlite: 2 trials copied, 0 already present"), std::string::npos) << merged.out;
+  const auto dup = bb("merge --out m2.sqlite m.sqlite b.sqlite");  // true duplicates still dropped
+  EXPECT_NE(dup.out.find("b.sqlite: 0 trials copied, 2 already present"), std::string::npos) << dup.out;
+  Store m(dir_.path("m.sqlite"), false);
+  std::set<std::string> systems;
+  for (const auto& t : m.trials("tiny", false, false)) {
+    systems.insert(t.system_fingerprint);
+    EXPECT_EQ(t.provenance["system_fingerprint"], t.system_fingerprint);
+    EXPECT_EQ(t.provenance["system"]["blas"]["choice"]["decision"], "requested");
+  }
+  EXPECT_EQ(systems.size(), 2u);
+}
+
+TEST_F(SweepCli, RepeatsRunInterleavedAfterAWarmUpAndTheOrderIsRecorded) {
+  json j = tiny_experiment();
+  j["sweep"]["epochs"] = {1};
+  j["sweep"]["warmup_trials"] = 1;
+  write_experiment(j);
+  const auto r = bb("run exp.json --db r.sqlite --progress none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto at = [&](const std::string& s) { return r.out.find(s); };
+  ASSERT_NE(at("trial 1/5 (warm-up, left out of statistics)"), std::string::npos) << r.out;
+  EXPECT_LT(at("(grid #0): bs=256 fp32"), at("(grid #2): bs=256 fp64"));
+  EXPECT_LT(at("(grid #2): bs=256 fp64"), at("(grid #1): bs=256 fp32"));  // repeat 1 after every repeat 0
+  EXPECT_LT(at("(grid #1): bs=256 fp32"), at("(grid #3): bs=256 fp64"));
+  Store s(dir_.path("r.sqlite"), false);
+  const auto trials = s.trials("tiny", false, false);
+  ASSERT_EQ(trials.size(), 5u);
+  int warmups = 0;
+  for (const auto& t : trials) {
+    const json& d = t.result["run_design"];
+    EXPECT_EQ(d["order"], "interleaved");
+    EXPECT_EQ(d["of"], 5);
+    warmups += d["warmup"].get<bool>();
+    const json& dist = t.result["disturbance"];
+    ASSERT_TRUE(dist.is_object()) << t.result.dump();
+    EXPECT_GE(dist["other_cpu_cores"].get<double>(), 0);
+    EXPECT_TRUE(dist["disturbed"].is_boolean());
+  }
+  EXPECT_EQ(warmups, 1);
+  // A finished grid runs no warm-up.
+  const auto again = bb("run exp.json --db r.sqlite --progress none");
+  EXPECT_EQ(again.out.find("warm-up"), std::string::npos) << again.out;
+}
+
+TEST_F(SweepCli, TheKernelIsChosenOnceCheckedAndRecorded) {
+  const auto sys = bb("system --json", "BALERBENCH_BLAS_KERNEL=Prescott");
+  ASSERT_EQ(sys.exit_code, 0) << sys.out;
+  const json s = json::parse(sys.out);  // a switch prints nothing: --json output stays one document
+  if (s["blas"]["library"] != "OpenBLAS") GTEST_SKIP() << "the BLAS is not OpenBLAS";
+  EXPECT_EQ(s["blas"]["core"], "Prescott");
+  EXPECT_EQ(s["blas"]["choice"]["decision"], "requested");
+  EXPECT_EQ(s["fingerprint"].get<std::string>().size(), 12u);
+  EXPECT_EQ(s["env"]["BALERBENCH_BLAS_KERNEL"], "Prescott");
+  // The commands' own output says so in one line.
+  json j = tiny_experiment();
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["repeats"] = 1;
+  write_experiment(j);
+  const auto run = bb("run exp.json --db r.sqlite --dry-run", "BALERBENCH_BLAS_KERNEL=Prescott");
+  const auto line = run.out.find("BLAS: ");
+  if (s["blas"]["choice"]["from"] != "Prescott") {
+    ASSERT_NE(line, std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("as BALERBENCH_BLAS_KERNEL asks", line), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("BLAS: ", line + 1), std::string::npos) << run.out;
+  }
+  // A name OpenBLAS does not know: one line, no loop, the run goes on.
+  const auto bogus = bb("system --json", "BALERBENCH_BLAS_KERNEL=NoSuchCore");
+  ASSERT_EQ(bogus.exit_code, 0) << bogus.out;
+  EXPECT_NE(bogus.out.find("does not know a kernel named NoSuchCore"), std::string::npos) << bogus.out;
+  EXPECT_EQ(json::parse(bogus.out.substr(bogus.out.find('{')))["blas"]["choice"]["decision"], "check failed");
+  // The user's own OPENBLAS_CORETYPE is kept.
+  const json user = json::parse(bb("system --json", "OPENBLAS_CORETYPE=Core2").out);
+  EXPECT_EQ(user["blas"]["core"], "Core2");
+  EXPECT_EQ(user["blas"]["choice"]["decision"], "set by user");
+  // The text form names the kernel and the decision.
+  const auto text = bb("system", "OPENBLAS_CORETYPE=Core2");
+  EXPECT_NE(text.out.find("kernel Core2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("set by user: OPENBLAS_CORETYPE=Core2 is set in the environment"), std::string::npos)
+      << text.out;
+}
+
 }  // namespace
 }  // namespace balerbench

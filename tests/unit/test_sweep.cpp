@@ -145,6 +145,95 @@ TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
   EXPECT_EQ(grid[0].key.size(), 32u);
 }
 
+TEST(Grid, KeysNameTheSpecOnASystem) {
+  const Experiment e = parse(minimal_experiment());
+  const auto plain = expand_grid(e), here = expand_grid(e, "aaaaaaaaaaaa"), there = expand_grid(e, "bbbbbbbbbbbb");
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(plain[i].key, plain[i].spec_key);  // no system: the spec's key alone
+    EXPECT_EQ(here[i].spec_key, there[i].spec_key);
+    EXPECT_NE(here[i].key, there[i].key);  // the same trial on two systems: two keys
+    EXPECT_NE(here[i].key, plain[i].key);
+  }
+  EXPECT_EQ(expand_grid(e, "aaaaaaaaaaaa")[5].key, here[5].key);  // stable
+}
+
+TEST(Grid, AFileDatasetIsNamedByItsContentNotItsPath) {
+  TempDir t;
+  std::filesystem::create_directories(t.path("a/b"));
+  write_text(t.path("a/data.npz"), "not really a zip, but bytes to hash");
+  json j = minimal_experiment();
+  j["dataset"] = {{"path", "data.npz"}};
+  const Experiment from_a = parse_experiment(j, "a/exp.json", t.path("a"));
+  j["dataset"] = {{"path", "../data.npz"}};
+  const Experiment from_b = parse_experiment(j, "a/b/exp.json", t.path("a/b"));
+  j["dataset"] = {{"path", t.path("a/b/../data.npz")}};
+  const Experiment absolute = parse_experiment(j, "/abs/exp.json", "/elsewhere");
+  EXPECT_EQ(from_a.dataset.path, std::filesystem::canonical(t.path("a/data.npz")).string());  // canonical
+  EXPECT_EQ(from_b.dataset.path, from_a.dataset.path);
+  EXPECT_EQ(absolute.dataset.path, from_a.dataset.path);
+  EXPECT_EQ(expand_grid(from_a, "f")[3].key, expand_grid(from_b, "f")[3].key);
+  // The same bytes elsewhere are the same data; other bytes are not.
+  write_text(t.path("copy.npz"), "not really a zip, but bytes to hash");
+  j["dataset"] = {{"path", t.path("copy.npz")}};
+  EXPECT_EQ(expand_grid(parse_experiment(j, "x.json", "/"), "f")[3].key, expand_grid(from_a, "f")[3].key);
+  write_text(t.path("copy.npz"), "other bytes");
+  EXPECT_NE(expand_grid(parse_experiment(j, "x.json", "/"), "f")[3].key, expand_grid(from_a, "f")[3].key);
+  EXPECT_EQ(dataset_identity(from_a.dataset)["bytes"], 35);
+}
+
+std::vector<std::string> labels_in_order(const Experiment& e) {
+  const auto grid = expand_grid(e);
+  std::vector<const TrialSpec*> todo;
+  for (const auto& t : grid) todo.push_back(&t);
+  std::vector<std::string> out;
+  for (std::size_t i : run_order(e, todo)) out.push_back(todo[i]->label());
+  return out;
+}
+
+TEST(Grid, RepeatsAreInterleavedByDefaultAndShuffledReproducibly) {
+  json j = minimal_experiment();
+  j["sweep"] = {{"batch_size", {128}}, {"precision", {"fp32", "fp64"}}, {"epochs", {2}}, {"repeats", 2}};
+  EXPECT_EQ(parse(j).order, "interleaved");
+  EXPECT_EQ(labels_in_order(parse(j)), (std::vector<std::string>{"bs=128 fp32 auto pl=- ep=2 #0",
+                                                                  "bs=128 fp64 auto pl=- ep=2 #0",
+                                                                  "bs=128 fp32 auto pl=- ep=2 #1",
+                                                                  "bs=128 fp64 auto pl=- ep=2 #1"}));
+  j["sweep"]["order"] = "grid";
+  EXPECT_EQ(labels_in_order(parse(j))[1], "bs=128 fp32 auto pl=- ep=2 #1");  // repeats back to back
+  j["sweep"] = minimal_experiment()["sweep"];
+  j["sweep"]["order"] = "shuffled";
+  j["sweep"]["order_seed"] = 7;
+  const auto a = labels_in_order(parse(j)), b = labels_in_order(parse(j));
+  EXPECT_EQ(a, b);  // the seed is the order
+  j["sweep"]["order_seed"] = 8;
+  EXPECT_NE(labels_in_order(parse(j)), a);
+  // Shuffled within rounds: the first 12 are repeat 0, each configuration once.
+  std::set<std::string> round0;
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_NE(a[i].find(" #0"), std::string::npos) << a[i];
+    round0.insert(a[i]);
+  }
+  EXPECT_EQ(round0.size(), 12u);
+  const auto interleaved = labels_in_order(parse(minimal_experiment()));
+  EXPECT_NE(std::vector<std::string>(a.begin(), a.begin() + 12),
+            std::vector<std::string>(interleaved.begin(), interleaved.begin() + 12));
+  expect_bad([](json& x) { x["sweep"]["order"] = "random"; }, "/sweep/order: invalid value 'random'");
+  expect_bad([](json& x) { x["sweep"]["warmup_trials"] = -1; }, "/sweep/warmup_trials");
+}
+
+TEST(Grid, AWarmUpTrialIsTheFirstConfigurationFlaggedAndKeyedByItsRun) {
+  json j = minimal_experiment();
+  j["sweep"]["warmup_trials"] = 1;
+  const Experiment e = parse(j);
+  EXPECT_EQ(e.warmup_trials, 1);
+  const TrialSpec w = warmup_trial(e, 0, "run-1", "f"), w2 = warmup_trial(e, 0, "run-2", "f");
+  EXPECT_TRUE(w.warmup);
+  EXPECT_EQ(w.label(), "bs=128 fp32 auto pl=- ep=2 warm-up");
+  EXPECT_EQ(w.spec["warmup"]["run_id"], "run-1");
+  EXPECT_NE(w.key, w2.key);  // every run's warm-up is its own trial
+  for (const auto& t : expand_grid(e, "f")) EXPECT_NE(t.key, w.key);
+}
+
 TEST(Grid, EngineIsAnAxisParsedOnce) {
   json j = minimal_experiment();
   j["sweep"]["engine"] = {"libtorch", "fused"};
@@ -364,7 +453,7 @@ TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
       run_command(py + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("v.sqlite") +
                   "'); c.execute(\\\"update meta set value='99' where key='schema_version'\\\"); c.commit()\"");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 4");
+  expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 5");
 }
 
 // A database written by schema 1 (tests/fixtures/store_v1.sqlite: `balerbench run
@@ -385,7 +474,7 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
   const std::string epochs_before = sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs order by 1, 2");
   {
     Store s(db, false);
-    EXPECT_NE(s.migration_note().find("from schema 1 to 4"), std::string::npos) << s.migration_note();
+    EXPECT_NE(s.migration_note().find("from schema 1 to 5"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("eval_s"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("trials.engine"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("epochs.energy_pm_j"), std::string::npos) << s.migration_note();
@@ -399,17 +488,21 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
       EXPECT_FALSE(t.samples.empty());
       EXPECT_TRUE(t.target_reached);
       EXPECT_EQ(t.engine, "libtorch");  // what every trial before schema 3 trained with
+      EXPECT_EQ(t.system_fingerprint, "");  // not known before schema 5
     }
+    EXPECT_NE(s.migration_note().find("trials.system_fingerprint"), std::string::npos) << s.migration_note();
     TrialRecord fresh = fixture_trial("new", "fp32", 512, 0, 10, 1000);
     fresh.epoch_rows[1].eval_s = 0.25;
     fresh.epoch_rows[1].energy_pm_j = 0.125;
     fresh.engine = "fused";
+    fresh.system_fingerprint = "0123456789ab";
     s.insert_trial(fresh);
+    EXPECT_EQ(s.trials("fixture")[0].system_fingerprint, "0123456789ab");
     EXPECT_DOUBLE_EQ(*s.trials("fixture")[0].epoch_rows[1].eval_s, 0.25);
     EXPECT_DOUBLE_EQ(*s.trials("fixture")[0].epoch_rows[1].energy_pm_j, 0.125);
     EXPECT_EQ(s.trials("fixture")[0].engine, "fused");
   }
-  EXPECT_EQ(sql(db, "select value from meta where key='schema_version'"), "[('4',)]\n");
+  EXPECT_EQ(sql(db, "select value from meta where key='schema_version'"), "[('5',)]\n");
   EXPECT_EQ(sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs where trial_id <= 2 order by 1, 2"),
             epochs_before);
   // The backup is the file as it was: schema 1, the same rows.

@@ -1,0 +1,76 @@
+// cpu_activity.cpp: see cpu_activity.h.
+#include "harness/base/cpu_activity.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace balerbench {
+
+CpuActivity read_cpu_activity(const std::string& proc_root) {
+  CpuActivity a;
+  a.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const double tick_s = 1.0 / static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
+  std::ifstream in(proc_root + "/stat");
+  std::string line;
+  int cpus = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu", 0) != 0) continue;
+    if (line.size() > 3 && line[3] != ' ') {
+      ++cpus;
+      continue;
+    }
+    std::istringstream f(line.substr(3));
+    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    if (!(f >> user >> nice >> system >> idle >> iowait >> irq >> softirq)) return a;
+    f >> steal;
+    a.host_busy_s = (user + nice + system + irq + softirq) * tick_s;
+    a.host_steal_s = steal * tick_s;
+    a.valid = true;
+  }
+  a.cpus = std::max(cpus, 1);
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  a.self_cpu_s = secs(self.ru_utime) + secs(self.ru_stime) + secs(children.ru_utime) + secs(children.ru_stime);
+  return a;
+}
+
+std::string DisturbanceThresholds::text() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "other processes above %g CPUs on average, or steal above %g%% of the CPU time",
+                other_cores, steal_fraction * 100);
+  return buf;
+}
+
+nlohmann::json disturbance(const CpuActivity& begin, const CpuActivity& end, const DisturbanceThresholds& th) {
+  if (!begin.valid || !end.valid) return nullptr;
+  const double window_s = std::max(end.wall_s - begin.wall_s, 1e-9);
+  // /proc/stat counts in ticks (10 ms): the host's busy time is known to a tick per CPU at each end.
+  const double other_s = std::max(0.0, (end.host_busy_s - begin.host_busy_s) - (end.self_cpu_s - begin.self_cpu_s));
+  const double steal_s = std::max(0.0, end.host_steal_s - begin.host_steal_s);
+  const double other_cores = other_s / window_s;
+  const double steal_fraction = steal_s / (window_s * end.cpus);
+  std::string reason;
+  char buf[160];
+  if (other_cores > th.other_cores) {
+    std::snprintf(buf, sizeof buf, "other processes used %.2f CPUs on average", other_cores);
+    reason = buf;
+  }
+  if (steal_fraction > th.steal_fraction) {
+    std::snprintf(buf, sizeof buf, "the hypervisor stole %.1f%% of the CPU time", steal_fraction * 100);
+    reason += (reason.empty() ? "" : "; ") + std::string(buf);
+  }
+  return {{"window_s", window_s},         {"other_cpu_s", other_s},
+          {"other_cpu_cores", other_cores}, {"steal_s", steal_s},
+          {"steal_fraction", steal_fraction}, {"disturbed", !reason.empty()},
+          {"threshold", th.text()},         {"reason", reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason)}};
+}
+
+}  // namespace balerbench

@@ -1,0 +1,37 @@
+// cpu_activity.h: who else used the CPUs during a window. The host's busy time (/proc/stat), this
+// process's own CPU time (its threads and waited-for children), and the steal time a hypervisor
+// took, read at a window's two ends; the difference says how much of the host other processes
+// used, so a trial disturbed by a neighbour is flagged rather than averaged in (README,
+// Comparable results).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace balerbench {
+
+struct CpuActivity {
+  double wall_s = 0;          // a monotonic clock
+  double host_busy_s = 0;     // all CPUs: user + nice + system + irq + softirq (guest time is inside user)
+  double host_steal_s = 0;    // all CPUs: time the hypervisor ran something else
+  double self_cpu_s = 0;      // this process (all threads) and its waited-for children
+  int cpus = 1;               // CPUs counted in /proc/stat
+  bool valid = false;         // /proc/stat could be read
+};
+CpuActivity read_cpu_activity(const std::string& proc_root = "/proc");
+
+// Thresholds above which a window counts as disturbed: other processes busy on average on more
+// than `other_cores` CPUs, or steal above `steal_fraction` of the window's CPU time.
+struct DisturbanceThresholds {
+  double other_cores = 0.25;
+  double steal_fraction = 0.02;
+  std::string text() const;  // "other processes above 0.25 CPUs on average, or steal above 2% of the CPU time"
+};
+
+// {"window_s","other_cpu_s","other_cpu_cores","steal_s","steal_fraction","disturbed","threshold","reason"};
+// null when either end could not be read.
+nlohmann::json disturbance(const CpuActivity& begin, const CpuActivity& end,
+                           const DisturbanceThresholds& thresholds = {});
+
+}  // namespace balerbench
