@@ -43,6 +43,55 @@ Summary summarize(std::vector<double> v) {
   return s;
 }
 
+double RatioInterval::ratio() const { return std::exp(mean_log); }
+double RatioInterval::low() const { return std::exp(mean_log - half_width_log); }
+double RatioInterval::high() const { return std::exp(mean_log + half_width_log); }
+
+RatioInterval log_ratio_interval(const std::vector<double>& a, const std::vector<double>& b) {
+  RatioInterval r;
+  r.n_a = a.size();
+  r.n_b = b.size();
+  const auto logs = [](const std::vector<double>& v, std::vector<double>& out) {
+    for (double x : v) {
+      if (!(x > 0) || !std::isfinite(x)) return false;
+      out.push_back(std::log(x));
+    }
+    return true;
+  };
+  std::vector<double> la, lb;
+  if (!logs(a, la) || !logs(b, lb) || la.size() < 2 || lb.size() < 2) return r;
+  const Summary sa = summarize(la), sb = summarize(lb);
+  const double va = sa.stddev * sa.stddev / static_cast<double>(sa.n);  // variance of the mean
+  const double vb = sb.stddev * sb.stddev / static_cast<double>(sb.n);
+  r.mean_log = sa.mean - sb.mean;
+  const double se2 = va + vb;
+  if (se2 > 0) {
+    r.dof = se2 * se2 / (va * va / static_cast<double>(sa.n - 1) + vb * vb / static_cast<double>(sb.n - 1));
+  } else {
+    r.dof = static_cast<double>(sa.n + sb.n - 2);  // no spread on either side
+  }
+  // Rounded down (a wider interval), with a tolerance for a dof that is an integer up to rounding.
+  const auto dof = static_cast<std::size_t>(std::max(1.0, std::floor(r.dof + 1e-9)));
+  r.stat_half_width_log = student_t95(dof) * std::sqrt(se2);
+  r.half_width_log = r.stat_half_width_log;
+  r.valid = true;
+  return r;
+}
+
+void widen_to_relative(RatioInterval& r, double relative_pm) {
+  if (!r.valid || !(relative_pm > 0)) return;
+  r.half_width_log = std::max(r.half_width_log, std::log1p(relative_pm));
+}
+
+std::size_t repeats_to_resolve(const RatioInterval& r) {
+  if (!r.valid || r.mean_log == 0) return 0;
+  const double n = static_cast<double>(std::min(r.n_a, r.n_b));
+  const double scale = r.stat_half_width_log / std::abs(r.mean_log);
+  const double needed = std::ceil(n * scale * scale * 1.2);
+  if (!std::isfinite(needed) || needed > 1e9) return static_cast<std::size_t>(1e9);
+  return static_cast<std::size_t>(std::max(needed, n + 1));
+}
+
 std::vector<ParetoPoint> pareto_frontier(const std::vector<ParetoPoint>& points) {
   std::vector<ParetoPoint> sorted = points;
   std::sort(sorted.begin(), sorted.end(), [](const ParetoPoint& a, const ParetoPoint& b) {

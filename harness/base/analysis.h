@@ -7,6 +7,7 @@
 // favours time, large eta energy.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -25,6 +26,34 @@ Summary summarize(std::vector<double> values);
 
 // Two-sided 95% Student t quantile for `dof` degrees of freedom (dof >= 1).
 double student_t95(std::size_t dof);
+
+// The ratio of two sets of repeats (a over b, e.g. a precision mode's training times over FP32's)
+// with a 95% interval: Welch's t on the logarithms (mean of logs per side, variance / n per side,
+// Welch-Satterthwaite degrees of freedom rounded down, which widens the interval a little). The
+// interval is around the ratio of geometric means, exp(mean_log).
+struct RatioInterval {
+  bool valid = false;       // both sides have >= 2 values, all > 0
+  std::size_t n_a = 0, n_b = 0;
+  double mean_log = 0;      // mean(log a) - mean(log b)
+  double half_width_log = 0;  // the interval in log space: mean_log +- half_width_log
+  double stat_half_width_log = 0;  // from the repeats alone (before any floor)
+  double dof = 0;           // Welch-Satterthwaite (before rounding)
+  double ratio() const;     // exp(mean_log)
+  double low() const;       // exp(mean_log - half_width_log)
+  double high() const;      // exp(mean_log + half_width_log)
+  bool resolved() const { return valid && half_width_log < std::abs(mean_log); }  // the interval excludes 1
+};
+RatioInterval log_ratio_interval(const std::vector<double>& a, const std::vector<double>& b);
+
+// Widens `r` to at least `relative_pm` either side (e.g. the meters' relative +-, a's plus b's),
+// as log1p(relative_pm) in log space: a difference inside the meters' resolution is not resolved
+// however many repeats there are.
+void widen_to_relative(RatioInterval& r, double relative_pm);
+
+// Repeats per side that would likely resolve an unresolved difference: the repeats' half-width
+// scales as 1/sqrt(n), so n * (half_width / |mean_log|)^2, times 1.2 for the t quantile and the
+// noise in the estimate. 0 when the observed difference is 0 or the interval is not valid.
+std::size_t repeats_to_resolve(const RatioInterval& r);
 
 struct ParetoPoint {
   double time_s = 0, energy_j = 0;

@@ -93,7 +93,7 @@ int report(const ReportArgs& a) {
   if (a.format == "csv" && table_count != 1)
     throw InputError("CSV holds one table per file; " + std::to_string(table_count) + " tables selected",
                      "name one with --table (and --experiment when the database holds several), or give --out DIR "
-                     "for one file per table");
+                     "for one file per table (a comparing table is one per system when the trials ran on several)");
   std::string text;
   if (a.format == "json") {  // one document, whatever the number of experiments
     nlohmann::json all = nlohmann::json::array();
@@ -159,7 +159,8 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)");
   cmd->add_option("--experiment", a->experiment, "only this experiment (default: every one stored)");
   cmd->add_option("--table", a->table,
-                  "precision | phases | batch_size | power_limit | cost | complexity | datasets | crosscheck | attribution | trials | all");
+                  "precision | phases | batch_size | power_limit | cost | complexity | datasets | crosscheck | "
+                  "attribution | systems | across | trials | all");
   cmd->add_option("--format", a->format, "md | csv | latex | json")
       ->check(CLI::IsMember({"md", "csv", "latex", "json"}));
   cmd->add_option("--out", a->out,

@@ -59,7 +59,7 @@ int run(const Args& a) {
     }
     std::printf(
         "\n(balerbench report --db %s --experiment %s --table NAME: precision, phases, batch_size, "
-        "power_limit, cost, complexity, datasets, crosscheck, attribution, trials)\n",
+        "power_limit, cost, complexity, datasets, crosscheck, attribution, systems, across, trials)\n",
         a.db.c_str(), ex.name.c_str());
   }
   return s.exit_code();

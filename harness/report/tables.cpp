@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "harness/base/analysis.h"
 #include "harness/base/precision_mode.h"
 #include "harness/energy/carbon.h"
+#include "harness/report/trial_identity.h"
 
 namespace balerbench {
 namespace {
@@ -37,13 +40,15 @@ std::string watts_label(const std::optional<double>& w) {
   return buf;
 }
 
-// One configuration of the grid and its finished repeats.
+// One configuration of the grid on one system and one spec variant, and its finished repeats
+// (warm-ups left out).
 struct Group {
   int64_t batch_size = 0, epochs = 0;
   std::string precision, engine;
   std::optional<double> power_limit_w;
+  std::string system, variant;  // system fingerprint; spec variant id (trial_identity.h)
   std::vector<const TrialRecord*> ok;
-  int64_t failed = 0, skipped = 0;
+  int64_t failed = 0, skipped = 0, warmups = 0;
   std::string energy_kind() const {
     std::set<std::string> k;
     for (const auto* t : ok) k.insert(t->energy_kind.empty() ? "none" : t->energy_kind);
@@ -57,22 +62,35 @@ struct Group {
   }
   template <typename F>
   Summary stat(F get) const {
+    return summarize(values(get));
+  }
+  template <typename F>
+  std::vector<double> values(F get) const {
     std::vector<double> v;
     for (const auto* t : ok)
       if (auto x = get(*t)) v.push_back(*x);
-    return summarize(v);
+    return v;
   }
 };
 
-bool same_config(const Group& g, const TrialRecord& t) {
+// Where a trial sits among the groups: its grid coordinates, system and spec variant.
+struct TrialKey {
+  const TrialRecord* trial;
+  std::string system, variant;
+};
+TrialKey key_of(const TrialRecord& t) { return {&t, system_of(t).fingerprint, spec_variant_of(t)}; }
+
+bool same_config(const Group& g, const TrialKey& k) {
+  const TrialRecord& t = *k.trial;
   return g.batch_size == t.batch_size && g.precision == t.precision && g.engine == t.engine &&
-         g.epochs == t.epochs && g.power_limit_w == t.power_limit_w;
+         g.epochs == t.epochs && g.power_limit_w == t.power_limit_w && g.system == k.system && g.variant == k.variant;
 }
 
 std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
   std::vector<Group> groups;
   for (const auto& t : trials) {
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_config(g, t); });
+    const TrialKey k = key_of(t);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_config(g, k); });
     if (it == groups.end()) {
       Group g;
       g.batch_size = t.batch_size;
@@ -80,10 +98,14 @@ std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
       g.engine = t.engine;
       g.power_limit_w = t.power_limit_w;
       g.epochs = t.epochs;
+      g.system = k.system;
+      g.variant = k.variant;
       groups.push_back(g);
       it = groups.end() - 1;
     }
-    if (t.status == TrialStatus::kOk)
+    if (is_warmup(t))
+      ++it->warmups;
+    else if (t.status == TrialStatus::kOk)
       it->ok.push_back(&t);
     else if (t.status == TrialStatus::kSkipped)
       ++it->skipped;
@@ -116,6 +138,19 @@ std::string hardware_of(const std::vector<TrialRecord>& trials) {
   std::string s;
   for (const auto& h : hw) s += (s.empty() ? "" : " | ") + h;
   return s.empty() ? "unknown hardware" : s;
+}
+
+// The system the trials ran on, for a title: its label and fingerprint when they share one (a
+// legacy system is named by its hardware, as before system fingerprints), else their hardware.
+std::string where_run(const std::vector<TrialRecord>& trials) {
+  std::set<std::string> fingerprints;
+  SystemId one;
+  for (const auto& t : trials) {
+    one = system_of(t);
+    fingerprints.insert(one.fingerprint);
+  }
+  if (fingerprints.size() != 1) return hardware_of(trials);
+  return (one.legacy ? hardware_of(trials) : one.label) + " (system " + one.fingerprint + ")";
 }
 
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -186,6 +221,43 @@ void failures_note(Table& t, const std::vector<Group>& groups) {
     if (empty) s += ", and with them " + std::to_string(empty) + " configuration(s) with no finished trial";
     t.notes.push_back(s + " (balerbench report --table trials lists them).");
   }
+}
+
+// Warm-up trials left out, and disturbed trials kept in, the table's statistics: a note for each.
+void warmup_note(Table& t, int64_t warmups) {
+  if (warmups)
+    t.notes.push_back(std::to_string(warmups) + " warm-up trial(s) are left out of every statistic here "
+                      "(balerbench report --table trials lists them).");
+}
+
+void disturbed_note(Table& t, const std::vector<const TrialRecord*>& trials) {
+  std::vector<std::string> ids, thresholds;
+  for (const auto* r : trials) {
+    const Disturbance d = disturbance_of(*r);
+    if (!d.disturbed) continue;
+    ids.push_back(std::to_string(r->id));
+    if (!d.threshold.empty() && std::find(thresholds.begin(), thresholds.end(), d.threshold) == thresholds.end())
+      thresholds.push_back(d.threshold);
+  }
+  if (ids.empty()) return;
+  std::string s = std::to_string(ids.size()) + " trial(s) here ran on a disturbed machine (ids ";
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + ids[i];
+  s += "): other processes' CPU use or steal time passed the threshold";
+  for (std::size_t i = 0; i < thresholds.size(); ++i) s += (i ? "; " : " (") + thresholds[i];
+  s += thresholds.empty() ? "" : ")";
+  t.notes.push_back(s + ". They are kept in the statistics; the trials table gives each one's reason. Rerun them on "
+                        "a quiet machine before trusting a close difference.");
+}
+
+void run_notes(Table& t, const std::vector<Group>& groups) {
+  int64_t warmups = 0;
+  std::vector<const TrialRecord*> ok;
+  for (const auto& g : groups) {
+    warmups += g.warmups;
+    ok.insert(ok.end(), g.ok.begin(), g.ok.end());
+  }
+  warmup_note(t, warmups);
+  disturbed_note(t, ok);
 }
 
 std::string eta_label(double eta) {
@@ -289,6 +361,72 @@ std::string target_text(const std::vector<TrialRecord>& trials) {
   return "";
 }
 
+// One figure of each trial (training time, energy, ...), and the key of its measurement +- in
+// result.energy_uncertainty (nullptr: none).
+struct Figure {
+  std::optional<double> (*get)(const TrialRecord&);
+  const char* pm_key;
+  const char *less, *more;  // the verdict's words when the interval lies below / above 1
+};
+const Figure kTrainTime = {[](const TrialRecord& r) { return r.train_s; }, nullptr, "faster", "slower"};
+const Figure kTrainEnergy = {[](const TrialRecord& r) { return r.train_energy_j; }, "train_j", "less energy",
+                             "more energy"};
+
+// The mean relative +- of a group's figure over the trials that have one; 0 when none has.
+double mean_relative_pm(const Group& g, const Figure& f) {
+  if (!f.pm_key) return 0;
+  const Summary s = g.stat([&](const TrialRecord& r) -> std::optional<double> {
+    const auto v = f.get(r);
+    const auto pm = uncertainty_of(r, f.pm_key);
+    if (!v || !pm || !(*v > 0)) return std::nullopt;
+    return *pm / *v;
+  });
+  return s.n ? s.mean : 0;
+}
+
+// "faster", "slower", "not resolved at n=3; ~12 repeats would resolve it", "n=1: no interval", ...
+std::string verdict(const RatioInterval& r, const Figure& f) {
+  const std::size_t n = std::min(r.n_a, r.n_b);
+  if (!r.valid) return n < 2 ? "n=" + std::to_string(n) + ": no interval" : "no interval (a value is not > 0)";
+  if (r.resolved()) return r.mean_log < 0 ? f.less : f.more;
+  const std::string head = "not resolved at n=" + std::to_string(n);
+  if (r.mean_log == 0) return head + " (no difference observed)";
+  if (r.stat_half_width_log < std::abs(r.mean_log))
+    return head + "; within the meters' resolution (more repeats will not resolve it)";
+  const std::size_t m = repeats_to_resolve(r);
+  return head + (m > 100 ? "; > 100 repeats would be needed" : "; ~" + std::to_string(m) + " repeats would resolve it");
+}
+
+// A group's figure against a reference group's: ratio of means, the 95% interval of the ratio
+// (Welch on logs, widened to the meters' relative +- of both sides), and the verdict.
+struct Comparison {
+  json ratio = nullptr, low = nullptr, high = nullptr, verdict = nullptr;
+};
+Comparison compare(const Group& g, const Group& ref, const Figure& f) {
+  Comparison c;
+  const Summary a = g.stat(f.get), b = ref.stat(f.get);
+  if (!a.n || !b.n) return c;
+  if (b.mean > 0) c.ratio = num(a.mean / b.mean);
+  RatioInterval r = log_ratio_interval(g.values(f.get), ref.values(f.get));
+  widen_to_relative(r, mean_relative_pm(g, f) + mean_relative_pm(ref, f));
+  if (r.valid) {
+    c.low = num(r.low());
+    c.high = num(r.high());
+  }
+  c.verdict = verdict(r, f);
+  return c;
+}
+
+const char* kIntervalNote =
+    "*_ci95_low, *_ci95_high: the 95% interval of the ratio, from the repeats (Welch's t on the logarithms: each "
+    "side's mean and variance / n, Welch-Satterthwaite degrees of freedom rounded down), around the ratio of "
+    "geometric means; an energy interval is at least the two rows' relative measurement +- summed.";
+const char* kVerdictWords =
+    "verdict: faster / slower (less / more energy) when the interval excludes 1; \"not resolved at n=N\" when it "
+    "does not, with the repeats per side that would likely resolve the observed difference (n x (half-width / |log "
+    "ratio|)^2 x 1.2); \"within the meters' resolution\" when the meters' +- alone covers it; \"n=1: no "
+    "interval\" with fewer than two repeats on either side.";
+
 Table precision_table(const std::vector<TrialRecord>& trials) {
   const std::vector<Group> all = group_trials(trials);
   std::vector<Group> groups = finished(all);
@@ -301,47 +439,56 @@ Table precision_table(const std::vector<TrialRecord>& trials) {
   });
   Table t;
   t.name = "precision";
-  t.title = "Training time and energy per precision mode (T3's shape) on " + hardware_of(trials);
+  t.title = "Training time and energy per precision mode (T3's shape) on " + where_run(trials);
   const Axes a = varying(groups);
   t.columns = {"mode", "precision"};
   axis_columns(t, a, false);
-  for (const char* c : {"n", "time_s", "time_median_s", "time_sd_s", "time_ci95_s", "time_vs_fp32", "energy_j",
-                        "energy_median_j", "energy_sd_j", "energy_kwh", "energy_vs_fp32", "energy"})
+  for (const char* c : {"n", "time_s", "time_median_s", "time_sd_s", "time_ci95_s", "time_vs_fp32",
+                        "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
+                        "energy_median_j", "energy_sd_j", "energy_kwh", "energy_vs_fp32", "energy_vs_fp32_ci95_low",
+                        "energy_vs_fp32_ci95_high", "energy_verdict", "energy"})
     t.columns.push_back(c);
   for (const auto& g : groups) {
-    const Summary time = g.stat([](const TrialRecord& r) { return r.train_s; });
-    const Summary energy = g.stat([](const TrialRecord& r) { return r.train_energy_j; });
-    // The FP32 row with the same other settings: of the same engine where there is one (engines
-    // compared side by side), else of whichever engine ran fp32 (auto runs amp_bf16 on libtorch and
-    // fp32 on fused: the ratio is then AMP against FP32 as auto runs them).
+    const Summary time = g.stat(kTrainTime.get);
+    const Summary energy = g.stat(kTrainEnergy.get);
+    // The FP32 row with the same other settings, system and spec variant: of the same engine where
+    // there is one (engines compared side by side), else of whichever engine ran fp32 (auto runs
+    // amp_bf16 on libtorch and fp32 on fused: the ratio is then AMP against FP32 as auto runs them).
     const Group* base = nullptr;
     for (const auto& h : groups)
       if (find_precision(h.precision) == Precision::kFp32 && h.batch_size == g.batch_size && h.epochs == g.epochs &&
-          h.power_limit_w == g.power_limit_w && (!base || h.engine == g.engine))
+          h.power_limit_w == g.power_limit_w && h.system == g.system && h.variant == g.variant &&
+          (!base || h.engine == g.engine))
         base = &h;
-    json time_ratio = nullptr, energy_ratio = nullptr;
-    if (base && time.n) {
-      const Summary bt = base->stat([](const TrialRecord& r) { return r.train_s; });
-      const Summary be = base->stat([](const TrialRecord& r) { return r.train_energy_j; });
-      if (bt.n && bt.mean > 0) time_ratio = num(time.mean / bt.mean);
-      if (be.n && energy.n && be.mean > 0) energy_ratio = num(energy.mean / be.mean);
+    Comparison tc, ec;
+    if (base == &g) {
+      tc = {time.n ? num(1) : json(nullptr), nullptr, nullptr, time.n ? json("baseline") : json(nullptr)};
+      ec = {energy.n ? num(1) : json(nullptr), nullptr, nullptr, energy.n ? json("baseline") : json(nullptr)};
+    } else if (base) {
+      tc = compare(g, *base, kTrainTime);
+      ec = compare(g, *base, kTrainEnergy);
     }
     std::vector<json> row = {mode_name(g.precision), g.precision};
     axis_cells(row, g, a, false);
     for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time),
-                          time.n ? num(time.median) : json(nullptr), sd_or_null(time), ci_or_null(time), time_ratio,
-                          mean_or_null(energy), energy.n ? num(energy.median) : json(nullptr), sd_or_null(energy),
-                          energy.n ? num(energy.mean / kJoulesPerKwh) : json(nullptr), energy_ratio, json(g.energy_kind())})
+                          time.n ? num(time.median) : json(nullptr), sd_or_null(time), ci_or_null(time), tc.ratio,
+                          tc.low, tc.high, tc.verdict, mean_or_null(energy),
+                          energy.n ? num(energy.median) : json(nullptr), sd_or_null(energy),
+                          energy.n ? num(energy.mean / kJoulesPerKwh) : json(nullptr), ec.ratio, ec.low, ec.high,
+                          ec.verdict, json(g.energy_kind())})
       row.push_back(v);
     t.rows.push_back(row);
   }
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   t.notes.push_back(
       "time and energy: the whole training (every epoch with its evaluation), mean and median over "
-      "repeats; sd = standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios are to "
-      "the FP32 row with the same other settings (of the same engine where there is one).");
+      "repeats; sd = standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios "
+      "(*_vs_fp32, of the means) are to the FP32 row with the same other settings, on the same system and spec "
+      "variant (of the same engine where there is one).");
+  t.notes.push_back(std::string(kIntervalNote) + " " + kVerdictWords);
   t.notes.push_back(energy_kind_note());
   failures_note(t, all);
+  run_notes(t, all);
   return t;
 }
 
@@ -351,7 +498,7 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
   const Axes a = varying(groups);
   Table t;
   t.name = "phases";
-  t.title = "Energy, CO2 and duration per Baler mode (T4's shape) on " + hardware_of(trials);
+  t.title = "Energy, CO2 and duration per Baler mode (T4's shape) on " + where_run(trials);
   t.columns = {};
   axis_columns(t, a);
   for (const char* c : {"mode", "n", "energy_j", "energy_kwh", "co2_kg", "duration_s", "duration_sd_s", "peak_rss_mib",
@@ -393,12 +540,13 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
   t.notes.push_back(kMemoryNote);
   t.notes.push_back(energy_kind_note());
   failures_note(t, all);
+  run_notes(t, all);
   std::vector<Table> out = {t};
 
   // T5: the profiled trials' time breakdown.
   Table p;
   p.name = "phases_profile";
-  p.title = "Where training time goes (T5's shape), profiled trials, on " + hardware_of(trials);
+  p.title = "Where training time goes (T5's shape), profiled trials, on " + where_run(trials);
   axis_columns(p, a);
   for (const char* c : {"frame", "n", "duration_s", "percent_of_fit"}) p.columns.push_back(c);
   for (const auto& g : groups) {
@@ -454,6 +602,7 @@ std::vector<Table> phases_tables(const std::vector<TrialRecord>& trials) {
     p.notes.push_back(
         "Phase timers with the device synchronised at each edge (training.profile: true); fit "
         "includes evaluation and the timers' own cost.");
+    run_notes(p, all);
     out.push_back(p);
   }
   return out;
@@ -478,7 +627,7 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   Table t;
   t.name = which;
   t.title = std::string("Time, energy, TTA, ETA and Zeus cost per ") + (by_batch ? "batch size" : "GPU power limit") +
-            " on " + hardware_of(trials);
+            " on " + where_run(trials);
   axis_columns(t, a);
   for (const char* c : {"n", "time_s", "energy_j", "energy_pm_j", "reached", "tta_s", "eta_j", "eta_pm_j"})
     t.columns.push_back(c);
@@ -523,6 +672,7 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   t.notes.push_back(kUncertaintyNote);
   t.notes.push_back(energy_kind_note());
   failures_note(t, all);
+  run_notes(t, all);
   return t;
 }
 
@@ -531,7 +681,7 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
   const bool target = has_target(trials);
   Table best;
   best.name = "cost";
-  best.title = "Best configuration per eta (Zeus cost) on " + hardware_of(trials);
+  best.title = "Best configuration per eta (Zeus cost) on " + where_run(trials);
   best.columns = {"eta", "best_configuration", "cost_j", "time_s", "energy_j", "max_power_w", "candidates", "energy"};
   std::vector<CostInputs> inputs;
   for (const auto& g : groups) inputs.push_back(cost_inputs(g, target));
@@ -562,10 +712,11 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
                               : "No target in the experiment: time and energy of the whole training.");
   best.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA; eta = 0 minimises time, eta = 1 energy.");
   best.notes.push_back(energy_kind_note());
+  run_notes(best, groups);
 
   Table front;
   front.name = "cost_pareto";
-  front.title = "Time-energy Pareto frontier on " + hardware_of(trials);
+  front.title = "Time-energy Pareto frontier on " + where_run(trials);
   front.columns = {"configuration", "time_s", "energy_j", "energy"};
   std::vector<ParetoPoint> points;
   // Every configuration whose repeats all have a time and an energy (to the target, when there is one);
@@ -582,6 +733,7 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
     front.rows.push_back({groups[p.id].label(), num(p.time_s), num(p.energy_j), groups[p.id].energy_kind()});
   front.notes.push_back("Configurations no other beats in both time and energy (" + std::to_string(front.rows.size()) +
                         " of " + std::to_string(points.size()) + "), fastest first.");
+  run_notes(front, groups);
   return {best, front};
 }
 
@@ -658,8 +810,13 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
   const bool target = has_target(trials);
   t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
                "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "peak_rss_mib",
-               "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "error"};
+               "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "warmup", "disturbed", "system", "variant",
+               "error"};
   const auto pm = [](const std::optional<double>& u) { return u ? num(*u) : json("-"); };
+  const auto disturbed = [](const TrialRecord& r) {
+    const Disturbance d = disturbance_of(r);
+    return json(!d.known ? "-" : d.disturbed ? "yes" : "no");
+  };
   for (const auto& r : trials)
     t.rows.push_back({r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
                       r.epochs,
@@ -672,6 +829,7 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
                       pm(trial_memory_peak(r, "gpu_memory_used_peak_mib")),
                       r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                                       : json(nullptr),
+                      is_warmup(r) ? "yes" : "no", disturbed(r), system_of(r).fingerprint, spec_variant_of(r),
                       r.error});
   t.notes.push_back(
       "overhead_s: the trial's wall time minus its training, compress and decompress windows (and the "
@@ -679,6 +837,23 @@ Table trials_table(const std::vector<TrialRecord>& trials) {
       "comes after; bench_sweep measures it.");
   t.notes.push_back(kUncertaintyNote);
   t.notes.push_back(std::string(kMemoryNote) + " Here the highest of the trial's three phases.");
+  t.notes.push_back(
+      "warmup: a warm-up trial (run_design.warmup), listed here and left out of every statistic; disturbed: yes when "
+      "other processes' CPU use or steal time during the trial passed the threshold, '-' when not recorded; system: "
+      "the system fingerprint (--table systems describes each); variant: the spec variant (the experiment's spec "
+      "without its grid coordinates; a change in the file between runs gives a new one).");
+  std::vector<const TrialRecord*> all;
+  int64_t warmups = 0;
+  for (const auto& r : trials) {
+    all.push_back(&r);
+    warmups += is_warmup(r);
+  }
+  if (warmups)
+    t.notes.push_back(std::to_string(warmups) + " warm-up trial(s) here: left out of every other table's statistics.");
+  disturbed_note(t, all);
+  for (const auto& r : trials)
+    if (const Disturbance d = disturbance_of(r); d.disturbed && !d.reason.empty())
+      t.notes.push_back("trial " + std::to_string(r.id) + " disturbed: " + d.reason);
   // What not to trust in a trial's energy: its windows' flags (failed meter reads, windows shorter
   // than a meter's update period), once per trial and flag.
   for (const auto& r : trials) {
@@ -818,6 +993,266 @@ Table attribution_table(const std::vector<TrialRecord>& trials) {
   return t;
 }
 
+// The systems among `trials`, in the order their first trial appears.
+struct SystemTrials {
+  SystemId id;
+  std::vector<const TrialRecord*> trials;
+};
+std::vector<SystemTrials> systems_in(const std::vector<TrialRecord>& trials) {
+  std::vector<SystemTrials> out;
+  for (const auto& t : trials) {
+    const SystemId id = system_of(t);
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const SystemTrials& s) { return s.id.fingerprint == id.fingerprint; });
+    if (it == out.end()) {
+      out.push_back({id, {}});
+      it = out.end() - 1;
+    }
+    it->trials.push_back(&t);
+  }
+  return out;
+}
+
+json utc_time(double unix_s) {
+  if (!(unix_s > 0) || !std::isfinite(unix_s)) return nullptr;
+  const std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Distinct texts in first-seen order, joined by ", ".
+std::string distinct_joined(const std::vector<std::string>& texts) {
+  std::vector<std::string> seen;
+  for (const auto& x : texts)
+    if (x != "-" && std::find(seen.begin(), seen.end(), x) == seen.end()) seen.push_back(x);
+  std::string s;
+  for (const auto& x : seen) s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? "-" : s;
+}
+
+// report --table systems: one row per system the trials ran on.
+Table systems_table(const std::vector<TrialRecord>& trials) {
+  Table t;
+  t.name = "systems";
+  t.title = "Systems the trials ran on";
+  t.columns = {"system", "label", "cpu", "blas", "threads", "libtorch", "gpus", "env", "hosts", "trials", "finished",
+               "warmups", "first_trial_utc", "last_trial_utc"};
+  for (const auto& s : systems_in(trials)) {
+    // The description of the system's last trial (the newest record of it), threads and hosts from all.
+    const SystemDescription d = describe_system(*s.trials.back());
+    std::vector<std::string> threads, hosts;
+    int64_t finished_n = 0, warmups = 0;
+    double first = INFINITY, last = 0;
+    for (const auto* r : s.trials) {
+      const SystemDescription e = describe_system(*r);
+      if (e.threads) threads.push_back(std::to_string(*e.threads));
+      hosts.push_back(e.host);
+      finished_n += r->status == TrialStatus::kOk && !is_warmup(*r);
+      warmups += is_warmup(*r);
+      if (r->started_unix_s > 0) first = std::min(first, r->started_unix_s);
+      last = std::max(last, std::max(r->finished_unix_s, r->started_unix_s));
+    }
+    t.rows.push_back({s.id.fingerprint, s.id.label, d.cpu, d.blas, distinct_joined(threads), d.torch, d.gpus, d.env,
+                      distinct_joined(hosts), static_cast<int64_t>(s.trials.size()), finished_n, warmups,
+                      utc_time(first), utc_time(last)});
+  }
+  t.notes.push_back(
+      "A system is the machine with its BLAS library and kernel, the LibTorch build and the environment variables "
+      "that change speed or numerics (provenance.system; its fingerprint hashes them). Trials recorded before system "
+      "fingerprints are grouped by their hardware label (legacy-...: BLAS and environment not known). Every other "
+      "table compares trials of one system only; --table across puts systems side by side.");
+  t.notes.push_back("threads: the intra-op threads the trials trained with (each value seen); trials: every stored "
+                    "trial, finished: those in the statistics (warm-ups left out).");
+  return t;
+}
+
+// The configuration of a group, system aside: what --table across matches between systems.
+bool same_configuration(const Group& a, const Group& b) {
+  return a.batch_size == b.batch_size && a.precision == b.precision && a.engine == b.engine && a.epochs == b.epochs &&
+         a.power_limit_w == b.power_limit_w && a.variant == b.variant;
+}
+
+const Figure kTta = {[](const TrialRecord& r) { return r.target_reached ? r.tta_s : std::nullopt; }, nullptr, "faster",
+                     "slower"};
+const Figure kEta = {[](const TrialRecord& r) { return r.target_reached ? r.eta_j : std::nullopt; }, "eta_j",
+                     "less energy", "more energy"};
+
+// report --table across: one configuration (batch size, precision, engine, power limit, epochs,
+// spec variant) on each system that ran it, against the first of them.
+Table across_table(const std::vector<TrialRecord>& trials) {
+  const std::vector<SystemTrials> systems = systems_in(trials);
+  Table t;
+  t.name = "across";
+  t.title = "The same configuration across systems";
+  const std::vector<Group> all = group_trials(trials);
+  const std::vector<Group> groups = finished(all);
+  std::set<std::string> variants;
+  for (const auto& g : groups) variants.insert(g.variant);
+  const Axes a = varying(groups);
+  axis_columns(t, a);
+  if (variants.size() > 1) t.columns.push_back("variant");
+  for (const char* c : {"system", "system_label", "n", "time_s", "time_vs_first", "time_verdict", "energy_j",
+                        "energy_vs_first", "energy_verdict", "tta_s", "tta_vs_first", "eta_j", "eta_vs_first",
+                        "energy"})
+    t.columns.push_back(c);
+  if (systems.size() < 2) {
+    t.notes.push_back(systems.empty() ? "No trial stored: nothing to compare."
+                                      : "One system is present (" + systems[0].id.label + ", " +
+                                            systems[0].id.fingerprint + "): nothing to compare across systems.");
+    return t;
+  }
+  const auto rank = [&](const std::string& fingerprint) {
+    for (std::size_t i = 0; i < systems.size(); ++i)
+      if (systems[i].id.fingerprint == fingerprint) return i;
+    return systems.size();
+  };
+  std::vector<bool> done(groups.size(), false);
+  int64_t single = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<const Group*> same;  // this configuration, one group per system, in system order
+    for (std::size_t j = i; j < groups.size(); ++j)
+      if (!done[j] && same_configuration(groups[i], groups[j])) {
+        same.push_back(&groups[j]);
+        done[j] = true;
+      }
+    if (same.size() < 2) {
+      ++single;
+      continue;
+    }
+    std::stable_sort(same.begin(), same.end(),
+                     [&](const Group* x, const Group* y) { return rank(x->system) < rank(y->system); });
+    const Group& ref = *same.front();
+    for (const Group* g : same) {
+      const bool is_ref = g == &ref;
+      const Comparison tc = is_ref ? Comparison{num(1), nullptr, nullptr, "reference"} : compare(*g, ref, kTrainTime);
+      const Comparison ec = is_ref ? Comparison{num(1), nullptr, nullptr, "reference"} : compare(*g, ref, kTrainEnergy);
+      const Comparison ttc = is_ref ? Comparison{num(1), nullptr, nullptr, nullptr} : compare(*g, ref, kTta);
+      const Comparison etc = is_ref ? Comparison{num(1), nullptr, nullptr, nullptr} : compare(*g, ref, kEta);
+      const Summary time = g->stat(kTrainTime.get), energy = g->stat(kTrainEnergy.get);
+      const Summary tta = g->stat(kTta.get), eta = g->stat(kEta.get);
+      std::vector<json> row;
+      axis_cells(row, *g, a);
+      if (variants.size() > 1) row.push_back(g->variant);
+      const std::string label = systems[rank(g->system)].id.label;
+      for (const json& v :
+           {json(g->system), json(label), json(static_cast<int64_t>(g->ok.size())), mean_or_null(time),
+            time.n ? tc.ratio : json(nullptr), time.n ? tc.verdict : json(nullptr), mean_or_null(energy),
+            energy.n ? ec.ratio : json(nullptr), energy.n ? ec.verdict : json(nullptr), mean_or_null(tta),
+            tta.n ? ttc.ratio : json(nullptr), mean_or_null(eta), eta.n ? etc.ratio : json(nullptr),
+            json(g->energy_kind())})
+        row.push_back(v);
+      t.rows.push_back(row);
+    }
+  }
+  if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
+  std::string order;
+  for (std::size_t i = 0; i < systems.size(); ++i)
+    order += (i ? ", " : "") + systems[i].id.fingerprint + " (" + systems[i].id.label + ")";
+  t.notes.push_back("Systems, in the order of their first trial: " + order + ". Each configuration's rows are compared "
+                    "with the first system that ran it (*_vs_first: ratio of the means; 'reference' marks that row).");
+  t.notes.push_back("A configuration is the batch size, precision, engine, power limit, epochs and spec variant: "
+                    "trials from different versions of the experiment file are never matched.");
+  if (single)
+    t.notes.push_back(std::to_string(single) + " configuration(s) ran on one system only: not listed here.");
+  t.notes.push_back(std::string("time_verdict, energy_verdict: against the first system, from the 95% interval of "
+                                "the ratio as in the precision table (Welch's t on the logarithms of the repeats; an "
+                                "energy interval at least the meters' relative +- summed). ") +
+                    kVerdictWords);
+  t.notes.push_back("tta_s, eta_j: mean time and energy to the target over the repeats that reached it.");
+  t.notes.push_back(energy_kind_note());
+  run_notes(t, all);
+  return t;
+}
+
+// Trials of one system and one spec variant: the unit within which every comparison is made.
+struct Slice {
+  SystemId system;
+  std::string variant;
+  std::vector<TrialRecord> trials;
+};
+std::vector<Slice> slices_of(const std::vector<TrialRecord>& trials) {
+  std::vector<Slice> out;
+  for (const auto& t : trials) {
+    const SystemId id = system_of(t);
+    const std::string v = spec_variant_of(t);
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const Slice& s) { return s.system.fingerprint == id.fingerprint && s.variant == v; });
+    if (it == out.end()) {
+      out.push_back({id, v, {}});
+      it = out.end() - 1;
+    }
+    it->trials.push_back(t);
+  }
+  return out;
+}
+
+// A spec as path -> value text ("dataset.rows" -> "2000").
+void flatten(const json& j, const std::string& path, std::map<std::string, std::string>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  std::string text = j.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  out[path.empty() ? "spec" : path] = text;
+}
+
+// How a slice's spec variant differs from the other variants of its system: "dataset.rows = 2000, ...".
+std::string variant_difference(const Slice& s, const std::vector<Slice>& slices) {
+  std::vector<std::map<std::string, std::string>> specs;
+  std::map<std::string, std::string> mine;
+  for (const auto& o : slices) {
+    if (o.system.fingerprint != s.system.fingerprint || o.trials.empty()) continue;
+    std::map<std::string, std::string> f;
+    flatten(spec_without_grid(o.trials.front().spec), "", f);
+    if (&o == &s) mine = f;
+    specs.push_back(std::move(f));
+  }
+  std::set<std::string> paths;
+  for (const auto& f : specs)
+    for (const auto& kv : f) paths.insert(kv.first);
+  std::string out;
+  for (const auto& path : paths) {
+    bool differs = false;
+    for (const auto& f : specs) {
+      const auto a = f.find(path);
+      const auto b = mine.find(path);
+      differs |= (a == f.end()) != (b == mine.end()) || (a != f.end() && b != mine.end() && a->second != b->second);
+    }
+    const auto it = mine.find(path);
+    if (differs) out += (out.empty() ? "" : ", ") + path + " = " + (it != mine.end() ? it->second : "(absent)");
+  }
+  return out;
+}
+
+// Tables of one slice among several: a name unique among the experiment's tables (one CSV file
+// each), the variant in the title, and notes saying why the trials are split.
+void mark_slice(std::vector<Table>& tables, const Slice& s, const std::vector<Slice>& slices, std::size_t n_systems) {
+  std::size_t variants_here = 0;
+  for (const auto& o : slices) variants_here += o.system.fingerprint == s.system.fingerprint;
+  for (auto& t : tables) {
+    if (n_systems > 1) {
+      t.name += "_" + s.system.fingerprint;
+      t.notes.push_back("The trials ran on " + std::to_string(n_systems) +
+                        " systems: one table per system, never mixed (--table systems describes them, --table across "
+                        "compares them).");
+    }
+    if (variants_here > 1) {
+      t.name += "_v" + s.variant;
+      t.title += ", spec variant " + s.variant;
+      const std::string diff = variant_difference(s, slices);
+      t.notes.push_back("Spec variant " + s.variant + " (" + std::to_string(s.trials.size()) + " trials), one of " +
+                        std::to_string(variants_here) + " on this system: the experiment file changed between runs" +
+                        (diff.empty() ? "" : "; this variant has " + diff) +
+                        ". Variants are never compared with each other; each has its own table.");
+    }
+  }
+}
+
 std::string format_cell(const json& v) {
   if (v.is_null()) return "-";
   if (v.is_string()) return v.get<std::string>();
@@ -860,6 +1295,10 @@ std::string latex_escape(const std::string& s) {
       out += "$>$";
       continue;
     }
+    if (c == '~') {  // "~12 repeats would resolve it": a tilde, not LaTeX's non-breaking space
+      out += "\\textasciitilde{}";
+      continue;
+    }
     out += c;
   }
   return out;
@@ -868,8 +1307,9 @@ std::string latex_escape(const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& report_table_names() {
-  static const std::vector<std::string> names = {"precision", "phases",   "batch_size", "power_limit", "cost",
-                                                 "complexity", "datasets", "crosscheck", "attribution", "trials"};
+  static const std::vector<std::string> names = {"precision",  "phases",   "batch_size", "power_limit",
+                                                 "cost",       "complexity", "datasets", "crosscheck",
+                                                 "attribution", "systems",  "across",   "trials"};
   return names;
 }
 
@@ -884,19 +1324,38 @@ std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std
   }
   std::vector<Table> out;
   auto want = [&](const char* n) { return table == "all" || table == n; };
-  if (want("precision")) out.push_back(precision_table(trials));
-  if (want("phases"))
-    for (auto& t : phases_tables(trials)) out.push_back(std::move(t));
-  // With "all", an axis table only when that axis varies; asked for by name, always.
-  const Axes axes = varying(finished(group_trials(trials)));
-  if (table == "batch_size" || (table == "all" && axes.batch)) out.push_back(axis_table(trials, "batch_size", etas));
-  if (table == "power_limit" || (table == "all" && axes.limit)) out.push_back(axis_table(trials, "power_limit", etas));
-  if (want("cost"))
-    for (auto& t : cost_tables(trials, etas)) out.push_back(std::move(t));
+  // Tables that compare configurations: one per system and spec variant, never mixing them.
+  const std::vector<Slice> slices = slices_of(trials);
+  const std::size_t n_systems = systems_in(trials).size();
+  const auto per_slice = [&](const std::function<std::vector<Table>(const std::vector<TrialRecord>&)>& make) {
+    if (slices.size() <= 1) {
+      for (auto& t : make(trials)) out.push_back(std::move(t));
+      return;
+    }
+    for (const auto& s : slices) {
+      std::vector<Table> tables = make(s.trials);
+      mark_slice(tables, s, slices, n_systems);
+      for (auto& t : tables) out.push_back(std::move(t));
+    }
+  };
+  if (want("precision")) per_slice([](const auto& ts) { return std::vector<Table>{precision_table(ts)}; });
+  if (want("phases")) per_slice([](const auto& ts) { return phases_tables(ts); });
+  // With "all", an axis table only when that axis varies (in that slice); asked for by name, always.
+  for (const char* axis : {"batch_size", "power_limit"}) {
+    if (table != axis && table != "all") continue;
+    per_slice([&](const std::vector<TrialRecord>& ts) {
+      const Axes axes = varying(finished(group_trials(ts)));
+      const bool varies = std::string(axis) == "batch_size" ? axes.batch : axes.limit;
+      return table == axis || varies ? std::vector<Table>{axis_table(ts, axis, etas)} : std::vector<Table>{};
+    });
+  }
+  if (want("cost")) per_slice([&](const auto& ts) { return cost_tables(ts, etas); });
   if (want("complexity")) out.push_back(complexity_table(trials));
   if (want("datasets")) out.push_back(datasets_table(trials));
   if (table == "crosscheck" || (table == "all" && has_crosscheck(trials))) out.push_back(crosscheck_table(trials));
   if (table == "attribution" || (table == "all" && has_attribution(trials))) out.push_back(attribution_table(trials));
+  if (want("systems")) out.push_back(systems_table(trials));
+  if (table == "across" || (table == "all" && n_systems > 1)) out.push_back(across_table(trials));
   if (want("trials")) out.push_back(trials_table(trials));
   return out;
 }

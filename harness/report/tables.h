@@ -4,11 +4,16 @@
 // Tables (REFERENCE_TABLES.md): precision (T3), phases (T4 energy, CO2 and
 // duration per mode; T5 time breakdown when trials were profiled),
 // batch_size, power_limit, cost (Zeus cost per eta, best configuration,
-// Pareto frontier), complexity (T1), datasets (T2). Trials are grouped by
-// configuration (batch size, precision, power limit, epochs); repeats give
-// mean, spread and a 95% confidence interval. Every table with energy says
-// which kind it is (measured, estimated, simulated) in an "energy" column,
-// and names the hardware.
+// Pareto frontier), complexity (T1), datasets (T2), crosscheck (T6),
+// attribution (T7), systems, across (the same configuration on each system),
+// trials. Trials are grouped by configuration (batch size, precision, engine,
+// power limit, epochs) within one system (trial_identity.h's fingerprint) and
+// one spec variant; repeats give mean, spread and a 95% confidence interval,
+// and ratios an interval and a verdict. A comparing table is made once per
+// system and variant when the trials hold several, never mixing them. Warm-up
+// trials are listed but in no statistic. Every table with energy says which
+// kind it is (measured, estimated, simulated) in an "energy" column, and names
+// the system.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,13 +27,14 @@ namespace balerbench {
 
 struct Table {
   std::string name;  // unique within one experiment's tables: precision, phases, phases_profile, cost, cost_pareto, ...
+                     // (+ "_<fingerprint>" per system, "_v<variant>" per spec variant, when there are several)
   std::string title;
   std::vector<std::string> columns;
   std::vector<std::vector<nlohmann::json>> rows;  // numbers, strings or null ("-")
   std::vector<std::string> notes;
 };
 
-const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ...
+const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ..., systems, across, trials
 
 // `table`: a name from report_table_names(), or "all". `etas`: the cost
 // weights (from the experiment; {0, 0.5, 1} when empty).

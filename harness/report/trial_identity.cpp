@@ -1,0 +1,162 @@
+// trial_identity.cpp: see trial_identity.h.
+#include "harness/report/trial_identity.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <cstdio>
+
+namespace balerbench {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<std::string> string_at(const json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_string()) return std::nullopt;
+  const std::string s = object[key].get<std::string>();
+  return s.empty() ? std::nullopt : std::optional<std::string>(s);
+}
+
+bool true_at(const json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_boolean() && object[key].get<bool>();
+}
+
+// A part of a system description as text: a string as it is; a number as written; an object by
+// the values of `keys` it has (joined by spaces), else its JSON; an array item by item, joined by " + ".
+std::string text_of(const json& v, std::initializer_list<const char*> keys) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  if (v.is_array()) {
+    std::string s;
+    for (const auto& item : v) s += (s.empty() ? "" : " + ") + text_of(item, keys);
+    return s;
+  }
+  if (!v.is_object()) return "";
+  std::string s;
+  for (const char* k : keys)
+    if (v.contains(k) && (v[k].is_string() || v[k].is_number())) {
+      const std::string part = v[k].is_string() ? v[k].get<std::string>() : v[k].dump();
+      if (!part.empty()) s += (s.empty() ? "" : " ") + part;
+    }
+  return s.empty() ? v.dump() : s;
+}
+
+std::optional<int64_t> integer_at(const json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_number_integer()) return std::nullopt;
+  return object[key].get<int64_t>();
+}
+
+std::string cpu_text(const json& cpu) {
+  std::string s = text_of(cpu, {"model", "model_name", "name", "vendor"});
+  for (const char* k : {"logical_cpus", "cpus"})
+    if (const auto n = integer_at(cpu, k)) return s + " (" + std::to_string(*n) + " CPUs)";
+  return s;
+}
+
+std::string blas_text(const json& blas) {
+  if (!blas.is_object()) return text_of(blas, {});
+  std::string s = text_of(blas, {"library", "version"});
+  if (const auto core = string_at(blas, "core")) s += ", core " + *core;
+  return s;
+}
+
+std::string env_text(const json& env) {
+  if (!env.is_object()) return text_of(env, {});
+  std::string s;
+  for (const auto& [k, v] : env.items())
+    s += (s.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return s.empty() ? "(none set)" : s;
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+}  // namespace
+
+SystemDescription describe_system(const TrialRecord& t) {
+  const json& p = t.provenance.is_object() ? t.provenance : json::object();
+  const json& sys = p.contains("system") && p["system"].is_object() ? p["system"] : json::object();
+  const auto part = [&](const char* key) -> const json& {
+    static const json none;
+    return sys.contains(key) ? sys[key] : none;
+  };
+  SystemDescription d;
+  d.cpu = cpu_text(part("cpu"));
+  if (d.cpu.empty() && string_at(p, "cpu_model"))
+    d.cpu = cpu_text(json{{"model", p["cpu_model"]}, {"logical_cpus", p.value("logical_cpus", json())}});
+  d.blas = or_dash(blas_text(part("blas")));
+  d.torch = text_of(part("torch"), {"version", "build"});
+  if (d.torch.empty()) d.torch = string_at(p, "libtorch").value_or("");
+  d.gpus = text_of(part("gpus"), {"name"});
+  if (d.gpus.empty() && !sys.contains("gpus") && p.contains("gpus")) d.gpus = text_of(p["gpus"], {"name"});
+  if (d.gpus.empty()) d.gpus = sys.contains("gpus") || p.contains("gpus") ? "none" : "-";
+  d.env = or_dash(env_text(part("env")));
+  d.host = text_of(part("host"), {"hostname", "name"});
+  if (d.host.empty()) d.host = string_at(p, "host").value_or("");
+  d.cpu = or_dash(d.cpu);
+  d.torch = or_dash(d.torch);
+  d.host = or_dash(d.host);
+  d.threads = integer_at(p, "threads");
+  if (!d.threads) d.threads = integer_at(part("blas"), "threads");
+  if (d.threads && *d.threads <= 0) d.threads.reset();
+  return d;
+}
+
+std::string short_hash(const std::string& text, int hex_digits) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(buf, static_cast<std::size_t>(hex_digits < 1 ? 1 : hex_digits > 16 ? 16 : hex_digits));
+}
+
+SystemId system_of(const TrialRecord& t) {
+  SystemId s;
+  if (const auto fp = string_at(t.provenance, "system_fingerprint")) {
+    s.fingerprint = *fp;
+    s.label = string_at(t.provenance, "system_label").value_or("system " + *fp);
+    return s;
+  }
+  std::string hw = hardware_label(t.provenance);
+  if (hw.empty()) hw = t.hardware.empty() ? "unknown hardware" : t.hardware;
+  s.legacy = true;
+  s.fingerprint = "legacy-" + short_hash(hw, 12);
+  s.label = hw + " (recorded before system fingerprints)";
+  return s;
+}
+
+json spec_without_grid(const json& spec) {
+  if (!spec.is_object()) return nullptr;
+  json s = spec;
+  for (const char* key : {"power_limit_w", "repeat", "warmup"}) s.erase(key);
+  if (s.contains("run_config") && s["run_config"].is_object())
+    for (const char* key : {"batch_size", "epochs", "precision", "engine", "seed"}) s["run_config"].erase(key);
+  return s;
+}
+
+std::string spec_variant_of(const TrialRecord& t) {
+  const json s = spec_without_grid(t.spec);
+  if (s.is_null()) return "-";
+  return short_hash(s.dump(), 8);  // nlohmann's objects keep their keys sorted: a canonical text
+}
+
+bool is_warmup(const TrialRecord& t) {
+  return true_at(t.spec, "warmup") ||
+         (t.result.is_object() && t.result.contains("run_design") && true_at(t.result["run_design"], "warmup"));
+}
+
+Disturbance disturbance_of(const TrialRecord& t) {
+  Disturbance d;
+  if (!t.result.is_object() || !t.result.contains("disturbance") || !t.result["disturbance"].is_object()) return d;
+  const json& j = t.result["disturbance"];
+  if (!j.contains("disturbed") || !j["disturbed"].is_boolean()) return d;
+  d.known = true;
+  d.disturbed = j["disturbed"].get<bool>();
+  d.threshold = string_at(j, "threshold").value_or("");
+  d.reason = string_at(j, "reason").value_or("");
+  return d;
+}
+
+}  // namespace balerbench

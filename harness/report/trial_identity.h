@@ -1,0 +1,56 @@
+// trial_identity.h: what makes two stored trials comparable, read from the trial alone: the system
+// it ran on (machine, BLAS kernel, LibTorch build, environment), the variant of its experiment's
+// spec, whether it was a warm-up, and whether the machine was disturbed while it ran.
+//
+// Every field is optional in a stored trial (older databases lack them all): a trial without a
+// system fingerprint is given one from its hardware label ("legacy-" + a hash of the label), one
+// without run_design is not a warm-up, and one without a disturbance record is "not known".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+#include "harness/store/store.h"
+
+namespace balerbench {
+
+struct SystemId {
+  std::string fingerprint;  // provenance.system_fingerprint (12 hex digits), or "legacy-" + 12 hex digits
+  std::string label;        // provenance.system_label, or the hardware label with "(recorded before ...)"
+  bool legacy = false;      // derived from the hardware label: recorded before system fingerprints
+};
+SystemId system_of(const TrialRecord& t);
+
+// A system as text, for the systems table: from provenance.system (keys cpu, blas, torch, gpus,
+// env, host), else from the older provenance keys (cpu_model, logical_cpus, libtorch, gpus, host).
+// "-" where neither says.
+struct SystemDescription {
+  std::string cpu, blas, torch, gpus, env, host;
+  std::optional<int64_t> threads;  // provenance.threads (as the trial trained), else the BLAS's
+};
+SystemDescription describe_system(const TrialRecord& t);
+
+// 8 hex digits identifying the trial's spec with its grid coordinates removed (run_config's
+// batch_size, epochs, precision, engine and seed; power_limit_w, repeat, warmup): trials of one
+// experiment with different ids ran from different versions of the file. "-" for a trial without a spec.
+std::string spec_variant_of(const TrialRecord& t);
+// The spec with the grid coordinates removed (what spec_variant_of hashes); null without a spec.
+nlohmann::json spec_without_grid(const nlohmann::json& spec);
+
+// A warm-up trial: result.run_design.warmup or spec.warmup is true. Listed, never in a statistic.
+bool is_warmup(const TrialRecord& t);
+
+// result.disturbance: other processes' CPU use and steal time during the trial.
+struct Disturbance {
+  bool known = false;  // the trial has a disturbance record
+  bool disturbed = false;
+  std::string threshold, reason;
+};
+Disturbance disturbance_of(const TrialRecord& t);
+
+// FNV-1a (64-bit) of `text` as `hex_digits` (<= 16) lowercase hex digits; stable across platforms.
+std::string short_hash(const std::string& text, int hex_digits);
+
+}  // namespace balerbench
