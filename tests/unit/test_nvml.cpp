@@ -1,11 +1,14 @@
 // test_nvml.cpp: NvmlMeter through the fake NVML library (tests/fakes),
 // loaded by the real dlopen path: energy counter and power polling against
-// the scripted power, CUDA_VISIBLE_DEVICES, device facts, error codes, and
-// windows shorter than the counter's update period.
+// the scripted power, CUDA_VISIBLE_DEVICES, device facts, error codes,
+// windows shorter than the counter's update period, and each GPU's state
+// (NvmlLibrary::gpu_state).
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <thread>
+
+#include <unistd.h>
 
 #include "harness/energy/energy_window.h"
 #include "harness/energy/nvml_meter.h"
@@ -356,6 +359,56 @@ TEST(Nvml, GpuUseOfOtherProcessesOnlyOrNoneAttributesNothing) {
   const nlohmann::json use = sampler->meters()[0]->describe()["gpus"][0]["process_use"];
   EXPECT_FALSE(use["sampled"].get<bool>());
   EXPECT_EQ(use["reason"], "nvmlDeviceGetProcessUtilization: Not Supported (NVML code 3)");
+}
+
+// gpu_state: clocks, modes, limit, temperature, throttle reasons and compute processes, each as the
+// fake serves it; MIG NOT_SUPPORTED is "unknown".
+TEST(Nvml, GpuStateReportsEveryField) {
+  nlohmann::json dev = gpu("GPU-aaaa", 100.0);
+  dev.update({{"mem_clock_mhz", 2619}, {"throttle_reasons", 0x41}, {"persistence_mode", false}, {"compute_mode", 3},
+              {"compute_processes",
+               {{{"pid", "self"}, {"used_memory_mib", 500}}, {{"pid", 4000001}, {"used_memory_mib", nullptr}}}}});
+  nlohmann::json mig = gpu("GPU-bbbb", 100.0);
+  mig["mig_mode"] = 1;
+  FakeNvml fake(nlohmann::json{{"devices", {dev, mig}}});
+  std::string reason, note;
+  const auto nvml = NvmlLibrary::open(reason);
+  ASSERT_TRUE(nvml) << reason;
+  const auto gpus = nvml->visible_gpus(note);
+  ASSERT_EQ(gpus.size(), 2u);
+  const nlohmann::json s = nvml->gpu_state(gpus[0]).to_json();
+  EXPECT_EQ(s["uuid"], "GPU-aaaa");
+  EXPECT_EQ(s["sm_clock_mhz"], 1755);
+  EXPECT_EQ(s["mem_clock_mhz"], 2619);
+  EXPECT_EQ(s["persistence_mode"], "disabled");
+  EXPECT_EQ(s["compute_mode"], "exclusive_process");
+  EXPECT_EQ(s["mig_mode"], "unknown");
+  EXPECT_DOUBLE_EQ(s["power_limit_w"].get<double>(), 650.0);
+  EXPECT_EQ(s["temperature_c"], 47);
+  EXPECT_EQ(s["throttle_reasons"], nlohmann::json({"gpu_idle", "hw_thermal_slowdown"}));
+  EXPECT_EQ(s["compute_processes"], nlohmann::json::parse(R"([{"pid": )" + std::to_string(getpid()) +
+                                                          R"(, "used_memory_mib": 500.0},
+                                                             {"pid": 4000001, "used_memory_mib": null}])"));
+  EXPECT_EQ(s["errors"], nlohmann::json::array());
+  const NvmlLibrary::GpuState m = nvml->gpu_state(gpus[1]);
+  EXPECT_EQ(m.mig_mode, "enabled");
+  EXPECT_EQ(m.persistence_mode, "enabled");
+  EXPECT_EQ(m.compute_mode, "default");
+  ASSERT_TRUE(m.compute_processes);
+  EXPECT_TRUE(m.compute_processes->empty());
+}
+
+TEST(Nvml, GpuStateErrorsAreNamedNotThrown) {
+  nlohmann::json dev = gpu("GPU-aaaa", 100.0);
+  dev["compute_processes_error"] = NVML_ERROR_NO_PERMISSION;
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
+  std::string reason, note;
+  const auto nvml = NvmlLibrary::open(reason);
+  ASSERT_TRUE(nvml) << reason;
+  const NvmlLibrary::GpuState s = nvml->gpu_state(nvml->visible_gpus(note).at(0));
+  EXPECT_FALSE(s.compute_processes);
+  EXPECT_EQ(s.errors, std::vector<std::string>{"compute_processes: Insufficient Permissions (NVML code 4)"});
+  EXPECT_TRUE(s.to_json()["compute_processes"].is_null());
 }
 
 }  // namespace
