@@ -2,15 +2,17 @@
 // loaded by the real dlopen path: energy counter and power polling against
 // the scripted power, CUDA_VISIBLE_DEVICES, device facts, error codes,
 // windows shorter than the counter's update period, and each GPU's state
-// (NvmlLibrary::gpu_state).
+// (NvmlLibrary::gpu_state) with the hazards doctor finds in it.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <unistd.h>
 
 #include "harness/energy/energy_window.h"
+#include "harness/energy/hazards.h"
 #include "harness/energy/nvml_meter.h"
 #include "harness/energy/process_tree.h"
 #include "harness/energy/sampler.h"
@@ -409,6 +411,43 @@ TEST(Nvml, GpuStateErrorsAreNamedNotThrown) {
   EXPECT_FALSE(s.compute_processes);
   EXPECT_EQ(s.errors, std::vector<std::string>{"compute_processes: Insufficient Permissions (NVML code 4)"});
   EXPECT_TRUE(s.to_json()["compute_processes"].is_null());
+}
+
+// probe_hazards on a fake machine: the fake NVML (thermal throttling, persistence off, another
+// process), a fake sysfs with powersave, and a fake /proc whose second snapshot the sleeper writes.
+TEST(Nvml, ProbeFindsTheFakeMachinesHazards) {
+  nlohmann::json dev = gpu("GPU-aaaa", 100.0);
+  dev.update({{"throttle_reasons", 0x40}, {"persistence_mode", false},
+              {"compute_processes", {{{"pid", "self"}}, {{"pid", 4000001}, {"used_memory_mib", 1024}}}}});
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("sys/cpu0/cpufreq"));
+  write_text(dir.path("sys/cpu0/cpufreq/scaling_governor"), "powersave\n");
+  const std::string self = dir.path("proc/" + std::to_string(getpid()));
+  std::filesystem::create_directories(self);
+  std::filesystem::create_directories(dir.path("proc/4000001"));
+  write_text(dir.path("proc/4000001/comm"), "trainer\n");
+  const auto snapshot = [&](unsigned long long user, unsigned long long idle, unsigned long long self_ticks) {
+    write_text(dir.path("proc/stat"), "cpu " + std::to_string(user) + " 0 0 " + std::to_string(idle) +
+                                          " 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n");
+    write_text(self + "/stat", "1 (balerbench) R 1 1 1 0 -1 0 0 0 0 0 " + std::to_string(self_ticks) + " 0 0 0\n");
+  };
+  snapshot(100, 100, 10);
+  HazardProbeOptions o;
+  o.proc_root = dir.path("proc");
+  o.sys_cpu_root = dir.path("sys");
+  o.sleep = [&](double) { snapshot(200, 100, 20); };  // 100 busy ticks of 100, 10 of them ours: 0.9 cores
+  const HazardProbe p = probe_hazards(o);
+  ASSERT_TRUE(p.cpu_load.valid) << p.cpu_load.reason;
+  EXPECT_DOUBLE_EQ(p.cpu_load.other_cores, 0.9);
+  EXPECT_EQ(p.process_names.at(4000001), "trainer");
+  std::vector<std::string> ids;
+  for (const auto& h : collect_hazards(p).hazards) ids.push_back(h.id);
+  std::vector<std::string> want = {"cpu_governor_powersave", "cpu_busy", "gpu_thermal_throttle", "gpu_persistence_off",
+                                   "gpu_other_processes"};
+  if (!p.blas_hazard.empty()) want.insert(want.begin(), "blas_generic_kernel");
+  if (!p.build.ndebug || !p.build.optimized) want.push_back("debug_build");
+  EXPECT_EQ(ids, want);
 }
 
 }  // namespace
