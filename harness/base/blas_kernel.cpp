@@ -402,8 +402,8 @@ std::string blas_hazard() {
   if (!c.value("generic", false)) return "";
   const std::string core = c.value("to", std::string());
   const CpuFeatures cpu = read_cpu_features();
-  return "OpenBLAS runs its generic " + core + " kernel on a CPU with " + isa_text(cpu) + " (" + c.value("reason", "") +
-         "); fp32/fp64 run 2-3x slower than they could while bf16 autocast (oneDNN) does not, so AMP-vs-FP32 " +
+  return "OpenBLAS runs its generic " + core + " kernel on a CPU with " + isa_text(cpu) + " (" +
+         c.value("reason", std::string()).substr(0, c.value("reason", std::string()).find(';')) + "); fp32/fp64 run 2-3x slower than they could while bf16 autocast (oneDNN) does not, so AMP-vs-FP32 " +
          "verdicts are skewed. Fix: unset OPENBLAS_CORETYPE and BALERBENCH_BLAS_KERNEL, or set BALERBENCH_BLAS_KERNEL=" +
          best_openblas_core(cpu);
 }

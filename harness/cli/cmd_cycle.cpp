@@ -8,6 +8,7 @@
 #include "harness/cli/json_stdout.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
+#include "harness/energy/hazards.h"
 #include "harness/engine/cycle.h"
 #include "harness/engine/run_config.h"
 #include "harness/report/monitor.h"
@@ -105,12 +106,21 @@ int run_command(const std::string& name, const Args& a) {
   JsonStdout json_out(a.json);  // progress and epoch lines go to stderr; stdout gets the one document
   RunConfig c = load_run_config(a.config, sets);
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
+  // The hazards block on stderr once the input is known to be good, before training; with --json,
+  // the list goes into the document instead.
+  nlohmann::json hazards = nlohmann::json::array();
+  const auto report_hazards = [&] {
+    const std::vector<Hazard> found = find_hazards();
+    if (a.json) for (const auto& h : found) hazards.push_back(h.to_json());
+    else std::fputs(format_hazard_block(found).c_str(), stderr);
+  };
   nlohmann::json r;
-  if (name == "train") r = run_train(c, a.out);
+  if (name == "train") r = run_train(c, a.out, report_hazards);
   else if (name == "compress") r = run_compress(c, a.out);
   else if (name == "decompress") r = run_decompress(c, a.out);
   else r = run_info(c, a.out);
   if (a.json) {
+    if (name == "train") r["hazards"] = hazards;
     json_out.print(r);
     return 0;
   }

@@ -6,6 +6,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/monitoring_options.h"
+#include "harness/energy/hazards.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
@@ -44,6 +45,7 @@ int run(const Args& a) {
   MonitoringArgs m = a.monitoring;
   if (!m.experiment) m.experiment = ex.name;
   o.monitoring = monitoring_settings_from(m);
+  if (!a.dry_run) std::fputs(format_hazard_block(find_hazards()).c_str(), stderr);
   const SweepSummary s = run_sweep(ex, o, stdout);
   if (!s.store_error.empty()) {
     std::fprintf(stderr, "balerbench: error: %s\n", s.store_error.c_str());

@@ -42,8 +42,8 @@ int run_system(bool as_json) {
               text(cpu["smt"]["threads_per_core"]).c_str(),
               cpu["hypervisor"]["present"].get<bool>() ? ", under a hypervisor" : "");
   std::printf("  isa         %s\n", isa.empty() ? "none of the listed" : isa.c_str());
-  std::printf("  frequency   governor %s, max %s MHz\n", text(cpu["frequency"]["governor"]).c_str(),
-              text(cpu["frequency"]["max_mhz"]).c_str());
+  std::printf("  frequency   governor %s, max %s%s\n", text(cpu["frequency"]["governor"]).c_str(),
+              text(cpu["frequency"]["max_mhz"]).c_str(), cpu["frequency"]["max_mhz"].is_null() ? "" : " MHz");
   std::printf("  blas        %s %s, kernel %s, %s threads (%s)\n", text(blas["library"]).c_str(),
               text(blas["version"]).c_str(), text(blas["core"]).c_str(), text(blas["threads"]).c_str(),
               text(blas["path"]).c_str());
@@ -63,8 +63,11 @@ int run_system(bool as_json) {
   }
   if (s["env"].empty()) std::printf("  env         none of OMP_*, OPENBLAS_*, MKL_*, GOMP_*, KMP_*, TORCH_*, CUDA/TF32 set\n");
   for (const auto& [k, v] : s["env"].items()) std::printf("  env         %s=%s\n", k.c_str(), v.get<std::string>().c_str());
-  std::printf("  balerbench  %s (%s), %s\n", text(s["balerbench"]["version"]).c_str(),
-              text(s["balerbench"]["git_revision"]).c_str(), text(s["balerbench"]["build_type"]).c_str());
+  std::printf("  balerbench  %s (%s), build type %s%s\n", text(s["balerbench"]["version"]).c_str(),
+              text(s["balerbench"]["git_revision"]).c_str(), text(s["balerbench"]["build_type"]).c_str(),
+              s["balerbench"]["ndebug"].get<bool>() && s["balerbench"]["optimized"].get<bool>()
+                  ? ""
+                  : " (assertions on or unoptimised: timings describe the build)");
   std::fflush(stdout);
   return std::ferror(stdout) ? 1 : 0;
 }

@@ -14,6 +14,7 @@ void register_data(CLI::App& app, Action& run);
 void register_model_info(CLI::App& app, Action& run);
 void register_cycle(CLI::App& app, Action& run);  // train, compress, decompress, info
 void register_meters(CLI::App& app, Action& run);
+void register_doctor(CLI::App& app, Action& run);  // doctor (hazards to measurements)
 void register_measure(CLI::App& app, Action& run);
 void register_wattmeter(CLI::App& app, Action& run);  // wattmeter-energy
 void register_serve_metrics(CLI::App& app, Action& run);

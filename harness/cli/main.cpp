@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   balerbench::cli::register_model_info(app, run);
   balerbench::cli::register_cycle(app, run);
   balerbench::cli::register_meters(app, run);
+  balerbench::cli::register_doctor(app, run);
   balerbench::cli::register_measure(app, run);
   balerbench::cli::register_wattmeter(app, run);
   balerbench::cli::register_serve_metrics(app, run);

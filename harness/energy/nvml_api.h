@@ -24,7 +24,17 @@ enum {
 };
 
 enum { NVML_TEMPERATURE_GPU = 0 };
-enum { NVML_CLOCK_SM = 1 };
+enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+// nvmlEnableState_t (persistence mode), nvmlComputeMode_t; C enums, int-sized.
+enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };
+enum {
+  NVML_COMPUTEMODE_DEFAULT = 0,
+  NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+  NVML_COMPUTEMODE_PROHIBITED = 2,
+  NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+};
+// nvmlDeviceGetMigMode's current and pending modes.
+enum { NVML_DEVICE_MIG_DISABLE = 0, NVML_DEVICE_MIG_ENABLE = 1 };
 
 // Buffer sizes from nvml.h.
 enum {
@@ -52,6 +62,21 @@ typedef nvmlReturn_t (*nvmlDeviceSetPowerManagementLimit_fn)(nvmlDevice_t, unsig
 typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t, int, unsigned int*);             // C
 typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t, int, unsigned int*);              // MHz
 typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksThrottleReasons_fn)(nvmlDevice_t, unsigned long long*);
+typedef nvmlReturn_t (*nvmlDeviceGetPersistenceMode_fn)(nvmlDevice_t, int*);  // NVML_FEATURE_*
+typedef nvmlReturn_t (*nvmlDeviceGetComputeMode_fn)(nvmlDevice_t, int*);      // NVML_COMPUTEMODE_*
+typedef nvmlReturn_t (*nvmlDeviceGetMigMode_fn)(nvmlDevice_t, unsigned int*, unsigned int*);  // current, pending
+
+// nvmlProcessInfo_t as the _v2 and _v3 entry points of nvmlDeviceGetComputeRunningProcesses take it
+// (the unversioned v1 entry point takes only the first two fields, and is not used).
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE (~0ULL) without permission
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+// In: *count = the buffer's length; out: the number of processes. A buffer too small (or null)
+// returns NVML_ERROR_INSUFFICIENT_SIZE with *count set to what is needed.
+typedef nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_fn)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);
 
 // nvmlMemory_t (v1): bytes of the device's framebuffer memory.
 typedef struct {

@@ -73,6 +73,11 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(std::string& reason) {
   load(handle, "nvmlDeviceGetPowerManagementLimit", lib->device_get_power_limit, optional_missing);
   load(handle, "nvmlDeviceSetPowerManagementLimit", lib->device_set_power_limit, optional_missing);
   load(handle, "nvmlDeviceGetProcessUtilization", lib->device_get_process_utilization, optional_missing);
+  load(handle, "nvmlDeviceGetPersistenceMode", lib->device_get_persistence_mode, optional_missing);
+  load(handle, "nvmlDeviceGetComputeMode", lib->device_get_compute_mode, optional_missing);
+  load(handle, "nvmlDeviceGetMigMode", lib->device_get_mig_mode, optional_missing);
+  if (!load(handle, "nvmlDeviceGetComputeRunningProcesses_v3", lib->device_get_compute_processes, optional_missing))
+    load(handle, "nvmlDeviceGetComputeRunningProcesses_v2", lib->device_get_compute_processes, optional_missing);
   if (!missing.empty()) {
     reason = path + " lacks " + missing + " (a driver older than NVML API v2?)";
     return nullptr;
@@ -144,6 +149,106 @@ std::vector<NvmlLibrary::Gpu> NvmlLibrary::visible_gpus(std::string& note) const
   note = "CUDA_VISIBLE_DEVICES='" + std::string(cvd) + "' selects " + std::to_string(visible.size()) + " of " +
          std::to_string(all.size()) + " GPUs";
   return visible;
+}
+
+namespace {
+
+const char* compute_mode_name(int mode) {
+  switch (mode) {
+    case NVML_COMPUTEMODE_DEFAULT: return "default";
+    case NVML_COMPUTEMODE_EXCLUSIVE_THREAD: return "exclusive_thread";
+    case NVML_COMPUTEMODE_PROHIBITED: return "prohibited";
+    case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: return "exclusive_process";
+    default: return "unknown";
+  }
+}
+
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+NvmlLibrary::GpuState NvmlLibrary::gpu_state(const Gpu& gpu) const {
+  GpuState s;
+  s.index = gpu.index;
+  s.name = gpu.name;
+  s.uuid = gpu.uuid;
+  const auto ok = [&](const char* what, nvmlReturn_t rc) {
+    if (rc != NVML_SUCCESS) s.errors.push_back(std::string(what) + ": " + error_string(rc));
+    return rc == NVML_SUCCESS;
+  };
+  unsigned u = 0;
+  if (ok("sm_clock_mhz", device_get_clock_info(gpu.handle, NVML_CLOCK_SM, &u))) s.sm_clock_mhz = u;
+  if (ok("mem_clock_mhz", device_get_clock_info(gpu.handle, NVML_CLOCK_MEM, &u))) s.mem_clock_mhz = u;
+  if (ok("power_limit_w", device_get_enforced_power_limit(gpu.handle, &u))) s.power_limit_w = u / 1e3;
+  if (ok("temperature_c", device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u))) s.temperature_c = u;
+  unsigned long long mask = 0;
+  if (ok("throttle_reasons", device_get_throttle_reasons(gpu.handle, &mask))) {
+    s.throttle_mask = mask;
+    s.throttle_reasons = throttle_reason_names(mask);
+  }
+  int mode = 0;
+  if (device_get_persistence_mode && ok("persistence_mode", device_get_persistence_mode(gpu.handle, &mode)))
+    s.persistence_mode = mode == NVML_FEATURE_ENABLED ? "enabled" : "disabled";
+  if (device_get_compute_mode && ok("compute_mode", device_get_compute_mode(gpu.handle, &mode)))
+    s.compute_mode = compute_mode_name(mode);
+  unsigned current = 0, pending = 0;
+  if (device_get_mig_mode && device_get_mig_mode(gpu.handle, &current, &pending) == NVML_SUCCESS)
+    s.mig_mode = current == NVML_DEVICE_MIG_ENABLE ? "enabled" : "disabled";  // NOT_SUPPORTED: not a MIG GPU
+  if (device_get_compute_processes) s.compute_processes = compute_processes(gpu.handle, s.errors);
+  return s;
+}
+
+std::optional<std::vector<NvmlLibrary::GpuState::Process>> NvmlLibrary::compute_processes(
+    nvmlDevice_t handle, std::vector<std::string>& errors) const {
+  // The list can grow between the sizing call and the reading one: a few tries with room to spare.
+  std::vector<nvmlProcessInfo_t> buf(16);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    unsigned count = static_cast<unsigned>(buf.size());
+    const nvmlReturn_t rc = device_get_compute_processes(handle, &count, buf.data());
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+      buf.resize(count + 8);
+      continue;
+    }
+    if (rc != NVML_SUCCESS) {
+      errors.push_back("compute_processes: " + error_string(rc));
+      return std::nullopt;
+    }
+    std::vector<GpuState::Process> out;
+    for (unsigned i = 0; i < count && i < buf.size(); ++i) {
+      GpuState::Process p;
+      p.pid = buf[i].pid;
+      if (buf[i].usedGpuMemory != ~0ULL) p.used_memory_mib = buf[i].usedGpuMemory / (1024.0 * 1024.0);
+      out.push_back(p);
+    }
+    return out;
+  }
+  errors.push_back("compute_processes: the list kept growing while it was read");
+  return std::nullopt;
+}
+
+nlohmann::json NvmlLibrary::GpuState::to_json() const {
+  nlohmann::json processes = nullptr;
+  if (compute_processes) {
+    processes = nlohmann::json::array();
+    for (const auto& p : *compute_processes)
+      processes.push_back({{"pid", p.pid}, {"used_memory_mib", or_null(p.used_memory_mib)}});
+  }
+  return {{"index", index},
+          {"name", name},
+          {"uuid", uuid},
+          {"sm_clock_mhz", or_null(sm_clock_mhz)},
+          {"mem_clock_mhz", or_null(mem_clock_mhz)},
+          {"persistence_mode", persistence_mode},
+          {"compute_mode", compute_mode},
+          {"mig_mode", mig_mode},
+          {"power_limit_w", or_null(power_limit_w)},
+          {"temperature_c", or_null(temperature_c)},
+          {"throttle_reasons", throttle_reasons},
+          {"compute_processes", processes},
+          {"errors", errors}};
 }
 
 std::vector<std::string> throttle_reason_names(unsigned long long mask) {

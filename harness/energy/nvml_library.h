@@ -9,7 +9,10 @@
 // CUDA's order under CUDA_DEVICE_ORDER=PCI_BUS_ID.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,31 @@ class NvmlLibrary {
   // The GPUs CUDA_VISIBLE_DEVICES allows (all when unset); `note` says how they were chosen.
   std::vector<Gpu> visible_gpus(std::string& note) const;
 
+  // What a GPU is set to and doing now (clocks, modes, limit, temperature, throttle reasons, compute
+  // processes), for the system description and the hazard list (harness/energy/hazards.h). Only
+  // getters are called. A value NVML does not give (an entry point missing from an older driver,
+  // NOT_SUPPORTED, no permission) stays empty or "unknown", and `errors` says why.
+  struct GpuState {
+    unsigned index = 0;
+    std::string name, uuid;
+    std::optional<unsigned> sm_clock_mhz, mem_clock_mhz;
+    std::string persistence_mode = "unknown";  // enabled | disabled | unknown
+    std::string compute_mode = "unknown";      // default | exclusive_thread | prohibited | exclusive_process | unknown
+    std::string mig_mode = "unknown";          // enabled | disabled | unknown (no nvmlDeviceGetMigMode, not a MIG GPU)
+    std::optional<double> power_limit_w;       // enforced
+    std::optional<unsigned> temperature_c;
+    std::optional<unsigned long long> throttle_mask;  // nvmlClocksThrottleReason* bits
+    std::vector<std::string> throttle_reasons;        // their names (throttle_reason_names)
+    struct Process {
+      unsigned pid = 0;
+      std::optional<double> used_memory_mib;  // empty when NVML does not say (no permission)
+    };
+    std::optional<std::vector<Process>> compute_processes;  // empty when NVML cannot list them
+    std::vector<std::string> errors;                        // "persistence_mode: Not Supported (NVML code 3)"
+    nlohmann::json to_json() const;
+  };
+  GpuState gpu_state(const Gpu& gpu) const;
+
   // Entry points (all present once open() succeeded).
   nvmlDeviceGetCount_v2_fn device_get_count = nullptr;
   nvmlDeviceGetHandleByIndex_v2_fn device_get_handle_by_index = nullptr;
@@ -56,9 +84,17 @@ class NvmlLibrary {
   nvmlDeviceSetPowerManagementLimit_fn device_set_power_limit = nullptr;
   // Per-process SM use (the GPU energy attributable to a process tree); loaded when present.
   nvmlDeviceGetProcessUtilization_fn device_get_process_utilization = nullptr;
+  // Modes and processes (gpu_state); loaded when present. The processes entry point is the _v3 one,
+  // else _v2 (the same structure).
+  nvmlDeviceGetPersistenceMode_fn device_get_persistence_mode = nullptr;
+  nvmlDeviceGetComputeMode_fn device_get_compute_mode = nullptr;
+  nvmlDeviceGetMigMode_fn device_get_mig_mode = nullptr;
+  nvmlDeviceGetComputeRunningProcesses_fn device_get_compute_processes = nullptr;
 
  private:
   NvmlLibrary() = default;
+  std::optional<std::vector<GpuState::Process>> compute_processes(nvmlDevice_t handle,
+                                                                  std::vector<std::string>& errors) const;
   void* handle_ = nullptr;
   std::string path_;
   bool initialised_ = false;

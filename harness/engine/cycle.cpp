@@ -234,7 +234,7 @@ void finish_energy(EnergySession* session, const fs::path& dir, const std::strin
 
 }  // namespace
 
-json run_train(const RunConfig& c, const std::string& out_dir) {
+json run_train(const RunConfig& c, const std::string& out_dir, const std::function<void()>& before_training) {
   const auto t_total = Clock::now();
   configure_runtime(c);
   LiveRun run(c, "train");
@@ -252,6 +252,7 @@ json run_train(const RunConfig& c, const std::string& out_dir) {
       save_state_dict(model, (L.training / ("model_" + std::to_string(e) + ".pt")).string());
     };
   }
+  if (before_training) before_training();
   session.choose_threads(o);  // a calibration, if any, outside the training's windows and trace
   run.begin(energy.get(), c, session.policy());
   std::unique_ptr<ProfilerTrace> trace;

@@ -10,13 +10,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 #include <string>
 
 #include "harness/engine/run_config.h"
 
 namespace balerbench {
 
-nlohmann::json run_train(const RunConfig& config, const std::string& out_dir);
+// `before_training` runs once the data and model are set up and valid, just before the training's
+// time starts (the CLI prints its hazards block there, so bad input fails first and alone).
+nlohmann::json run_train(const RunConfig& config, const std::string& out_dir,
+                         const std::function<void()>& before_training = {});
 nlohmann::json run_compress(const RunConfig& config, const std::string& out_dir);
 nlohmann::json run_decompress(const RunConfig& config, const std::string& out_dir);
 // Sizes, compression ratios and, when the decompressed file exists, the

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "harness/base/blas_kernel.h"
+#include "harness/base/build_info.h"
 #include "harness/base/system_info.h"
 #include "harness/energy/host_info.h"
 #include "harness/energy/nvml_library.h"
@@ -53,7 +54,13 @@ json gpu_software(json& gpus) {
   if (auto lib = NvmlLibrary::open(reason)) {
     sw["driver"] = lib->driver_version();
     std::string note;
-    for (const auto& g : lib->visible_gpus(note)) gpus.push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}});
+    for (const auto& g : lib->visible_gpus(note)) {
+      // Name and UUID, and the state at the start: clocks, persistence, compute and MIG modes, the
+      // power limit in force, temperature, throttle reasons (read only: nothing is ever set here).
+      json gpu = {{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}};
+      gpu["state"] = lib->gpu_state(g).to_json();
+      gpus.push_back(gpu);
+    }
     if (!note.empty()) sw["note"] = note;
   } else {
     sw["note"] = reason;
@@ -88,12 +95,12 @@ json read_system() {
   json env = json::object();
   for (const auto& [k, v] : relevant_environment(environ)) env[k] = v;
   s["env"] = env;
-#ifdef NDEBUG
-  const char* build_type = "release (NDEBUG)";
-#else
-  const char* build_type = "debug (assertions on)";
-#endif
-  s["balerbench"] = {{"version", kVersion}, {"git_revision", git_revision()}, {"build_type", build_type}};
+  const BuildInfo b = build_info();
+  s["balerbench"] = {{"version", kVersion},
+                     {"git_revision", git_revision()},
+                     {"build_type", b.build_type.empty() ? json(nullptr) : json(b.build_type)},
+                     {"ndebug", b.ndebug},
+                     {"optimized", b.optimized}};
   return s;
 }
 

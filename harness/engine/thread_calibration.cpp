@@ -9,11 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "datasets/npy.h"
 #include "harness/base/analysis.h"
 #include "harness/base/clock.h"
+#include "harness/base/cpu_activity.h"
 #include "harness/engine/runtime.h"
 
 namespace balerbench {
@@ -59,6 +62,10 @@ struct ModelState {
 json ThreadChoice::to_json() const {
   json j = {{"threads", threads}, {"source", source}};
   if (source == "cached") j["age_s"] = age_s;
+  if (measured_unix_s > 0) j["measured_unix_s"] = measured_unix_s;
+  if (!load_then.is_null()) j["load_at_measurement"] = load_then;
+  if (!load_now.is_null()) j["load_now"] = load_now;
+  if (!note.empty()) j["note"] = note;
   if (!step_s.empty()) {
     json s = json::object();
     for (const auto& [n, t] : step_s) s[std::to_string(n)] = t;
@@ -74,6 +81,22 @@ std::string thread_cache_dir() {
   return "";
 }
 
+namespace {
+
+// {other_cpu_cores, steal_fraction} of a disturbance record, or null.
+json load_summary(const json& d) {
+  if (!d.is_object()) return nullptr;
+  return {{"other_cpu_cores", d["other_cpu_cores"]}, {"steal_fraction", d["steal_fraction"]}};
+}
+
+json sample_load(double seconds) {
+  const CpuActivity a = read_cpu_activity();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  return load_summary(disturbance(a, read_cpu_activity()));
+}
+
+}  // namespace
+
 ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const TrainOptions& options,
                                const std::string& key, const CalibrationOptions& c) {
   ThreadChoice choice;
@@ -85,6 +108,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
   const std::string dir = c.cache_dir.empty() ? thread_cache_dir() : c.cache_dir;
   const std::string file = dir.empty() || dir == "-" ? "" : (fs::path(dir) / "threads.json").string();
   const double now = unix_now_s();
+  std::string note;
   if (!file.empty()) {
     const json cache = read_cache(file);
     if (cache.contains(key) && cache[key].is_object()) {
@@ -92,12 +116,25 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
       const double age = now - e.value("unix_s", 0.0);
       const int n = e.value("threads", 0);
       if (age >= 0 && age <= c.max_cache_age_s && n >= 1 && n <= most) {
-        choice = {n, "cached", age, {}};
-        if (e.contains("step_s") && e["step_s"].is_object())
-          for (auto it = e["step_s"].begin(); it != e["step_s"].end(); ++it)
-            choice.step_s.emplace_back(std::stoi(it.key()), it.value().get<double>());
-        at::set_num_threads(n);
-        return choice;
+        // The load then and now: a count measured on a quiet host is no answer for a busy one.
+        const json then = e.value("load", json(nullptr));
+        const json load_now = sample_load(c.load_sample_s);
+        const bool busy_then = then.is_object() && then.value("other_cpu_cores", 0.0) > c.busy_other_cores;
+        const bool busy_now = load_now.is_object() && load_now.value("other_cpu_cores", 0.0) > c.busy_other_cores;
+        if (then.is_object() && busy_then == busy_now) {
+          choice = {n, "cached", age, {}};
+          if (e.contains("step_s") && e["step_s"].is_object())
+            for (auto it = e["step_s"].begin(); it != e["step_s"].end(); ++it)
+              choice.step_s.emplace_back(std::stoi(it.key()), it.value().get<double>());
+          choice.measured_unix_s = e.value("unix_s", 0.0);
+          choice.load_then = then;
+          choice.load_now = load_now;
+          at::set_num_threads(n);
+          return choice;
+        }
+        note = !then.is_object() ? "the cached choice recorded no load: measured again"
+               : busy_now        ? "the cached choice was measured on a quiet host and the host is busy now: measured again"
+                                 : "the cached choice was measured on a busy host and the host is quiet now: measured again";
       }
     }
   }
@@ -122,6 +159,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
   const std::vector<int> candidates = {1, most};
   std::map<int, std::vector<double>> times;
   ModelState state(model);
+  const CpuActivity load_begin = read_cpu_activity();
   for (int round = 0; round <= c.rounds; ++round)
     for (int n : candidates) {
       at::set_num_threads(n);
@@ -130,6 +168,9 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
     }
   state.restore();
   choice.source = "calibrated";
+  choice.note = note;
+  choice.measured_unix_s = now;
+  choice.load_then = load_summary(disturbance(load_begin, read_cpu_activity()));
   double best = 0;
   for (int n : candidates) {
     const double s = summarize(times[n]).median;
@@ -145,7 +186,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
       json cache = read_cache(file);
       json s = json::object();
       for (const auto& [n, t] : choice.step_s) s[std::to_string(n)] = t;
-      cache[key] = {{"threads", choice.threads}, {"unix_s", now}, {"step_s", s}};
+      cache[key] = {{"threads", choice.threads}, {"unix_s", now}, {"step_s", s}, {"load", choice.load_then}};
       fs::create_directories(dir);
       const std::string text = cache.dump(1) + "\n";
       write_file_atomic(file, std::vector<uint8_t>(text.begin(), text.end()));

@@ -8,10 +8,13 @@
 // The model's parameters, buffers and the global random state are put back afterwards, so the
 // training that follows is the one that would have run without it.
 //
-// The choice is cached per host and setting (threads.json in $BALERBENCH_CACHE_DIR, else
-// $XDG_CACHE_HOME/balerbench, else ~/.cache/balerbench) for an hour, and every report says where
-// its thread count came from: the config, a calibration (with its per-step times), or the cache
-// (with its age).
+// The choice is cached per host, BLAS kernel and setting (threads.json in $BALERBENCH_CACHE_DIR,
+// else $XDG_CACHE_HOME/balerbench, else ~/.cache/balerbench) for an hour, and every report says
+// where its thread count came from: the config, a calibration (with its per-step times), or the
+// cache (with its age). A choice is part of the system a trial ran on, so it records when it was
+// measured and the load then (other processes' CPUs, from /proc/stat over the calibration); a cached
+// choice is used only while the host is as quiet or as busy as it was then (other processes below
+// or above 0.25 CPUs, sampled for 0.2 s): one made on a quiet host is not trusted on a busy one.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -29,7 +32,11 @@ struct ThreadChoice {
   std::string source;  // "config", "calibrated", "cached", "one CPU", "not calibrated on <device>"
   double age_s = 0;    // cached: how old the measurement is
   std::vector<std::pair<int, double>> step_s;  // calibrated or cached: median seconds per step per count
-  nlohmann::json to_json() const;              // {threads, source, age_s?, step_s?: {"1": s, "2": s}}
+  double measured_unix_s = 0;                  // calibrated or cached: when the steps were timed
+  nlohmann::json load_then, load_now;          // other processes' CPUs then ({other_cpu_cores, steal_fraction}) and now
+  std::string note;                            // why a cached choice was not used, when it was not
+  // {threads, source, age_s?, step_s?: {"1": s, "2": s}, measured_unix_s?, load_at_measurement?, load_now?, note?}
+  nlohmann::json to_json() const;
 };
 
 struct CalibrationOptions {
@@ -37,6 +44,8 @@ struct CalibrationOptions {
   int rounds = 3;              // alternating rounds after one warm-up round
   double max_cache_age_s = 3600;
   std::string cache_dir;       // "" = the default folder above; "-" = no cache
+  double busy_other_cores = 0.25;  // above this many CPUs used by other processes, the host counts as busy
+  double load_sample_s = 0.2;      // the sample of the load now, before a cached choice is trusted
 };
 
 // The cache folder in force (see above).

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "harness/base/blas_kernel.h"
 #include "harness/base/clock.h"
 #include "harness/engine/run_setup.h"
 #include "harness/engine/thread_calibration.h"
@@ -82,7 +83,7 @@ const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
     gethostname(host, sizeof host - 1);
     const std::string key = std::string(host) + " " + config_.model_name + " " + std::to_string(features_) + "->" +
                             std::to_string(latent_) + " batch " + std::to_string(o.batch_size) + " " +
-                            policy_.name() + " " + engine_name(engine_.engine);
+                            policy_.name() + " " + engine_name(engine_.engine) + " blas " + query_blas().core;
     threads_ = calibrate_threads(*model_, x_train_, o, key);
   }
   return *threads_;

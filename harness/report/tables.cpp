@@ -19,6 +19,12 @@
 namespace balerbench {
 namespace {
 
+// What time and energy to target include, said under every table that shows them.
+const std::string kTtaIncludesNote =
+    "TTA and ETA include the first epoch's start-up (thread-pool and oneDNN primitive creation; on GPUs, "
+    "CUDA-graph capture and cuBLAS/cuDNN initialisation) and every epoch's evaluation; data loading, model "
+    "set-up and thread calibration happen before training starts and are not in them.";
+
 using nlohmann::json;
 
 // Stored trials name their precision as text; a name this version does not know (a newer
@@ -150,7 +156,10 @@ std::string where_run(const std::vector<TrialRecord>& trials) {
     fingerprints.insert(one.fingerprint);
   }
   if (fingerprints.size() != 1) return hardware_of(trials);
-  return (one.legacy ? hardware_of(trials) : one.label) + " (system " + one.fingerprint + ")";
+  // A simulated GPU is a meter, not part of the system: its mark stays in the title all the same.
+  const std::string hardware = hardware_of(trials);
+  const std::string simulated = hardware.find("SIMULATED") != std::string::npos ? " measured by " + hardware : "";
+  return (one.legacy ? hardware : one.label + simulated) + " (system " + one.fingerprint + ")";
 }
 
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -666,7 +675,8 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   t.notes.push_back(target ? "TTA/ETA: time and energy from the start of training to the end of the first epoch "
                              "(evaluation included) that met the target (" +
                                  target_text(trials) +
-                                 "); \"reached\" counts repeats that met it. Cost uses mean ETA and TTA."
+                                 "); \"reached\" counts repeats that met it. " + kTtaIncludesNote +
+                                 " Cost uses mean ETA and TTA."
                            : "No target in the experiment: cost uses the whole training's time and energy.");
   t.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA (J); MaxPower is stored with each trial.");
   t.notes.push_back(kUncertaintyNote);
@@ -708,7 +718,8 @@ std::vector<Table> cost_tables(const std::vector<TrialRecord>& trials, const std
                          num(ci.max_power_w), candidates, groups[best_i].energy_kind()});
   }
   best.notes.push_back(target ? "time and energy are mean TTA and ETA to the target (" + target_text(trials) +
-                                    "); configurations where any repeat missed it are not candidates."
+                                    "); configurations where any repeat missed it are not candidates. " +
+                                    kTtaIncludesNote
                               : "No target in the experiment: time and energy of the whole training.");
   best.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA; eta = 0 minimises time, eta = 1 energy.");
   best.notes.push_back(energy_kind_note());

@@ -9,7 +9,12 @@
 //                 "update_period_s": 0.1,                      // sensor/counter refresh (0 = continuous)
 //                 "energy_start_mj": 1000000, "power_limit_w": 700, "default_limit_w": 700,
 //                 "min_limit_w": 200, "max_limit_w": 700, "temperature_c": 41,
-//                 "sm_clock_mhz": 1980, "throttle_reasons": 4, "power_error": 0,
+//                 "sm_clock_mhz": 1980, "mem_clock_mhz": 2619, "throttle_reasons": 4, "power_error": 0,
+//                 "persistence_mode": true, "compute_mode": 0,  // NVML_COMPUTEMODE_*
+//                 "mig_mode": -1,          // 0/1: nvmlDeviceGetMigMode's current mode; -1: NOT_SUPPORTED
+//                 "compute_processes": [{"pid": "self", "used_memory_mib": 500},
+//                                       {"pid": 4000001, "used_memory_mib": 2048}],
+//                 "compute_processes_error": 0,
 //                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824,
 //                 "memory_schedule": [[0, 1073741824], [0.5, 4294967296]],  // [t_s, bytes used], overrides
 //                 "lost_after_s": -1,     // >= 0: the GPU falls off the bus then (GPU_IS_LOST)
@@ -22,6 +27,9 @@
 // process that loaded the fake (balerbench), "parent" its parent. nvmlDeviceGetProcessUtilization
 // returns those newer than lastSeenTimeStamp, as NVML does ("process_utilization_error" makes it
 // fail, e.g. 3 for NOT_SUPPORTED).
+//
+// Compute processes: nvmlDeviceGetComputeRunningProcesses_v3 (and _v2) lists "compute_processes"
+// ("self" and "parent" as above); a used_memory_mib of null is NVML_VALUE_NOT_AVAILABLE.
 //
 // The energy counter is the exact integral of the schedule up to the last
 // update tick, so tests can check measured energies to any tolerance.
@@ -60,8 +68,13 @@ struct FakeDevice {
   double update_period_s = 0;
   unsigned long long energy_start_mj = 0;
   double power_limit_w = 300, default_limit_w = 300, min_limit_w = 100, max_limit_w = 300;
-  unsigned temperature_c = 40, sm_clock_mhz = 1500;
+  unsigned temperature_c = 40, sm_clock_mhz = 1500, mem_clock_mhz = 2619;
   unsigned long long throttle_reasons = 0;
+  bool persistence_mode = true;
+  int compute_mode = NVML_COMPUTEMODE_DEFAULT;
+  int mig_mode = -1;  // -1: NOT_SUPPORTED
+  std::vector<nvmlProcessInfo_t> compute_processes;
+  int compute_processes_error = 0;
   int power_error = 0;
   int set_error = 0;
   double lost_after_s = -1;  // >= 0: every query of the device fails with GPU_IS_LOST from then on
@@ -85,6 +98,12 @@ struct State {
 State& state() {
   static State s;
   return s;
+}
+
+// "self", "parent" or a number.
+unsigned pid_of(const nlohmann::json& pid) {
+  if (pid.is_string()) return static_cast<unsigned>(pid == "parent" ? getppid() : getpid());
+  return pid.get<unsigned>();
 }
 
 void load_config() {
@@ -115,7 +134,18 @@ void load_config() {
     f.max_limit_w = d.value("max_limit_w", f.max_limit_w);
     f.temperature_c = d.value("temperature_c", f.temperature_c);
     f.sm_clock_mhz = d.value("sm_clock_mhz", f.sm_clock_mhz);
+    f.mem_clock_mhz = d.value("mem_clock_mhz", f.mem_clock_mhz);
     f.throttle_reasons = d.value("throttle_reasons", 0ULL);
+    f.persistence_mode = d.value("persistence_mode", f.persistence_mode);
+    f.compute_mode = d.value("compute_mode", f.compute_mode);
+    f.mig_mode = d.value("mig_mode", f.mig_mode);
+    for (const auto& p : d.value("compute_processes", nlohmann::json::array())) {
+      const auto& mib = p.contains("used_memory_mib") ? p["used_memory_mib"] : nlohmann::json(0);
+      const unsigned long long bytes =
+          mib.is_null() ? ~0ULL : static_cast<unsigned long long>(mib.get<double>() * 1048576.0);
+      f.compute_processes.push_back({pid_of(p["pid"]), bytes, 0xFFFFFFFFu, 0xFFFFFFFFu});
+    }
+    f.compute_processes_error = d.value("compute_processes_error", 0);
     f.power_error = d.value("power_error", 0);
     f.lost_after_s = d.value("lost_after_s", -1.0);
     f.set_error = d.value("set_error", 0);
@@ -128,10 +158,7 @@ void load_config() {
       const auto& u = d["process_utilization"];
       f.util_period_s = u.value("sample_period_s", f.util_period_s);
       for (const auto& p : u.value("processes", nlohmann::json::array())) {
-        const auto& pid = p["pid"];
-        const unsigned id = pid.is_string() ? static_cast<unsigned>(pid == "parent" ? getppid() : getpid())
-                                            : pid.get<unsigned>();
-        f.util_processes.emplace_back(id, p.value("sm_util", 0u));
+        f.util_processes.emplace_back(pid_of(p["pid"]), p.value("sm_util", 0u));
       }
     }
     f.util_error = d.value("process_utilization_error", 0);
@@ -328,9 +355,47 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, int sensor, unsigned* c) {
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, int type, unsigned* mhz) {
   FAKE_DEVICE_OR_FAIL(h);
-  if (type != NVML_CLOCK_SM) return NVML_ERROR_NOT_SUPPORTED;
-  *mhz = d->sm_clock_mhz;
+  if (type == NVML_CLOCK_SM) *mhz = d->sm_clock_mhz;
+  else if (type == NVML_CLOCK_MEM) *mhz = d->mem_clock_mhz;
+  else return NVML_ERROR_NOT_SUPPORTED;
   return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t h, int* mode) {
+  FAKE_DEVICE_OR_FAIL(h);
+  *mode = d->persistence_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t h, int* mode) {
+  FAKE_DEVICE_OR_FAIL(h);
+  *mode = d->compute_mode;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned* current, unsigned* pending) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (d->mig_mode < 0) return NVML_ERROR_NOT_SUPPORTED;
+  *current = *pending = static_cast<unsigned>(d->mig_mode);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t h, unsigned* count, nvmlProcessInfo_t* infos) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->compute_processes_error) return d->compute_processes_error;
+  const auto n = static_cast<unsigned>(d->compute_processes.size());
+  if (!infos || *count < n) {
+    *count = n;
+    return n == 0 ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  std::copy(d->compute_processes.begin(), d->compute_processes.end(), infos);
+  *count = n;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t h, unsigned* count, nvmlProcessInfo_t* infos) {
+  return nvmlDeviceGetComputeRunningProcesses_v3(h, count, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long* mask) {

@@ -288,6 +288,7 @@ TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
   c.cache_dir = dir.path("cache");
   c.steps = 2;
   c.rounds = 1;
+  c.busy_other_cores = 1e9;  // the host counts as quiet whatever runs beside this test (load: below)
   torch::manual_seed(3);
   auto model = make_model("AE", 24, 15);
   std::vector<at::Tensor> before;
@@ -317,6 +318,29 @@ TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
   EXPECT_GE(again.age_s, 0);
   EXPECT_EQ(again.step_s, first.step_s);
   EXPECT_TRUE(again.to_json().contains("age_s"));
+  // The measurement's time and load are recorded, and the load when the cache is trusted.
+  EXPECT_GT(first.measured_unix_s, 0);
+  EXPECT_DOUBLE_EQ(again.measured_unix_s, first.measured_unix_s);
+  ASSERT_TRUE(first.load_then.is_object());
+  EXPECT_GE(first.load_then["other_cpu_cores"].get<double>(), 0);
+  EXPECT_EQ(again.load_then, first.load_then);
+  EXPECT_TRUE(again.load_now.is_object());
+  EXPECT_TRUE(again.to_json().contains("load_at_measurement"));
+  // A choice measured on a busy host is not trusted on a quiet one (and one recording no load is
+  // not trusted at all): the cached entries are written by hand, the threshold above any host.
+  c.busy_other_cores = 64;
+  nlohmann::json cache = nlohmann::json::parse(read_text(c.cache_dir + "/threads.json"));
+  cache["host AE fused"]["load"] = {{"other_cpu_cores", 100.0}, {"steal_fraction", 0.0}};
+  write_text(c.cache_dir + "/threads.json", cache.dump());
+  const ThreadChoice busy_then = calibrate_threads(*model, x, o, "host AE fused", c);
+  EXPECT_EQ(busy_then.source, "calibrated");
+  EXPECT_NE(busy_then.note.find("measured on a busy host and the host is quiet now"), std::string::npos)
+      << busy_then.note;
+  EXPECT_EQ(calibrate_threads(*model, x, o, "host AE fused", c).source, "cached");  // quiet then and now
+  cache = nlohmann::json::parse(read_text(c.cache_dir + "/threads.json"));
+  cache["host AE fused"].erase("load");
+  write_text(c.cache_dir + "/threads.json", cache.dump());
+  EXPECT_NE(calibrate_threads(*model, x, o, "host AE fused", c).note.find("recorded no load"), std::string::npos);
   // Another setting is another key; an expired or damaged cache is measured afresh.
   EXPECT_EQ(calibrate_threads(*model, x, o, "host AE libtorch", c).source, "calibrated");
   c.max_cache_age_s = -1;

@@ -1,13 +1,18 @@
 // test_nvml.cpp: NvmlMeter through the fake NVML library (tests/fakes),
 // loaded by the real dlopen path: energy counter and power polling against
-// the scripted power, CUDA_VISIBLE_DEVICES, device facts, error codes, and
-// windows shorter than the counter's update period.
+// the scripted power, CUDA_VISIBLE_DEVICES, device facts, error codes,
+// windows shorter than the counter's update period, and each GPU's state
+// (NvmlLibrary::gpu_state) with the hazards doctor finds in it.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
+#include <unistd.h>
+
 #include "harness/energy/energy_window.h"
+#include "harness/energy/hazards.h"
 #include "harness/energy/nvml_meter.h"
 #include "harness/energy/process_tree.h"
 #include "harness/energy/sampler.h"
@@ -356,6 +361,93 @@ TEST(Nvml, GpuUseOfOtherProcessesOnlyOrNoneAttributesNothing) {
   const nlohmann::json use = sampler->meters()[0]->describe()["gpus"][0]["process_use"];
   EXPECT_FALSE(use["sampled"].get<bool>());
   EXPECT_EQ(use["reason"], "nvmlDeviceGetProcessUtilization: Not Supported (NVML code 3)");
+}
+
+// gpu_state: clocks, modes, limit, temperature, throttle reasons and compute processes, each as the
+// fake serves it; MIG NOT_SUPPORTED is "unknown".
+TEST(Nvml, GpuStateReportsEveryField) {
+  nlohmann::json dev = gpu("GPU-aaaa", 100.0);
+  dev.update({{"mem_clock_mhz", 2619}, {"throttle_reasons", 0x41}, {"persistence_mode", false}, {"compute_mode", 3},
+              {"compute_processes",
+               {{{"pid", "self"}, {"used_memory_mib", 500}}, {{"pid", 4000001}, {"used_memory_mib", nullptr}}}}});
+  nlohmann::json mig = gpu("GPU-bbbb", 100.0);
+  mig["mig_mode"] = 1;
+  FakeNvml fake(nlohmann::json{{"devices", {dev, mig}}});
+  std::string reason, note;
+  const auto nvml = NvmlLibrary::open(reason);
+  ASSERT_TRUE(nvml) << reason;
+  const auto gpus = nvml->visible_gpus(note);
+  ASSERT_EQ(gpus.size(), 2u);
+  const nlohmann::json s = nvml->gpu_state(gpus[0]).to_json();
+  EXPECT_EQ(s["uuid"], "GPU-aaaa");
+  EXPECT_EQ(s["sm_clock_mhz"], 1755);
+  EXPECT_EQ(s["mem_clock_mhz"], 2619);
+  EXPECT_EQ(s["persistence_mode"], "disabled");
+  EXPECT_EQ(s["compute_mode"], "exclusive_process");
+  EXPECT_EQ(s["mig_mode"], "unknown");
+  EXPECT_DOUBLE_EQ(s["power_limit_w"].get<double>(), 650.0);
+  EXPECT_EQ(s["temperature_c"], 47);
+  EXPECT_EQ(s["throttle_reasons"], nlohmann::json({"gpu_idle", "hw_thermal_slowdown"}));
+  EXPECT_EQ(s["compute_processes"], nlohmann::json::parse(R"([{"pid": )" + std::to_string(getpid()) +
+                                                          R"(, "used_memory_mib": 500.0},
+                                                             {"pid": 4000001, "used_memory_mib": null}])"));
+  EXPECT_EQ(s["errors"], nlohmann::json::array());
+  const NvmlLibrary::GpuState m = nvml->gpu_state(gpus[1]);
+  EXPECT_EQ(m.mig_mode, "enabled");
+  EXPECT_EQ(m.persistence_mode, "enabled");
+  EXPECT_EQ(m.compute_mode, "default");
+  ASSERT_TRUE(m.compute_processes);
+  EXPECT_TRUE(m.compute_processes->empty());
+}
+
+TEST(Nvml, GpuStateErrorsAreNamedNotThrown) {
+  nlohmann::json dev = gpu("GPU-aaaa", 100.0);
+  dev["compute_processes_error"] = NVML_ERROR_NO_PERMISSION;
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
+  std::string reason, note;
+  const auto nvml = NvmlLibrary::open(reason);
+  ASSERT_TRUE(nvml) << reason;
+  const NvmlLibrary::GpuState s = nvml->gpu_state(nvml->visible_gpus(note).at(0));
+  EXPECT_FALSE(s.compute_processes);
+  EXPECT_EQ(s.errors, std::vector<std::string>{"compute_processes: Insufficient Permissions (NVML code 4)"});
+  EXPECT_TRUE(s.to_json()["compute_processes"].is_null());
+}
+
+// probe_hazards on a fake machine: the fake NVML (thermal throttling, persistence off, another
+// process), a fake sysfs with powersave, and a fake /proc whose second snapshot the sleeper writes.
+TEST(Nvml, ProbeFindsTheFakeMachinesHazards) {
+  nlohmann::json dev = gpu("GPU-aaaa", 100.0);
+  dev.update({{"throttle_reasons", 0x40}, {"persistence_mode", false},
+              {"compute_processes", {{{"pid", "self"}}, {{"pid", 4000001}, {"used_memory_mib", 1024}}}}});
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("sys/cpu0/cpufreq"));
+  write_text(dir.path("sys/cpu0/cpufreq/scaling_governor"), "powersave\n");
+  const std::string self = dir.path("proc/" + std::to_string(getpid()));
+  std::filesystem::create_directories(self);
+  std::filesystem::create_directories(dir.path("proc/4000001"));
+  write_text(dir.path("proc/4000001/comm"), "trainer\n");
+  const auto snapshot = [&](unsigned long long user, unsigned long long idle, unsigned long long self_ticks) {
+    write_text(dir.path("proc/stat"), "cpu " + std::to_string(user) + " 0 0 " + std::to_string(idle) +
+                                          " 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n");
+    write_text(self + "/stat", "1 (balerbench) R 1 1 1 0 -1 0 0 0 0 0 " + std::to_string(self_ticks) + " 0 0 0\n");
+  };
+  snapshot(100, 100, 10);
+  HazardProbeOptions o;
+  o.proc_root = dir.path("proc");
+  o.sys_cpu_root = dir.path("sys");
+  o.sleep = [&](double) { snapshot(200, 100, 20); };  // 100 busy ticks of 100, 10 of them ours: 0.9 cores
+  const HazardProbe p = probe_hazards(o);
+  ASSERT_TRUE(p.cpu_load.valid) << p.cpu_load.reason;
+  EXPECT_DOUBLE_EQ(p.cpu_load.other_cores, 0.9);
+  EXPECT_EQ(p.process_names.at(4000001), "trainer");
+  std::vector<std::string> ids;
+  for (const auto& h : collect_hazards(p).hazards) ids.push_back(h.id);
+  std::vector<std::string> want = {"cpu_governor_powersave", "cpu_busy", "gpu_thermal_throttle", "gpu_persistence_off",
+                                   "gpu_other_processes"};
+  if (!p.blas_hazard.empty()) want.insert(want.begin(), "blas_generic_kernel");
+  if (!p.build.ndebug || !p.build.optimized) want.push_back("debug_build");
+  EXPECT_EQ(ids, want);
 }
 
 }  // namespace

@@ -1,0 +1,171 @@
+// cpu_load.cpp: see cpu_load.h.
+#include "harness/energy/cpu_load.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace balerbench {
+namespace {
+
+constexpr std::size_t kTopProcesses = 3;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  if (in) s << in.rdbuf();
+  return s.str();
+}
+
+// The "cpu" line of /proc/stat, in ticks; cpus = the cpuN lines.
+struct StatTicks {
+  bool ok = false;
+  unsigned long long other = 0;  // user nice system irq softirq (guest time is inside user)
+  unsigned long long steal = 0;
+  unsigned long long all = 0;    // every field up to steal: the time that passed on all CPUs
+  int cpus = 0;
+};
+
+StatTicks read_stat_ticks(const std::string& proc_root) {
+  std::istringstream in(slurp(proc_root + "/stat"));
+  StatTicks t;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu", 0) != 0) continue;
+    if (line.size() > 3 && std::isdigit(static_cast<unsigned char>(line[3]))) {
+      ++t.cpus;
+      continue;
+    }
+    std::istringstream f(line.substr(3));
+    unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
+    for (auto& x : v)
+      if (!(f >> x)) return t;
+    t.other = v[0] + v[1] + v[2] + v[5] + v[6];
+    t.steal = v[7];
+    t.all = t.other + v[3] + v[4] + t.steal;
+    t.ok = true;
+  }
+  return t;
+}
+
+// utime + stime of a process (all its threads), and its name; ok false when unreadable.
+struct ProcTicks {
+  bool ok = false;
+  std::string name;
+  unsigned long long ticks = 0;
+};
+
+ProcTicks read_proc_ticks(const std::string& stat_path) {
+  const std::string text = slurp(stat_path);
+  ProcTicks p;
+  const auto open = text.find('('), close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return p;
+  p.name = text.substr(open + 1, close - open - 1);
+  std::istringstream in(text.substr(close + 1));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 0; i <= 12 && in >> field; ++i) {  // state ppid ... utime(11) stime(12)
+    if (i == 11) utime = std::strtoull(field.c_str(), nullptr, 10);
+    if (i == 12) {
+      stime = std::strtoull(field.c_str(), nullptr, 10);
+      p.ok = true;
+    }
+  }
+  p.ticks = utime + stime;
+  return p;
+}
+
+std::map<int, ProcTicks> read_all_processes(const std::string& proc_root) {
+  std::map<int, ProcTicks> out;
+  DIR* d = opendir(proc_root.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.empty() || name.size() > 10 ||
+        !std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+      continue;
+    ProcTicks p = read_proc_ticks(proc_root + "/" + name + "/stat");
+    if (p.ok) out[std::stoi(name)] = std::move(p);
+  }
+  closedir(d);
+  return out;
+}
+
+// Other processes by ticks used between the snapshots; one that started in the window counts whole.
+std::vector<ProcessCpuUse> top_processes(const std::map<int, ProcTicks>& before, const std::map<int, ProcTicks>& after,
+                                         int self_pid, double window_ticks) {
+  std::vector<ProcessCpuUse> out;
+  for (const auto& [pid, p] : after) {
+    if (pid == self_pid) continue;
+    const auto b = before.find(pid);
+    const unsigned long long start = b != before.end() && b->second.ticks <= p.ticks ? b->second.ticks : 0;
+    if (p.ticks > start) out.push_back({pid, p.name, (p.ticks - start) / window_ticks});
+  }
+  std::sort(out.begin(), out.end(), [](const ProcessCpuUse& a, const ProcessCpuUse& b) {
+    return a.cores != b.cores ? a.cores > b.cores : a.pid < b.pid;
+  });
+  if (out.size() > kTopProcesses) out.resize(kTopProcesses);
+  return out;
+}
+
+}  // namespace
+
+CpuLoad sample_cpu_load(const std::string& proc_root, double window_s, const Sleeper& sleep, int self_pid) {
+  if (self_pid <= 0) self_pid = static_cast<int>(getpid());
+  const std::string self_stat = proc_root + "/" + std::to_string(self_pid) + "/stat";
+  CpuLoad load;
+  const StatTicks a = read_stat_ticks(proc_root);
+  const ProcTicks self_a = read_proc_ticks(self_stat);
+  const auto procs_a = read_all_processes(proc_root);
+  if (sleep) sleep(window_s);
+  else std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
+  const StatTicks b = read_stat_ticks(proc_root);
+  const ProcTicks self_b = read_proc_ticks(self_stat);
+  const auto procs_b = read_all_processes(proc_root);
+  if (!a.ok || !b.ok || b.cpus <= 0) {
+    load.reason = "cannot read the CPU times from " + proc_root + "/stat";
+    return load;
+  }
+  if (!self_a.ok || !self_b.ok) {
+    load.reason = "cannot read this process's CPU time from " + self_stat;
+    return load;
+  }
+  if (b.all <= a.all) {
+    load.reason = "no time passed between the two reads of " + proc_root + "/stat";
+    return load;
+  }
+  const double window_ticks = static_cast<double>(b.all - a.all) / b.cpus;  // per CPU
+  const long hz = sysconf(_SC_CLK_TCK);
+  const double self_ticks = self_b.ticks >= self_a.ticks ? static_cast<double>(self_b.ticks - self_a.ticks) : 0.0;
+  const double other_ticks = b.other >= a.other ? static_cast<double>(b.other - a.other) : 0.0;
+  load.valid = true;
+  load.cpus = b.cpus;
+  load.window_s = window_ticks / static_cast<double>(hz > 0 ? hz : 100);
+  load.other_cores = std::max(0.0, other_ticks - self_ticks) / window_ticks;
+  load.steal_cores = b.steal >= a.steal ? (b.steal - a.steal) / window_ticks : 0.0;
+  load.top = top_processes(procs_a, procs_b, self_pid, window_ticks);
+  return load;
+}
+
+nlohmann::json CpuLoad::to_json() const {
+  nlohmann::json j = {{"valid", valid}};
+  if (!valid) {
+    j["reason"] = reason;
+    return j;
+  }
+  nlohmann::json processes = nlohmann::json::array();
+  for (const auto& p : top) processes.push_back({{"pid", p.pid}, {"name", p.name}, {"cores", p.cores}});
+  j.update({{"cpus", cpus}, {"window_s", window_s}, {"other_cores", other_cores}, {"steal_cores", steal_cores},
+            {"top_processes", processes}});
+  return j;
+}
+
+}  // namespace balerbench

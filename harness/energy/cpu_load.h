@@ -1,0 +1,45 @@
+// cpu_load.h: how busy the CPUs are with processes other than this one, over a short window: the
+// host's busy time from /proc/stat less this process's own CPU time (/proc/PID/stat), in cores, with
+// the hypervisor's steal time and the other processes that used the most. A benchmark that shares
+// its cores measures its neighbours too (doctor's hazard list, harness/energy/hazards.h).
+//
+// Figures come from the kernel's tick counts alone: the window is the ticks that passed on all CPUs
+// divided by the number of CPUs, and cores = ticks / window ticks. Tests give a fake proc tree and a
+// sleeper that writes the second snapshot, and get exact figures whatever the wall clock does.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace balerbench {
+
+// One other process's CPU use over the window (all its threads).
+struct ProcessCpuUse {
+  int pid = 0;
+  std::string name;  // comm, from /proc/PID/stat
+  double cores = 0;
+};
+
+struct CpuLoad {
+  bool valid = false;
+  std::string reason;      // why not valid: an unreadable /proc/stat, no time passed
+  int cpus = 0;            // the cpuN lines of /proc/stat
+  double window_s = 0;     // the time the two snapshots span, per CPU
+  double other_cores = 0;  // user, nice, system, irq and softirq time of all CPUs less this process's, / window
+  double steal_cores = 0;  // time the hypervisor ran something else on this VM's vCPUs, / window
+  std::vector<ProcessCpuUse> top;  // other processes by CPU use in the window, most first (at most 3)
+  nlohmann::json to_json() const;
+};
+
+// Waits `seconds` between the two snapshots (tests: writes the second one).
+using Sleeper = std::function<void(double seconds)>;
+
+// `proc_root`: the proc file system ("/proc"; tests give a fake tree). `sleep`: empty to really sleep.
+// `self_pid`: the process whose own time is not "other" (0: this one).
+CpuLoad sample_cpu_load(const std::string& proc_root = "/proc", double window_s = 0.5, const Sleeper& sleep = {},
+                        int self_pid = 0);
+
+}  // namespace balerbench
