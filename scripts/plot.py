@@ -20,6 +20,7 @@ import argparse
 import collections
 import csv
 import os
+import json
 import sqlite3
 import statistics
 import sys
@@ -50,7 +51,8 @@ def kind_label(kinds):
     return f" (energy: {', '.join(sorted(kinds))})" if marks else " (energy: measured)"
 
 
-def load_trials(db, experiment):
+def load_trials(db, experiment, system=None, notes=None):
+    """The experiment's finished trials of one system, warm-ups left out (as balerbench report does)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     con.row_factory = sqlite3.Row
     exps = [r[0] for r in con.execute("SELECT experiment FROM trials GROUP BY experiment ORDER BY min(id)")]
@@ -62,6 +64,22 @@ def load_trials(db, experiment):
         sys.exit(f"plot.py: error: {db}: no experiment '{experiment}' (stored: {', '.join(exps)})")
     trials = [dict(r) for r in con.execute(
         "SELECT * FROM trials WHERE experiment=? AND status='ok' ORDER BY id", (experiment,))]
+    trials = [t for t in trials if not (json.loads(t.get("result_json") or "{}").get("run_design") or {}).get("warmup")]
+    # One system per chart (schema 5 records it; older trials are one unknown system).
+    by_system = collections.defaultdict(list)
+    for t in trials:
+        by_system[t.get("system_fingerprint") or "unrecorded"].append(t)
+    if system is not None:
+        if system not in by_system:
+            sys.exit(f"plot.py: error: {db}: no trials of system '{system}' in '{experiment}' "
+                     f"(stored: {', '.join(sorted(by_system))}; hint: balerbench report --table systems)")
+        trials = by_system[system]
+    elif len(by_system) > 1:
+        system = max(by_system, key=lambda k: len(by_system[k]))
+        trials = by_system[system]
+        if notes is not None:
+            notes.append(f"{len(by_system)} systems in '{experiment}': plotted {system}; the others "
+                         f"({', '.join(sorted(k for k in by_system if k != system))}) with --system FINGERPRINT")
     epochs = collections.defaultdict(list)
     for r in con.execute("SELECT e.* FROM epochs e JOIN trials t ON t.id=e.trial_id WHERE t.experiment=? "
                          "ORDER BY e.trial_id, e.epoch", (experiment,)):
@@ -236,6 +254,8 @@ def main():
     src.add_argument("--db", help="results database")
     src.add_argument("--csv", help="a precision table from balerbench report --format csv")
     ap.add_argument("--experiment", help="experiment name (default: the last one stored)")
+    ap.add_argument("--system", help="system fingerprint (balerbench report --table systems); default: the one "
+                                     "with the most trials, as charts never mix systems")
     ap.add_argument("--out", default="results/plots", help="output folder (default results/plots)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -247,7 +267,7 @@ def main():
     else:
         if not os.path.exists(a.db):
             sys.exit(f"plot.py: error: {a.db}: no such database (hint: balerbench run EXPERIMENT.json first)")
-        con, experiment, trials, epochs = load_trials(a.db, a.experiment)
+        con, experiment, trials, epochs = load_trials(a.db, a.experiment, a.system, notes)
         if not trials:
             sys.exit(f"plot.py: error: {a.db}: experiment '{experiment}' has no finished trial")
         plot_loss(trials, epochs, experiment, a.out, written, notes)

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/base/proc_text.h"
+
 extern char** environ;
 
 namespace balerbench {
@@ -116,12 +118,8 @@ CpuFeatures read_cpu_features(const std::string& proc_root) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) break;  // the first processor's entry is enough
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    std::string value = colon + 1 < line.size() ? line.substr(colon + 1) : "";
-    if (!value.empty() && value[0] == ' ') value.erase(0, 1);
+    std::string key, value;
+    if (!split_proc_line(line, key, value)) continue;
     auto as_int = [](const std::string& v) { return std::atoi(v.c_str()); };
     if (key == "vendor_id") c.vendor = value;
     else if (key == "model name") c.model_name = value;
@@ -191,6 +189,15 @@ std::string best_openblas_core(const CpuFeatures& cpu) {
   return "";
 }
 
+std::vector<std::string> openblas_core_candidates(const CpuFeatures& cpu) {
+  std::vector<std::string> out;
+  const bool avx512 = cpu.has("avx512f") && cpu.has("avx512bw") && cpu.has("avx512vl") && cpu.has("avx512dq");
+  if (avx512 && cpu.has("avx512_bf16")) out.push_back("Cooperlake");
+  if (avx512) out.push_back("SkylakeX");
+  if (cpu.has("avx2") && cpu.has("fma")) out.push_back("Haswell");
+  return out;  // an AVX-only CPU (SandyBridge's kernels) is not switched: it counts as generic itself
+}
+
 BlasDecision decide_blas_kernel(const std::string& core, const CpuFeatures& cpu,
                                 const std::map<std::string, std::string>& env) {
   BlasDecision d;
@@ -221,6 +228,7 @@ BlasDecision decide_blas_kernel(const std::string& core, const CpuFeatures& cpu,
     }
     d.action = BlasDecision::Action::kSwitch;
     d.to = request;
+    d.candidates = {request};
     d.reason = "switched from " + core + " to " + request + ", as " + kRequestVar + " asks";
     return d;
   }
@@ -231,6 +239,8 @@ BlasDecision decide_blas_kernel(const std::string& core, const CpuFeatures& cpu,
   if (!user.empty()) {
     d.generic = generic;
     d.reason = std::string(kCoretypeVar) + "=" + user + " is set in the environment: kept";
+    if (lower(user) != lower(core))
+      d.reason += ", but OpenBLAS does not know that name and chose " + core + " itself";
     if (generic)
       d.reason += "; it is a generic kernel, and this CPU (" + isa_text(cpu) + ") runs " + best +
                   " (unset it, or set " + kRequestVar + "=" + best + ")";
@@ -238,9 +248,10 @@ BlasDecision decide_blas_kernel(const std::string& core, const CpuFeatures& cpu,
   }
   if (generic) {
     d.action = BlasDecision::Action::kSwitch;
-    d.to = best;
+    d.candidates = openblas_core_candidates(cpu);
+    d.to = d.candidates.front();
     d.reason = "OpenBLAS " + std::string("fell back to its generic ") + core + " kernel on this CPU (" + isa_text(cpu) +
-               "); switched to " + best + " (" + kRequestVar + "=keep opts out)";
+               "); switched to " + d.to + " (" + kRequestVar + "=keep opts out)";
     return d;
   }
   d.reason = rank == 0 ? "OpenBLAS chose " + core + " (a kernel not ranked here): kept"
@@ -357,16 +368,31 @@ void ensure_blas_kernel(int argc, char** argv) {
   if (d.action == BlasDecision::Action::kKeep) return;
   const std::string exe = self_exe();
   std::string why = exe.empty() ? "cannot read /proc/self/exe" : "";
-  if (!exe.empty() && check_in_child(exe, d.to, why)) {
-    const std::string choice = std::string(requested ? "requested" : "switched") + "|" + d.from + "|" + d.to + "|" + d.reason;
-    setenv(kCoretypeVar, d.to.c_str(), 1);
+  std::string refused;  // candidates whose check failed, with why
+  for (const std::string& to : d.candidates) {
+    if (exe.empty()) break;
+    std::string failed;
+    if (!check_in_child(exe, to, failed)) {
+      refused += (refused.empty() ? "" : "; ") + to + ": " + failed;
+      continue;
+    }
+    std::string reason = d.reason;
+    if (to != d.to) {  // a fallback: say which and why the better one was not taken
+      const auto at = reason.find("switched to " + d.to);
+      if (at != std::string::npos) reason.replace(at, 12 + d.to.size(), "switched to " + to);
+      reason += " [" + refused + "]";
+    }
+    const std::string choice = std::string(requested ? "requested" : "switched") + "|" + d.from + "|" + to + "|" + reason;
+    setenv(kCoretypeVar, to.c_str(), 1);
     setenv(kChoiceVar, choice.c_str(), 1);
     execv(exe.c_str(), argv);
     why = std::string("re-executing failed: ") + std::strerror(errno);  // execv returned: go on as we are
     unsetenv(kChoiceVar);
     if (env.count(kCoretypeVar)) setenv(kCoretypeVar, env[kCoretypeVar].c_str(), 1);
     else unsetenv(kCoretypeVar);
+    break;
   }
+  if (why.empty()) why = refused;
   const std::string reason = "stayed on " + d.from + ": switching to " + d.to + " failed (" + why + ")";
   std::fprintf(stderr, "balerbench: BLAS: %s\n", reason.c_str());
   decided() = {{"decision", "check failed"}, {"from", d.from}, {"to", d.from}, {"reason", reason},
@@ -398,14 +424,22 @@ std::string blas_choice_line() {
 }
 
 std::string blas_hazard() {
-  const nlohmann::json c = blas_choice();
-  if (!c.value("generic", false)) return "";
-  const std::string core = c.value("to", std::string());
+  // From the kernel in use, however it came to be chosen (asked for, set by the user, a failed switch).
+  const std::string core = query_blas().core;
   const CpuFeatures cpu = read_cpu_features();
+  const std::vector<std::string> better = openblas_core_candidates(cpu);
+  const int rank = openblas_core_rank(core);
+  if (core.empty() || rank == 0 || rank > 2 || better.empty()) return "";
+  const std::string reason = blas_choice().value("reason", std::string());
+  const std::string fix = better[0] == "Cooperlake" && better.size() > 1
+                              ? better[1] + " (OpenBLAS 0.3.21 does not accept Cooperlake by name)"
+                              : better[0];
   return "OpenBLAS runs its generic " + core + " kernel on a CPU with " + isa_text(cpu) + " (" +
-         c.value("reason", std::string()).substr(0, c.value("reason", std::string()).find(';')) + "); fp32/fp64 run 2-3x slower than they could while bf16 autocast (oneDNN) does not, so AMP-vs-FP32 " +
-         "verdicts are skewed. Fix: unset OPENBLAS_CORETYPE and BALERBENCH_BLAS_KERNEL, or set BALERBENCH_BLAS_KERNEL=" +
-         best_openblas_core(cpu);
+         reason.substr(0, reason.find(';')) +
+         "); fp32/fp64 run 2-3x slower than they could while bf16 autocast (oneDNN) does not, so AMP-vs-FP32 "
+         "verdicts are skewed. Fix: unset OPENBLAS_CORETYPE and BALERBENCH_BLAS_KERNEL (balerbench then switches by "
+         "itself), or set BALERBENCH_BLAS_KERNEL=" +
+         fix;
 }
 
 }  // namespace balerbench

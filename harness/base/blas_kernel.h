@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace balerbench {
 
@@ -49,6 +50,11 @@ BlasInfo query_blas();
 // The best OpenBLAS core type this CPU can run ("Cooperlake", "SkylakeX", "Haswell", "SandyBridge"),
 // or empty when none beats the generic kernels. Zen CPUs map to the same kernels as Intel's by ISA.
 std::string best_openblas_core(const CpuFeatures& cpu);
+// Every non-generic core type the CPU can run, best first: the candidates of a switch. OpenBLAS
+// 0.3.21 cannot be forced to Cooperlake by name (its OPENBLAS_CORETYPE table lacks it: "Core not
+// found", then its own detection), so a switch tries the next one when the check finds another
+// kernel running.
+std::vector<std::string> openblas_core_candidates(const CpuFeatures& cpu);
 // Rank of an OpenBLAS core name by the widest ISA its kernels use: 1 generic SSE, 2 AVX, 3 AVX2,
 // 4 AVX-512, 5 AVX-512 with bf16; 0 for a name not known here.
 int openblas_core_rank(const std::string& core);
@@ -57,7 +63,8 @@ int openblas_core_rank(const std::string& core);
 struct BlasDecision {
   enum class Action { kKeep, kSwitch };
   Action action = Action::kKeep;
-  std::string from, to;  // core names; `to` set when switching
+  std::string from, to;  // core names; `to` set when switching (the first candidate)
+  std::vector<std::string> candidates;  // when switching: `to`, then the fallbacks, best first
   std::string reason;    // one sentence, for the system description and the hazard list
   bool generic = false;  // the kernel kept is a generic one while the CPU has AVX2 or AVX-512 (a hazard)
 };

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/base/blas_kernel.h"
+#include "harness/base/proc_text.h"
 
 namespace balerbench {
 namespace {
@@ -52,11 +53,8 @@ json describe_cpu(const std::string& proc_root, const std::string& sys_root) {
   int processors = 0, siblings = 0, cores = 0;
   std::set<std::string> sockets;
   while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 1) : "";
+    std::string key, value;
+    if (!split_proc_line(line, key, value)) continue;
     if (key == "processor") ++processors;
     else if (key == "physical id") sockets.insert(value);
     else if (key == "siblings" && !siblings) siblings = std::atoi(value.c_str());

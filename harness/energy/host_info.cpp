@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "harness/base/proc_text.h"
+
 namespace balerbench {
 
 HostInfo read_host_info(const std::string& proc_root) {
@@ -21,12 +23,8 @@ HostInfo read_host_info(const std::string& proc_root) {
   std::set<std::string> sockets;
   int processors = 0;
   while (std::getline(cpuinfo, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    std::string value = colon + 1 < line.size() ? line.substr(colon + 1) : "";
-    if (!value.empty() && value[0] == ' ') value.erase(0, 1);
+    std::string key, value;
+    if (!split_proc_line(line, key, value)) continue;
     if (key == "processor") ++processors;
     else if (key == "model name" && h.cpu_model.empty()) h.cpu_model = value;
     else if (key == "physical id") sockets.insert(value);

@@ -240,17 +240,20 @@ void warmup_note(Table& t, int64_t warmups) {
 }
 
 void disturbed_note(Table& t, const std::vector<const TrialRecord*>& trials) {
-  std::vector<std::string> ids, thresholds;
+  std::vector<int64_t> ids;
+  std::vector<std::string> thresholds;
   for (const auto* r : trials) {
     const Disturbance d = disturbance_of(*r);
     if (!d.disturbed) continue;
-    ids.push_back(std::to_string(r->id));
+    ids.push_back(r->id);
     if (!d.threshold.empty() && std::find(thresholds.begin(), thresholds.end(), d.threshold) == thresholds.end())
       thresholds.push_back(d.threshold);
   }
   if (ids.empty()) return;
-  std::string s = std::to_string(ids.size()) + " trial(s) here ran on a disturbed machine (ids ";
-  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + ids[i];
+  std::sort(ids.begin(), ids.end());
+  std::string s = std::to_string(ids.size()) + (ids.size() == 1 ? " trial here" : " trials here") +
+                  " ran on a disturbed machine (id" + (ids.size() == 1 ? " " : "s ");
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
   s += "): other processes' CPU use or steal time passed the threshold";
   for (std::size_t i = 0; i < thresholds.size(); ++i) s += (i ? "; " : " (") + thresholds[i];
   s += thresholds.empty() ? "" : ")";

@@ -46,11 +46,30 @@ std::optional<int64_t> integer_at(const json& object, const char* key) {
   return object[key].get<int64_t>();
 }
 
+// "AMD EPYC (AuthenticAMD family 25 model 17, 2 CPUs; avx2 avx512f avx512_bf16)" from the system
+// description's cpu (engine/system_description.h), or the name and count of an older provenance.
 std::string cpu_text(const json& cpu) {
-  std::string s = text_of(cpu, {"model", "model_name", "name", "vendor"});
+  if (!cpu.is_object()) return text_of(cpu, {});
+  std::string s = string_at(cpu, "model_name").value_or(text_of(cpu, {"model"}));
+  std::string detail;
+  if (const auto vendor = string_at(cpu, "vendor")) detail = *vendor;
+  const auto family = integer_at(cpu, "family"), model = integer_at(cpu, "model");
+  if (family && model && cpu.contains("model_name"))
+    detail += " family " + std::to_string(*family) + " model " + std::to_string(*model);
   for (const char* k : {"logical_cpus", "cpus"})
-    if (const auto n = integer_at(cpu, k)) return s + " (" + std::to_string(*n) + " CPUs)";
-  return s;
+    if (const auto n = integer_at(cpu, k)) {
+      detail += (detail.empty() ? "" : ", ") + std::to_string(*n) + " CPUs";
+      break;
+    }
+  std::string isa;
+  if (cpu.contains("isa") && cpu["isa"].is_array())
+    for (const auto& f : cpu["isa"]) {
+      const std::string flag = f.is_string() ? f.get<std::string>() : "";
+      if (flag == "avx2" || flag == "avx512f" || flag == "avx512_bf16" || flag == "avx512_fp16" || flag == "amx_tile")
+        isa += (isa.empty() ? "" : " ") + flag;
+    }
+  if (!isa.empty()) detail += "; " + isa;
+  return detail.empty() ? s : s + " (" + detail + ")";
 }
 
 std::string blas_text(const json& blas) {

@@ -470,6 +470,13 @@ std::set<std::string> Store::trial_keys(std::optional<TrialStatus> status) const
   return out;
 }
 
+std::optional<TrialStatus> Store::trial_status(const std::string& key) const {
+  Stmt s(db_, "SELECT status FROM trials WHERE trial_key=?");
+  s.bind(1, key);
+  if (!s.step()) return std::nullopt;
+  return parse_trial_status(s.text(0));
+}
+
 int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
   try {
     exec("BEGIN IMMEDIATE");

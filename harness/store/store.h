@@ -116,6 +116,9 @@ class Store {
 
   // Keys of stored trials (any status), optionally only those with `status`.
   std::set<std::string> trial_keys(std::optional<TrialStatus> status = std::nullopt) const;
+  // The stored status of the trial with `key`, if there is one (another run writing into the same
+  // database may have stored it since this run looked).
+  std::optional<TrialStatus> trial_status(const std::string& key) const;
   // Stores one trial with its epochs, phases and samples in one transaction;
   // `replace` first deletes a stored trial with the same key. StoreWriteError when it cannot be
   // written: nothing of it is stored then.

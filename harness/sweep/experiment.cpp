@@ -239,6 +239,8 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
     sr.choice("order", e.order, {"interleaved", "shuffled", "grid"});
     sr.integer("order_seed", e.order_seed, 0);
     sr.integer("warmup_trials", e.warmup_trials, 0);
+    if (e.order != "shuffled" && sweep->contains("order_seed"))
+      sr.fail("order_seed", "only applies to \"order\": \"shuffled\"", "remove it, or set \"order\": \"shuffled\"");
     sr.reject_unknown("sweep keys: batch_size, precision, engine, power_limit_w, epochs, repeats, order, order_seed, "
                       "warmup_trials");
   }
@@ -326,7 +328,15 @@ Experiment load_experiment(const std::string& path) {
   } catch (const json::parse_error& err) {
     throw InputError(path + ": not valid JSON: " + err.what(), "check commas and quotes");
   }
-  return parse_experiment(j, path, fs::path(path).parent_path().string());
+  Experiment e = parse_experiment(j, path, fs::path(path).parent_path().string());
+  // The data file before anything runs or is written (a dry run included): its key names its content.
+  if (!e.dataset.path.empty()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(e.dataset.path, ec))
+      throw InputError(path + ": /dataset/path: no such file '" + e.dataset.path + "'",
+                       "paths are relative to the experiment file's folder; make one with `balerbench data generate`");
+  }
+  return e;
 }
 
 namespace {

@@ -148,6 +148,15 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   try {
     for (std::size_t i = 0; i < sequence.size(); ++i) {
       const TrialSpec& t = *sequence[i];
+      // Another run into the same database (a second shell, a Slurm array without --shard) may have
+      // stored this trial since the grid was read: skip it rather than run it twice.
+      const auto stored = t.warmup ? std::nullopt : store->trial_status(t.key);
+      if (stored && !(o.retry_failed && *stored != TrialStatus::kOk)) {
+        std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s: already stored by another run, skipped\n", i + 1,
+                     sequence.size(), static_cast<long long>(t.grid_index), t.label().c_str());
+        ++sum.already_done;
+        continue;
+      }
       if (!ctx.dataset) ctx.dataset = load_experiment_dataset(ex.dataset);
       ctx.run_ordinal = static_cast<int64_t>(i) + 1;
       if (t.warmup)
@@ -165,6 +174,13 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
         std::fprintf(out, "   not stored: %s\n", e.what());
         std::fflush(out);
         break;
+      } catch (const std::exception&) {
+        // The same trial stored by another run while this one ran it: theirs is kept, this run goes on.
+        if (!store->trial_status(rec.key)) throw;
+        std::fprintf(out, "   not stored: another run stored this trial while this one ran it (theirs is kept)\n");
+        std::fflush(out);
+        ++sum.stored_by_other;
+        continue;
       }
       ++sum.ran;
       if (rec.status == TrialStatus::kOk) {
@@ -199,13 +215,18 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   }
   if (monitor) monitor->finish();
   if (sum.signal == 0 && signals.stop_requested()) sum.signal = signals.signal();
-  std::fprintf(out, "\n%s: %lld ran (%lld ok, %lld failed, %lld skipped), %lld were already stored; database %s\n",
+  const std::string by_other =
+      sum.stored_by_other ? ", " + std::to_string(sum.stored_by_other) +
+                                " more ran here but another run stored them first (split the grid with --shard to share "
+                                "the work)"
+                          : "";
+  std::fprintf(out, "\n%s: %lld ran (%lld ok, %lld failed, %lld skipped), %lld were already stored%s; database %s\n",
                sum.signal                 ? "interrupted"
                : !sum.store_error.empty() ? "stopped (a trial could not be stored)"
                                           : "done",
                static_cast<long long>(sum.ran), static_cast<long long>(sum.ok),
                static_cast<long long>(sum.failed), static_cast<long long>(sum.skipped),
-               static_cast<long long>(sum.already_done), o.db_path.c_str());
+               static_cast<long long>(sum.already_done), by_other.c_str(), o.db_path.c_str());
   return sum;
 }
 

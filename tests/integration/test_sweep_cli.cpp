@@ -721,5 +721,31 @@ TEST_F(SweepCli, TheKernelIsChosenOnceCheckedAndRecorded) {
       << text.out;
 }
 
+
+TEST_F(SweepCli, TwoRunsIntoOneDatabaseAtOnceShareTheWorkAndStoreEachTrialOnce) {
+  json j = tiny_experiment();
+  j["sweep"]["epochs"] = {2};
+  j["sweep"]["repeats"] = 3;  // 6 trials
+  write_experiment(j);
+  start_background("run exp.json --db r.sqlite --progress none", "", dir_.path("bg.log"));
+  const auto fg = bb("run exp.json --db r.sqlite --progress none");
+  const int bg_rc = wait_exit(300);
+  EXPECT_EQ(fg.exit_code, 0) << fg.out;
+  EXPECT_EQ(bg_rc, 0) << read_text(dir_.path("bg.log"));
+  EXPECT_EQ(fg.out.find("internal error"), std::string::npos) << fg.out;
+  Store s(dir_.path("r.sqlite"), false);
+  const auto trials = s.trials("tiny", false, false);
+  std::set<std::string> keys;
+  for (const auto& t : trials) keys.insert(t.key);
+  EXPECT_EQ(trials.size(), 6u);  // every trial once, whoever ran it
+  EXPECT_EQ(keys.size(), 6u);
+  // Together they stored the grid once: an "ok" line follows each trial a run stored itself (a trial
+  // the other stored first is skipped, or said to be theirs).
+  const std::string both = fg.out + read_text(dir_.path("bg.log"));
+  std::size_t stored = 0;
+  for (std::size_t at = both.find("   ok: "); at != std::string::npos; at = both.find("   ok: ", at + 1)) ++stored;
+  EXPECT_EQ(stored, 6u) << both;
+}
+
 }  // namespace
 }  // namespace balerbench

@@ -385,8 +385,19 @@ TEST(PrecisionNumerics, Fp64Fp32AndBf16ReachTheSameLoss) {
 // The same tolerances on OpenBLAS's generic kernel, whatever kernel this machine picks: the test
 // above, in a child process of this program with OPENBLAS_CORETYPE=Prescott (the kernel Debian's
 // OpenBLAS 0.3.21 falls back to on CPUs newer than itself).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BALERBENCH_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define BALERBENCH_TEST_UNDER_ASAN 1
+#endif
 TEST(PrecisionNumerics, Fp32OnTheGenericKernelReachesTheSameLoss) {
   if (std::getenv("OPENBLAS_CORETYPE")) GTEST_SKIP() << "OPENBLAS_CORETYPE is set: the test above ran on it";
+#ifdef BALERBENCH_TEST_UNDER_ASAN
+  GTEST_SKIP() << "a numerics check of OpenBLAS's kernel: the sanitizer build adds nothing to it (the plain suite runs it)";
+#endif
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   ASSERT_GT(n, 0);

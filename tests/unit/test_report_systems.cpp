@@ -348,7 +348,7 @@ TEST(ReportSystems, DisturbedTrialsAreFlagged) {
   EXPECT_TRUE(has_note(all, "trial 2 disturbed: other processes used 0.73 cores"));
   for (const char* name : {"precision", "phases", "batch_size", "cost", "trials"}) {
     const Table t = make_tables(trials, name, {0.5})[0];
-    EXPECT_TRUE(has_note(t, "1 trial(s) here ran on a disturbed machine (ids 2)")) << name;
+    EXPECT_TRUE(has_note(t, "1 trial here ran on a disturbed machine (id 2)")) << name;
     EXPECT_TRUE(has_note(t, "other processes > 0.5 cores or steal > 2%")) << name;
   }
   EXPECT_FALSE(has_note(make_tables(repeats(1, "fp32", {10}), "precision", {})[0], "disturbed machine"));

@@ -48,6 +48,10 @@ TEST(BlasKernel, AGenericKernelOnAModernCpuIsSwitchedToTheBest) {
   EXPECT_EQ(d.to, "Cooperlake");
   EXPECT_NE(d.reason.find("generic Prescott"), std::string::npos) << d.reason;
   EXPECT_NE(d.reason.find("BALERBENCH_BLAS_KERNEL=keep"), std::string::npos) << d.reason;  // the opt-out, named
+  // OpenBLAS 0.3.21 does not accept Cooperlake by name: the switch has fallbacks, best first.
+  EXPECT_EQ(d.candidates, (std::vector<std::string>{"Cooperlake", "SkylakeX", "Haswell"}));
+  EXPECT_EQ(openblas_core_candidates(kSkylake), (std::vector<std::string>{"SkylakeX", "Haswell"}));
+  EXPECT_TRUE(openblas_core_candidates(kOldCpu).empty());
   EXPECT_EQ(decide_blas_kernel("Nehalem", kHaswell, {}).to, "Haswell");
   EXPECT_EQ(decide_blas_kernel("Sandybridge", kSkylake, {}).to, "SkylakeX");
 }
@@ -72,6 +76,9 @@ TEST(BlasKernel, AValueTheUserSetIsNeverOverriddenButAGenericOneIsAHazard) {
   EXPECT_TRUE(d.generic);
   EXPECT_NE(d.reason.find("OPENBLAS_CORETYPE=Prescott is set"), std::string::npos) << d.reason;
   EXPECT_NE(d.reason.find("Cooperlake"), std::string::npos) << d.reason;  // the fix, named
+  // A name OpenBLAS does not know: it chose for itself, and the reason says so.
+  const BlasDecision unknown = decide_blas_kernel("Cooperlake", kEmeraldRapids, Env{{"OPENBLAS_CORETYPE", "NoSuch"}});
+  EXPECT_NE(unknown.reason.find("does not know that name and chose Cooperlake"), std::string::npos) << unknown.reason;
   const BlasDecision fine = decide_blas_kernel("Haswell", kEmeraldRapids, Env{{"OPENBLAS_CORETYPE", "Haswell"}});
   EXPECT_EQ(fine.action, BlasDecision::Action::kKeep);
   EXPECT_FALSE(fine.generic);
@@ -85,6 +92,7 @@ TEST(BlasKernel, OptOutAndRequestByName) {
       decide_blas_kernel("Cooperlake", kEmeraldRapids, Env{{"BALERBENCH_BLAS_KERNEL", "Haswell"}});
   EXPECT_EQ(want.action, BlasDecision::Action::kSwitch);
   EXPECT_EQ(want.to, "Haswell");
+  EXPECT_EQ(want.candidates, std::vector<std::string>{"Haswell"});  // asked for by name: that one only
   // The request outranks an OPENBLAS_CORETYPE in the environment: it is the more specific of the two.
   const BlasDecision both = decide_blas_kernel(
       "Prescott", kEmeraldRapids, Env{{"BALERBENCH_BLAS_KERNEL", "SkylakeX"}, {"OPENBLAS_CORETYPE", "Prescott"}});
