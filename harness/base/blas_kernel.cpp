@@ -27,6 +27,8 @@ namespace {
 constexpr const char* kCoretypeVar = "OPENBLAS_CORETYPE";
 constexpr const char* kRequestVar = "BALERBENCH_BLAS_KERNEL";
 constexpr const char* kChoiceVar = "BALERBENCH_BLAS_CHOICE";  // "decision|from|to|reason", set by ensure_blas_kernel
+// The user's own OPENBLAS_CORETYPE before a switch: "=VALUE", or "" when it was unset (user_environment()).
+constexpr const char* kUserCoretypeVar = "BALERBENCH_BLAS_USER_CORETYPE";
 constexpr const char* kCheckArg = "__blas-check";
 
 std::string lower(std::string s) {
@@ -58,11 +60,12 @@ nlohmann::json& decided() {
   return j;
 }
 
+// "decision|from|to|reason": the reason, last, may hold bars of its own.
 std::vector<std::string> split_bar(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
   for (char c : s) {
-    if (c == '|') {
+    if (c == '|' && out.size() < 3) {
       out.push_back(cur);
       cur.clear();
     } else {
@@ -383,11 +386,13 @@ void ensure_blas_kernel(int argc, char** argv) {
       reason += " [" + refused + "]";
     }
     const std::string choice = std::string(requested ? "requested" : "switched") + "|" + d.from + "|" + to + "|" + reason;
+    setenv(kUserCoretypeVar, env.count(kCoretypeVar) ? ("=" + env[kCoretypeVar]).c_str() : "", 1);
     setenv(kCoretypeVar, to.c_str(), 1);
     setenv(kChoiceVar, choice.c_str(), 1);
     execv(exe.c_str(), argv);
     why = std::string("re-executing failed: ") + std::strerror(errno);  // execv returned: go on as we are
     unsetenv(kChoiceVar);
+    unsetenv(kUserCoretypeVar);
     if (env.count(kCoretypeVar)) setenv(kCoretypeVar, env[kCoretypeVar].c_str(), 1);
     else unsetenv(kCoretypeVar);
     break;
@@ -414,6 +419,21 @@ nlohmann::json blas_choice() {
             {"generic", d.generic || d.action == BlasDecision::Action::kSwitch}};
   }
   return decided();
+}
+
+std::vector<std::string> user_environment() {
+  std::vector<std::string> out;
+  const char* saved = std::getenv(kUserCoretypeVar);
+  const bool switched = saved && std::getenv(kChoiceVar);
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const std::string name = kv.substr(0, kv.find('='));
+    if (name == kChoiceVar || name == kUserCoretypeVar) continue;
+    if (switched && name == kCoretypeVar) continue;  // balerbench's value: the user's goes back below
+    out.push_back(kv);
+  }
+  if (switched && saved[0] == '=') out.push_back(std::string(kCoretypeVar) + saved);
+  return out;
 }
 
 std::string blas_choice_line() {

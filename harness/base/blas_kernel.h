@@ -86,6 +86,11 @@ void ensure_blas_kernel(int argc, char** argv);
 // the GEMMs are right; 3: it runs another kernel; 1: a GEMM differed).
 int blas_check_main(int argc, char** argv);
 
+// This process's environment as the user gave it: without the OPENBLAS_CORETYPE that a switch set (the
+// user's own value, or none, back in its place) and balerbench's own markers. For the commands
+// `measure` runs, which are measured as they would run without balerbench.
+std::vector<std::string> user_environment();
+
 // What was decided in this process (after ensure_blas_kernel; read from the environment the
 // re-execution passed on): {"decision": "kept"|"switched"|"requested"|"check failed"|"opted out"|
 // "set by user", "from", "to", "reason"}.

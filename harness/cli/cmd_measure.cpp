@@ -22,6 +22,7 @@
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
+#include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/energy_options.h"
 #include "harness/cli/monitoring_options.h"
@@ -85,6 +86,11 @@ pid_t spawn(const std::vector<std::string>& cmd, const sigset_t& child_mask) {
   std::vector<char*> argv;
   for (const auto& s : cmd) argv.push_back(const_cast<char*>(s.c_str()));
   argv.push_back(nullptr);
+  // The command runs in the environment the user gave balerbench, not with balerbench's own BLAS kernel.
+  const std::vector<std::string> env = user_environment();
+  std::vector<char*> envp;
+  for (const auto& s : env) envp.push_back(const_cast<char*>(s.c_str()));
+  envp.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
@@ -94,7 +100,7 @@ pid_t spawn(const std::vector<std::string>& cmd, const sigset_t& child_mask) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     sigprocmask(SIG_SETMASK, &child_mask, nullptr);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     (void)!write(fds[1], &err, sizeof err);
     _exit(127);

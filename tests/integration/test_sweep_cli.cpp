@@ -714,6 +714,13 @@ TEST_F(SweepCli, TheKernelIsChosenOnceCheckedAndRecorded) {
   const json user = json::parse(bb("system --json", "OPENBLAS_CORETYPE=Core2").out);
   EXPECT_EQ(user["blas"]["core"], "Core2");
   EXPECT_EQ(user["blas"]["choice"]["decision"], "set by user");
+  // A command under `measure` runs in the user's environment, not on balerbench's kernel.
+  const auto measured = bb("measure -- sh -c 'echo CORETYPE=[$OPENBLAS_CORETYPE] CHOICE=[$BALERBENCH_BLAS_CHOICE]'",
+                           "BALERBENCH_BLAS_KERNEL=Core2");
+  EXPECT_NE(measured.out.find("CORETYPE=[] CHOICE=[]"), std::string::npos) << measured.out;
+  const auto measured_user = bb("measure -- sh -c 'echo CORETYPE=[$OPENBLAS_CORETYPE]'",
+                                "BALERBENCH_BLAS_KERNEL=Core2 OPENBLAS_CORETYPE=Nehalem");
+  EXPECT_NE(measured_user.out.find("CORETYPE=[Nehalem]"), std::string::npos) << measured_user.out;
   // The text form names the kernel and the decision.
   const auto text = bb("system", "OPENBLAS_CORETYPE=Core2");
   EXPECT_NE(text.out.find("kernel Core2"), std::string::npos) << text.out;
