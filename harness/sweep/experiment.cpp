@@ -418,6 +418,8 @@ TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p
 
 json dataset_identity(const DatasetSpec& d) {
   if (d.path.empty()) return d.to_json();
+  std::error_code ec;
+  if (!fs::is_regular_file(d.path, ec)) return d.to_json();  // not a file (a device, a pipe): named by its path
   uint64_t bytes = 0;
   const std::string hash = file_content_hash(d.path, bytes);
   if (hash.empty()) return d.to_json();  // unreadable: loading it fails with its own message

@@ -505,6 +505,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   json result = json::object();
   result["run_design"] = {{"order", ctx.order}, {"seed", ctx.order_seed}, {"position", ctx.run_ordinal},
                           {"of", ctx.run_count}, {"warmup", spec.warmup}};
+  json window_activity;  // other processes and steal per measured window (train; compress and decompress)
   RunConfig c = spec.config;
   c.progress = ctx.progress;
   try {
@@ -516,8 +517,12 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     TrainingSession session(c, ds, device, energy.get(), ctx.live);  // data and model, outside every window
     describe_setup(session, ex, ds, c.batch_size, result);
     LiveTrial live(ctx.live, live_labels(spec, ctx, session.policy()));  // ended on every exit path
+    const CpuActivity train_begin = read_cpu_activity();
     const Training training = train_to_target(session, energy.get(), ctx, c, rec);
+    const CpuActivity codec_begin = read_cpu_activity();
     const Codec codec = measure_codec(session, energy.get(), ds, c, ctx.stop, rec);
+    window_activity = {{"train", disturbance(train_begin, codec_begin)},
+                       {"compress_decompress", disturbance(codec_begin, read_cpu_activity())}};
     live.end();
     record_training(session, training, codec, ds, c, ex, rec, result);
     result["memory"] = {{"train", training.memory.to_json()},
@@ -554,6 +559,18 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   rec.finished_unix_s = unix_now_s();
   // Other processes' CPU time and the hypervisor's steal over the whole trial (its cooldown included).
   result["disturbance"] = disturbance(activity_begin, read_cpu_activity());
+  if (result["disturbance"].is_object() && window_activity.is_object()) {
+    // Per window too: a neighbour during the short codec windows is diluted in the whole trial's figure.
+    result["disturbance"]["windows"] = window_activity;
+    const json& whole = result["disturbance"]["reason"];
+    std::string reason = whole.is_string() ? whole.get<std::string>() : "";
+    for (const auto& [name, w] : window_activity.items())
+      if (w.is_object() && w.value("disturbed", false)) {
+        result["disturbance"]["disturbed"] = true;
+        reason += (reason.empty() ? "" : "; ") + name + ": " + w["reason"].get<std::string>();
+      }
+    if (!reason.empty()) result["disturbance"]["reason"] = reason;
+  }
   if (rec.status == TrialStatus::kOk) {
     // Everything the trial spent outside the windows it reports: opening meters, the idle
     // baseline, data and model set-up, per-epoch snapshots, provenance, the power series.

@@ -677,6 +677,11 @@ TEST_F(SweepCli, RepeatsRunInterleavedAfterAWarmUpAndTheOrderIsRecorded) {
     ASSERT_TRUE(dist.is_object()) << t.result.dump();
     EXPECT_GE(dist["other_cpu_cores"].get<double>(), 0);
     EXPECT_TRUE(dist["disturbed"].is_boolean());
+    for (const char* w : {"train", "compress_decompress"}) {
+      ASSERT_TRUE(dist["windows"][w].is_object()) << dist.dump();
+      EXPECT_GE(dist["windows"][w]["other_cpu_cores"].get<double>(), 0);
+      if (dist["windows"][w]["disturbed"].get<bool>()) EXPECT_TRUE(dist["disturbed"].get<bool>());  // any window flags the trial
+    }
   }
   EXPECT_EQ(warmups, 1);
   // A finished grid runs no warm-up.

@@ -179,6 +179,9 @@ TEST(Grid, AFileDatasetIsNamedByItsContentNotItsPath) {
   write_text(t.path("copy.npz"), "other bytes");
   EXPECT_NE(expand_grid(parse_experiment(j, "x.json", "/"), "f")[3].key, expand_grid(from_a, "f")[3].key);
   EXPECT_EQ(dataset_identity(from_a.dataset)["bytes"], 35);
+  DatasetSpec device;  // not a file: never read (a device would never end), named by its path
+  device.path = "/dev/zero";
+  EXPECT_EQ(dataset_identity(device), device.to_json());
 }
 
 std::vector<std::string> labels_in_order(const Experiment& e) {
