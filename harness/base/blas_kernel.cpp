@@ -184,12 +184,9 @@ int openblas_core_rank(const std::string& core) {
 }
 
 std::string best_openblas_core(const CpuFeatures& cpu) {
-  const bool avx512 = cpu.has("avx512f") && cpu.has("avx512bw") && cpu.has("avx512vl") && cpu.has("avx512dq");
-  if (avx512 && cpu.has("avx512_bf16")) return "Cooperlake";
-  if (avx512) return "SkylakeX";
-  if (cpu.has("avx2") && cpu.has("fma")) return "Haswell";
-  if (cpu.has("avx")) return "SandyBridge";
-  return "";
+  const std::vector<std::string> better = openblas_core_candidates(cpu);
+  if (!better.empty()) return better.front();
+  return cpu.has("avx") ? "SandyBridge" : "";
 }
 
 std::vector<std::string> openblas_core_candidates(const CpuFeatures& cpu) {

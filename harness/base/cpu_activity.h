@@ -21,10 +21,15 @@ struct CpuActivity {
 };
 CpuActivity read_cpu_activity(const std::string& proc_root = "/proc");
 
+// Other processes using more than this many CPUs on average make a host busy: a quarter of a core is
+// more than a quiet machine's daemons use, and enough to shift a 2-core run's time by several
+// percent. One figure for a trial's disturbance, doctor's hazard and the thread calibration's cache.
+inline constexpr double kOtherCpuBusyCores = 0.25;
+
 // Thresholds above which a window counts as disturbed: other processes busy on average on more
 // than `other_cores` CPUs, or steal above `steal_fraction` of the window's CPU time.
 struct DisturbanceThresholds {
-  double other_cores = 0.25;
+  double other_cores = kOtherCpuBusyCores;
   double steal_fraction = 0.02;
   std::string text() const;  // "other processes above 0.25 CPUs on average, or steal above 2% of the CPU time"
 };

@@ -23,15 +23,15 @@
 #include <vector>
 
 #include "harness/base/build_info.h"
+#include "harness/base/cpu_activity.h"
 #include "harness/energy/cpu_governor.h"
 #include "harness/energy/cpu_load.h"
 #include "harness/energy/nvml_library.h"
 
 namespace balerbench {
 
-// Other processes' CPU use above this is a hazard: a quarter of a core is more than a quiet
-// machine's daemons use, and enough to shift a 2-core run's time by several percent.
-constexpr double kOtherCpuHazardCores = 0.25;
+// Other processes' CPU use above this is a hazard (base/cpu_activity.h says why a quarter of a core).
+constexpr double kOtherCpuHazardCores = kOtherCpuBusyCores;
 // Steal time at or above this (a twentieth of a core) is a hazard; below it, a note.
 constexpr double kStealHazardCores = 0.05;
 // The window over which CPU use is sampled by default, seconds.

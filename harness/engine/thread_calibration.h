@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/base/cpu_activity.h"
 #include "harness/engine/trainer.h"
 
 namespace balerbench {
@@ -44,7 +45,7 @@ struct CalibrationOptions {
   int rounds = 3;              // alternating rounds after one warm-up round
   double max_cache_age_s = 3600;
   std::string cache_dir;       // "" = the default folder above; "-" = no cache
-  double busy_other_cores = 0.25;  // above this many CPUs used by other processes, the host counts as busy
+  double busy_other_cores = kOtherCpuBusyCores;  // other processes above this many CPUs: the host is busy
   double load_sample_s = 0.2;      // the sample of the load now, before a cached choice is trusted
 };
 

@@ -1056,12 +1056,12 @@ Table systems_table(const std::vector<TrialRecord>& trials) {
                "warmups", "first_trial_utc", "last_trial_utc"};
   for (const auto& s : systems_in(trials)) {
     // The description of the system's last trial (the newest record of it), threads and hosts from all.
-    const SystemDescription d = describe_system(*s.trials.back());
+    const SystemDescription d = describe_trial_system(*s.trials.back());
     std::vector<std::string> threads, hosts;
     int64_t finished_n = 0, warmups = 0;
     double first = INFINITY, last = 0;
     for (const auto* r : s.trials) {
-      const SystemDescription e = describe_system(*r);
+      const SystemDescription e = describe_trial_system(*r);
       if (e.threads) threads.push_back(std::to_string(*e.threads));
       hosts.push_back(e.host);
       finished_n += r->status == TrialStatus::kOk && !is_warmup(*r);

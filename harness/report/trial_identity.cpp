@@ -1,6 +1,8 @@
 // trial_identity.cpp: see trial_identity.h.
 #include "harness/report/trial_identity.h"
 
+#include "harness/base/system_info.h"
+
 #include <cstdint>
 #include <initializer_list>
 #include <cstdio>
@@ -91,7 +93,7 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
 }  // namespace
 
-SystemDescription describe_system(const TrialRecord& t) {
+SystemDescription describe_trial_system(const TrialRecord& t) {
   const json& p = t.provenance.is_object() ? t.provenance : json::object();
   const json& sys = p.contains("system") && p["system"].is_object() ? p["system"] : json::object();
   const auto part = [&](const char* key) -> const json& {
@@ -121,14 +123,7 @@ SystemDescription describe_system(const TrialRecord& t) {
 }
 
 std::string short_hash(const std::string& text, int hex_digits) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return std::string(buf, static_cast<std::size_t>(hex_digits < 1 ? 1 : hex_digits > 16 ? 16 : hex_digits));
+  return text_hash(text).substr(0, static_cast<std::size_t>(hex_digits < 1 ? 1 : hex_digits > 32 ? 32 : hex_digits));
 }
 
 SystemId system_of(const TrialRecord& t) {

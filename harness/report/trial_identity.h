@@ -30,7 +30,7 @@ struct SystemDescription {
   std::string cpu, blas, torch, gpus, env, host;
   std::optional<int64_t> threads;  // provenance.threads (as the trial trained), else the BLAS's
 };
-SystemDescription describe_system(const TrialRecord& t);
+SystemDescription describe_trial_system(const TrialRecord& t);
 
 // 8 hex digits identifying the trial's spec with its grid coordinates removed (run_config's
 // batch_size, epochs, precision, engine and seed; power_limit_w, repeat, warmup): trials of one
@@ -50,7 +50,7 @@ struct Disturbance {
 };
 Disturbance disturbance_of(const TrialRecord& t);
 
-// FNV-1a (64-bit) of `text` as `hex_digits` (<= 16) lowercase hex digits; stable across platforms.
+// The first `hex_digits` (<= 32) of text_hash(text) (base/system_info.h, the trial keys' hash).
 std::string short_hash(const std::string& text, int hex_digits);
 
 }  // namespace balerbench
