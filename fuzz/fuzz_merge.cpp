@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fs::copy_file(empty_store(), merged);
   balerbench::Store dst(merged);
   try {
-    const balerbench::Store src(foreign, false);
+    const balerbench::Store src(foreign, balerbench::StoreAccess::kReadOnly);
     try {
       const auto [copied, duplicates] = dst.merge_from(src);
       // Into an empty database every trial row is copied, or counted as a duplicate of a key copied

@@ -1,8 +1,15 @@
 // cmd_report.cpp: `balerbench report` (tables from the results database) and
 // `balerbench merge` (join shard databases).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <memory>
+#include <random>
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
@@ -65,7 +72,7 @@ void print_migration_note(const Store& s) {
 }
 
 int report(const ReportArgs& a) {
-  const Store store(a.db, false);
+  const Store store(a.db, StoreAccess::kReadOnly);
   print_migration_note(store);
   std::vector<std::string> experiments = store.experiments();
   if (experiments.empty()) throw InputError(a.db + ": no trials stored yet", "balerbench run EXPERIMENT.json first");
@@ -120,32 +127,79 @@ int report(const ReportArgs& a) {
   return 0;
 }
 
+// A name for merge's output while it is written, beside OUT and unique to this process, so that two
+// merges into one OUT never write or delete each other's files.
+std::string merge_temporary(const std::string& out) {
+  std::random_device rd;
+  char tag[48];
+  std::snprintf(tag, sizeof tag, ".partial-%ld-%08x", static_cast<long>(::getpid()), rd());
+  return out + tag;
+}
+
+void remove_database_files(const std::string& path) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
+}
+
 int merge(const MergeArgs& a) {
   namespace fs = std::filesystem;
-  if (fs::exists(a.out) && !a.force)
+  std::error_code ec;
+  const fs::file_status out_status = fs::status(a.out, ec);
+  if (fs::is_directory(out_status))
+    throw InputError("--out " + a.out + ": is a folder", "give the merged database's file name, e.g. --out merged.sqlite");
+  if (fs::exists(out_status) && !a.force)
     throw InputError(a.out + ": exists", "choose another --out, or --force to replace it");
+  if (fs::exists(out_status) && !fs::is_regular_file(out_status))
+    throw InputError("--out " + a.out + ": is not a regular file", "give the merged database's file name");
+  for (const char* suffix : {"-wal", "-journal"})  // an empty one holds nothing (a reader may leave it)
+    if (fs::file_size(a.out + suffix, ec) > 0 && !ec)
+      throw InputError(a.out + ": " + a.out + suffix + " lies beside it: a process may have it open, or it was not "
+                           "closed cleanly, and a file put in its place would be read with that journal",
+                       "close what uses it, or remove " + a.out + " and its " + suffix + " file yourself");
   for (const auto& in : a.inputs)
-    if (fs::weakly_canonical(in) == fs::weakly_canonical(a.out))
+    if (fs::weakly_canonical(in, ec) == fs::weakly_canonical(a.out, ec))
       throw InputError(a.out + ": is also an input", "merge into a new file");
-  const std::string tmp = a.out + ".partial";
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(tmp + suffix);
+  // Every input opened (and checked: a foreign, empty or newer file) before anything is written.
+  std::vector<std::unique_ptr<const Store>> sources;
+  for (const auto& in : a.inputs) {
+    sources.push_back(std::make_unique<const Store>(in, StoreAccess::kReadOnly));
+    print_migration_note(*sources.back());
+  }
+  const std::string tmp = merge_temporary(a.out);
   int64_t copied = 0, duplicates = 0;
   try {
     Store dst(tmp);
-    for (const auto& in : a.inputs) {
-      const Store src(in, false);
-      print_migration_note(src);
-      const auto [c, d] = dst.merge_from(src);
-      std::printf("%s: %lld trials copied, %lld already present\n", in.c_str(), static_cast<long long>(c),
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const auto [c, d] = dst.merge_from(*sources[i]);
+      std::printf("%s: %lld trials copied, %lld already present\n", a.inputs[i].c_str(), static_cast<long long>(c),
                   static_cast<long long>(d));
       copied += c;
       duplicates += d;
     }
+    dst.close_as_single_file();  // one whole file: nothing of it is left in a -wal beside the temporary
   } catch (...) {
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(tmp + suffix);
+    remove_database_files(tmp);
     throw;
   }
-  fs::rename(tmp, a.out);
+  // Into place. Without --force, never over a file that appeared meanwhile (another merge into the
+  // same OUT): the kernel refuses the rename then. With --force the last merge to finish wins, and
+  // OUT is always one whole database.
+  int rc = a.force ? std::rename(tmp.c_str(), a.out.c_str())
+                   : ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, a.out.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && !a.force && (errno == EINVAL || errno == ENOSYS)) {  // a file system without it: link, unlink
+    rc = ::link(tmp.c_str(), a.out.c_str());
+    if (rc == 0) ::unlink(tmp.c_str());
+  }
+  if (rc != 0) {
+    const int err = errno;
+    remove_database_files(tmp);
+    if (err == EEXIST)
+      throw InputError(a.out + ": appeared while this merge ran (another merge into the same --out?); it is left "
+                           "as it is",
+                       "choose another --out, or --force to replace it");
+    throw InputError(a.out + ": cannot move the merged database into place: " + std::strerror(err),
+                     "check that its folder is writable and on the same file system");
+  }
   std::printf("merged %zu databases into %s: %lld trials (%lld duplicates skipped)\n", a.inputs.size(), a.out.c_str(),
               static_cast<long long>(copied), static_cast<long long>(duplicates));
   return 0;
@@ -171,7 +225,7 @@ void register_report(CLI::App& app, Action& action) {
   auto m = std::make_shared<MergeArgs>();
   CLI::App* mc = app.add_subcommand("merge", "Join results databases (e.g. one per shard) into one");
   mc->add_option("inputs", m->inputs, "databases to merge")->required()->check(CLI::ExistingFile);
-  mc->add_option("--out", m->out, "the merged database (written as OUT.partial, then renamed)")->required();
+  mc->add_option("--out", m->out, "the merged database (written under a temporary name beside it, then renamed into place)")->required();
   mc->add_flag("--force", m->force, "replace --out if it exists");
   mc->callback([m, &action] { action = [m] { return merge(*m); }; });
 }

@@ -54,7 +54,7 @@ int run(const Args& a) {
   if (a.dry_run || s.signal) return s.exit_code();
   const std::vector<std::string> names = split_commas(a.tables);
   if (!names.empty() && a.tables != "none") {
-    const Store store(a.db, false);
+    const Store store(a.db, StoreAccess::kReadOnly);
     const auto trials = store.trials(ex.name, true, false);
     for (const auto& n : names) {
       std::printf("\n%s", render_tables(make_tables(trials, n, ex.etas), "md").c_str());

@@ -3,6 +3,9 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <type_traits>
@@ -309,6 +312,18 @@ std::string hardware_label(const json& provenance, const std::string& gpus) {
   return gpu.empty() ? "CPU: " + cpu : "GPU: " + gpu + "; CPU: " + cpu;
 }
 
+ClaimHolder claim_holder(const ProcessIdentity& p) { return {p.host, p.boot_id, p.pid, p.start_ticks}; }
+
+bool claim_alive(const Claim& c, const ProcessIdentity& me, double now_unix_s) {
+  const ProcessIdentity holder{c.holder.host, c.holder.boot_id, c.holder.pid, c.holder.pid_start};
+  if (same_boot(holder, me)) return process_alive(holder);
+  return now_unix_s - c.heartbeat_unix_s < kClaimLeaseS;
+}
+
+double unix_time_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 const char* trial_status_name(TrialStatus status) {
   switch (status) {
     case TrialStatus::kOk:
@@ -327,67 +342,27 @@ TrialStatus parse_trial_status(const std::string& name) {
   return TrialStatus::kFailed;
 }
 
-Store::Store(const std::string& path, bool create) : path_(path) {
+Store::Store(const std::string& path, StoreAccess access) : path_(path), read_only_(access == StoreAccess::kReadOnly) {
   namespace fs = std::filesystem;
-  if (!create && !fs::exists(path))
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (access != StoreAccess::kCreate && !fs::exists(st))
     throw InputError(path + ": no such database", "run an experiment first (balerbench run EXPERIMENT.json)");
-  if (create && fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw InputError(path + ": cannot open the database: " + msg, "check the path and its permissions");
-  }
-  sqlite3_busy_timeout(db_, 10000);
+  if (fs::is_directory(st))
+    throw InputError(path + ": is a folder, not a results database", "give the database file's path");
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw InputError(path + ": is not a regular file", "give the path of a results database file");
   try {
-    exec("PRAGMA foreign_keys=ON");
-    {
-      Stmt wal(db_, "PRAGMA journal_mode=WAL");
-      wal.step();
-    }
-    exec("PRAGMA synchronous=NORMAL");
-    std::optional<std::string> version;
-    {
-      Stmt has_meta(db_, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
-      has_meta.step();
-      if (has_meta.integer(0) > 0) {
-        Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'");
-        if (v.step()) version = v.text(0);
-      } else {
-        Stmt any(db_, "SELECT count(*) FROM sqlite_master WHERE type='table'");
-        any.step();
-        if (any.integer(0) > 0)
-          throw InputError(path + ": an SQLite file that is not a balerbench results database",
-                           "use another --db path");
-      }
-    }
-    if (version) {
-      int v = 0;
-      try {
-        v = std::stoi(*version);
-      } catch (const std::exception&) {
-        v = 0;
-      }
-      if (v < 1 || v > kStoreSchemaVersion)
-        throw InputError(path + ": results database schema version " + *version + "; this balerbench reads 1 to " +
-                             std::to_string(kStoreSchemaVersion),
-                         "use the balerbench that wrote it (a newer one), or another --db path");
-      if (v < kStoreSchemaVersion) migrate(v);
-    } else {
-      exec("BEGIN IMMEDIATE");
-      exec(schema_sql());
-      Stmt(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)")
-          .bind(1, std::to_string(kStoreSchemaVersion))
-          .run();
-      exec("COMMIT");
-    }
+    if (read_only_)
+      open_read_only();
+    else
+      open(access);
   } catch (const InputError&) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
   } catch (const std::runtime_error& e) {
-    const bool disk = disk_error(db_);
+    const bool disk = db_ && disk_error(db_);
     sqlite3_close(db_);
     db_ = nullptr;
     throw InputError(path + ": " + e.what(), disk ? kDiskFullHint : "is it an SQLite database?");
@@ -396,6 +371,158 @@ Store::Store(const std::string& path, bool create) : path_(path) {
     db_ = nullptr;
     throw;
   }
+}
+
+namespace {
+
+// The claims of trials being run (Store::claim_trial). Not part of the results: a writer makes the
+// table when it opens the file, and merge never copies it.
+constexpr char kClaimsSql[] =
+    "CREATE TABLE IF NOT EXISTS claims(trial_key TEXT PRIMARY KEY, host TEXT NOT NULL, boot_id TEXT NOT NULL, "
+    "pid INTEGER NOT NULL, pid_start TEXT NOT NULL, claimed_unix_s REAL NOT NULL, heartbeat_unix_s REAL NOT NULL)";
+
+// `path` as an SQLite URI ("file:/abs/path"), every byte a URI reserves escaped.
+std::string file_uri(const std::string& path) {
+  const std::string abs = std::filesystem::absolute(path).lexically_normal().string();
+  std::string out = "file:";
+  for (const unsigned char c : abs) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+double now_unix_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+void Store::open(StoreAccess access) {
+  namespace fs = std::filesystem;
+  if (access == StoreAccess::kCreate && fs::path(path_).has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(fs::path(path_).parent_path(), ec);
+    if (ec)
+      throw InputError(path_ + ": cannot make its folder: " + ec.message(),
+                       "check that the folder's parents are folders and writable, or give another --db");
+  }
+  const int flags = SQLITE_OPEN_READWRITE | (access == StoreAccess::kCreate ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    throw InputError(path_ + ": cannot open the database: " + msg, "check the path and its permissions");
+  }
+  sqlite3_busy_timeout(db_, 10000);
+  exec("PRAGMA foreign_keys=ON");
+  // What the file is, before anything changes it: a foreign file is refused as it was found.
+  const std::optional<int> version = schema_version();
+  {
+    Stmt wal(db_, "PRAGMA journal_mode=WAL");
+    wal.step();
+  }
+  exec("PRAGMA synchronous=NORMAL");
+  if (version) {
+    if (*version < kStoreSchemaVersion) migrate(*version, true);
+  } else {
+    exec("BEGIN IMMEDIATE");
+    exec(schema_sql());
+    Stmt(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)")
+        .bind(1, std::to_string(kStoreSchemaVersion))
+        .run();
+    exec("COMMIT");
+  }
+  exec(kClaimsSql);
+}
+
+void Store::open_read_only() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::file_size(path_, ec) == 0 && !ec)
+    throw InputError(path_ + ": an empty file, not a results database",
+                     "give the database that `balerbench run` wrote (--db), or run an experiment into it first");
+  // Opened for writing where the file allows it, but with every write refused (query_only): then the
+  // last connection to close removes the -wal and -shm files that reading a WAL database makes, as
+  // SQLite does for writers, and the folder is left as it was found. Where the file is read-only to
+  // this user, SQLite opens it read-only.
+  auto open_uri = [this](const std::string& uri, int flags) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    if (sqlite3_open_v2(uri.c_str(), &db_, flags | SQLITE_OPEN_URI, nullptr) != SQLITE_OK) {
+      const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      throw InputError(path_ + ": cannot open the database: " + msg, "check the path and its permissions");
+    }
+    sqlite3_busy_timeout(db_, 10000);
+    exec("PRAGMA query_only=1");
+  };
+  open_uri(file_uri(path_), SQLITE_OPEN_READWRITE);
+  std::optional<int> version;
+  try {
+    version = schema_version();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error&) {
+    // A database in WAL mode needs its -shm file to be read. In a folder this user cannot write, with
+    // no -wal left beside the file (a writer that closed cleanly leaves none), the file alone is the
+    // whole database: read it as immutable.
+    const int code = sqlite3_errcode(db_) & 0xff;
+    if (!(code == SQLITE_CANTOPEN || code == SQLITE_READONLY) || fs::exists(path_ + "-wal", ec)) throw;
+    open_uri(file_uri(path_) + "?immutable=1", SQLITE_OPEN_READONLY);
+    version = schema_version();
+  }
+  if (!version)
+    throw InputError(path_ + ": an SQLite file with no tables, not a results database",
+                     "give the database that `balerbench run` wrote (--db), or run an experiment into it first");
+  if (*version == kStoreSchemaVersion) return;
+  // An older schema: copied into memory and migrated there, the file left as it is.
+  sqlite3* memory = nullptr;
+  if (sqlite3_open(":memory:", &memory) != SQLITE_OK) {
+    sqlite3_close(memory);
+    throw std::runtime_error("sqlite: cannot open an in-memory database");
+  }
+  sqlite3_backup* copy = sqlite3_backup_init(memory, "main", db_, "main");
+  const int rc = copy ? sqlite3_backup_step(copy, -1) : SQLITE_ERROR;
+  sqlite3_backup_finish(copy);
+  if (rc != SQLITE_DONE) {
+    const std::string msg = sqlite3_errmsg(memory);
+    sqlite3_close(memory);
+    throw std::runtime_error("sqlite: cannot read the database into memory: " + msg);
+  }
+  sqlite3_close(db_);
+  db_ = memory;
+  exec("PRAGMA foreign_keys=ON");
+  migrate(*version, false);
+}
+
+std::optional<int> Store::schema_version() const {
+  Stmt has_meta(db_, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
+  has_meta.step();
+  if (has_meta.integer(0) == 0) {
+    Stmt any(db_, "SELECT count(*) FROM sqlite_master WHERE type='table'");
+    any.step();
+    if (any.integer(0) > 0)
+      throw InputError(path_ + ": an SQLite file that is not a balerbench results database (it is left as it is)",
+                       "give the database that `balerbench run` wrote, or another --db path");
+    return std::nullopt;
+  }
+  Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'");
+  if (!v.step()) return std::nullopt;
+  const std::string text = v.text(0);
+  int version = 0;
+  try {
+    version = std::stoi(text);
+  } catch (const std::exception&) {
+    version = 0;
+  }
+  if (version < 1 || version > kStoreSchemaVersion)
+    throw InputError(path_ + ": results database schema version " + text + "; this balerbench reads 1 to " +
+                         std::to_string(kStoreSchemaVersion),
+                     "use the balerbench that wrote it (a newer one), or another --db path");
+  return version;
 }
 
 Store::~Store() {
@@ -411,11 +538,11 @@ void Store::exec(const std::string& sql) const {
   }
 }
 
-void Store::migrate(int from_version) {
+void Store::migrate(int from_version, bool backup_first) {
   namespace fs = std::filesystem;
   // A consistent copy of the whole database (WAL included) before anything changes.
   const std::string backup = path_ + ".schema" + std::to_string(from_version) + ".bak";
-  if (!fs::exists(backup)) {
+  if (backup_first && !fs::exists(backup)) {
     const std::string tmp = backup + ".partial";
     fs::remove(tmp);
     Stmt(db_, "VACUUM INTO ?").bind(1, tmp).run();
@@ -435,8 +562,12 @@ void Store::migrate(int from_version) {
     exec("ROLLBACK");
     throw;
   }
-  migration_note_ = path_ + ": migrated the results database from schema " + std::to_string(from_version) + " to " +
-                    std::to_string(kStoreSchemaVersion) + " (" + what + "); backup " + backup;
+  migration_note_ =
+      backup_first ? path_ + ": migrated the results database from schema " + std::to_string(from_version) + " to " +
+                         std::to_string(kStoreSchemaVersion) + " (" + what + "); backup " + backup
+                   : path_ + ": read through a migration in memory from schema " + std::to_string(from_version) +
+                         " to " + std::to_string(kStoreSchemaVersion) + " (" + what +
+                         "); the file is left as it is (the next `balerbench run` into it migrates it)";
 }
 
 void Store::put_experiment(const std::string& name, const std::string& source, const json& spec) {
@@ -481,6 +612,7 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
   try {
     exec("BEGIN IMMEDIATE");
     if (replace) Stmt(db_, "DELETE FROM trials WHERE trial_key=?").bind(1, t.key).run();
+    Stmt(db_, "DELETE FROM claims WHERE trial_key=?").bind(1, t.key).run();  // stored: no longer claimed
     Stmt ins(db_, insert_sql("trials", trial_columns(), ""));
     bind_all(ins, trial_columns(), t, 1);
     ins.run();
@@ -508,6 +640,97 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
     throw StoreWriteError(path_ + ": could not store trial " + t.key + ": " + e.what() + " (hint: " + kDiskFullHint +
                           ": the trials stored so far are kept and the rest run)");
   }
+}
+
+ClaimOutcome Store::claim_trial(const std::string& key, const ClaimHolder& me, bool retry_unfinished,
+                                 const std::function<bool(const Claim&)>& alive) {
+  ClaimOutcome outcome;
+  exec("BEGIN IMMEDIATE");  // one writer at a time: two runs cannot both claim a trial
+  try {
+    outcome.stored = trial_status(key);
+    if (outcome.stored && !(retry_unfinished && *outcome.stored != TrialStatus::kOk)) {
+      outcome.kind = ClaimOutcome::kStored;
+      exec("COMMIT");
+      return outcome;
+    }
+    outcome.stored.reset();
+    std::optional<Claim> existing;
+    {
+      Stmt q(db_,
+             "SELECT host, boot_id, pid, pid_start, claimed_unix_s, heartbeat_unix_s FROM claims WHERE trial_key=?");
+      q.bind(1, key);
+      if (q.step()) existing = Claim{key, {q.text(0), q.text(1), q.integer(2), q.text(3)}, q.real(4), q.real(5)};
+    }
+    if (existing && !(existing->holder == me)) {
+      if (alive(*existing)) {
+        outcome.kind = ClaimOutcome::kHeldByOther;
+        outcome.other = existing;
+        exec("COMMIT");
+        return outcome;
+      }
+      outcome.taken_over = existing;
+    }
+    const double now = now_unix_s();
+    Stmt(db_,
+         "INSERT OR REPLACE INTO claims(trial_key, host, boot_id, pid, pid_start, claimed_unix_s, heartbeat_unix_s) "
+         "VALUES(?, ?, ?, ?, ?, ?, ?)")
+        .bind(1, key)
+        .bind(2, me.host)
+        .bind(3, me.boot_id)
+        .bind(4, me.pid)
+        .bind(5, me.pid_start)
+        .bind(6, now)
+        .bind(7, now)
+        .run();
+    exec("COMMIT");
+  } catch (const std::exception& e) {
+    const bool disk = disk_error(db_);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (!disk) throw;
+    throw StoreWriteError(path_ + ": could not claim trial " + key + " before running it: " + e.what() + " (hint: " +
+                          kDiskFullHint + ": the trials stored so far are kept and the rest run)");
+  }
+  outcome.kind = ClaimOutcome::kClaimed;
+  return outcome;
+}
+
+void Store::release_claim(const std::string& key, const ClaimHolder& me) {
+  Stmt(db_, "DELETE FROM claims WHERE trial_key=? AND host=? AND boot_id=? AND pid=? AND pid_start=?")
+      .bind(1, key)
+      .bind(2, me.host)
+      .bind(3, me.boot_id)
+      .bind(4, me.pid)
+      .bind(5, me.pid_start)
+      .run();
+}
+
+int64_t Store::refresh_claims(const ClaimHolder& me) {
+  Stmt(db_, "UPDATE claims SET heartbeat_unix_s=? WHERE host=? AND boot_id=? AND pid=? AND pid_start=?")
+      .bind(1, now_unix_s())
+      .bind(2, me.host)
+      .bind(3, me.boot_id)
+      .bind(4, me.pid)
+      .bind(5, me.pid_start)
+      .run();
+  return sqlite3_changes(db_);
+}
+
+std::vector<Claim> Store::claims() const {
+  std::vector<Claim> out;
+  Stmt has(db_, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='claims'");
+  has.step();
+  if (has.integer(0) == 0) return out;  // a file only read, written before claims existed
+  Stmt q(db_,
+         "SELECT trial_key, host, boot_id, pid, pid_start, claimed_unix_s, heartbeat_unix_s FROM claims ORDER BY "
+         "claimed_unix_s");
+  while (q.step()) out.push_back({q.text(0), {q.text(1), q.text(2), q.integer(3), q.text(4)}, q.real(5), q.real(6)});
+  return out;
+}
+
+void Store::close_as_single_file() {
+  Stmt mode(db_, "PRAGMA journal_mode=DELETE");  // checkpoints the WAL into the file and removes it
+  if (!mode.step() || mode.text(0) != "delete")
+    throw std::runtime_error("sqlite: " + path_ + ": could not leave WAL mode (another connection holds it?)");
 }
 
 std::vector<TrialRecord> Store::trials(const std::string& experiment, bool children, bool samples) const {

@@ -15,11 +15,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "harness/base/processes.h"
 
 struct sqlite3;
 
@@ -90,6 +93,55 @@ struct TrialRecord {
   std::vector<SampleRow> samples;
 };
 
+// Who runs a trial: the claims table names the process that holds a trial while it runs, so that a
+// second `balerbench run` into the same database skips it instead of running it twice. `boot_id`
+// (the kernel's boot id) and `pid_start` (the process's start time in clock ticks since boot)
+// tell a live holder from a dead one and from a later process that reuses the pid.
+struct ClaimHolder {
+  std::string host, boot_id;
+  int64_t pid = 0;
+  std::string pid_start;
+  bool operator==(const ClaimHolder& o) const {
+    return host == o.host && boot_id == o.boot_id && pid == o.pid && pid_start == o.pid_start;
+  }
+};
+
+// A claim from another machine (or boot) is live while its holder's heartbeat, refreshed every
+// kClaimHeartbeatS, is younger than kClaimLeaseS; one from this boot of this machine while its holder
+// process runs.
+inline constexpr double kClaimHeartbeatS = 30;
+inline constexpr double kClaimLeaseS = 300;
+
+struct Claim {
+  std::string trial_key;
+  ClaimHolder holder;
+  double claimed_unix_s = 0, heartbeat_unix_s = 0;  // the holder refreshes the heartbeat while it runs
+};
+
+ClaimHolder claim_holder(const ProcessIdentity& p);
+// Whether the holder of `c` still runs, seen from process `me` at `now_unix_s`: exactly, for a process
+// of the same boot of the same machine; by its heartbeat (younger than kClaimLeaseS) for one
+// elsewhere (a database on a shared file system).
+bool claim_alive(const Claim& c, const ProcessIdentity& me, double now_unix_s);
+double unix_time_s();
+
+// What claim_trial found.
+struct ClaimOutcome {
+  enum Kind { kClaimed, kStored, kHeldByOther } kind = kClaimed;
+  std::optional<TrialStatus> stored;  // kStored: its status
+  std::optional<Claim> other;         // kHeldByOther: the live claim
+  std::optional<Claim> taken_over;    // kClaimed over a dead holder's claim: that claim
+};
+
+// How a Store opens its file.
+enum class StoreAccess {
+  kCreate,     // create when missing; migrate an older schema in place (after a backup)
+  kReadWrite,  // the file must exist; migrate an older schema in place (after a backup)
+  kReadOnly,   // the file must exist and is never changed: no journal-mode switch, no migration on disk
+               // (an older schema is copied into memory and migrated there), readable from a read-only
+               // folder
+};
+
 // A trial that could not be written (a full disk, a file-size limit, an I/O error). The database is
 // left as it was before the trial: SQLite rolls the transaction back.
 class StoreWriteError : public std::runtime_error {
@@ -99,10 +151,12 @@ class StoreWriteError : public std::runtime_error {
 
 class Store {
  public:
-  // Opens (creating when `create`) the database at `path`; InputError for a file that is not a
-  // balerbench database or has a newer schema. An older schema is migrated forward in one
-  // transaction, after a backup copy of the file; migration_note() then says so.
-  explicit Store(const std::string& path, bool create = true);
+  // Opens the database at `path` as `access` says; InputError for a file that is not a balerbench
+  // database (an empty file included, when only reading) or has a newer schema, and nothing of such
+  // a file is changed. Writing, an older schema is migrated forward in one transaction, after a
+  // backup copy of the file; reading only, it is migrated in a copy in memory. migration_note()
+  // says which.
+  explicit Store(const std::string& path, StoreAccess access = StoreAccess::kCreate);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -110,6 +164,7 @@ class Store {
   const std::string& path() const { return path_; }
   // "PATH: migrated the results database from schema 1 to 2 (...); backup PATH.schema1.bak", or empty.
   const std::string& migration_note() const { return migration_note_; }
+  bool read_only() const { return read_only_; }
   void put_experiment(const std::string& name, const std::string& source, const nlohmann::json& spec);
   nlohmann::json experiment_spec(const std::string& name) const;  // null when unknown
   std::vector<std::string> experiments() const;
@@ -119,9 +174,23 @@ class Store {
   // The stored status of the trial with `key`, if there is one (another run writing into the same
   // database may have stored it since this run looked).
   std::optional<TrialStatus> trial_status(const std::string& key) const;
-  // Stores one trial with its epochs, phases and samples in one transaction;
-  // `replace` first deletes a stored trial with the same key. StoreWriteError when it cannot be
-  // written: nothing of it is stored then.
+  // Claims the trial with `key` for `me`, in one transaction: kStored when it is stored already
+  // (unless `retry_unfinished` and its status is not ok), kHeldByOther when another holder's claim
+  // is live (`alive` says; a dead holder's claim is taken over), kClaimed otherwise.
+  ClaimOutcome claim_trial(const std::string& key, const ClaimHolder& me, bool retry_unfinished,
+                           const std::function<bool(const Claim&)>& alive);
+  // Drops `me`'s claim on `key` (a trial that stopped without being stored).
+  void release_claim(const std::string& key, const ClaimHolder& me);
+  // Sets the heartbeat of every claim `me` holds to now; returns how many.
+  int64_t refresh_claims(const ClaimHolder& me);
+  std::vector<Claim> claims() const;
+  // Ends a database written to be moved elsewhere (merge's output): its journal mode back to DELETE,
+  // so the file is whole on its own, with no -wal beside it.
+  void close_as_single_file();
+
+  // Stores one trial with its epochs, phases and samples in one transaction (and drops any claim
+  // on its key); `replace` first deletes a stored trial with the same key. StoreWriteError when it
+  // cannot be written: nothing of it is stored then.
   int64_t insert_trial(const TrialRecord& t, bool replace = false);
   // Trials (of one experiment, or all), in insertion order; `children` also
   // loads epochs and phases, and `samples` the power series (the bulk of a database).
@@ -131,8 +200,13 @@ class Store {
 
  private:
   void exec(const std::string& sql) const;
-  void migrate(int from_version);
+  void open(StoreAccess access);
+  void open_read_only();
+  // The stored schema version (nullopt for a file with no tables); InputError for a foreign file.
+  std::optional<int> schema_version() const;
+  void migrate(int from_version, bool backup);
   std::string path_, migration_note_;
+  bool read_only_ = false;
   sqlite3* db_ = nullptr;
 };
 

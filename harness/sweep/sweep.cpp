@@ -2,7 +2,12 @@
 #include "harness/sweep/sweep.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <ctime>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,6 +16,7 @@
 #include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "harness/base/blas_kernel.h"
+#include "harness/base/processes.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/system_description.h"
 #include "harness/power/power_limit.h"
@@ -36,6 +42,68 @@ std::string fmt_opt(const std::optional<double>& v, const char* unit) {
   return buf;
 }
 
+std::string describe_claim(const Claim& c) {
+  const std::time_t t = static_cast<std::time_t>(c.claimed_unix_s);
+  char when[32] = "?";
+  std::tm tm{};
+  if (localtime_r(&t, &tm)) std::strftime(when, sizeof when, "%H:%M:%S", &tm);
+  return "pid " + std::to_string(c.holder.pid) + " on " + c.holder.host + ", since " + when;
+}
+
+// Refreshes this run's claims every kClaimHeartbeatS from a connection of its own, so that a run on
+// another machine sees them live for as long as this one runs.
+class ClaimHeartbeat {
+ public:
+  ClaimHeartbeat(std::string db_path, ClaimHolder me)
+      : db_path_(std::move(db_path)), me_(std::move(me)), thread_([this] { loop(); }) {}
+  ~ClaimHeartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::duration<double>(kClaimHeartbeatS), [this] { return stop_; })) {
+      try {
+        Store(db_path_, StoreAccess::kReadWrite).refresh_claims(me_);
+      } catch (const std::exception&) {
+        // A busy or full database: the next beat tries again, and the lease is ten beats long.
+      }
+    }
+  }
+  std::string db_path_;
+  ClaimHolder me_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// Drops this run's claim on a trial that ends without being stored (a failure to store it, a stop
+// signal, an exception).
+struct ClaimRelease {
+  ClaimRelease(Store& s, std::string k, const ClaimHolder& m) : store(s), key(std::move(k)), me(m) {}
+  ClaimRelease(const ClaimRelease&) = delete;
+  ClaimRelease& operator=(const ClaimRelease&) = delete;
+  Store& store;
+  std::string key;
+  const ClaimHolder& me;
+  bool armed = true;
+  ~ClaimRelease() {
+    if (!armed) return;
+    try {
+      store.release_claim(key, me);
+    } catch (const std::exception&) {
+      // The holder is this process: once it ends, the claim reads as dead and is taken over.
+    }
+  }
+};
+
 }  // namespace
 
 SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* out) {
@@ -52,7 +120,7 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
     store = std::make_unique<Store>(o.db_path);
     store->put_experiment(ex.name, ex.source, ex.raw);
   } else if (std::filesystem::exists(o.db_path)) {
-    store = std::make_unique<Store>(o.db_path, false);  // only read: what is done
+    store = std::make_unique<Store>(o.db_path, StoreAccess::kReadOnly);  // only read: what is done
   }
   if (store && !store->migration_note().empty())
     std::fprintf(stderr, "balerbench: note: %s\n", store->migration_note().c_str());
@@ -145,17 +213,41 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   ctx.run_count = static_cast<int64_t>(sequence.size());
   ctx.order = ex.order;
   ctx.order_seed = ex.order == "shuffled" ? nlohmann::json(ex.order_seed) : nlohmann::json(nullptr);
+  // Claims: each trial is claimed before it runs, so that another run into the same database skips
+  // it rather than running it twice; the claim goes with the stored trial.
+  const ProcessIdentity me = this_process();
+  const ClaimHolder holder = claim_holder(me);
+  std::unique_ptr<ClaimHeartbeat> heartbeat;
+  if (!todo.empty()) heartbeat = std::make_unique<ClaimHeartbeat>(o.db_path, holder);
   try {
     for (std::size_t i = 0; i < sequence.size(); ++i) {
       const TrialSpec& t = *sequence[i];
       // Another run into the same database (a second shell, a Slurm array without --shard) may have
-      // stored this trial since the grid was read: skip it rather than run it twice.
-      const auto stored = t.warmup ? std::nullopt : store->trial_status(t.key);
-      if (stored && !(o.retry_failed && *stored != TrialStatus::kOk)) {
-        std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s: already stored by another run, skipped\n", i + 1,
-                     sequence.size(), static_cast<long long>(t.grid_index), t.label().c_str());
-        ++sum.already_done;
-        continue;
+      // stored this trial since the grid was read, or be running it now: skip it rather than run it twice.
+      std::optional<ClaimRelease> release;
+      std::string taken_over;
+      if (!t.warmup) {
+        ClaimOutcome claim;
+        try {
+          claim = store->claim_trial(t.key, holder, o.retry_failed, [&me](const Claim& c) { return claim_alive(c, me, unix_time_s()); });
+        } catch (const StoreWriteError& e) {  // a full disk before the trial: nothing after it could be stored
+          sum.store_error = e.what();
+          std::fprintf(out, "\n   not run: %s\n", e.what());
+          std::fflush(out);
+          break;
+        }
+        if (claim.kind != ClaimOutcome::kClaimed) {
+          const bool stored = claim.kind == ClaimOutcome::kStored;
+          std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s: %s, skipped\n", i + 1, sequence.size(),
+                       static_cast<long long>(t.grid_index), t.label().c_str(),
+                       stored ? "already stored by another run"
+                              : ("being run by another balerbench (" + describe_claim(*claim.other) + ")").c_str());
+          ++(stored ? sum.already_done : sum.held_by_other);
+          continue;
+        }
+        if (claim.taken_over)
+          taken_over = "   claimed by " + describe_claim(*claim.taken_over) + ", which no longer runs: this run takes it over\n";
+        release.emplace(*store, t.key, holder);
       }
       if (!ctx.dataset) ctx.dataset = load_experiment_dataset(ex.dataset);
       ctx.run_ordinal = static_cast<int64_t>(i) + 1;
@@ -165,10 +257,12 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
       else
         std::fprintf(out, "\n== trial %zu/%zu (grid #%lld): %s\n", i + 1, sequence.size(),
                      static_cast<long long>(t.grid_index), t.label().c_str());
+      std::fputs(taken_over.c_str(), out);
       std::fflush(out);
       const TrialRecord rec = run_trial(t, ctx);
       try {
         store->insert_trial(rec, o.retry_failed);
+        if (release) release->armed = false;  // the stored trial took its claim with it
       } catch (const StoreWriteError& e) {  // nothing after it could be stored either: stop here
         sum.store_error = e.what();
         std::fprintf(out, "   not stored: %s\n", e.what());
@@ -215,11 +309,16 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   }
   if (monitor) monitor->finish();
   if (sum.signal == 0 && signals.stop_requested()) sum.signal = signals.signal();
-  const std::string by_other =
+  heartbeat.reset();
+  std::string by_other =
       sum.stored_by_other ? ", " + std::to_string(sum.stored_by_other) +
                                 " more ran here but another run stored them first (split the grid with --shard to share "
                                 "the work)"
                           : "";
+  if (sum.held_by_other)
+    by_other += ", " + std::to_string(sum.held_by_other) +
+                " being run by another balerbench (run the same command again once it ends, to pick up any it does "
+                "not finish)";
   std::fprintf(out, "\n%s: %lld ran (%lld ok, %lld failed, %lld skipped), %lld were already stored%s; database %s\n",
                sum.signal                 ? "interrupted"
                : !sum.store_error.empty() ? "stopped (a trial could not be stored)"

@@ -27,6 +27,7 @@ struct SweepOptions {
 struct SweepSummary {
   int64_t grid = 0, in_shard = 0, already_done = 0, ran = 0, ok = 0, failed = 0, skipped = 0;
   int64_t stored_by_other = 0;  // ran here, but another run into the same database stored them first
+  int64_t held_by_other = 0;    // skipped: another live run into the same database had claimed them
   int signal = 0;           // the stop signal, when interrupted
   std::string store_error;  // why the sweep stopped early: a trial could not be stored
   // 0: every trial ok; 3: some failed or were skipped; 4: the database could not be written;

@@ -16,6 +16,7 @@
 #include "datasets/synthetic.h"
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
+#include "harness/base/processes.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/host_info.h"
 #include "harness/energy/nvml_library.h"
@@ -501,6 +502,8 @@ json base_provenance() {
 TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   const Experiment& ex = *ctx.experiment;
   const CpuActivity activity_begin = read_cpu_activity();
+  PeerWatch peers;  // other balerbench processes on this machine, sampled with the CPU activity
+  peers.sample();
   TrialRecord rec = new_record(spec, ctx);
   json result = json::object();
   result["run_design"] = {{"order", ctx.order}, {"seed", ctx.order_seed}, {"position", ctx.run_ordinal},
@@ -518,8 +521,10 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     describe_setup(session, ex, ds, c.batch_size, result);
     LiveTrial live(ctx.live, live_labels(spec, ctx, session.policy()));  // ended on every exit path
     const CpuActivity train_begin = read_cpu_activity();
+    peers.sample();
     const Training training = train_to_target(session, energy.get(), ctx, c, rec);
     const CpuActivity codec_begin = read_cpu_activity();
+    peers.sample();
     const Codec codec = measure_codec(session, energy.get(), ds, c, ctx.stop, rec);
     window_activity = {{"train", disturbance(train_begin, codec_begin)},
                        {"compress_decompress", disturbance(codec_begin, read_cpu_activity())}};
@@ -559,6 +564,16 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   rec.finished_unix_s = unix_now_s();
   // Other processes' CPU time and the hypervisor's steal over the whole trial (its cooldown included).
   result["disturbance"] = disturbance(activity_begin, read_cpu_activity());
+  peers.sample();
+  // Another balerbench beside this trial (a second run into the same or another database, a shell's
+  // `train`): it competed for the CPUs and its power is in the same meters.
+  result["concurrent_balerbench"] = peers.to_json();
+  if (result["disturbance"].is_object() && peers.any_active()) {
+    result["disturbance"]["disturbed"] = true;
+    const json& r = result["disturbance"]["reason"];
+    result["disturbance"]["reason"] = (r.is_string() && !r.get<std::string>().empty() ? r.get<std::string>() + "; " : "") +
+                                      peers.reason();
+  }
   if (result["disturbance"].is_object() && window_activity.is_object()) {
     // Per window too: a neighbour during the short codec windows is diluted in the whole trial's figure.
     result["disturbance"]["windows"] = window_activity;

@@ -81,7 +81,7 @@ void BM_StoreReadTrials(benchmark::State& state) {
     Store store(path);
     for (int i = 0; i < 100; ++i) store.insert_trial(make_trial(i));
   }
-  const Store store(path, false);
+  const Store store(path, StoreAccess::kReadOnly);
   for (auto _ : state) benchmark::DoNotOptimize(store.trials("bench").size());
   state.SetLabel("100 trials with their epochs, phases and samples");
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -110,7 +112,7 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   EXPECT_NE(r.out.find("| normal training (FP32) |"), std::string::npos) << r.out;  // the precision table
   EXPECT_NE(r.out.find("Best configuration per eta"), std::string::npos) << r.out;
   {
-    const Store s(dir_.path("db.sqlite"), false);
+    const Store s(dir_.path("db.sqlite"), StoreAccess::kReadOnly);
     const auto trials = s.trials("tiny");
     ASSERT_EQ(trials.size(), 4u);
     for (const auto& t : trials) {
@@ -139,7 +141,7 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   r = bb("run " + exp + " --db db.sqlite --progress none --tables none");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("4 already in db.sqlite, 0 to run"), std::string::npos) << r.out;
-  EXPECT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 4u);
+  EXPECT_EQ(Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials().size(), 4u);
 
   // Reports from the database only, in every format.
   r = bb("report --db db.sqlite --table phases");
@@ -189,7 +191,10 @@ TEST_F(SweepCli, FullDiskStopsTheSweepCleanlyAndItResumes) {
   const auto full = run_command("cd " + dir_.root() + " && trap '' XFSZ && ulimit -f 160 && " + balerbench_binary() +
                                 " run " + exp + " --db db.sqlite --progress none --tables none");
   ASSERT_EQ(full.exit_code, 4) << full.out;
-  EXPECT_NE(full.out.find("could not store trial"), std::string::npos) << full.out;
+  // The limit is met storing a trial, or claiming the next one before it runs.
+  EXPECT_TRUE(full.out.find("could not store trial") != std::string::npos ||
+              full.out.find("could not claim trial") != std::string::npos)
+      << full.out;
   EXPECT_NE(full.out.find("hint: the disk may be full"), std::string::npos) << full.out;
   EXPECT_NE(full.out.find("stopped (a trial could not be stored)"), std::string::npos) << full.out;
   if (python_has("sqlite3")) {
@@ -197,14 +202,14 @@ TEST_F(SweepCli, FullDiskStopsTheSweepCleanlyAndItResumes) {
                                    dir_.path("db.sqlite") + "').execute('PRAGMA integrity_check').fetchone()[0])\"");
     EXPECT_EQ(check.out, "ok\n");
   }
-  const size_t stored = Store(dir_.path("db.sqlite"), false).trials().size();
+  const size_t stored = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials().size();
   EXPECT_LT(stored, 4u);
   const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find(std::to_string(stored) + " already in db.sqlite, " + std::to_string(4 - stored) + " to run"),
             std::string::npos)
       << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 4u);
   std::set<std::string> keys;
   for (const auto& t : trials) keys.insert(t.key);
@@ -221,7 +226,7 @@ TEST_F(SweepCli, GpuLostMidTrialFailsThatTrialAndTheSweepGoesOn) {
                     fake_nvml_env(", \"energy_counter\": true, \"lost_after_s\": 2"));
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("gpu0 (Fake H100, GPU-aaaa) is lost (NVML_ERROR_GPU_IS_LOST)"), std::string::npos) << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 2u);  // both stored: the sweep went on after the loss
   EXPECT_EQ(trials[1].status, TrialStatus::kFailed);
   EXPECT_NE(r.out.find("done: 2 ran"), std::string::npos) << r.out;
@@ -247,7 +252,7 @@ TEST_F(SweepCli, GpuLostWhileItsPowerLimitIsChangedKeepsTheOriginalUntilItCanBeR
   EXPECT_DOUBLE_EQ(state_limit_w(), 250);
   ASSERT_TRUE(fs::exists(dir_.path("journal.json")));
   EXPECT_EQ(json::parse(read_text(dir_.path("journal.json")))["gpus"][0]["original_w"], 300.0);
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 2u);
   EXPECT_EQ(trials[0].status, TrialStatus::kFailed);
   EXPECT_NE(trials[0].error.find("power-limit journal"), std::string::npos) << trials[0].error;
@@ -269,12 +274,12 @@ TEST_F(SweepCli, SigkillDuringMergeLeavesNoPartialOutput) {
                 " merge s0.sqlite --out all.sqlite > /dev/null 2>&1 & p=$!; sleep " + delay +
                 "; kill -9 $p 2>/dev/null; wait $p; } 2>/dev/null; true");
     if (!fs::exists(merged)) continue;  // absent: the kill came before the rename
-    EXPECT_EQ(Store(merged, false).trials().size(), 4u) << "killed after " << delay << " s";
+    EXPECT_EQ(Store(merged, StoreAccess::kReadOnly).trials().size(), 4u) << "killed after " << delay << " s";
   }
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(merged + suffix);
   const auto r = bb("merge s0.sqlite --out all.sqlite");  // a stale .partial does not stop it
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(Store(merged, false).trials().size(), 4u);
+  EXPECT_EQ(Store(merged, StoreAccess::kReadOnly).trials().size(), 4u);
 }
 
 TEST_F(SweepCli, ShardsMergeIntoTheWholeGridOnce) {
@@ -292,7 +297,7 @@ TEST_F(SweepCli, ShardsMergeIntoTheWholeGridOnce) {
   r = bb("merge s0.sqlite s1.sqlite s1.sqlite --out all.sqlite");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("3 trials (1 duplicates skipped)"), std::string::npos) << r.out;
-  const auto trials = Store(dir_.path("all.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("all.sqlite"), StoreAccess::kReadOnly).trials();
   std::set<int64_t> indices;
   for (const auto& t : trials) indices.insert(t.grid_index);
   EXPECT_EQ(indices, (std::set<int64_t>{0, 1, 2}));
@@ -315,8 +320,9 @@ TEST_F(SweepCli, SigintMidTrialKeepsFinishedTrialsAndResumes) {
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   EXPECT_EQ(wait_exit(30), 130) << read_text(log);
   EXPECT_NE(read_text(log).find("SIGINT: stopping"), std::string::npos) << read_text(log);
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 1u);  // the finished one; the one in flight is not stored
+  EXPECT_TRUE(Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).claims().empty());  // its claim released
   EXPECT_EQ(trials[0].epochs, 2);
   const auto r = bb("run " + exp + " --db db.sqlite --dry-run");
   EXPECT_NE(r.out.find("1 already in db.sqlite, 1 to run (dry run"), std::string::npos) << r.out;
@@ -338,11 +344,15 @@ TEST_F(SweepCli, SigkillMidTrialLeavesAConsistentDatabaseThatResumes) {
                                    dir_.path("db.sqlite") + "').execute('PRAGMA integrity_check').fetchone()[0])\"");
     EXPECT_EQ(check.out, "ok\n");
   }
-  ASSERT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 1u);
+  ASSERT_EQ(Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials().size(), 1u);
+  // The killed run's claim on the trial in flight stays, and reads as dead: the next run takes it over.
+  EXPECT_EQ(Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).claims().size(), 1u);
   const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("1 already in db.sqlite, 1 to run"), std::string::npos) << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  EXPECT_NE(r.out.find("which no longer runs: this run takes it over"), std::string::npos) << r.out;
+  EXPECT_TRUE(Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).claims().empty());
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 2u);
   EXPECT_NE(trials[0].key, trials[1].key);
 }
@@ -361,7 +371,7 @@ TEST_F(SweepCli, PowerLimitsAreSetReadBackAndRestoredAfterEveryTrial) {
                                               "GPU-aaaa 300000 0"}));
   EXPECT_DOUBLE_EQ(state_limit_w(), 300);
   EXPECT_FALSE(fs::exists(dir_.path("journal.json")));
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 3u);
   EXPECT_DOUBLE_EQ(*trials[0].enforced_power_limit_w, 250);
   EXPECT_FALSE(trials[1].enforced_power_limit_w.has_value());  // null: left as it was
@@ -398,7 +408,7 @@ TEST_F(SweepCli, WithoutPermissionTrialsAreSkippedWithTheReason) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("skipped: GPU GPU-aaaa: no permission"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("root or CAP_SYS_ADMIN"), std::string::npos) << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 1u);
   EXPECT_EQ(trials[0].status, TrialStatus::kSkipped);
   EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 200000 4"}));  // refused: the limit never changed
@@ -460,7 +470,7 @@ TEST_F(SweepCli, SimulatedGpuPowerLimitSweepIsMarkedSimulated) {
   const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables power_limit",
                     "BALERBENCH_NVML_LIB=/nonexistent/libnvidia-ml.so.1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 2u);
   EXPECT_EQ(trials[0].energy_kind, "simulated");
   EXPECT_DOUBLE_EQ(*trials[1].enforced_power_limit_w, 150);
@@ -485,7 +495,7 @@ TEST_F(SweepCli, OptimizerProfilesLimitsInsideOneTrainingRun) {
   const std::string exp = write_experiment(j);
   const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables none", fake_nvml_env());
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 1u);
   ASSERT_EQ(trials[0].status, TrialStatus::kOk) << trials[0].error;
   const json& o = trials[0].result["power_limit_optimizer"];
@@ -556,7 +566,7 @@ TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
     GTEST_SKIP() << "CUDA here: amp_fp16 runs";
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("failed: "), std::string::npos) << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials();
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
   ASSERT_EQ(trials.size(), 2u);
   EXPECT_EQ(trials[0].status, TrialStatus::kFailed);
   EXPECT_NE(trials[0].error.find("amp_fp16"), std::string::npos);
@@ -565,7 +575,7 @@ TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
   const auto again =
       bb("run " + dir_.path("exp.json") + " --db db.sqlite --progress none --tables none --retry-failed");
   EXPECT_EQ(again.exit_code, 3) << again.out;
-  EXPECT_EQ(Store(dir_.path("db.sqlite"), false).trials().size(), 2u);
+  EXPECT_EQ(Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials().size(), 2u);
 }
 
 // The engine as a sweep axis: each trial stores the engine that trained it (the column, the result
@@ -579,7 +589,7 @@ TEST_F(SweepCli, EngineAxisIsStoredPerTrialAndShownInTheTables) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("bs=256 fp32 fused pl=- ep=2 #0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| engine |"), std::string::npos) << r.out;
-  const auto trials = Store(dir_.path("db.sqlite"), false).trials("engines");
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials("engines");
   ASSERT_EQ(trials.size(), 3u);
   std::multiset<std::string> engines;
   for (const auto& t : trials) {
@@ -642,7 +652,7 @@ TEST_F(SweepCli, TwoSystemsLiveSideBySideAndMergeKeepsBoth) {
   EXPECT_NE(merged.out.find("b.sqlite: 2 trials copied, 0 already present"), std::string::npos) << merged.out;
   const auto dup = bb("merge --out m2.sqlite m.sqlite b.sqlite");  // true duplicates still dropped
   EXPECT_NE(dup.out.find("b.sqlite: 0 trials copied, 2 already present"), std::string::npos) << dup.out;
-  Store m(dir_.path("m.sqlite"), false);
+  Store m(dir_.path("m.sqlite"), StoreAccess::kReadOnly);
   std::set<std::string> systems;
   for (const auto& t : m.trials("tiny", false, false)) {
     systems.insert(t.system_fingerprint);
@@ -664,7 +674,7 @@ TEST_F(SweepCli, RepeatsRunInterleavedAfterAWarmUpAndTheOrderIsRecorded) {
   EXPECT_LT(at("(grid #0): bs=256 fp32"), at("(grid #2): bs=256 fp64"));
   EXPECT_LT(at("(grid #2): bs=256 fp64"), at("(grid #1): bs=256 fp32"));  // repeat 1 after every repeat 0
   EXPECT_LT(at("(grid #1): bs=256 fp32"), at("(grid #3): bs=256 fp64"));
-  Store s(dir_.path("r.sqlite"), false);
+  Store s(dir_.path("r.sqlite"), StoreAccess::kReadOnly);
   const auto trials = s.trials("tiny", false, false);
   ASSERT_EQ(trials.size(), 5u);
   int warmups = 0;
@@ -745,7 +755,7 @@ TEST_F(SweepCli, TwoRunsIntoOneDatabaseAtOnceShareTheWorkAndStoreEachTrialOnce) 
   EXPECT_EQ(fg.exit_code, 0) << fg.out;
   EXPECT_EQ(bg_rc, 0) << read_text(dir_.path("bg.log"));
   EXPECT_EQ(fg.out.find("internal error"), std::string::npos) << fg.out;
-  Store s(dir_.path("r.sqlite"), false);
+  Store s(dir_.path("r.sqlite"), StoreAccess::kReadOnly);
   const auto trials = s.trials("tiny", false, false);
   std::set<std::string> keys;
   for (const auto& t : trials) keys.insert(t.key);
@@ -757,6 +767,132 @@ TEST_F(SweepCli, TwoRunsIntoOneDatabaseAtOnceShareTheWorkAndStoreEachTrialOnce) 
   std::size_t stored = 0;
   for (std::size_t at = both.find("   ok: "); at != std::string::npos; at = both.find("   ok: ", at + 1)) ++stored;
   EXPECT_EQ(stored, 6u) << both;
+  // Claimed before it ran, no trial was computed twice, and nothing is left claimed.
+  EXPECT_EQ(both.find("another run stored this trial while this one ran it"), std::string::npos) << both;
+  EXPECT_TRUE(s.claims().empty());
+  // When both ran trials, they ran at the same time for a while: the trials measured then name the
+  // other balerbench, and count as disturbed.
+  const bool both_ran = fg.out.find("   ok: ") != std::string::npos &&
+                        read_text(dir_.path("bg.log")).find("   ok: ") != std::string::npos;
+  int flagged = 0;
+  for (const auto& t : trials) {
+    ASSERT_TRUE(t.result.contains("concurrent_balerbench")) << t.result.dump();
+    const json& d = t.result["disturbance"];
+    if (d.value("disturbed", false) && d["reason"].get<std::string>().find("another balerbench ran beside it (pid ") !=
+                                           std::string::npos)
+      ++flagged;
+  }
+  if (both_ran) EXPECT_GT(flagged, 0) << both;
+}
+
+// A database that an older balerbench wrote (schema 1), a foreign SQLite file and an empty file, as
+// `report` and `merge` inputs: each is read or refused, and none changes.
+TEST_F(SweepCli, ReportAndMergeNeverChangeTheirInputs) {
+  auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  fs::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", dir_.path("old.sqlite"));
+  write_text(dir_.path("empty.sqlite"), "");
+  const std::string old_bytes = bytes(dir_.path("old.sqlite"));
+  auto r = bb("report --db old.sqlite --table trials");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("read through a migration in memory from schema 1"), std::string::npos) << r.out;
+  r = bb("merge --out m.sqlite old.sqlite");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("old.sqlite: 2 trials copied"), std::string::npos) << r.out;
+  EXPECT_EQ(bytes(dir_.path("old.sqlite")), old_bytes);
+  EXPECT_FALSE(fs::exists(dir_.path("old.sqlite.schema1.bak")));
+  for (const std::string& cmd : {"report --db empty.sqlite", "merge --out m2.sqlite empty.sqlite"}) {
+    r = bb(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("empty.sqlite: an empty file, not a results database"), std::string::npos) << r.out;
+    EXPECT_EQ(fs::file_size(dir_.path("empty.sqlite")), 0u) << cmd;
+  }
+  EXPECT_FALSE(fs::exists(dir_.path("m2.sqlite")));
+  if (python_has("sqlite3")) {
+    ASSERT_EQ(run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("notes.sqlite") +
+                          "'); c.execute('create table notes(x)'); c.commit()\"")
+                  .exit_code,
+              0);
+    const std::string before = bytes(dir_.path("notes.sqlite"));
+    for (const std::string& cmd : {"report --db notes.sqlite", "merge --out m3.sqlite notes.sqlite",
+                                   "run exp.json --db notes.sqlite --progress none"}) {
+      write_experiment(tiny_experiment());
+      r = bb(cmd);
+      EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
+      EXPECT_NE(r.out.find("not a balerbench results database (it is left as it is)"), std::string::npos) << r.out;
+      EXPECT_EQ(bytes(dir_.path("notes.sqlite")), before) << cmd;  // not switched to WAL
+    }
+  }
+  // The merged database is one whole file: no -wal beside it, and nothing temporary left.
+  EXPECT_FALSE(fs::exists(dir_.path("m.sqlite-wal")));
+  for (const auto& e : fs::directory_iterator(dir_.root()))
+    EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+}
+
+// `report` on a database in a folder this user cannot write (as user nobody; the test runs as root).
+TEST_F(SweepCli, ReportReadsADatabaseInAFolderItCannotWrite) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run a command as user nobody";
+  if (run_command("command -v setpriv").exit_code != 0) GTEST_SKIP() << "setpriv missing";
+  // nobody must reach the binary and the database: a folder of its own under /tmp, readable by all.
+  const std::string shared = dir_.path("ro");
+  fs::create_directories(shared);
+  fs::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", shared + "/old.sqlite");
+  write_experiment(tiny_experiment());
+  ASSERT_EQ(bb("run exp.json --db ro/new.sqlite --progress none --tables none").exit_code, 0);
+  ASSERT_FALSE(fs::exists(shared + "/new.sqlite-wal"));  // closed cleanly: the file alone holds it
+  ASSERT_EQ(run_command("chmod 755 " + dir_.root() + " " + shared + " && chmod 644 " + shared + "/*.sqlite").exit_code,
+            0);
+  const std::string as_nobody = "setpriv --reuid=nobody --regid=nogroup --clear-groups ";
+  if (run_command(as_nobody + "test -x " + balerbench_binary()).exit_code != 0)
+    GTEST_SKIP() << "user nobody cannot run " << balerbench_binary();
+  ASSERT_NE(run_command(as_nobody + "touch " + shared + "/probe").exit_code, 0) << "the folder should be read-only";
+  for (const std::string db : {"new.sqlite", "old.sqlite"}) {
+    const auto r = run_command("cd / && " + as_nobody + balerbench_binary() + " report --db " + shared + "/" + db +
+                               " --table trials --format json");
+    EXPECT_EQ(r.exit_code, 0) << db << ": " << r.out;
+    EXPECT_EQ(r.out.find("readonly database"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"tables\""), std::string::npos) << r.out;
+  }
+}
+
+// Two merges into one --out at once: each writes its own temporary file, and OUT ends whole. Without
+// --force the second to finish is refused (OUT appeared meanwhile); with it the last one wins.
+TEST_F(SweepCli, ConcurrentMergesIntoOneOutLeaveItWhole) {
+  fs::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", dir_.path("a.sqlite"));
+  for (const std::string force : {"", " --force"}) {
+    for (int round = 0; round < 4; ++round) {
+      if (force.empty()) fs::remove(dir_.path("out.sqlite"));
+      const std::string one = balerbench_binary() + " merge --out out.sqlite a.sqlite" + force;
+      const auto r = run_command("cd " + dir_.root() + " && { (" + one + " > m1.log 2>&1; echo $? > m1.rc) & (" + one +
+                                 " > m2.log 2>&1; echo $? > m2.rc) & wait; }");
+      ASSERT_EQ(r.exit_code, 0) << r.out;
+      int ok = 0;
+      for (const char* n : {"m1", "m2"}) {
+        const int rc = std::stoi(read_text(dir_.path(std::string(n) + ".rc")));
+        const std::string log = read_text(dir_.path(std::string(n) + ".log"));
+        EXPECT_TRUE(rc == 0 || (force.empty() && rc == 2 && (log.find("appeared while this merge ran") !=
+                                                                  std::string::npos ||
+                                                              log.find(": exists") != std::string::npos)))
+            << force << " round " << round << " rc " << rc << ": " << log;
+        EXPECT_EQ(log.find("internal error"), std::string::npos) << log;
+        ok += rc == 0;
+      }
+      EXPECT_GE(ok, 1);
+      EXPECT_EQ(Store(dir_.path("out.sqlite"), StoreAccess::kReadOnly).trials().size(), 2u) << force << round;
+      EXPECT_FALSE(fs::exists(dir_.path("out.sqlite-wal")));
+      for (const auto& e : fs::directory_iterator(dir_.root()))
+        EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+    }
+  }
+  // A folder as --out: refused before anything is written, even with --force.
+  fs::create_directories(dir_.path("folder"));
+  const auto r = bb("merge --out folder --force a.sqlite");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--out folder: is a folder"), std::string::npos) << r.out;
+  for (const auto& e : fs::directory_iterator(dir_.root()))
+    EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
 }
 
 }  // namespace

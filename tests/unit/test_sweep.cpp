@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -389,7 +390,7 @@ TEST_F(StoreTest, RoundTripsTrialsWithChildrenInWalMode) {
     for (const auto& t : fixture_trials()) s.insert_trial(t);
     EXPECT_TRUE(std::filesystem::exists(db + "-wal"));  // WAL mode while open
   }
-  const Store s(db, false);
+  const Store s(db, StoreAccess::kReadOnly);
   EXPECT_EQ(s.experiments(), std::vector<std::string>{"fixture"});
   EXPECT_EQ(s.experiment_spec("fixture")["name"], "t");
   const auto trials = s.trials("fixture");
@@ -439,13 +440,13 @@ TEST_F(StoreTest, DamagedJsonIsAnErrorNamingTheColumn) {
   const auto r = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + db +
                              "'); c.execute(\\\"update trials set result_json='{model: 1,'\\\"); c.commit()\"");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const Store s(db, false);
+  const Store s(db, StoreAccess::kReadOnly);
   expect_input_error([&] { s.trials(); }, "column result_json holds text that is not JSON");
   EXPECT_EQ(s.trial_keys().size(), 1u);  // the rest of the database still reads
 }
 
 TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
-  expect_input_error([&] { Store s(dir_.path("missing.sqlite"), false); }, "no such database");
+  expect_input_error([&] { Store s(dir_.path("missing.sqlite"), StoreAccess::kReadOnly); }, "no such database");
   write_text(dir_.path("text.sqlite"), "this is not a database at all, just some text that is long enough");
   expect_input_error([&] { Store s(dir_.path("text.sqlite")); }, "text.sqlite");
   { Store s(dir_.path("v.sqlite")); }
@@ -476,7 +477,7 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
   };
   const std::string epochs_before = sql(db, "select trial_id, epoch, train_loss, elapsed_s from epochs order by 1, 2");
   {
-    Store s(db, false);
+    Store s(db, StoreAccess::kReadWrite);
     EXPECT_NE(s.migration_note().find("from schema 1 to 5"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("eval_s"), std::string::npos) << s.migration_note();
     EXPECT_NE(s.migration_note().find("trials.engine"), std::string::npos) << s.migration_note();
@@ -512,7 +513,7 @@ TEST_F(StoreTest, OlderSchemaIsMigratedAfterABackupAndKeepsEveryRow) {
   EXPECT_EQ(sql(db + ".schema1.bak", "select value from meta where key='schema_version'"), "[('1',)]\n");
   EXPECT_EQ(sql(db + ".schema1.bak", "select trial_id, epoch, train_loss, elapsed_s from epochs order by 1, 2"),
             epochs_before);
-  EXPECT_TRUE(Store(db, false).migration_note().empty());  // once
+  EXPECT_TRUE(Store(db, StoreAccess::kReadOnly).migration_note().empty());  // once
   // Migrated and new databases have the same tables, column by column.
   { Store s(dir_.path("new.sqlite")); }
   for (const char* table : {"meta", "experiments", "trials", "epochs", "phases", "power_samples"}) {
@@ -560,7 +561,8 @@ TEST_F(StoreTest, MergeOfADamagedDatabaseNamesItAndCopiesNothing) {
   damage(dir_.path("a.sqlite"), "update experiments set spec_json='{cost: 1,'");
   damage(dir_.path("b.sqlite"), "drop table power_samples");
   damage(dir_.path("c.sqlite"), "update epochs set trial_id=999");  // Python's sqlite3 leaves foreign keys off
-  const Store a(dir_.path("a.sqlite"), false), b(dir_.path("b.sqlite"), false), c(dir_.path("c.sqlite"), false);
+  const Store a(dir_.path("a.sqlite"), StoreAccess::kReadOnly), b(dir_.path("b.sqlite"), StoreAccess::kReadOnly),
+      c(dir_.path("c.sqlite"), StoreAccess::kReadOnly);
   expect_input_error([&] { all.merge_from(a); }, "a.sqlite: experiment 'fixture' spec_json holds text that is not JSON");
   expect_input_error([&] { all.merge_from(b); }, "b.sqlite: cannot read it: sqlite: no such table: power_samples");
   expect_input_error([&] { all.merge_from(c); }, "c.sqlite: a row of epochs belongs to no trial (trial_id 999)");
@@ -588,19 +590,121 @@ TEST_F(StoreTest, DamagedPagesAreAnInputErrorThatNamesTheFile) {
   }
   expect_input_error(
       [&] {
-        const Store s(path, false);
+        const Store s(path, StoreAccess::kReadOnly);
         s.trials("", true);
       },
       "damaged.sqlite: the file is damaged (sqlite: database disk image is malformed");
   Store all(dir_.path("all.sqlite"));
   all.insert_trial(trials[0]);
   try {
-    const Store s(path, false);
+    const Store s(path, StoreAccess::kReadOnly);
     expect_input_error([&] { all.merge_from(s); }, "damaged.sqlite");
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("damaged.sqlite"), std::string::npos) << e.what();
   }
   EXPECT_EQ(all.trial_keys(), std::set<std::string>{trials[0].key});
+}
+
+// The bytes of a file, to show that only reading it changed nothing.
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Reading never changes a file: a foreign SQLite file keeps its journal mode and bytes, an empty
+// file stays empty, and an older schema is migrated in memory (no backup, no change on disk).
+TEST_F(StoreTest, ReadingOnlyChangesNoFile) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const std::string foreign = dir_.path("foreign.sqlite");
+  ASSERT_EQ(run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + foreign +
+                        "'); c.execute('create table notes(x)'); c.commit()\"")
+                .exit_code,
+            0);
+  const std::string before = file_bytes(foreign);
+  ASSERT_EQ(before[18], 1);  // the rollback journal: WAL would be 2
+  expect_input_error([&] { Store s(foreign, StoreAccess::kReadOnly); }, "not a balerbench results database");
+  expect_input_error([&] { Store s(foreign, StoreAccess::kCreate); }, "not a balerbench results database");
+  EXPECT_EQ(file_bytes(foreign), before);  // not switched to WAL before being refused
+  EXPECT_FALSE(std::filesystem::exists(foreign + "-wal"));
+
+  const std::string empty = dir_.path("empty.sqlite");
+  write_text(empty, "");
+  expect_input_error([&] { Store s(empty, StoreAccess::kReadOnly); }, "empty.sqlite: an empty file, not a results database");
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  expect_input_error([&] { Store s(dir_.root(), StoreAccess::kReadOnly); }, "is a folder, not a results database");
+
+  const std::string old = dir_.path("old.sqlite");
+  std::filesystem::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", old);
+  const std::string old_bytes = file_bytes(old);
+  {
+    const Store s(old, StoreAccess::kReadOnly);
+    EXPECT_NE(s.migration_note().find("read through a migration in memory from schema 1 to 5"), std::string::npos)
+        << s.migration_note();
+    EXPECT_NE(s.migration_note().find("the file is left as it is"), std::string::npos) << s.migration_note();
+    const auto trials = s.trials("fixture_v1");
+    ASSERT_EQ(trials.size(), 2u);
+    EXPECT_EQ(trials[0].engine, "libtorch");  // the migration's default, read in memory
+    EXPECT_TRUE(s.claims().empty());
+  }
+  EXPECT_EQ(file_bytes(old), old_bytes);
+  EXPECT_FALSE(std::filesystem::exists(old + ".schema1.bak"));
+  EXPECT_FALSE(std::filesystem::exists(old + "-wal"));
+}
+
+// Claims: one holder at a time while it lives, taken over when it died, gone with the stored trial.
+TEST_F(StoreTest, ClaimsLetOneRunHoldATrialAndGoWithItsResult) {
+  Store s(dir_.path("c.sqlite"));
+  const ClaimHolder a{"host", "boot", 100, "5"}, b{"host", "boot", 200, "6"};
+  bool a_alive = true;
+  auto alive = [&](const Claim& c) { return c.holder == a ? a_alive : true; };
+  TrialRecord t = fixture_trials()[0];
+  EXPECT_EQ(s.claim_trial(t.key, a, false, alive).kind, ClaimOutcome::kClaimed);
+  EXPECT_EQ(s.claim_trial(t.key, a, false, alive).kind, ClaimOutcome::kClaimed);  // its own claim again
+  const ClaimOutcome held = s.claim_trial(t.key, b, false, alive);
+  ASSERT_EQ(held.kind, ClaimOutcome::kHeldByOther);
+  EXPECT_EQ(held.other->holder.pid, 100);
+  a_alive = false;  // a died: b takes the trial over
+  const ClaimOutcome taken = s.claim_trial(t.key, b, false, alive);
+  ASSERT_EQ(taken.kind, ClaimOutcome::kClaimed);
+  ASSERT_TRUE(taken.taken_over.has_value());
+  EXPECT_EQ(taken.taken_over->holder.pid, 100);
+  ASSERT_EQ(s.claims().size(), 1u);
+  EXPECT_EQ(s.claims()[0].holder.pid, 200);
+  const double beat = s.claims()[0].heartbeat_unix_s;
+  EXPECT_EQ(s.refresh_claims(b), 1);
+  EXPECT_GE(s.claims()[0].heartbeat_unix_s, beat);
+  EXPECT_EQ(s.refresh_claims(a), 0);
+  s.release_claim(t.key, a);  // not a's to release
+  EXPECT_EQ(s.claims().size(), 1u);
+  s.insert_trial(t);  // stored: the claim goes with it
+  EXPECT_TRUE(s.claims().empty());
+  const ClaimOutcome stored = s.claim_trial(t.key, a, false, alive);
+  EXPECT_EQ(stored.kind, ClaimOutcome::kStored);
+  EXPECT_EQ(*stored.stored, TrialStatus::kOk);
+  EXPECT_EQ(s.claim_trial(t.key, a, true, alive).kind, ClaimOutcome::kStored);  // ok: never run again
+  TrialRecord failed = fixture_trials()[1];
+  failed.status = TrialStatus::kFailed;
+  s.insert_trial(failed);
+  EXPECT_EQ(s.claim_trial(failed.key, a, false, alive).kind, ClaimOutcome::kStored);
+  EXPECT_EQ(s.claim_trial(failed.key, a, true, alive).kind, ClaimOutcome::kClaimed);  // --retry-failed
+  s.release_claim(failed.key, a);
+  EXPECT_TRUE(s.claims().empty());
+}
+
+// A claim's holder is alive while its process runs (this machine, this boot), or while its heartbeat
+// is younger than the lease (elsewhere: a database on a shared file system).
+TEST(Claims, AliveByProcessHereAndByHeartbeatElsewhere) {
+  const ProcessIdentity me = this_process();
+  const double now = unix_time_s();
+  Claim mine{"k", claim_holder(me), now, now - 10 * kClaimLeaseS};  // an old heartbeat does not matter here
+  EXPECT_TRUE(claim_alive(mine, me, now));
+  Claim dead = mine;
+  dead.holder.pid_start += "9";  // its pid now belongs to another process
+  EXPECT_FALSE(claim_alive(dead, me, now));
+  Claim remote{"k", {"other-host", "other-boot", me.pid, me.start_ticks}, now - 1000, now - kClaimLeaseS / 2};
+  EXPECT_TRUE(claim_alive(remote, me, now));
+  remote.heartbeat_unix_s = now - kClaimLeaseS - 1;  // ten beats missed: its holder is gone
+  EXPECT_FALSE(claim_alive(remote, me, now));
 }
 
 const Table& find_table(const std::vector<Table>& tables, const std::string& title_part) {

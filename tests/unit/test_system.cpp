@@ -3,10 +3,15 @@
 // fingerprint, and the CPU activity behind a trial's disturbance flag.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <set>
 
 #include "harness/base/blas_kernel.h"
 #include "harness/base/cpu_activity.h"
+#include "harness/base/processes.h"
 #include "harness/base/system_info.h"
 #include "tests/test_util.h"
 
@@ -242,6 +247,99 @@ TEST(CpuActivity, ANeighbourOrAStealingHypervisorFlagsTheWindow) {
   EXPECT_NE(d["threshold"].get<std::string>().find("0.25 CPUs"), std::string::npos);
   b.valid = false;
   EXPECT_TRUE(disturbance(b, e).is_null());
+}
+
+}  // namespace
+}  // namespace balerbench
+
+namespace balerbench {
+namespace {
+
+// A fake /proc with one process of each kind: a balerbench (pid 4242, its CPU time set by `cpu_ticks`),
+// another program, and this boot's id.
+void fake_process(const std::string& root, int64_t pid, const std::string& comm, int64_t parent, int64_t cpu_ticks,
+                  const std::string& start_ticks = "777") {
+  const std::string dir = root + "/" + std::to_string(pid);
+  std::filesystem::create_directories(dir);
+  write_text(dir + "/comm", comm + "\n");
+  // Fields 3.. after "(comm)": state, ppid, then 9 fields, utime (14), stime (15), ..., starttime (22).
+  write_text(dir + "/stat", std::to_string(pid) + " (" + comm + ") S " + std::to_string(parent) +
+                                " 1 1 0 -1 0 0 0 0 0 " + std::to_string(cpu_ticks) + " 0 0 0 20 0 1 0 " + start_ticks +
+                                " 1000 100\n");
+  const std::string cmd = comm + std::string(1, '\0') + "run" + std::string(1, '\0') + "exp.json";
+  write_text(dir + "/cmdline", cmd);
+}
+
+TEST(Processes, ThisProcessIsAliveAndAnExitedOrReusedPidIsNot) {
+  const ProcessIdentity me = this_process();
+  EXPECT_GT(me.pid, 0);
+  EXPECT_FALSE(me.boot_id.empty());
+  EXPECT_FALSE(me.start_ticks.empty());
+  EXPECT_TRUE(process_alive(me));
+  ProcessIdentity reused = me;  // the same pid, started at another time: another process
+  reused.start_ticks = me.start_ticks + "0";
+  EXPECT_FALSE(process_alive(reused));
+  ProcessIdentity elsewhere = me;  // another boot: only its heartbeats can tell
+  elsewhere.boot_id = "another-boot";
+  EXPECT_FALSE(process_alive(elsewhere));
+  EXPECT_FALSE(same_boot(elsewhere, me));
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  const auto child_start = process_start_ticks(child);
+  ::waitpid(child, nullptr, 0);  // reaped: gone
+  ProcessIdentity gone = me;
+  gone.pid = child;
+  gone.start_ticks = child_start.value_or("1");
+  EXPECT_FALSE(process_alive(gone));
+}
+
+TEST(Processes, OtherBalerbenchProcessesAreFoundAndThoseThatUsedCpuFlagged) {
+  TempDir dir;
+  const std::string proc = dir.path("proc");
+  std::filesystem::create_directories(proc + "/sys/kernel/random");
+  write_text(proc + "/sys/kernel/random/boot_id", "boot\n");
+  fake_process(proc, 4242, "balerbench", 1, 100);
+  fake_process(proc, 4343, "python3", 1, 500);
+  fake_process(proc, 4444, "balerbench", ::getpid(), 100);  // a child of this process: left out
+  fake_process(proc, 4545, "balerbench", 1, 100);           // idle all along
+  const auto found = other_balerbench_processes(proc);
+  ASSERT_EQ(found.size(), 2u);
+  std::set<int64_t> pids{found[0].pid, found[1].pid};
+  EXPECT_EQ(pids, (std::set<int64_t>{4242, 4545}));
+  for (const auto& p : found) EXPECT_EQ(p.command, "balerbench run exp.json");
+
+  PeerWatch watch(proc);
+  watch.sample();
+  fake_process(proc, 4242, "balerbench", 1, 100 + 3 * ::sysconf(_SC_CLK_TCK));  // 3 CPU-s later
+  watch.sample();
+  EXPECT_TRUE(watch.any_active());
+  const nlohmann::json j = watch.to_json();
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& p : j) {
+    if (p["pid"] == 4242) {
+      EXPECT_NEAR(p["cpu_s"].get<double>(), 3.0, 1e-9);
+      EXPECT_TRUE(p["active"].get<bool>());
+    } else {
+      EXPECT_NEAR(p["cpu_s"].get<double>(), 0.0, 1e-9);
+      EXPECT_FALSE(p["active"].get<bool>());  // idle beside it the whole time: not a competitor
+    }
+  }
+  EXPECT_NE(watch.reason().find("another balerbench ran beside it (pid 4242: balerbench run exp.json, 3.00 CPU-s)"),
+            std::string::npos)
+      << watch.reason();
+  EXPECT_EQ(watch.reason().find("4545"), std::string::npos) << watch.reason();
+
+  // One that starts inside the window is active whatever its CPU time: what it used before is unknown.
+  PeerWatch late(proc);
+  std::filesystem::remove_all(proc + "/4242");
+  std::filesystem::remove_all(proc + "/4545");
+  late.sample();
+  EXPECT_FALSE(late.any_active());
+  fake_process(proc, 4646, "balerbench", 1, 0);
+  late.sample();
+  EXPECT_TRUE(late.any_active());
+  EXPECT_TRUE(late.to_json()[0]["cpu_s"].is_null());
 }
 
 }  // namespace
