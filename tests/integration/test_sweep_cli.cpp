@@ -316,6 +316,13 @@ TEST_F(SweepCli, SigintMidTrialKeepsFinishedTrialsAndResumes) {
   const long pid = start_background("run " + exp + " --db db.sqlite --progress lines", "", log);
   ASSERT_TRUE(wait_for(log, "== trial 2/2", 60)) << read_text(log);
   ASSERT_TRUE(wait_for(log, "Epoch", 30)) << read_text(log);
+  // While the run writes: a report and a merge read what is stored, a consistent snapshot.
+  const auto during = bb("report --db db.sqlite --table trials --format json");
+  EXPECT_EQ(during.exit_code, 0) << during.out;
+  EXPECT_EQ(json::parse(during.out.substr(during.out.find('{')))["tables"][0]["rows"].size(), 1u) << during.out;
+  const auto snapshot = bb("merge --out snapshot.sqlite db.sqlite");
+  EXPECT_EQ(snapshot.exit_code, 0) << snapshot.out;
+  EXPECT_NE(snapshot.out.find("db.sqlite: 1 trials copied"), std::string::npos) << snapshot.out;
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   EXPECT_EQ(wait_exit(30), 130) << read_text(log);
