@@ -352,9 +352,10 @@ TEST_F(BadInput, ZeroRows) {
 }
 
 TEST_F(BadInput, BatchSizeAndCompressionRatio) {
-  expect_rejected(train_with(base()) + " --set batch_size=0", {"/batch_size", "at least 1"});
-  expect_rejected(train_with(base()) + " --set batch_size=-4", {"/batch_size"});
-  expect_rejected(train_with(base()) + " --set compression_ratio=0", {"/compression_ratio", "positive"});
+  // A value from --set is named as typed, not as a key of the config file.
+  expect_rejected(train_with(base()) + " --set batch_size=0", {"--set batch_size=0: must be at least 1"});
+  expect_rejected(train_with(base()) + " --set batch_size=-4", {"--set batch_size=-4"});
+  expect_rejected(train_with(base()) + " --set compression_ratio=0", {"--set compression_ratio=0", "positive"});
   expect_rejected(train_with(base()) + " --set compression_ratio=0.5", {"latent size of 48", "larger than the 24"});
 }
 
