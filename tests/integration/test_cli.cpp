@@ -246,6 +246,25 @@ TEST_F(Cli, GenerateDeflatedAndFramesInfo) {
   EXPECT_EQ(all["features"].size(), 80u);
 }
 
+// A batch size beyond the training rows trains (one step an epoch) and says so, once, on stderr.
+TEST_F(Cli, BatchLargerThanTheTrainingRowsIsNoted) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 1000 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j["epochs"] = 2;
+  j["batch_size"] = 4096;
+  j["test_size"] = 0.2;
+  const auto r = run_command("{ " + balerbench_binary() + " train --json --config " + config(j) + " --out " +
+                             dir.path("out") + " 2>&1 >/dev/null; }");  // stderr alone
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string note = "note: batch_size 4096 is larger than the 800 training rows: every epoch is one step of 800 rows\n";
+  ASSERT_NE(r.out.find(note), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(note), r.out.rfind(note)) << "once, not per epoch";
+  j["batch_size"] = 800;
+  const auto exact = bb("train --config " + config(j) + " --out " + dir.path("out2"));
+  ASSERT_EQ(exact.exit_code, 0) << exact.out;
+  EXPECT_EQ(exact.out.find("note: batch_size"), std::string::npos) << exact.out;
+}
+
 TEST_F(Cli, ProgressBarOnlyWhenAsked) {
   ASSERT_EQ(bb("data generate --kind cms --rows 2000 --out " + dir.path("cms.npz")).exit_code, 0);
   json j = cms_config(dir.path("cms.npz"));
