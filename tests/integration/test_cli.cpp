@@ -246,6 +246,25 @@ TEST_F(Cli, GenerateDeflatedAndFramesInfo) {
   EXPECT_EQ(all["features"].size(), 80u);
 }
 
+// info's ratios are file sizes: a compressed.npz cut in half gave twice the ratio. Now it is read
+// first, and a damaged one is an error naming it.
+TEST_F(Cli, InfoRefusesATruncatedCompressedFile) {
+  ASSERT_EQ(bb("data generate --kind cms --rows 1000 --out " + dir.path("cms.npz")).exit_code, 0);
+  json j = cms_config(dir.path("cms.npz"));
+  j["epochs"] = 1;
+  const std::string cfg = config(j), out = dir.path("out");
+  ASSERT_EQ(bb("train --config " + cfg + " --out " + out).exit_code, 0);
+  ASSERT_EQ(bb("compress --config " + cfg + " --out " + out).exit_code, 0);
+  const double ratio = info(cfg, out)["compression_ratio"].get<double>();
+  const std::string file = out + "/compressed_output/compressed.npz";
+  fs::resize_file(file, fs::file_size(file) / 2);
+  const auto r = bb("info --config " + cfg + " --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("balerbench: error: " + file + ": the .npz archive is truncated or damaged"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("compression ratio"), std::string::npos) << "no ratio from a damaged file (was " << ratio << ")";
+}
+
 // A batch size beyond the training rows trains (one step an epoch) and says so, once, on stderr.
 TEST_F(Cli, BatchLargerThanTheTrainingRowsIsNoted) {
   ASSERT_EQ(bb("data generate --kind cms --rows 1000 --out " + dir.path("cms.npz")).exit_code, 0);
@@ -320,7 +339,7 @@ TEST_F(BadInput, TruncatedNpz) {
   fs::resize_file(dir.path("cut.npz"), fs::file_size(dir.path("cut.npz")) / 2);
   json j = base();
   j["input_path"] = dir.path("cut.npz");
-  expect_rejected(train_with(j), {"cut.npz"});
+  expect_rejected(train_with(j), {"cut.npz: the .npz archive is truncated or damaged", "write or copy the file again"});
 }
 
 TEST_F(BadInput, NpzWithoutData) {
