@@ -234,6 +234,38 @@ TEST_F(Cli, DataInfoPrintsPerColumnStatistics) {
   EXPECT_GE(j["features"][0]["min"].get<double>(), 5.0);
 }
 
+// generate refuses to replace a file unless told to, and the file is left as it was.
+TEST_F(Cli, GenerateKeepsAnExistingFileWithoutForce) {
+  const std::string out = dir.path("cms.npz");
+  ASSERT_EQ(bb("data generate --kind cms --rows 100 --out " + out).exit_code, 0);
+  const auto size = fs::file_size(out);
+  const auto r = bb("data generate --kind cms --rows 10 --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "balerbench: error: " + out + ": already exists (hint: pass --force to replace it, or choose another --out)\n");
+  EXPECT_EQ(fs::file_size(out), size);
+  const auto forced = bb("data generate --kind cms --rows 10 --force --out " + out);
+  ASSERT_EQ(forced.exit_code, 0) << forced.out;
+  EXPECT_EQ(read_npz(out).at("data").shape, (std::vector<int64_t>{10, 24}));
+}
+
+// Counts of zero are refused in a line a user can read (CLI11's own check printed its range with
+// the largest double written out, 309 digits).
+TEST_F(Cli, ZeroCountsAreRefusedReadably) {
+  const auto rows = bb("data generate --kind cms --rows 0 --out " + dir.path("z.npz"));
+  EXPECT_EQ(rows.exit_code, 2) << rows.out;
+  EXPECT_EQ(rows.out, "balerbench: error: --rows: must be at least 1 (got 0) (hint: balerbench --help)\n");
+  EXPECT_FALSE(fs::exists(dir.path("z.npz")));
+  const auto width = bb("data generate --kind cfd --rows 2 --width 0 --out " + dir.path("z.npz"));
+  EXPECT_EQ(width.exit_code, 2) << width.out;
+  EXPECT_NE(width.out.find("--width: must be at least 1 (got 0)"), std::string::npos) << width.out;
+  const auto features = bb("model-info --model AE --features 0 --compression-ratio 2");
+  EXPECT_EQ(features.exit_code, 2) << features.out;
+  EXPECT_NE(features.out.find("--features: must be at least 1 (got 0)"), std::string::npos) << features.out;
+  const auto duration = bb("serve-metrics --duration -1");
+  EXPECT_EQ(duration.exit_code, 2) << duration.out;
+  EXPECT_NE(duration.out.find("--duration: must be at least 0 (got -1)"), std::string::npos) << duration.out;
+}
+
 TEST_F(Cli, GenerateDeflatedAndFramesInfo) {
   ASSERT_EQ(bb("data generate --kind cfd --rows 6 --height 8 --width 10 --seed 3 --compressed --out " +
                dir.path("cfd.npz")).exit_code, 0);
