@@ -111,6 +111,30 @@ TEST_F(EnergyCli, PowercapUnreadableMidRunIsWarnedAndFlagged) {
   EXPECT_TRUE(flagged) << phase.dump();
 }
 
+// A command killed by a signal: the summary names the signal beside the shell's 128+N. A command's
+// own exit 2 follows the summary, which balerbench's own errors (also 2) never print; --help says so.
+TEST_F(EnergyCli, MeasureNamesTheSignalAndTellsTheCommandsExitCodeFromItsOwn) {
+  const std::string js = dir.path("m.json");
+  auto r = bb("measure --meters ram_estimate --json " + js + " -- sh -c 'kill -9 $$'");
+  EXPECT_EQ(r.exit_code, 137) << r.out;
+  EXPECT_NE(r.out.find(", killed by signal 9 (SIGKILL), exit code 137, "), std::string::npos) << r.out;
+  EXPECT_EQ(json::parse(read_text(js))["signal"], 9);
+  r = bb("measure --meters ram_estimate --json " + js + " -- sh -c 'exit 2'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(" balerbench measure: sh -c exit 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", exit code 2, "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("balerbench: error:"), std::string::npos) << r.out;
+  EXPECT_TRUE(json::parse(read_text(js))["signal"].is_null());
+  r = bb("measure --meters no_such_meter -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("balerbench: error: ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find(" balerbench measure:"), std::string::npos) << r.out;
+  r = bb("measure --help");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Exit status: the command's own, passed through"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'balerbench: error:'"), std::string::npos) << r.out;
+}
+
 TEST_F(EnergyCli, MeasureForwardsSigintAndSigterm) {
   for (const auto& [sig, code] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
     // The signal goes to balerbench once its child exists (before that, balerbench has nothing to forward to).
