@@ -95,16 +95,15 @@ void print_info(const nlohmann::json& r) {
 }
 
 int run_command(const std::string& name, const Args& a) {
-  std::vector<std::string> sets = a.sets;
-  for (auto& o : monitoring_overrides(a.monitoring)) sets.push_back(std::move(o));
-  if (!a.precision.empty()) sets.push_back("precision=" + a.precision);
-  if (!a.engine.empty()) sets.push_back("engine=" + a.engine);
-  if (a.profile || !a.profile_trace.empty()) sets.push_back("profile=true");
-  if (!a.profile_trace.empty()) sets.push_back("profile_trace=" + a.profile_trace);
-  if (a.no_profile_sync) sets.push_back("profile_sync=false");
-  if (a.no_cuda_graphs) sets.push_back("cuda_graphs=false");
+  std::vector<ConfigOverride> options = monitoring_overrides(a.monitoring);
+  if (!a.precision.empty()) options.push_back({"precision=" + a.precision, "--precision"});
+  if (!a.engine.empty()) options.push_back({"engine=" + a.engine, "--engine"});
+  if (a.profile || !a.profile_trace.empty()) options.push_back({"profile=true", "--profile"});
+  if (!a.profile_trace.empty()) options.push_back({"profile_trace=" + a.profile_trace, "--profile-trace"});
+  if (a.no_profile_sync) options.push_back({"profile_sync=false", "--no-profile-sync"});
+  if (a.no_cuda_graphs) options.push_back({"cuda_graphs=false", "--no-cuda-graphs"});
   JsonStdout json_out(a.json);  // progress and epoch lines go to stderr; stdout gets the one document
-  RunConfig c = load_run_config(a.config, sets);
+  RunConfig c = load_run_config(a.config, a.sets, options);
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   // The hazards block on stderr once the input is known to be good, before training; with --json,
   // the list goes into the document instead.
