@@ -26,6 +26,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/energy_options.h"
 #include "harness/cli/monitoring_options.h"
+#include "harness/cli/output_check.h"
 #include "harness/energy/energy_session.h"
 #include "harness/report/monitor.h"
 #include "harness/engine/system_description.h"
@@ -99,6 +100,7 @@ pid_t spawn(const std::vector<std::string>& cmd, const sigset_t& child_mask) {
     // the command itself, so restore the default before unblocking.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    restore_file_size_signal();  // balerbench ignores SIGXFSZ; the command gets the user's disposition
     sigprocmask(SIG_SETMASK, &child_mask, nullptr);
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;

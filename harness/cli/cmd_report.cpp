@@ -7,6 +7,7 @@
 #include "datasets/error.h"
 #include "datasets/npy.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/output_check.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
 
@@ -112,7 +113,7 @@ int report(const ReportArgs& a) {
     text += render_tables(tables, a.format);
   }
   if (a.out.empty()) {
-    std::fputs(text.c_str(), stdout);
+    write_stdout(text);  // a report is large: a failed write is an error here, not at exit
   } else {
     write_text_atomic(a.out, text);
     std::printf("wrote %s\n", a.out.c_str());
