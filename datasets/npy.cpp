@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 
 namespace balerbench {
 namespace {
@@ -430,6 +431,7 @@ std::vector<uint8_t> serialize_npy(const NpyArray& a) {
 
 NpyArray read_npy(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InputError(path + ": no such file", "check the path");
+  check_input_file(path, ".npy file");  // a folder: a stream would throw reading it
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading", "check the permissions");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -461,7 +463,8 @@ int write_all(int fd, const std::vector<uint8_t>& bytes) {
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  check_output_file(path);
+  if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
   std::random_device rd;
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

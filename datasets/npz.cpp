@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 
 namespace balerbench {
 namespace {
@@ -143,7 +144,8 @@ NpzMembers parse_npz(const uint8_t* bytes, std::size_t size, const std::string& 
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, NpyArray>>& members, bool deflate) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  check_output_file(path);
+  if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
   std::random_device rd;
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
   int code = 0;

@@ -22,6 +22,7 @@
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
+#include "datasets/paths.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/energy_options.h"
@@ -195,6 +196,7 @@ int run_measure(const MeasureArgs& a) {
     throw InputError("no command to measure", "balerbench measure [options] -- CMD ARGS..., e.g. -- sleep 1");
   std::string line;
   for (const auto& s : a.command) line += (line.empty() ? "" : " ") + s;
+  if (!a.json_path.empty()) check_output_file(a.json_path, "give --json a file that can be written");
   const EnergySettings energy = energy_settings_from(a.energy);
   const MonitoringSettings monitoring = monitoring_settings_from(a.monitoring);
   LiveMetrics live("measure");

@@ -6,6 +6,7 @@
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
+#include "datasets/paths.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/output_check.h"
 #include "harness/report/tables.h"
@@ -42,6 +43,8 @@ std::vector<double> stored_etas(const Store& store, const std::string& experimen
   return etas;
 }
 
+constexpr char kOutHint[] = "give --out a file (or with --format csv a folder) that can be written";
+
 void write_text_atomic(const std::string& path, const std::string& text) {
   write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
 }
@@ -49,7 +52,7 @@ void write_text_atomic(const std::string& path, const std::string& text) {
 // CSV: one file per table, DIR/<experiment>.<table>.csv, and DIR/<experiment>.tables.json with
 // each file's title, columns and notes (the CSV files carry only the header and the rows).
 void write_csv_dir(const std::string& dir, const std::string& experiment, const std::vector<Table>& tables) {
-  std::filesystem::create_directories(dir);
+  create_output_folder(dir, kOutHint);
   nlohmann::json index = nlohmann::json::array();
   for (const auto& t : tables) {
     const std::string file = experiment + "." + t.name + ".csv";
@@ -66,6 +69,15 @@ void print_migration_note(const Store& s) {
 }
 
 int report(const ReportArgs& a) {
+  // Where the report goes, before the database is read and the tables made.
+  if (a.format == "csv" && !a.out.empty()) {
+    check_output_folder(a.out, "CSV reports go to a folder (one file per table): give a folder name, e.g. --out reports/");
+  } else if (!a.out.empty()) {
+    check_output_file(a.out, kOutHint);
+    std::error_code ec;
+    if (std::filesystem::equivalent(a.out, a.db, ec))
+      throw InputError("--out " + a.out + ": is the results database itself", "write the report to another file");
+  }
   const Store store(a.db, false);
   print_migration_note(store);
   std::vector<std::string> experiments = store.experiments();
@@ -85,9 +97,6 @@ int report(const ReportArgs& a) {
     table_count += reports.back().second.size();
   }
   if (a.format == "csv" && !a.out.empty()) {
-    if (std::filesystem::exists(a.out) && !std::filesystem::is_directory(a.out))
-      throw InputError("--out " + a.out + ": is a file, and CSV reports go to a folder (one file per table)",
-                       "give a folder name, e.g. --out reports/");
     for (const auto& [name, tables] : reports) write_csv_dir(a.out, name, tables);
     return 0;
   }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 #include "harness/base/strict_json.h"
 
 namespace balerbench {
@@ -204,14 +205,17 @@ void apply_override(json& j, const std::string& assignment) {
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
   namespace fs = std::filesystem;
-  if (!fs::exists(path)) throw InputError(path + ": config file not found", "see experiments/ for examples");
+  check_input_file(path, "config file", "see experiments/ for examples");
   std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the config file", "check its permissions");
   json j;
   try {
     j = json::parse(in);
   } catch (const json::parse_error& e) {
     throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")",
                      "configs are strict JSON: no comments or trailing commas");
+  } catch (const std::ios_base::failure& e) {  // libstdc++ throws on a read error
+    throw InputError(path + ": cannot read the config file: " + e.what(), "check the path");
   }
   for (const auto& o : overrides) {
     if (!j.is_object()) break;

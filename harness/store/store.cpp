@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 
 namespace balerbench {
 namespace {
@@ -329,9 +330,12 @@ TrialStatus parse_trial_status(const std::string& name) {
 
 Store::Store(const std::string& path, bool create) : path_(path) {
   namespace fs = std::filesystem;
-  if (!create && !fs::exists(path))
+  std::error_code ec;
+  if (!create && !fs::exists(path, ec))
     throw InputError(path + ": no such database", "run an experiment first (balerbench run EXPERIMENT.json)");
-  if (create && fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+  if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder (a results database expected)", "give --db a file");
+  if (create && fs::path(path).has_parent_path())
+    create_output_folder(fs::path(path).parent_path().string(), "give --db a file in a folder that can be written");
   const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";

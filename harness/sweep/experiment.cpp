@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 #include "datasets/synthetic.h"
 #include "harness/base/strict_json.h"
 #include "harness/base/system_info.h"
@@ -320,6 +321,7 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
 }
 
 Experiment load_experiment(const std::string& path) {
+  check_input_file(path, "experiment file", "give an experiment FILE.json, e.g. experiments/quickstart.json");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the experiment file", "check the path");
   json j;
@@ -327,6 +329,8 @@ Experiment load_experiment(const std::string& path) {
     j = json::parse(in);
   } catch (const json::parse_error& err) {
     throw InputError(path + ": not valid JSON: " + err.what(), "check commas and quotes");
+  } catch (const std::ios_base::failure& err) {  // libstdc++ throws on a read error
+    throw InputError(path + ": cannot read the experiment file: " + err.what(), "check the path");
   }
   Experiment e = parse_experiment(j, path, fs::path(path).parent_path().string());
   // The data file before anything runs or is written (a dry run included): its key names its content.

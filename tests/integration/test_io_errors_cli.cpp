@@ -1,8 +1,13 @@
 // test_io_errors_cli.cpp: the files and streams around a command, end to end.
 // A write that fails (a full stdout, a file-size limit) is an error with exit
 // code 4, never exit 0 with half the output; a file-size limit is reported, not
-// a kill by SIGXFSZ (but a command run by `measure` keeps the user's SIGXFSZ).
+// a kill by SIGXFSZ (but a command run by `measure` keeps the user's SIGXFSZ);
+// a path that cannot be written or read (under a regular file, a folder given
+// as a file, no permission) is an InputError (exit 2) before any work, with
+// nothing left behind.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -143,6 +148,69 @@ TEST_F(IoErrorsCli, FailedFileWritesLeaveNothingAndExitFour) {
   expect_error(bb("data generate --kind cms --rows 20000 --out gen/x.npz", kLimit), 4,
                "gen/x.npz: cannot write the archive: File too large");
   EXPECT_EQ(files_under(dir_.root()), std::set<std::string>{}) << "left behind";
+}
+
+// Before: train trained first and then died with "internal error: filesystem error: cannot create
+// directories"; data generate, report and measure --json gave the same internal error, and
+// `report --out DB` overwrote the database with the report.
+TEST_F(IoErrorsCli, OutputUnderARegularFileIsAnErrorBeforeAnyWork) {
+  const std::string cfg = cms_config();
+  write_text(dir_.path("afile"), "x");
+  const auto before = files_under(dir_.root());
+  const auto train = bb("train --config " + cfg + " --out afile");
+  expect_error(train, 2, "afile/training: afile is not a folder");
+  EXPECT_FALSE(has(train, "hazard")) << "nothing ran: " << train.out;
+  for (const char* cmd : {"compress", "decompress"})
+    expect_error(bb(std::string(cmd) + " --config " + cfg + " --out afile"), 2, "afile is not a folder");
+  expect_error(bb("data generate --kind cms --rows 10 --out afile/x.npz"), 2, "afile/x.npz: afile is not a folder");
+  expect_error(bb("report --db " + db() + " --out afile/r.md"), 2, "afile/r.md: afile is not a folder");
+  expect_error(bb("report --db " + db() + " --format csv --out afile"), 2, "afile: is not a folder");
+  expect_error(bb("report --db " + db() + " --format csv --out afile/sub"), 2, "afile/sub: afile is not a folder");
+  expect_error(bb("report --db " + db() + " --out " + db()), 2, "is the results database itself");
+  expect_error(bb("measure --meters ram_estimate --json afile/m.json -- true"), 2, "afile/m.json: afile is not a folder");
+  EXPECT_EQ(files_under(dir_.root()), before) << "nothing written";
+}
+
+// A folder the user cannot write into: run as nobody (the tests run as root, who may write anywhere).
+TEST_F(IoErrorsCli, UnwritableFolderIsAnErrorBeforeAnyWork) {
+  std::string as_nobody;
+  if (fs::exists("/usr/bin/setpriv")) as_nobody = "setpriv --reuid=nobody --regid=nogroup --clear-groups";
+  else if (fs::exists("/usr/sbin/runuser")) as_nobody = "runuser -u nobody --";
+  if (as_nobody.empty() || ::geteuid() != 0) GTEST_SKIP() << "needs root and setpriv or runuser";
+  const std::string cfg = cms_config();
+  fs::create_directories(dir_.path("ro"));
+  fs::permissions(dir_.path("ro"), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                       fs::perms::others_read | fs::perms::others_exec);
+  const auto bb_nobody = [&](const std::string& args) {
+    return run_command("cd " + dir_.root() + " && HOME=" + dir_.root() + " " + as_nobody + " " +
+                       balerbench_binary() + " " + args);
+  };
+  expect_error(bb_nobody("train --config " + cfg + " --out ro/out"), 2, "ro/out/training: cannot write into ro");
+  expect_error(bb_nobody("data generate --kind cms --rows 10 --out ro/x.npz"), 2, "ro/x.npz: cannot write into ro");
+  expect_error(bb_nobody("report --db " + db() + " --out ro/r.md"), 2, "ro/r.md: cannot write into ro");
+  expect_error(bb_nobody("measure --meters ram_estimate --json ro/m.json -- true"), 2, "cannot write into ro");
+  EXPECT_TRUE(fs::is_empty(dir_.path("ro")));
+}
+
+// Before: `run .` and `train --config .` were internal errors (a stream reading a folder throws).
+TEST_F(IoErrorsCli, FolderGivenAsAnInputFileIsAnInputError) {
+  const std::string cfg = cms_config();
+  fs::create_directories(dir_.path("folder"));
+  expect_error(bb("run ."), 2, ".: is a folder (experiment file expected)");
+  expect_error(bb("run . --dry-run"), 2, "is a folder (experiment file expected)");
+  expect_error(bb("train --config ."), 2, ".: is a folder (config file expected)");
+  expect_error(bb("data info folder"), 2, "folder: is a folder");
+  expect_error(bb("measure --meters wattmeter --wattmeter-log folder -- true"), 2, "is a folder, not a wattmeter log");
+  expect_error(bb("wattmeter-energy --log folder --start 0 --end 1"), 2, "folder: is a folder (wattmeter log expected)");
+  fs::create_directories(dir_.path("out/training/model.pt"));
+  expect_error(bb("compress --config " + cfg + " --out out"), 2, "model.pt: is a folder (model file expected)");
+  // A data path that is a folder, in a dry run too: before the database exists.
+  json ex = tiny_experiment();
+  ex["dataset"] = {{"path", "folder"}};
+  write_text(dir_.path("exp.json"), ex.dump());
+  for (const char* dry : {" --dry-run", ""})
+    expect_error(bb(std::string("run exp.json --db db.sqlite --progress none") + dry), 2, "/dataset/path");
+  EXPECT_FALSE(fs::exists(dir_.path("db.sqlite")));
 }
 
 }  // namespace

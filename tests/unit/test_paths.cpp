@@ -1,0 +1,96 @@
+// test_paths.cpp: the user's paths (datasets/paths.h) and write_file_atomic's
+// failures.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "datasets/error.h"
+#include "datasets/npy.h"
+#include "datasets/paths.h"
+#include "harness/sweep/experiment.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(OutputPaths, AFolderUnderARegularFileIsAnInputErrorNamingIt) {
+  TempDir dir;
+  write_text(dir.path("afile"), "x");
+  expect_input_error([&] { check_output_folder(dir.path("afile")); }, "afile: is not a folder");
+  expect_input_error([&] { check_output_folder(dir.path("afile/sub/deeper")); }, "afile is not a folder");
+  expect_input_error([&] { create_output_folder(dir.path("afile/sub")); }, "afile is not a folder");
+  expect_input_error([&] { check_output_file(dir.path("afile/x.json")); }, "x.json: " + dir.path("afile") + " is not a folder");
+  fs::create_directories(dir.path("folder"));
+  expect_input_error([&] { check_output_file(dir.path("folder")); }, "is a folder, not a file");
+  // What does not exist yet but can be created passes, and nothing is created by a check.
+  check_output_folder(dir.path("new/deeper"));
+  check_output_file(dir.path("new/deeper/x.json"));
+  check_output_file("relative-name.json");
+  EXPECT_FALSE(fs::exists(dir.path("new")));
+  create_output_folder(dir.path("new/deeper"));
+  EXPECT_TRUE(fs::is_directory(dir.path("new/deeper")));
+}
+
+TEST(OutputPaths, WriteFileAtomicTurnsPathErrorsIntoInputErrors) {
+  TempDir dir;
+  write_text(dir.path("afile"), "x");
+  const std::vector<uint8_t> bytes = {1, 2, 3};
+  expect_input_error([&] { write_file_atomic(dir.path("afile/x.bin"), bytes); }, "afile is not a folder");
+  expect_input_error([&] { write_file_atomic(dir.path("afile/sub/x.bin"), bytes); }, "afile is not a folder");
+  fs::create_directories(dir.path("folder"));
+  expect_input_error([&] { write_file_atomic(dir.path("folder"), bytes); }, "is a folder, not a file");
+  EXPECT_EQ(read_text(dir.path("afile")), "x");
+  write_file_atomic(dir.path("made/here/x.bin"), bytes);
+  EXPECT_EQ(fs::file_size(dir.path("made/here/x.bin")), 3u);
+}
+
+// Under a file-size limit (SIGXFSZ ignored, as balerbench's main does), in a child process: a
+// WriteError (exit code 4 in main) naming the file, and no temporary file left behind.
+TEST(OutputPaths, WriteFileAtomicUnderAFileSizeLimitIsAWriteErrorAndLeavesNothing) {
+  TempDir dir;
+  const std::string path = dir.path("big.bin");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit = {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      write_file_atomic(path, std::vector<uint8_t>(100000, 7));
+    } catch (const WriteError& e) {
+      const std::string what = e.what();
+      _exit(what.find("big.bin: write failed: File too large") != std::string::npos &&
+                    what.find("file-size limit") != std::string::npos
+                ? 0
+                : 2);
+    } catch (...) {
+      _exit(3);
+    }
+    _exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: other message, 3: other exception, 4: no exception";
+  EXPECT_TRUE(fs::is_empty(dir.root())) << "the temporary file is removed";
+}
+
+TEST(InputPaths, AFolderOrAMissingFileIsAnInputError) {
+  TempDir dir;
+  expect_input_error([&] { check_input_file(dir.root(), "config file"); }, "is a folder (config file expected)");
+  expect_input_error([&] { check_input_file(dir.path("none.json"), "config file"); }, "config file not found");
+  expect_input_error([&] { load_experiment(dir.root()); }, "is a folder (experiment file expected)");
+  expect_input_error([&] { read_npy(dir.root()); }, "is a folder");
+  write_text(dir.path("ok.json"), "{}");
+  check_input_file(dir.path("ok.json"), "config file");
+}
+
+}  // namespace
+}  // namespace balerbench
