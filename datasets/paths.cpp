@@ -73,4 +73,16 @@ void create_output_folder(const std::string& dir, const std::string& hint) {
   if (ec) throw InputError(dir + ": cannot create the folder: " + ec.message(), hint);
 }
 
+std::string safe_file_name(const std::string& name) {
+  std::string out;
+  out.reserve(name.size() + 1);
+  for (const char c : name) {
+    const bool kept = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '+' || c == '-';
+    out += kept ? c : '_';
+  }
+  if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');  // also "." and ".."
+  return out;
+}
+
 }  // namespace balerbench

@@ -3,7 +3,8 @@
 // part that is a regular file, a folder where a file is expected, no write
 // permission): each an InputError naming the path, never a
 // std::filesystem::filesystem_error or a stream's read error. Folders created
-// with the same errors.
+// with the same errors, and stored names (experiments, tables) reduced to file
+// names that stay in their folder.
 #pragma once
 
 #include <string>
@@ -21,5 +22,9 @@ void check_output_folder(const std::string& dir, const std::string& hint = "choo
 void check_output_file(const std::string& path, const std::string& hint = "choose another output file");
 // create_directories(dir); InputError naming the part that is a file, or the system's reason.
 void create_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
+
+// `name` as a file name that stays in its folder: [A-Za-z0-9._+-] kept, every other byte '_';
+// never empty, ".", "..", nor starting with '.' (an '_' is put before it).
+std::string safe_file_name(const std::string& name);
 
 }  // namespace balerbench

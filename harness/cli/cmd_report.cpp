@@ -10,6 +10,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/output_check.h"
 #include "harness/report/tables.h"
+#include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
 
 namespace balerbench::cli {
@@ -49,18 +50,29 @@ void write_text_atomic(const std::string& path, const std::string& text) {
   write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
+// A stored name (an experiment's, a table's: from a database that an older balerbench or a merge wrote)
+// as part of a file name in --out: safe_file_name cut to 120 bytes, and when that changed it, a hash
+// of the name, so no name leaves the folder and two names never share a file.
+std::string file_stem(const std::string& name) {
+  constexpr std::size_t kMaxStemBytes = 120;
+  const std::string safe = safe_file_name(name);
+  if (safe == name && safe.size() <= kMaxStemBytes) return safe;
+  return safe.substr(0, kMaxStemBytes) + "-" + short_hash(name, 8);
+}
+
 // CSV: one file per table, DIR/<experiment>.<table>.csv, and DIR/<experiment>.tables.json with
 // each file's title, columns and notes (the CSV files carry only the header and the rows).
 void write_csv_dir(const std::string& dir, const std::string& experiment, const std::vector<Table>& tables) {
   create_output_folder(dir, kOutHint);
+  const std::string stem = file_stem(experiment);
   nlohmann::json index = nlohmann::json::array();
   for (const auto& t : tables) {
-    const std::string file = experiment + "." + t.name + ".csv";
+    const std::string file = stem + "." + file_stem(t.name) + ".csv";
     write_text_atomic(dir + "/" + file, render_tables({t}, "csv"));
     index.push_back({{"file", file}, {"table", t.name}, {"title", t.title}, {"columns", t.columns}, {"notes", t.notes}});
     std::printf("wrote %s/%s\n", dir.c_str(), file.c_str());
   }
-  write_text_atomic(dir + "/" + experiment + ".tables.json",
+  write_text_atomic(dir + "/" + stem + ".tables.json",
                     nlohmann::json{{"experiment", experiment}, {"tables", index}}.dump(2) + "\n");
 }
 

@@ -4,7 +4,7 @@
 // a kill by SIGXFSZ (but a command run by `measure` keeps the user's SIGXFSZ);
 // a path that cannot be written or read (under a regular file, a folder given
 // as a file, no permission) is an InputError (exit 2) before any work, with
-// nothing left behind.
+// nothing left behind; a stored experiment name never writes outside --out.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -211,6 +211,38 @@ TEST_F(IoErrorsCli, FolderGivenAsAnInputFileIsAnInputError) {
   for (const char* dry : {" --dry-run", ""})
     expect_error(bb(std::string("run exp.json --db db.sqlite --progress none") + dry), 2, "/dataset/path");
   EXPECT_FALSE(fs::exists(dir_.path("db.sqlite")));
+}
+
+// A database that an older balerbench or a merge wrote may hold names that are not file names: report's
+// CSV files stay in --out whatever the experiment is called.
+TEST_F(IoErrorsCli, StoredNamesNeverWriteOutsideTheReportFolder) {
+  const std::string db_path = dir_.path("names.sqlite");
+  {
+    const Store from(db(), false);
+    Store to(db_path);
+    for (const std::string name : {"../../escaped", "a/b", ".."}) {
+      to.put_experiment(name, "exp.json", tiny_experiment());
+      for (TrialRecord t : from.trials("tiny")) {
+        t.experiment = name;
+        t.key = name + t.key;
+        to.insert_trial(t);
+      }
+    }
+  }
+  const std::string out = dir_.path("x/y/rep");
+  const auto r = bb("report --db " + db_path + " --format csv --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const auto& f : files_under(dir_.root()))
+    if (f.rfind("names.sqlite", 0) != 0) EXPECT_EQ(f.rfind("x/y/rep/", 0), 0u) << f << " is outside --out";
+  std::set<std::string> experiments;
+  for (const auto& f : files_under(out)) {
+    EXPECT_EQ(f.find('/'), std::string::npos) << f << " is in a subfolder of --out";
+    EXPECT_NE(f.front(), '.') << f;
+    if (f.size() > 12 && f.substr(f.size() - 12) == ".tables.json")
+      experiments.insert(json::parse(read_text(out + "/" + f))["experiment"].get<std::string>());
+  }
+  // One index per experiment, each naming the stored name itself for the reader.
+  EXPECT_EQ(experiments, (std::set<std::string>{"../../escaped", "a/b", ".."}));
 }
 
 }  // namespace

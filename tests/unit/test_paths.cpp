@@ -1,5 +1,5 @@
-// test_paths.cpp: the user's paths (datasets/paths.h) and write_file_atomic's
-// failures.
+// test_paths.cpp: the user's paths (datasets/paths.h), write_file_atomic's
+// failures, and experiment names that must stay file names.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
@@ -19,6 +20,20 @@ namespace balerbench {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
+
+TEST(SafeFileName, KeepsPortableCharactersAndNeverLeavesTheFolder) {
+  EXPECT_EQ(safe_file_name("t3_precision-cpu.v2+x"), "t3_precision-cpu.v2+x");
+  EXPECT_EQ(safe_file_name("a/b"), "a_b");
+  EXPECT_EQ(safe_file_name("a\\b c"), "a_b_c");
+  EXPECT_EQ(safe_file_name("../../escaped"), "_.._.._escaped");
+  EXPECT_EQ(safe_file_name(std::string("a\0b\n", 4)), "a_b_");
+  EXPECT_EQ(safe_file_name("\xc3\xa9t\xc3\xa9"), "__t__");  // UTF-8 bytes are replaced one by one
+  EXPECT_EQ(safe_file_name(""), "_");
+  EXPECT_EQ(safe_file_name("."), "_.");
+  EXPECT_EQ(safe_file_name(".."), "_..");
+  EXPECT_EQ(safe_file_name(".hidden"), "_.hidden");
+}
 
 TEST(OutputPaths, AFolderUnderARegularFileIsAnInputErrorNamingIt) {
   TempDir dir;
@@ -90,6 +105,38 @@ TEST(InputPaths, AFolderOrAMissingFileIsAnInputError) {
   expect_input_error([&] { read_npy(dir.root()); }, "is a folder");
   write_text(dir.path("ok.json"), "{}");
   check_input_file(dir.path("ok.json"), "config file");
+}
+
+json experiment_named(const json& name) {
+  json j = json::parse(R"({"schema_version": 1,
+    "dataset": {"generator": {"kind": "cms", "rows": 1000}}, "model": {"name": "AE", "compression_ratio": 1.6},
+    "sweep": {"batch_size": [256], "precision": ["fp32"], "epochs": [2], "repeats": 1}})");
+  if (!name.is_null()) j["name"] = name;
+  return j;
+}
+
+// The name becomes part of report's file names: one that is not a file name is refused with a hint.
+TEST(ExperimentName, NamesThatAreNotFileNamesAreRefused) {
+  const auto bad = [](const json& name, const std::string& fragment) {
+    expect_input_error([&] { parse_experiment(experiment_named(name), "exp.json", "/tmp"); }, "/name: ");
+    expect_input_error([&] { parse_experiment(experiment_named(name), "exp.json", "/tmp"); }, fragment);
+  };
+  bad("", "is empty");
+  bad("../../escaped", "starts with '.'");
+  bad(".hidden", "starts with '.'");
+  bad("a/b", "holds '/'");
+  bad("a\\b", "holds '\\'");
+  bad(std::string("a\0b", 3), "holds a control character");
+  bad("tab\there", "holds a control character");
+  bad(std::string(121, 'x'), "is longer than 120 bytes");
+  expect_input_error([&] { parse_experiment(experiment_named(""), "exp.json", "/tmp"); }, "hint: ");
+  // Accepted: a name of 120 bytes, spaces, UTF-8 (report reduces them to safe file names).
+  EXPECT_EQ(parse_experiment(experiment_named(std::string(120, 'x')), "exp.json", "/tmp").name, std::string(120, 'x'));
+  EXPECT_EQ(parse_experiment(experiment_named("my sweep \xc3\xa9"), "exp.json", "/tmp").name, "my sweep \xc3\xa9");
+  // Without "name", the file's name, checked the same way.
+  EXPECT_EQ(parse_experiment(experiment_named(nullptr), "dir/cpu_sweep.json", "/tmp").name, "cpu_sweep");
+  expect_input_error([&] { parse_experiment(experiment_named(nullptr), "dir/.x.json", "/tmp"); },
+                     "(the file's name, as there is no \"name\") starts with '.'");
 }
 
 }  // namespace
