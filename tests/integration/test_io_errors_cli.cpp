@@ -4,9 +4,12 @@
 // a kill by SIGXFSZ (but a command run by `measure` keeps the user's SIGXFSZ);
 // a path that cannot be written or read (under a regular file, a folder given
 // as a file, no permission) is an InputError (exit 2) before any work, with
-// nothing left behind; a stored experiment name never writes outside --out.
+// nothing left behind; a stored experiment name never writes outside --out;
+// `run` checks its options before the database or any trial.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -211,6 +214,36 @@ TEST_F(IoErrorsCli, FolderGivenAsAnInputFileIsAnInputError) {
   for (const char* dry : {" --dry-run", ""})
     expect_error(bb(std::string("run exp.json --db db.sqlite --progress none") + dry), 2, "/dataset/path");
   EXPECT_FALSE(fs::exists(dir_.path("db.sqlite")));
+}
+
+// Before: `--tables bogus` failed after the whole sweep had run; a port in use or an --influx-file
+// under a regular file failed after the database was created; --db under a regular file was an
+// internal error.
+TEST_F(IoErrorsCli, RunChecksItsOptionsBeforeTheDatabaseOrAnyTrial) {
+  write_text(dir_.path("exp.json"), tiny_experiment().dump());
+  write_text(dir_.path("afile"), "x");
+  const std::string run = "run exp.json --db db.sqlite --progress none ";
+  const auto tables = bb(run + "--tables precision,bogus");
+  expect_error(tables, 2, "--tables 'bogus': no such table");
+  EXPECT_FALSE(has(tables, "== trial")) << tables.out;
+  expect_error(bb(run + "--tables bogus --dry-run"), 2, "--tables 'bogus'");
+  expect_error(bb(run + "--influx-file afile/points.lp"), 2, "afile/points.lp");
+  expect_error(bb("run exp.json --db afile/db.sqlite --progress none"), 2, "afile/db.sqlite: afile is not a folder");
+  // A port in use: held by this test's own listening socket.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const auto port = bb(run + "--prometheus-port " + std::to_string(ntohs(a.sin_port)));
+  ::close(fd);
+  expect_error(port, 2, "port in use");
+  EXPECT_FALSE(fs::exists(dir_.path("db.sqlite"))) << "no database for a run that cannot start";
+  EXPECT_EQ(files_under(dir_.root()), (std::set<std::string>{"afile", "exp.json"}));
 }
 
 // A database that an older balerbench or a merge wrote may hold names that are not file names: report's
