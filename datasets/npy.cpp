@@ -2,6 +2,7 @@
 #include "datasets/npy.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -9,9 +10,11 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 
 namespace balerbench {
 namespace {
@@ -428,34 +431,56 @@ std::vector<uint8_t> serialize_npy(const NpyArray& a) {
 
 NpyArray read_npy(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InputError(path + ": no such file", "check the path");
+  check_input_file(path, ".npy file");  // a folder: a stream would throw reading it
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading", "check the permissions");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return parse_npy(bytes.data(), bytes.size(), path);
 }
 
+namespace {
+
+// Writes all of `bytes` to `fd`; 0, or the errno of the write that failed.
+int write_all(int fd, const std::vector<uint8_t>& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace
+
+[[noreturn]] void throw_write_failure(const std::string& path, const std::string& what, int error) {
+  const std::string message = path + ": " + what + ": " + std::strerror(error);
+  if (error == ENOSPC || error == EFBIG || error == EDQUOT || error == EIO) throw WriteError(message);
+  throw InputError(message, "check that the folder is writable");
+}
+
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  check_output_file(path);
+  if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
   std::random_device rd;
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot open for writing", "check that the folder is writable");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw InputError(path + ": write failed", "is the disk full?");
-    }
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw_write_failure(path, "cannot create a file in its folder", errno);
+  const int write_error = write_all(fd, bytes);
+  const int close_error = ::close(fd) == 0 ? 0 : errno;  // NFS and quotas may report only here
+  if (write_error || close_error) {
+    ::unlink(tmp.c_str());
+    throw_write_failure(path, "write failed", write_error ? write_error : close_error);
   }
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {
-    std::remove(tmp.c_str());
-    throw InputError(path + ": cannot rename temporary file into place: " + ec.message());
+    ::unlink(tmp.c_str());
+    throw InputError(path + ": cannot rename the temporary file into place: " + ec.message(),
+                     "choose another output file");
   }
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 
 namespace balerbench {
 namespace {
@@ -161,7 +162,8 @@ NpzMembers parse_npz(const uint8_t* bytes, std::size_t size, const std::string& 
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, NpyArray>>& members, bool deflate) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  check_output_file(path);
+  if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
   std::random_device rd;
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
   int code = 0;
@@ -187,7 +189,16 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
     if (zip_set_file_compression(z, static_cast<zip_uint64_t>(idx), deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
       fail("cannot set compression for " + key + ": " + zip_strerror(z));
   }
-  if (zip_close(z) != 0) fail(std::string("cannot write archive: ") + zip_strerror(z));
+  if (zip_close(z) != 0) {
+    // libzip writes the archive here: a full disk or a file-size limit is a WriteError.
+    zip_error_t* ze = zip_get_error(z);
+    const int error = zip_error_system_type(ze) == ZIP_ET_SYS ? zip_error_code_system(ze) : 0;
+    const std::string reason = zip_strerror(z);
+    zip_discard(z);
+    std::remove(tmp.c_str());
+    if (error) throw_write_failure(path, "cannot write the archive", error);
+    throw InputError(path + ": cannot write the archive: " + reason);
+  }
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {

@@ -8,6 +8,7 @@
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
+#include "datasets/paths.h"
 
 namespace balerbench {
 namespace {
@@ -103,8 +104,7 @@ std::vector<std::pair<std::string, at::Tensor>> state_items(const AutoEncoder& m
 }
 
 c10::Dict<std::string, at::Tensor> read_dict(const std::string& path) {
-  if (!std::filesystem::exists(path))
-    throw InputError(path + ": model file not found", "run `balerbench train` with the same --out first");
+  check_input_file(path, "model file", "run `balerbench train` with the same --out first");
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   c10::IValue value;

@@ -22,10 +22,12 @@
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
+#include "datasets/paths.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/energy_options.h"
 #include "harness/cli/monitoring_options.h"
+#include "harness/cli/output_check.h"
 #include "harness/energy/energy_session.h"
 #include "harness/report/monitor.h"
 #include "harness/engine/system_description.h"
@@ -99,6 +101,7 @@ pid_t spawn(const std::vector<std::string>& cmd, const sigset_t& child_mask) {
     // the command itself, so restore the default before unblocking.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    restore_file_size_signal();  // balerbench ignores SIGXFSZ; the command gets the user's disposition
     sigprocmask(SIG_SETMASK, &child_mask, nullptr);
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
@@ -207,6 +210,7 @@ int run_measure(const MeasureArgs& a) {
     throw InputError("no command to measure", "balerbench measure [options] -- CMD ARGS..., e.g. -- sleep 1");
   std::string line;
   for (const auto& s : a.command) line += (line.empty() ? "" : " ") + s;
+  if (!a.json_path.empty()) check_output_file(a.json_path, "give --json a file that can be written");
   const EnergySettings energy = energy_settings_from(a.energy);
   const MonitoringSettings monitoring = monitoring_settings_from(a.monitoring);
   LiveMetrics live("measure");

@@ -13,8 +13,11 @@
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
+#include "datasets/paths.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/output_check.h"
 #include "harness/report/tables.h"
+#include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
 
 namespace balerbench::cli {
@@ -48,22 +51,35 @@ std::vector<double> stored_etas(const Store& store, const std::string& experimen
   return etas;
 }
 
+constexpr char kOutHint[] = "give --out a file (or with --format csv a folder) that can be written";
+
 void write_text_atomic(const std::string& path, const std::string& text) {
   write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// A stored name (an experiment's, a table's: from a database that an older balerbench or a merge wrote)
+// as part of a file name in --out: safe_file_name cut to 120 bytes, and when that changed it, a hash
+// of the name, so no name leaves the folder and two names never share a file.
+std::string file_stem(const std::string& name) {
+  constexpr std::size_t kMaxStemBytes = 120;
+  const std::string safe = safe_file_name(name);
+  if (safe == name && safe.size() <= kMaxStemBytes) return safe;
+  return safe.substr(0, kMaxStemBytes) + "-" + short_hash(name, 8);
 }
 
 // CSV: one file per table, DIR/<experiment>.<table>.csv, and DIR/<experiment>.tables.json with
 // each file's title, columns and notes (the CSV files carry only the header and the rows).
 void write_csv_dir(const std::string& dir, const std::string& experiment, const std::vector<Table>& tables) {
-  std::filesystem::create_directories(dir);
+  create_output_folder(dir, kOutHint);
+  const std::string stem = file_stem(experiment);
   nlohmann::json index = nlohmann::json::array();
   for (const auto& t : tables) {
-    const std::string file = experiment + "." + t.name + ".csv";
+    const std::string file = stem + "." + file_stem(t.name) + ".csv";
     write_text_atomic(dir + "/" + file, render_tables({t}, "csv"));
     index.push_back({{"file", file}, {"table", t.name}, {"title", t.title}, {"columns", t.columns}, {"notes", t.notes}});
     std::printf("wrote %s/%s\n", dir.c_str(), file.c_str());
   }
-  write_text_atomic(dir + "/" + experiment + ".tables.json",
+  write_text_atomic(dir + "/" + stem + ".tables.json",
                     nlohmann::json{{"experiment", experiment}, {"tables", index}}.dump(2) + "\n");
 }
 
@@ -72,6 +88,15 @@ void print_migration_note(const Store& s) {
 }
 
 int report(const ReportArgs& a) {
+  // Where the report goes, before the database is read and the tables made.
+  if (a.format == "csv" && !a.out.empty()) {
+    check_output_folder(a.out, "CSV reports go to a folder (one file per table): give a folder name, e.g. --out reports/");
+  } else if (!a.out.empty()) {
+    check_output_file(a.out, kOutHint);
+    std::error_code ec;
+    if (std::filesystem::equivalent(a.out, a.db, ec))
+      throw InputError("--out " + a.out + ": is the results database itself", "write the report to another file");
+  }
   const Store store(a.db, StoreAccess::kReadOnly);
   print_migration_note(store);
   std::vector<std::string> experiments = store.experiments();
@@ -91,9 +116,6 @@ int report(const ReportArgs& a) {
     table_count += reports.back().second.size();
   }
   if (a.format == "csv" && !a.out.empty()) {
-    if (std::filesystem::exists(a.out) && !std::filesystem::is_directory(a.out))
-      throw InputError("--out " + a.out + ": is a file, and CSV reports go to a folder (one file per table)",
-                       "give a folder name, e.g. --out reports/");
     for (const auto& [name, tables] : reports) write_csv_dir(a.out, name, tables);
     return 0;
   }
@@ -119,7 +141,7 @@ int report(const ReportArgs& a) {
     text += render_tables(tables, a.format);
   }
   if (a.out.empty()) {
-    std::fputs(text.c_str(), stdout);
+    write_stdout(text);  // a report is large: a failed write is an error here, not at exit
   } else {
     write_text_atomic(a.out, text);
     std::printf("wrote %s\n", a.out.c_str());

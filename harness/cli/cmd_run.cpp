@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <sstream>
 
+#include "datasets/paths.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/hazards.h"
+#include "harness/report/monitor.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
@@ -42,6 +44,16 @@ std::string shell_quoted(const std::string& s) {
   return out + "'";
 }
 
+// Every option checked before the hazards, the database or any trial: a mistake costs nothing and
+// leaves nothing behind (the experiment and its data file are checked by load_experiment).
+void check_before_work(const Args& a, const SweepOptions& o) {
+  if (a.tables != "none")
+    for (const auto& n : split_commas(a.tables)) check_table_name(n, "--tables");
+  if (a.dry_run) return;  // runs and creates nothing; the store says when --db is not a database
+  check_output_file(a.db, "give --db a file in a folder that can be written");
+  check_monitoring_settings(o.monitoring);
+}
+
 int run(const Args& a) {
   Experiment ex = load_experiment(a.experiment);
   SweepOptions o;
@@ -56,6 +68,7 @@ int run(const Args& a) {
   MonitoringArgs m = a.monitoring;
   if (!m.experiment) m.experiment = ex.name;
   o.monitoring = monitoring_settings_from(m);
+  check_before_work(a, o);
   if (!a.dry_run) std::fputs(format_hazard_block(find_hazards()).c_str(), stderr);
   const SweepSummary s = run_sweep(ex, o, stdout);
   if (!s.store_error.empty()) {

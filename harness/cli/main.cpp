@@ -1,6 +1,7 @@
 // main.cpp: argv -> subcommand -> exit code. Bad input (InputError, option
-// errors) prints one line and exits 2; a meter's device lost mid-run exits 1
-// with its own line; anything else unexpected exits 1.
+// errors) prints one line and exits 2; output that could not be written (a full
+// disk, a file-size limit, stdout included) exits 4; a meter's device lost
+// mid-run exits 1 with its own line; anything else unexpected exits 1.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -8,28 +9,15 @@
 #include "datasets/error.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/output_check.h"
 #include "harness/energy/energy_meter.h"
 #include "harness/version.h"
 
-int main(int argc, char** argv) {
-  // The BLAS kernel first: a switch re-executes this program before anything else runs.
-  if (argc > 1 && std::strcmp(argv[1], "__blas-check") == 0) return balerbench::blas_check_main(argc, argv);
-  balerbench::ensure_blas_kernel(argc, argv);
-  CLI::App app{"balerbench: Baler's autoencoder compression cycle in LibTorch, measured", "balerbench"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("balerbench ") + balerbench::kVersion);
-  balerbench::cli::Action run;
-  balerbench::cli::register_data(app, run);
-  balerbench::cli::register_model_info(app, run);
-  balerbench::cli::register_cycle(app, run);
-  balerbench::cli::register_meters(app, run);
-  balerbench::cli::register_doctor(app, run);
-  balerbench::cli::register_measure(app, run);
-  balerbench::cli::register_wattmeter(app, run);
-  balerbench::cli::register_serve_metrics(app, run);
-  balerbench::cli::register_run(app, run);
-  balerbench::cli::register_report(app, run);
-  balerbench::cli::register_system(app, run);
+namespace {
+
+constexpr int kWriteFailedExitCode = 4;
+
+int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -47,6 +35,9 @@ int main(int argc, char** argv) {
   } catch (const balerbench::InputError& e) {
     std::fprintf(stderr, "balerbench: error: %s\n", e.what());
     return 2;
+  } catch (const balerbench::WriteError& e) {
+    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    return kWriteFailedExitCode;
   } catch (const balerbench::MeterLost& e) {
     std::fprintf(stderr, "balerbench: error: %s\n", e.what());
     return 1;
@@ -54,4 +45,41 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "balerbench: internal error: %s\n", e.what());
     return 1;
   }
+}
+
+// A command's output that did not reach stdout is a failure, whatever the command returned.
+int close_stdout_or_fail(int exit_code) {
+  try {
+    balerbench::cli::close_stdout();
+  } catch (const balerbench::WriteError& e) {
+    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    return exit_code == 0 ? kWriteFailedExitCode : exit_code;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The BLAS kernel first: a switch re-executes this program before anything else runs.
+  if (argc > 1 && std::strcmp(argv[1], "__blas-check") == 0) return balerbench::blas_check_main(argc, argv);
+  balerbench::ensure_blas_kernel(argc, argv);
+  // A file-size limit then fails the write (EFBIG), which is reported, instead of killing balerbench.
+  balerbench::cli::ignore_file_size_signal();
+  CLI::App app{"balerbench: Baler's autoencoder compression cycle in LibTorch, measured", "balerbench"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("balerbench ") + balerbench::kVersion);
+  balerbench::cli::Action run;
+  balerbench::cli::register_data(app, run);
+  balerbench::cli::register_model_info(app, run);
+  balerbench::cli::register_cycle(app, run);
+  balerbench::cli::register_meters(app, run);
+  balerbench::cli::register_doctor(app, run);
+  balerbench::cli::register_measure(app, run);
+  balerbench::cli::register_wattmeter(app, run);
+  balerbench::cli::register_serve_metrics(app, run);
+  balerbench::cli::register_run(app, run);
+  balerbench::cli::register_report(app, run);
+  balerbench::cli::register_system(app, run);
+  return close_stdout_or_fail(parse_and_run(app, run, argc, argv));
 }

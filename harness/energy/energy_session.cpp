@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "datasets/npy.h"
+#include "datasets/paths.h"
 #include "harness/energy/emissions_csv.h"
 
 namespace balerbench {
@@ -236,7 +237,7 @@ std::vector<GpuLabel> EnergySession::gpus() const {
 }
 
 json EnergySession::write_outputs(const std::string& dir, const std::string& command) const {
-  std::filesystem::create_directories(dir);
+  create_output_folder(dir);
   json r = report();
   const std::string text = r.dump(2) + "\n";
   write_file_atomic((std::filesystem::path(dir) / "energy_report.json").string(),

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -47,6 +48,8 @@ WattmeterLog::WattmeterLog(std::string format, int socket, double clock_offset_s
 }
 
 WattmeterLog WattmeterLog::load(const std::string& path, const std::string& format, int socket, double offset_s) {
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a folder (wattmeter log expected)", "check the path");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the wattmeter log", "check the path");
   std::stringstream ss;

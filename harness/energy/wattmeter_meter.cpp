@@ -19,6 +19,10 @@ MeterProbe WattmeterMeter::open(const EnergySettings& s) {
     probe.unavailable_reason = s.wattmeter_log + ": no such wattmeter log (start the meter's reader first)";
     return probe;
   }
+  if (std::error_code ec; std::filesystem::is_directory(s.wattmeter_log, ec)) {
+    probe.unavailable_reason = s.wattmeter_log + ": is a folder, not a wattmeter log";
+    return probe;
+  }
   probe.meter.reset(new WattmeterMeter(s));
   return probe;
 }

@@ -16,6 +16,7 @@
 #include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
+#include "datasets/paths.h"
 #include "harness/base/clock.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/codec.h"
@@ -39,6 +40,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+constexpr char kOutFolderHint[] = "give --out a folder that can be created and written";
 
 struct Layout {
   explicit Layout(const std::string& out)
@@ -236,10 +238,11 @@ void finish_energy(EnergySession* session, const fs::path& dir, const std::strin
 
 json run_train(const RunConfig& c, const std::string& out_dir, const std::function<void()>& before_training) {
   const auto t_total = Clock::now();
+  const Layout L(out_dir);
+  check_output_folder(L.training.string(), kOutFolderHint);  // before any work, not after training
   configure_runtime(c);
   LiveRun run(c, "train");
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
-  const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
   const c10::Device device = resolve_device(c.device);
   TrainingSession session(c, ds, device, energy.get(), &run.live);
@@ -288,10 +291,11 @@ json run_train(const RunConfig& c, const std::string& out_dir, const std::functi
 
 json run_compress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
+  const Layout L(out_dir);
+  check_output_folder(L.compressed.string(), kOutFolderHint);
   configure_runtime(c);
   LiveRun run(c, "compress");
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
-  const Layout L(out_dir);
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
   const int64_t features = ds.features();
@@ -348,10 +352,11 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
 
 json run_decompress(const RunConfig& c, const std::string& out_dir) {
   const auto t_total = Clock::now();
+  const Layout L(out_dir);
+  check_output_folder(L.decompressed.string(), kOutFolderHint);
   configure_runtime(c);
   LiveRun run(c, "decompress");
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
-  const Layout L(out_dir);
   const std::string src = L.compressed_npz();
   if (!fs::exists(src))
     throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 #include "harness/base/strict_json.h"
 
 namespace balerbench {
@@ -205,7 +206,7 @@ std::string apply_override(json& j, const std::string& assignment, const std::st
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& sets,
                           const std::vector<ConfigOverride>& options) {
   namespace fs = std::filesystem;
-  if (!fs::exists(path)) throw InputError(path + ": config file not found", "see experiments/ for examples");
+  check_input_file(path, "config file", "see experiments/ for examples");
   json j = parse_json_file_strict(path);
   JsonOrigins origins;  // the paths set on the command line, named in their errors
   if (j.is_object()) {

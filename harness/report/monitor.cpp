@@ -86,6 +86,13 @@ json Monitor::finish() {
   return report_;
 }
 
+void check_monitoring_settings(const MonitoringSettings& settings) {
+  if (!settings.influx_url.empty()) make_http_sink(settings);  // connects nothing
+  if (!settings.influx_file.empty()) make_file_sink(settings.influx_file);  // writes nothing
+  if (settings.prometheus())
+    PrometheusServer::check_can_bind(settings.prometheus_address, static_cast<int>(settings.prometheus_port));
+}
+
 std::unique_ptr<Monitor> open_monitor(const MonitoringSettings& settings, LiveMetrics& live, const std::string& run_id) {
   if (!settings.enabled()) return nullptr;
   auto monitor = std::make_unique<Monitor>(settings, live, run_id);

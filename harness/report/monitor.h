@@ -52,6 +52,10 @@ class Monitor {
 
 class EnergySession;
 
+// The checks a Monitor's construction makes (the InfluxDB settings and file, the Prometheus address
+// and port free now), starting nothing: for a command that must fail before it creates a file.
+void check_monitoring_settings(const MonitoringSettings& settings);
+
 // A Monitor when `settings` asks for any exporter (its Prometheus URL printed
 // on stderr), else nullptr.
 std::unique_ptr<Monitor> open_monitor(const MonitoringSettings& settings, LiveMetrics& live, const std::string& run_id);

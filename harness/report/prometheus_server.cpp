@@ -3,13 +3,47 @@
 
 #include <httplib.h>
 
+#include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 
 #include "datasets/error.h"
 
 namespace balerbench {
+namespace {
+
+[[noreturn]] void throw_cannot_bind(const std::string& address, int port) {
+  if (port == 0)
+    throw InputError("cannot open a Prometheus endpoint on " + address + " (no free port, or not an address here)",
+                     "--prometheus-address takes an IP address of this machine, e.g. 127.0.0.1");
+  throw InputError("cannot open a Prometheus endpoint on " + address + ":" + std::to_string(port) +
+                       " (port in use, or not an address here)",
+                   "choose another --prometheus-port, or 0 for any free port");
+}
+
+}  // namespace
+
+void PrometheusServer::check_can_bind(const std::string& address, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) throw_cannot_bind(address, port);
+  bool bound = false;
+  for (const addrinfo* a = found; a && !bound; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;  // as the server binds: SO_REUSEADDR only
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (!bound) throw_cannot_bind(address, port);
+}
 
 PrometheusServer::PrometheusServer(const std::string& address, int port, std::function<std::string()> render)
     : server_(std::make_unique<httplib::Server>()), address_(address), render_(std::move(render)) {
@@ -31,16 +65,11 @@ PrometheusServer::PrometheusServer(const std::string& address, int port, std::fu
   server_->Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("balerbench: metrics at /metrics\n", "text/plain");
   });
-  const std::string where = address + ":" + std::to_string(port);
   if (port == 0) {
     port_ = server_->bind_to_any_port(address);
-    if (port_ <= 0)
-      throw InputError("cannot open a Prometheus endpoint on " + address + " (no free port, or not an address here)",
-                       "--prometheus-address takes an IP address of this machine, e.g. 127.0.0.1");
+    if (port_ <= 0) throw_cannot_bind(address, 0);
   } else {
-    if (!server_->bind_to_port(address, port))
-      throw InputError("cannot open a Prometheus endpoint on " + where + " (port in use, or not an address here)",
-                       "choose another --prometheus-port, or 0 for any free port");
+    if (!server_->bind_to_port(address, port)) throw_cannot_bind(address, port);
     port_ = port;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });

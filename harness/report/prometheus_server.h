@@ -25,6 +25,8 @@ class PrometheusServer {
  public:
   // Binds and starts serving; an InputError (exit 2) when the address cannot be bound.
   PrometheusServer(const std::string& address, int port, std::function<std::string()> render);
+  // The same InputError when ADDRESS:PORT cannot be bound now; binds and closes again, serves nothing.
+  static void check_can_bind(const std::string& address, int port);
   ~PrometheusServer();
   PrometheusServer(const PrometheusServer&) = delete;
   PrometheusServer& operator=(const PrometheusServer&) = delete;

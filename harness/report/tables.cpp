@@ -1327,15 +1327,18 @@ const std::vector<std::string>& report_table_names() {
   return names;
 }
 
+void check_table_name(const std::string& table, const std::string& option) {
+  const auto& names = report_table_names();
+  if (table == "all" || std::find(names.begin(), names.end(), table) != names.end()) return;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw InputError(option + " '" + table + "': no such table", "one of: " + list + ", all");
+}
+
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
                                const std::vector<double>& etas_in) {
   const std::vector<double> etas = etas_in.empty() ? std::vector<double>{0.0, 0.5, 1.0} : etas_in;
-  const auto& names = report_table_names();
-  if (table != "all" && std::find(names.begin(), names.end(), table) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw InputError("--table '" + table + "': no such table", "one of: " + list + ", all");
-  }
+  check_table_name(table);
   std::vector<Table> out;
   auto want = [&](const char* n) { return table == "all" || table == n; };
   // Tables that compare configurations: one per system and spec variant, never mixing them.

@@ -35,6 +35,9 @@ struct Table {
 };
 
 const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ..., systems, across, trials
+// InputError listing the valid names unless `table` is one of report_table_names() or "all";
+// `option` names where it came from.
+void check_table_name(const std::string& table, const std::string& option = "--table");
 
 // `table`: a name from report_table_names(), or "all". `etas`: the cost
 // weights (from the experiment; {0, 0.5, 1} when empty).

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 
 namespace balerbench {
 namespace {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 #include "datasets/synthetic.h"
 #include "harness/base/strict_json.h"
 #include "harness/base/system_info.h"
@@ -140,6 +141,18 @@ std::string TrialSpec::label() const {
          " ep=" + std::to_string(epochs) + (warmup ? " warm-up" : " #" + std::to_string(repeat));
 }
 
+std::string experiment_name_problem(const std::string& name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > kMaxExperimentNameBytes)
+    return "is longer than " + std::to_string(kMaxExperimentNameBytes) + " bytes";
+  if (name.front() == '.') return "starts with '.'";
+  for (const char c : name) {
+    if (c == '/' || c == '\\') return std::string("holds '") + c + "'";
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "holds a control character";
+  }
+  return "";
+}
+
 Experiment parse_experiment(const json& j, const std::string& source, const std::string& base_dir) {
   if (!j.is_object())
     throw InputError(source + ": an experiment must be a JSON object", "see experiments/quickstart.json");
@@ -155,8 +168,13 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
     r.fail("schema_version", "is " + std::to_string(version) + " but this balerbench reads version " +
                                  std::to_string(kExperimentSchemaVersion));
   e.schema_version = static_cast<int>(version);
+  const bool named = r.get("name") != nullptr;
   r.str("name", e.name);
-  if (e.name.empty()) e.name = fs::path(source).stem().string();
+  if (!named) e.name = fs::path(source).stem().string();
+  if (const std::string problem = experiment_name_problem(e.name); !problem.empty())
+    r.fail("name", shown(e.name) + (named ? "" : " (the file's name, as there is no \"name\")") + " " + problem +
+                       ": the name is part of the report's file names",
+           "a name of letters, digits and - _ . + that does not start with '.', e.g. \"name\": \"cpu_sweep\"");
   r.str("description", e.description);
 
   const json* ds = r.object("dataset");
@@ -320,6 +338,7 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
 }
 
 Experiment load_experiment(const std::string& path) {
+  check_input_file(path, "experiment file", "give an experiment FILE.json, e.g. experiments/quickstart.json");
   if (!std::ifstream(path)) throw InputError(path + ": cannot open the experiment file", "check the path");
   const json j = parse_json_file_strict(path);
   Experiment e = parse_experiment(j, path, fs::path(path).parent_path().string());

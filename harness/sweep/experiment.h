@@ -105,6 +105,12 @@ struct TrialSpec {
   std::string label() const;  // "bs=512 fp32 pl=- ep=10 #0"
 };
 
+// Why `name` cannot name an experiment, or "" when it can: it is part of file names (report's CSV
+// files), so it is not empty, holds no '/', '\\' or control character (NUL included), does not
+// start with '.', and has at most kMaxExperimentNameBytes bytes.
+constexpr std::size_t kMaxExperimentNameBytes = 120;
+std::string experiment_name_problem(const std::string& name);
+
 // Parses and validates an experiment (InputError naming the JSON path).
 Experiment parse_experiment(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
 Experiment load_experiment(const std::string& path);

@@ -1,0 +1,88 @@
+// paths.cpp: see paths.h.
+#include "datasets/paths.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "datasets/error.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The deepest part of `dir` (itself included) that exists; empty when none does (a relative path
+// whose first part is new: the working folder is then the one written into).
+fs::path deepest_existing(const fs::path& dir) {
+  for (fs::path p = dir; !p.empty(); p = p.parent_path()) {
+    std::error_code ec;
+    if (fs::symlink_status(p, ec).type() != fs::file_type::not_found) return p;
+    if (p == p.parent_path()) break;  // the root
+  }
+  return {};
+}
+
+// Why `dir` cannot be written into or created (see check_output_folder), naming the part at fault
+// unless it is `dir` itself and `dir` is the message's subject; "" when it can.
+std::string folder_problem(const std::string& dir, bool dir_is_subject) {
+  const fs::path target = dir.empty() ? fs::path(".") : fs::path(dir);
+  fs::path existing = deepest_existing(target);
+  if (existing.empty()) existing = ".";
+  std::error_code ec;
+  const fs::file_status status = fs::status(existing, ec);
+  if (ec && ec.value() != ENOENT) return "cannot look at " + existing.string() + ": " + ec.message();
+  if (!fs::is_directory(status))
+    return existing == target && dir_is_subject ? "is not a folder" : existing.string() + " is not a folder";
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    return "cannot write into " + existing.string() + ": " + std::strerror(errno);
+  return "";
+}
+
+}  // namespace
+
+void check_input_file(const std::string& path, const std::string& what, const std::string& hint) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) throw InputError(path + ": " + what + " not found", hint);
+  if (ec) throw InputError(path + ": cannot read the " + what + ": " + ec.message(), hint);
+  if (fs::is_directory(status)) throw InputError(path + ": is a folder (" + what + " expected)", hint);
+}
+
+void check_output_folder(const std::string& dir, const std::string& hint) {
+  if (const std::string problem = folder_problem(dir, true); !problem.empty()) throw InputError(dir + ": " + problem, hint);
+}
+
+void check_output_file(const std::string& path, const std::string& hint) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder, not a file", hint);
+  const std::string parent = fs::path(path).parent_path().string();
+  if (const std::string problem = folder_problem(parent.empty() ? "." : parent, false); !problem.empty())
+    throw InputError(path + ": " + problem, hint);
+}
+
+void create_output_folder(const std::string& dir, const std::string& hint) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  check_output_folder(dir, hint);  // the clear reasons first: a part that is a file, no permission
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(dir + ": cannot create the folder: " + ec.message(), hint);
+}
+
+std::string safe_file_name(const std::string& name) {
+  std::string out;
+  out.reserve(name.size() + 1);
+  for (const char c : name) {
+    const bool kept = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '+' || c == '-';
+    out += kept ? c : '_';
+  }
+  if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');  // also "." and ".."
+  return out;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,30 @@
+// paths.h: the user's paths, checked before any work starts. Input files that
+// are missing or folders, output folders and files that cannot be written (a
+// part that is a regular file, a folder where a file is expected, no write
+// permission): each an InputError naming the path, never a
+// std::filesystem::filesystem_error or a stream's read error. Folders created
+// with the same errors, and stored names (experiments, tables) reduced to file
+// names that stay in their folder.
+#pragma once
+
+#include <string>
+
+namespace balerbench {
+
+// `path` exists and is not a folder (a regular file, or a pipe such as /dev/stdin). `what` names it
+// in the message ("config file"); InputError with `hint` otherwise.
+void check_input_file(const std::string& path, const std::string& what, const std::string& hint = "check the path");
+
+// `dir` exists as a writable folder, or can be created: each of its parts that exists is a folder,
+// and the deepest one that exists is writable. Creates nothing. InputError otherwise, with `hint`.
+void check_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
+// `path` can be written as a file: it is not a folder, and its folder passes check_output_folder.
+void check_output_file(const std::string& path, const std::string& hint = "choose another output file");
+// create_directories(dir); InputError naming the part that is a file, or the system's reason.
+void create_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
+
+// `name` as a file name that stays in its folder: [A-Za-z0-9._+-] kept, every other byte '_';
+// never empty, ".", "..", nor starting with '.' (an '_' is put before it).
+std::string safe_file_name(const std::string& name);
+
+}  // namespace balerbench

@@ -1,0 +1,143 @@
+// test_paths.cpp: the user's paths (datasets/paths.h), write_file_atomic's
+// failures, and experiment names that must stay file names.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "datasets/error.h"
+#include "datasets/npy.h"
+#include "datasets/paths.h"
+#include "harness/sweep/experiment.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+TEST(SafeFileName, KeepsPortableCharactersAndNeverLeavesTheFolder) {
+  EXPECT_EQ(safe_file_name("t3_precision-cpu.v2+x"), "t3_precision-cpu.v2+x");
+  EXPECT_EQ(safe_file_name("a/b"), "a_b");
+  EXPECT_EQ(safe_file_name("a\\b c"), "a_b_c");
+  EXPECT_EQ(safe_file_name("../../escaped"), "_.._.._escaped");
+  EXPECT_EQ(safe_file_name(std::string("a\0b\n", 4)), "a_b_");
+  EXPECT_EQ(safe_file_name("\xc3\xa9t\xc3\xa9"), "__t__");  // UTF-8 bytes are replaced one by one
+  EXPECT_EQ(safe_file_name(""), "_");
+  EXPECT_EQ(safe_file_name("."), "_.");
+  EXPECT_EQ(safe_file_name(".."), "_..");
+  EXPECT_EQ(safe_file_name(".hidden"), "_.hidden");
+}
+
+TEST(OutputPaths, AFolderUnderARegularFileIsAnInputErrorNamingIt) {
+  TempDir dir;
+  write_text(dir.path("afile"), "x");
+  expect_input_error([&] { check_output_folder(dir.path("afile")); }, "afile: is not a folder");
+  expect_input_error([&] { check_output_folder(dir.path("afile/sub/deeper")); }, "afile is not a folder");
+  expect_input_error([&] { create_output_folder(dir.path("afile/sub")); }, "afile is not a folder");
+  expect_input_error([&] { check_output_file(dir.path("afile/x.json")); }, "x.json: " + dir.path("afile") + " is not a folder");
+  fs::create_directories(dir.path("folder"));
+  expect_input_error([&] { check_output_file(dir.path("folder")); }, "is a folder, not a file");
+  // What does not exist yet but can be created passes, and nothing is created by a check.
+  check_output_folder(dir.path("new/deeper"));
+  check_output_file(dir.path("new/deeper/x.json"));
+  check_output_file("relative-name.json");
+  EXPECT_FALSE(fs::exists(dir.path("new")));
+  create_output_folder(dir.path("new/deeper"));
+  EXPECT_TRUE(fs::is_directory(dir.path("new/deeper")));
+}
+
+TEST(OutputPaths, WriteFileAtomicTurnsPathErrorsIntoInputErrors) {
+  TempDir dir;
+  write_text(dir.path("afile"), "x");
+  const std::vector<uint8_t> bytes = {1, 2, 3};
+  expect_input_error([&] { write_file_atomic(dir.path("afile/x.bin"), bytes); }, "afile is not a folder");
+  expect_input_error([&] { write_file_atomic(dir.path("afile/sub/x.bin"), bytes); }, "afile is not a folder");
+  fs::create_directories(dir.path("folder"));
+  expect_input_error([&] { write_file_atomic(dir.path("folder"), bytes); }, "is a folder, not a file");
+  EXPECT_EQ(read_text(dir.path("afile")), "x");
+  write_file_atomic(dir.path("made/here/x.bin"), bytes);
+  EXPECT_EQ(fs::file_size(dir.path("made/here/x.bin")), 3u);
+}
+
+// Under a file-size limit (SIGXFSZ ignored, as balerbench's main does), in a child process: a
+// WriteError (exit code 4 in main) naming the file, and no temporary file left behind.
+TEST(OutputPaths, WriteFileAtomicUnderAFileSizeLimitIsAWriteErrorAndLeavesNothing) {
+  TempDir dir;
+  const std::string path = dir.path("big.bin");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit = {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      write_file_atomic(path, std::vector<uint8_t>(100000, 7));
+    } catch (const WriteError& e) {
+      const std::string what = e.what();
+      _exit(what.find("big.bin: write failed: File too large") != std::string::npos &&
+                    what.find("file-size limit") != std::string::npos
+                ? 0
+                : 2);
+    } catch (...) {
+      _exit(3);
+    }
+    _exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: other message, 3: other exception, 4: no exception";
+  EXPECT_TRUE(fs::is_empty(dir.root())) << "the temporary file is removed";
+}
+
+TEST(InputPaths, AFolderOrAMissingFileIsAnInputError) {
+  TempDir dir;
+  expect_input_error([&] { check_input_file(dir.root(), "config file"); }, "is a folder (config file expected)");
+  expect_input_error([&] { check_input_file(dir.path("none.json"), "config file"); }, "config file not found");
+  expect_input_error([&] { load_experiment(dir.root()); }, "is a folder (experiment file expected)");
+  expect_input_error([&] { read_npy(dir.root()); }, "is a folder");
+  write_text(dir.path("ok.json"), "{}");
+  check_input_file(dir.path("ok.json"), "config file");
+}
+
+json experiment_named(const json& name) {
+  json j = json::parse(R"({"schema_version": 1,
+    "dataset": {"generator": {"kind": "cms", "rows": 1000}}, "model": {"name": "AE", "compression_ratio": 1.6},
+    "sweep": {"batch_size": [256], "precision": ["fp32"], "epochs": [2], "repeats": 1}})");
+  if (!name.is_null()) j["name"] = name;
+  return j;
+}
+
+// The name becomes part of report's file names: one that is not a file name is refused with a hint.
+TEST(ExperimentName, NamesThatAreNotFileNamesAreRefused) {
+  const auto bad = [](const json& name, const std::string& fragment) {
+    expect_input_error([&] { parse_experiment(experiment_named(name), "exp.json", "/tmp"); }, "/name: ");
+    expect_input_error([&] { parse_experiment(experiment_named(name), "exp.json", "/tmp"); }, fragment);
+  };
+  bad("", "is empty");
+  bad("../../escaped", "starts with '.'");
+  bad(".hidden", "starts with '.'");
+  bad("a/b", "holds '/'");
+  bad("a\\b", "holds '\\'");
+  bad(std::string("a\0b", 3), "holds a control character");
+  bad("tab\there", "holds a control character");
+  bad(std::string(121, 'x'), "is longer than 120 bytes");
+  expect_input_error([&] { parse_experiment(experiment_named(""), "exp.json", "/tmp"); }, "hint: ");
+  // Accepted: a name of 120 bytes, spaces, UTF-8 (report reduces them to safe file names).
+  EXPECT_EQ(parse_experiment(experiment_named(std::string(120, 'x')), "exp.json", "/tmp").name, std::string(120, 'x'));
+  EXPECT_EQ(parse_experiment(experiment_named("my sweep \xc3\xa9"), "exp.json", "/tmp").name, "my sweep \xc3\xa9");
+  // Without "name", the file's name, checked the same way.
+  EXPECT_EQ(parse_experiment(experiment_named(nullptr), "dir/cpu_sweep.json", "/tmp").name, "cpu_sweep");
+  expect_input_error([&] { parse_experiment(experiment_named(nullptr), "dir/.x.json", "/tmp"); },
+                     "(the file's name, as there is no \"name\") starts with '.'");
+}
+
+}  // namespace
+}  // namespace balerbench
