@@ -462,11 +462,11 @@ int write_all(int fd, const std::vector<uint8_t>& bytes) {
 
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   namespace fs = std::filesystem;
-  const fs::path target(path);
   check_output_file(path);
+  const fs::path target(output_target(path));  // a link's file is replaced, the link kept
   if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
   std::random_device rd;
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
+  const std::string tmp = target.string() + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) throw_write_failure(path, "cannot create a file in its folder", errno);
   const int write_error = write_all(fd, bytes);

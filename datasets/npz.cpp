@@ -161,11 +161,11 @@ NpzMembers parse_npz(const uint8_t* bytes, std::size_t size, const std::string& 
 
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, NpyArray>>& members, bool deflate) {
   namespace fs = std::filesystem;
-  const fs::path target(path);
   check_output_file(path);
+  const fs::path target(output_target(path));  // a link's file is replaced, the link kept
   if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
   std::random_device rd;
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
+  const std::string tmp = target.string() + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
   int code = 0;
   zip_t* z = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
   if (!z) throw InputError(path + ": cannot create archive: " + zip_open_error(code), "check that the folder is writable");

@@ -53,12 +53,32 @@ void check_input_file(const std::string& path, const std::string& what, const st
 }
 
 void check_output_folder(const std::string& dir, const std::string& hint) {
+  if (dir.empty()) throw InputError("an empty folder name", hint);
   if (const std::string problem = folder_problem(dir, true); !problem.empty()) throw InputError(dir + ": " + problem, hint);
 }
 
-void check_output_file(const std::string& path, const std::string& hint) {
+std::string output_target(const std::string& path) {
+  fs::path p(path);
+  for (int hops = 0; hops < 40; ++hops) {  // as the kernel's own limit on links followed
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return p.string();
+}
+
+void check_output_file(const std::string& given, const std::string& hint) {
+  if (given.empty()) throw InputError("an empty file name", hint);
+  const std::string path = output_target(given);
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder, not a file", hint);
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::is_directory(status)) throw InputError(given + ": is a folder, not a file", hint);
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    throw InputError(given + ": is not a regular file (a device, a pipe or a socket): an output is written beside "
+                         "it and renamed into place, which would replace it",
+                     "give the path of a regular file; to discard an output, leave the option out");
   const std::string parent = fs::path(path).parent_path().string();
   if (const std::string problem = folder_problem(parent.empty() ? "." : parent, false); !problem.empty())
     throw InputError(path + ": " + problem, hint);

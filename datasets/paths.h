@@ -15,11 +15,18 @@ namespace balerbench {
 // in the message ("config file"); InputError with `hint` otherwise.
 void check_input_file(const std::string& path, const std::string& what, const std::string& hint = "check the path");
 
-// `dir` exists as a writable folder, or can be created: each of its parts that exists is a folder,
-// and the deepest one that exists is writable. Creates nothing. InputError otherwise, with `hint`.
+// `dir` exists as a writable folder, or can be created: it is not empty, each of its parts that
+// exists is a folder, and the deepest one that exists is writable. Creates nothing. InputError
+// otherwise, with `hint`.
 void check_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
-// `path` can be written as a file: it is not a folder, and its folder passes check_output_folder.
+// `path` can be written as a file: it is not empty, not a folder, not an existing device, pipe or
+// socket (an output is written beside it and renamed into place, which would replace such a file:
+// /dev/null itself, run as root), and its folder passes check_output_folder. A symbolic link is
+// checked as the file it points to.
 void check_output_file(const std::string& path, const std::string& hint = "choose another output file");
+// Where an output for `path` is written: `path`, or the file a symbolic link at `path` points to
+// (followed to its end), so that renaming into place updates the link's file and keeps the link.
+std::string output_target(const std::string& path);
 // create_directories(dir); InputError naming the part that is a file, or the system's reason.
 void create_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
 

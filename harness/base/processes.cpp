@@ -88,6 +88,7 @@ std::vector<PeerProcess> other_balerbench_processes(const std::string& proc_root
     for (char& c : cmd)
       if (c == '\0') c = ' ';
     while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
+    if (cmd.empty()) cmd = "balerbench";  // exiting, or its arguments not readable to this user
     p.command = cmd.size() > 200 ? cmd.substr(0, 197) + "..." : cmd;
     out.push_back(std::move(p));
   }

@@ -5,6 +5,7 @@
 
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "harness/cli/json_stdout.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
@@ -171,7 +172,7 @@ void register_cycle(CLI::App& app, Action& run) {
     const std::string name = h[0];
     CLI::App* cmd = app.add_subcommand(name, h[1]);
     cmd->add_option("--config", a->config, "config FILE.json (strict JSON, Baler's key names)")->required();
-    cmd->add_option("--out", a->out, "output folder (default ./output)");
+    cmd->add_option("--out", a->out, "output folder (default ./output)")->check(non_empty_path());
     cmd->add_option("--set", a->sets, "override a config key: key=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--json", a->json, "print the report as JSON");
     if (name != "info") {
@@ -187,7 +188,7 @@ void register_cycle(CLI::App& app, Action& run) {
       cmd->add_flag("--no-cuda-graphs", a->no_cuda_graphs, "CUDA: run every step eagerly");
       if (name == "train")
         cmd->add_option("--profile-trace", a->profile_trace,
-                        "with --profile: write LibTorch's profiler trace (Chrome trace JSON, for Perfetto) to FILE");
+                        "with --profile: write LibTorch's profiler trace (Chrome trace JSON, for Perfetto) to FILE")->check(non_empty_path());
     }
     cmd->callback([a, name, &run] { run = [a, name] { return run_command(name, *a); }; });
   }

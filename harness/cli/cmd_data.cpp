@@ -96,7 +96,7 @@ void register_data(CLI::App& app, Action& run) {
   gen->add_option("--kind", a->kind, "cms (jets, 24 columns) or cfd (N, H, W frames)")
       ->required()->check(CLI::IsMember({"cms", "cfd"}));
   gen->add_option("--rows", a->rows, "rows (jets) or frames")->required()->check(positive_count());
-  gen->add_option("--out", a->out, "output .npz file")->required();
+  gen->add_option("--out", a->out, "output .npz file")->check(non_empty_path())->required();
   gen->add_option("--seed", a->seed, "random seed (default 0)");
   gen->add_option("--height", a->height, "cfd frame height (default 50)")->check(positive_count());
   gen->add_option("--width", a->width, "cfd frame width (default 50)")->check(positive_count());

@@ -25,6 +25,7 @@
 #include "datasets/paths.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "harness/cli/energy_options.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/cli/output_check.h"
@@ -267,7 +268,7 @@ void register_measure(CLI::App& app, Action& run) {
                                                 "balerbench measure [options] -- CMD ARGS...");
   add_energy_options(cmd, a->energy, true);
   add_monitoring_options(cmd, a->monitoring, false);
-  cmd->add_option("--json", a->json_path, "also write the full report as JSON to FILE");
+  cmd->add_option("--json", a->json_path, "also write the full report as JSON to FILE")->check(non_empty_path());
   cmd->add_option("command", a->command, "the command and its arguments, after --")->expected(-1);
   cmd->prefix_command(false);
   cmd->footer(

@@ -15,6 +15,7 @@
 #include "datasets/npy.h"
 #include "datasets/paths.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "harness/cli/output_check.h"
 #include "harness/report/tables.h"
 #include "harness/report/trial_identity.h"
@@ -222,7 +223,8 @@ int merge(const MergeArgs& a) {
     throw InputError(a.out + ": cannot move the merged database into place: " + std::strerror(err),
                      "check that its folder is writable and on the same file system");
   }
-  std::printf("merged %zu databases into %s: %lld trials (%lld duplicates skipped)\n", a.inputs.size(), a.out.c_str(),
+  std::printf("merged %zu database%s into %s: %lld trials (%lld duplicates skipped)\n", a.inputs.size(),
+              a.inputs.size() == 1 ? "" : "s", a.out.c_str(),
               static_cast<long long>(copied), static_cast<long long>(duplicates));
   return 0;
 }
@@ -232,7 +234,7 @@ int merge(const MergeArgs& a) {
 void register_report(CLI::App& app, Action& action) {
   auto a = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand("report", "Tables from the results database (Markdown, CSV, LaTeX, JSON)");
-  cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)");
+  cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)")->check(non_empty_path());
   cmd->add_option("--experiment", a->experiment, "only this experiment (default: every one stored)");
   cmd->add_option("--table", a->table,
                   "precision | phases | batch_size | power_limit | cost | complexity | datasets | crosscheck | "
@@ -241,7 +243,8 @@ void register_report(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"md", "csv", "latex", "json"}));
   cmd->add_option("--out", a->out,
                   "write to FILE instead of stdout; with --format csv a folder: one EXPERIMENT.TABLE.csv per table "
-                  "and EXPERIMENT.tables.json with their titles and notes");
+                  "and EXPERIMENT.tables.json with their titles and notes")
+      ->check(non_empty_path());
   cmd->callback([a, &action] { action = [a] { return report(*a); }; });
 
   auto m = std::make_shared<MergeArgs>();

@@ -6,6 +6,7 @@
 
 #include "datasets/paths.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/hazards.h"
 #include "harness/report/monitor.h"
@@ -97,7 +98,7 @@ void register_run(CLI::App& app, Action& action) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("run", "Run an experiment sweep into the results database, then print tables");
   cmd->add_option("experiment", a->experiment, "experiment FILE.json (see experiments/)")->required();
-  cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)");
+  cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)")->check(non_empty_path());
   cmd->add_option("--shard", a->shard,
                   "run slice i of N of the grid (0 <= i < N); default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT "
                   "when set");

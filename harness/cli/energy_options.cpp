@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "harness/base/strict_json.h"
+#include "harness/cli/option_checks.h"
 
 namespace balerbench::cli {
 
@@ -20,7 +21,7 @@ void add_energy_options(CLI::App* cmd, EnergyArgs& a, bool sampling) {
   cmd->add_option("--pue", a.pue, "power usage effectiveness of the facility (default 1.0)");
   cmd->add_option("--cpu-tdp", a.cpu_tdp_w, "TDP per socket in W for cpu_estimate");
   cmd->add_option("--cpu-mode", a.cpu_mode, "cpu_estimate utilisation: machine (default) or process");
-  cmd->add_option("--wattmeter-log", a.wattmeter_log, "a wattmeter log being written, for the wattmeter meter");
+  cmd->add_option("--wattmeter-log", a.wattmeter_log, "a wattmeter log being written, for the wattmeter meter")->check(non_empty_path());
   cmd->add_option("--wattmeter-format", a.wattmeter_format, "auto, omegawatt or csv");
   cmd->add_option("--wattmeter-socket", a.wattmeter_socket, "OmegaWatt socket (1-based; default all)");
   cmd->add_option("--wattmeter-offset", a.wattmeter_offset_s, "seconds added to the log's timestamps");

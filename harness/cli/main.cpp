@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 
 #include "datasets/error.h"
 #include "harness/base/blas_kernel.h"
@@ -41,6 +42,12 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
   } catch (const balerbench::MeterLost& e) {
     std::fprintf(stderr, "balerbench: error: %s\n", e.what());
     return 1;
+  } catch (const std::bad_alloc&) {
+    // Data or a model larger than this machine's memory: what was asked for, not a fault of balerbench.
+    std::fprintf(stderr,
+                 "balerbench: error: out of memory: the data or the model asked for more memory than this machine "
+                 "gives (hint: use fewer rows or smaller dimensions, or a machine with more memory)\n");
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "balerbench: internal error: %s\n", e.what());
     return 1;

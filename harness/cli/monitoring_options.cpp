@@ -5,6 +5,7 @@
 #include <map>
 
 #include "harness/base/strict_json.h"
+#include "harness/cli/option_checks.h"
 
 namespace balerbench::cli {
 
@@ -19,7 +20,7 @@ void add_monitoring_options(CLI::App* cmd, MonitoringArgs& a, bool experiment) {
                   "keep serving the final values for S seconds after the command ends");
   cmd->add_option("--influx", a.influx_url, "stream metrics to InfluxDB 1.x at URL (e.g. http://127.0.0.1:8086)");
   cmd->add_option("--influx-db", a.influx_database, "InfluxDB database (default balerbench)");
-  cmd->add_option("--influx-file", a.influx_file, "write the same line protocol to FILE");
+  cmd->add_option("--influx-file", a.influx_file, "write the same line protocol to FILE")->check(non_empty_path());
   if (experiment)
     cmd->add_option("--experiment", a.experiment, "experiment label of the live metrics (default: the config's name)");
 }

@@ -28,4 +28,14 @@ inline CLI::Validator positive_count() { return at_least(1, "POSITIVE"); }
 // Durations and the like.
 inline CLI::Validator non_negative() { return at_least(0, "NONNEGATIVE"); }
 
+// A path that must not be empty: `--db ''` (an unset shell variable) would otherwise mean SQLite's
+// temporary database, thrown away at exit, and `--out ''` the working folder.
+inline CLI::Validator non_empty_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty path (an unset shell variable?): give a file or folder name" : "";
+      },
+      "PATH");
+}
+
 }  // namespace balerbench::cli

@@ -183,11 +183,16 @@ std::string apply_override(json& j, const std::string& assignment, const std::st
   if (eq == std::string::npos || eq == 0) throw InputError(named + ": expected key=value", "for example --set epochs=10");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  // Bare words are strings (--set model_name=AE); JSON that parses is refused as in a file (1e400, a key twice).
-  json value = try_parse_json_strict(text, named).value_or(json(text));
   static const std::set<std::string> kPathKeys = {"input_path", "energy.wattmeter_log", "monitoring.influx_file",
                                                   "profile_trace"};
-  if (kPathKeys.count(key) && value.is_string())  // --set paths are relative to the working directory
+  // Bare words are strings (--set model_name=AE); JSON that parses is refused as in a file (1e400, a key twice).
+  json value = try_parse_json_strict(text, named).value_or(json(text));
+  // A path from a command-line option is a string: a file named `null`, `true` or `1` is a file name,
+  // not JSON (an option may pass its path JSON-quoted, which parses as that string).
+  if (!origin.empty() && kPathKeys.count(key) && !value.is_string()) value = text;
+  // --set paths are relative to the working directory; an empty one stays empty (each key says
+  // whether it may be: input_path may not).
+  if (kPathKeys.count(key) && value.is_string() && !value.get<std::string>().empty())
     value = std::filesystem::absolute(value.get<std::string>()).lexically_normal().string();
   json* target = &j;
   std::string leaf = key, path;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 
 #if BALERBENCH_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -132,8 +133,9 @@ ProfilerTrace::ProfilerTrace(const std::string& path) : impl_(std::make_unique<I
   if (!fs::is_directory(parent))
     throw InputError(path + ": the folder for the profiler trace does not exist",
                      "create " + parent.string() + " first");
-  impl_->path = path;
-  impl_->partial = path + ".partial";
+  check_output_file(path, "give --profile-trace a regular file's path");
+  impl_->path = output_target(path);  // a link's file is replaced, the link kept
+  impl_->partial = impl_->path + ".partial";
   impl_->out.open(impl_->partial, std::ios::binary | std::ios::trunc);
   if (!impl_->out)
     throw InputError(impl_->partial + ": cannot write the profiler trace", "check the folder's permissions");

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "datasets/error.h"
+#include "datasets/paths.h"
 #include "harness/base/clock.h"
 #include "harness/energy/sampler.h"
 
@@ -113,6 +114,9 @@ class FileSink : public LineSink {
                            " is not a writable folder",
                        "create the folder, or give --influx-file another path");
     if (fs::is_directory(path_)) throw InputError("--influx-file " + path_ + " is a folder", "name a file");
+    check_output_file(path_, "give --influx-file a regular file's path");
+    path_ = output_target(path_);
+    partial_ = path_ + ".partial";
   }
   ~FileSink() override {
     if (file_) std::fclose(file_);

@@ -1,7 +1,9 @@
 // store.cpp: see store.h.
 #include "harness/store/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <functional>
 #include <type_traits>
 #include <map>
+#include <random>
 #include <stdexcept>
 
 #include "datasets/error.h"
@@ -346,6 +349,8 @@ TrialStatus parse_trial_status(const std::string& name) {
 Store::Store(const std::string& path, StoreAccess access) : path_(path), read_only_(access == StoreAccess::kReadOnly) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (path.empty())
+    throw InputError("an empty database path (an unset shell variable?)", "give the results database's file name");
   const fs::file_status st = fs::status(path, ec);
   if (access != StoreAccess::kCreate && !fs::exists(st))
     throw InputError(path + ": no such database", "run an experiment first (balerbench run EXPERIMENT.json)");
@@ -460,7 +465,11 @@ void Store::open_read_only() {
     sqlite3_busy_timeout(db_, 10000);
     exec("PRAGMA query_only=1");
   };
-  open_uri(file_uri(path_), SQLITE_OPEN_READWRITE);
+  // A -wal beside the file holds trials not yet folded into it: a run writing now, or one that was
+  // killed. Then the connection is read-only, so that closing it never folds them in (which changes
+  // the file): the writer, or the next run, does that.
+  const bool pending_wal = fs::file_size(path_ + "-wal", ec) > 0 && !ec;
+  open_uri(file_uri(path_), pending_wal ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   std::optional<int> version;
   try {
     version = schema_version();
@@ -471,7 +480,13 @@ void Store::open_read_only() {
     // no -wal left beside the file (a writer that closed cleanly leaves none), the file alone is the
     // whole database: read it as immutable.
     const int code = sqlite3_errcode(db_) & 0xff;
-    if (!(code == SQLITE_CANTOPEN || code == SQLITE_READONLY) || fs::exists(path_ + "-wal", ec)) throw;
+    if (!(code == SQLITE_CANTOPEN || code == SQLITE_READONLY)) throw;
+    if (pending_wal)
+      throw InputError(path_ + ": its -wal file holds trials not yet in the database file (a run is writing it, or "
+                               "was killed), and reading them needs a " + path_ + "-shm file that cannot be made "
+                               "in that folder",
+                       "run `balerbench report` on it once as a user who can write the folder (the next run into "
+                       "it folds them in too), or copy the file and its -wal to a folder you can write");
     open_uri(file_uri(path_) + "?immutable=1", SQLITE_OPEN_READONLY);
     version = schema_version();
   }
@@ -544,13 +559,26 @@ void Store::migrate(int from_version, bool backup_first) {
   // A consistent copy of the whole database (WAL included) before anything changes.
   const std::string backup = path_ + ".schema" + std::to_string(from_version) + ".bak";
   if (backup_first && !fs::exists(backup)) {
-    const std::string tmp = backup + ".partial";
-    fs::remove(tmp);
+    // A temporary of this process's own: two runs opening one older database at once each make a
+    // whole copy, and the first to finish names the backup.
+    std::random_device rd;
+    const std::string tmp = backup + ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
     Stmt(db_, "VACUUM INTO ?").bind(1, tmp).run();
-    fs::rename(tmp, backup);
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, backup.c_str(), RENAME_NOREPLACE) != 0) {
+      std::error_code ec;
+      if (!fs::exists(backup, ec)) fs::rename(tmp, backup);  // a file system without RENAME_NOREPLACE
+      fs::remove(tmp, ec);
+    }
   }
   std::string what;
   exec("BEGIN IMMEDIATE");
+  if (backup_first) {  // under the write lock: another run may have migrated it meanwhile
+    Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'");
+    if (v.step() && v.text(0) == std::to_string(kStoreSchemaVersion)) {
+      exec("COMMIT");
+      return;
+    }
+  }
   try {
     for (const Migration& m : migrations()) {
       if (m.to_version <= from_version) continue;
@@ -643,13 +671,24 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
   }
 }
 
-ClaimOutcome Store::claim_trial(const std::string& key, const ClaimHolder& me, bool retry_unfinished,
+ClaimOutcome Store::claim_trial(const std::string& key, const ClaimHolder& me,
+                                 std::optional<double> retry_unfinished_before_unix_s,
                                  const std::function<bool(const Claim&)>& alive) {
   ClaimOutcome outcome;
   exec("BEGIN IMMEDIATE");  // one writer at a time: two runs cannot both claim a trial
   try {
-    outcome.stored = trial_status(key);
-    if (outcome.stored && !(retry_unfinished && *outcome.stored != TrialStatus::kOk)) {
+    double finished_unix_s = 0;
+    {
+      Stmt q(db_, "SELECT status, finished_unix_s FROM trials WHERE trial_key=?");
+      q.bind(1, key);
+      if (q.step()) {
+        outcome.stored = parse_trial_status(q.text(0));
+        finished_unix_s = q.real(1);
+      }
+    }
+    const bool retry = retry_unfinished_before_unix_s && outcome.stored && *outcome.stored != TrialStatus::kOk &&
+                       finished_unix_s < *retry_unfinished_before_unix_s;
+    if (outcome.stored && !retry) {
       outcome.kind = ClaimOutcome::kStored;
       exec("COMMIT");
       return outcome;

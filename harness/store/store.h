@@ -175,9 +175,12 @@ class Store {
   // database may have stored it since this run looked).
   std::optional<TrialStatus> trial_status(const std::string& key) const;
   // Claims the trial with `key` for `me`, in one transaction: kStored when it is stored already
-  // (unless `retry_unfinished` and its status is not ok), kHeldByOther when another holder's claim
-  // is live (`alive` says; a dead holder's claim is taken over), kClaimed otherwise.
-  ClaimOutcome claim_trial(const std::string& key, const ClaimHolder& me, bool retry_unfinished,
+  // (unless its status is not ok and it finished before `retry_unfinished_before_unix_s`: a retry
+  // runs again what failed before it began, not what a concurrent run just stored), kHeldByOther when
+  // another holder's claim is live (`alive` says; a dead holder's claim is taken over), kClaimed
+  // otherwise.
+  ClaimOutcome claim_trial(const std::string& key, const ClaimHolder& me,
+                           std::optional<double> retry_unfinished_before_unix_s,
                            const std::function<bool(const Claim&)>& alive);
   // Drops `me`'s claim on `key` (a trial that stopped without being stored).
   void release_claim(const std::string& key, const ClaimHolder& me);

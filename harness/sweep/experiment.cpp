@@ -174,7 +174,9 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
   if (const std::string problem = experiment_name_problem(e.name); !problem.empty())
     r.fail("name", shown(e.name) + (named ? "" : " (the file's name, as there is no \"name\")") + " " + problem +
                        ": the name is part of the report's file names",
-           "a name of letters, digits and - _ . + that does not start with '.', e.g. \"name\": \"cpu_sweep\"");
+           "a name with no / or \\, no control character, not starting with '.', at most 120 bytes; letters, "
+           "digits and - _ . + keep report file names as the name is (others become _), e.g. \"name\": "
+           "\"cpu_sweep\"");
   r.str("description", e.description);
 
   const json* ds = r.object("dataset");

@@ -217,6 +217,8 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   // it rather than running it twice; the claim goes with the stored trial.
   const ProcessIdentity me = this_process();
   const ClaimHolder holder = claim_holder(me);
+  // --retry-failed runs again what failed before this run began, never what a concurrent run just stored.
+  const std::optional<double> retry_before = o.retry_failed ? std::optional<double>(unix_time_s()) : std::nullopt;
   std::unique_ptr<ClaimHeartbeat> heartbeat;
   if (!todo.empty()) heartbeat = std::make_unique<ClaimHeartbeat>(o.db_path, holder);
   try {
@@ -229,7 +231,7 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
       if (!t.warmup) {
         ClaimOutcome claim;
         try {
-          claim = store->claim_trial(t.key, holder, o.retry_failed, [&me](const Claim& c) { return claim_alive(c, me, unix_time_s()); });
+          claim = store->claim_trial(t.key, holder, retry_before, [&me](const Claim& c) { return claim_alive(c, me, unix_time_s()); });
         } catch (const StoreWriteError& e) {  // a full disk before the trial: nothing after it could be stored
           sum.store_error = e.what();
           std::fprintf(out, "\n   not run: %s\n", e.what());

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "harness/store/store.h"
 #include "tests/test_util.h"
@@ -278,6 +279,59 @@ TEST_F(IoErrorsCli, StoredNamesNeverWriteOutsideTheReportFolder) {
   }
   // One index per experiment, each naming the stored name itself for the reader.
   EXPECT_EQ(experiments, (std::set<std::string>{"../../escaped", "a/b", ".."}));
+}
+
+// An output named by a device, a pipe or a link: a device or pipe is refused (an output is written
+// beside its target and renamed into place, which would replace the device: /dev/null, run as root),
+// and a link keeps pointing where it did, at the new content.
+TEST_F(IoErrorsCli, OutputsNeverReplaceADeviceAPipeOrALink) {
+  ASSERT_EQ(run_command("mkfifo " + dir_.path("fifo")).exit_code, 0);
+  std::vector<std::string> specials = {"fifo"};
+  if (::geteuid() == 0 && run_command("mknod -m 666 " + dir_.path("null") + " c 1 3").exit_code == 0)
+    specials.push_back("null");  // a copy of /dev/null
+  const std::string config = cms_config();
+  for (const std::string& special : specials) {
+    for (const std::string& cmd :
+         {"report --db " + db() + " --out " + special, "data generate --kind cms --rows 100 --force --out " + special,
+          "measure --meters ram_estimate --json " + special + " -- true",
+          "train --config " + config + " --out o --profile --profile-trace " + special,
+          "train --config " + config + " --out o --influx-file " + special}) {
+      expect_error(bb(cmd), 2, special + ": is not a regular file");
+      EXPECT_FALSE(fs::is_regular_file(dir_.path(special))) << cmd;
+    }
+  }
+  EXPECT_TRUE(fs::is_fifo(dir_.path("fifo")));
+  write_text(dir_.path("target.md"), "old");
+  fs::create_symlink("target.md", dir_.path("link.md"));
+  ASSERT_EQ(bb("report --db " + db() + " --table trials --out link.md").exit_code, 0);
+  EXPECT_TRUE(fs::is_symlink(dir_.path("link.md")));
+  EXPECT_NE(read_text(dir_.path("target.md")), "old");
+}
+
+// An empty path (an unset shell variable) is refused before any work: `--db ''` would be SQLite's
+// temporary database, every result thrown away at exit.
+TEST_F(IoErrorsCli, EmptyPathsAreRefusedBeforeAnyWork) {
+  write_text(dir_.path("exp.json"), tiny_experiment().dump());
+  const std::string config = cms_config();
+  const auto before = files_under(dir_.root());
+  for (const std::string& cmd :
+       std::vector<std::string>{"run exp.json --db '' --progress none", "report --db ''", "report --db " + db() + " --out ''",
+        "merge " + db() + " --out ''", std::string("data generate --kind cms --rows 100 --out ''"),
+        std::string("measure --json '' -- true"), "train --config " + config + " --out ''",
+        "train --config " + config + " --set input_path= --out o2"}) {
+    const auto r = bb(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
+    EXPECT_FALSE(has(r, "internal error")) << r.out;
+  }
+  EXPECT_EQ(files_under(dir_.root()), before);
+}
+
+// Data larger than the machine's memory is the user's request, said as such: exit code 2.
+TEST_F(IoErrorsCli, DataLargerThanMemoryIsAClearError) {
+  const auto r = bb("data generate --kind cfd --rows 2 --height 1000000 --width 1000000 --out huge.npz");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(has(r, "internal error")) << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path("huge.npz")));
 }
 
 }  // namespace

@@ -864,6 +864,60 @@ TEST_F(SweepCli, ReportAndMergeNeverChangeTheirInputs) {
     EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
 }
 
+// A database a killed writer left with its -wal (trials not yet folded into the file): reading it
+// shows them and changes neither file; the next writer folds them in.
+TEST_F(SweepCli, ReadingADatabaseWithAPendingWalChangesNothing) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string db = dir_.path("w.sqlite");
+  fs::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", db);
+  // A writer that dies after its commit, before closing: the commit stays in w.sqlite-wal.
+  ASSERT_EQ(run_command(python_binary() + " -c \"import sqlite3, os; c=sqlite3.connect('" + db +
+                        "'); c.execute(\\\"insert into meta(key, value) values('probe', '1')\\\"); c.commit(); "
+                        "os._exit(0)\"")
+                .exit_code,
+            0);
+  ASSERT_GT(fs::file_size(db + "-wal"), 0u);
+  const std::string file = bytes(db), wal = bytes(db + "-wal");
+  for (const std::string cmd : {"report --db w.sqlite --table trials", "merge --out m.sqlite w.sqlite",
+                                "run exp.json --db w.sqlite --dry-run"}) {
+    write_experiment(tiny_experiment());
+    const auto r = bb(cmd);
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.out;
+    EXPECT_EQ(bytes(db), file) << cmd;
+    EXPECT_EQ(bytes(db + "-wal"), wal) << cmd;
+  }
+  EXPECT_EQ(Store(dir_.path("m.sqlite"), StoreAccess::kReadOnly).trials().size(), 2u);
+}
+
+// Two runs started at once into a database an older balerbench wrote: one migrates it (after one
+// backup), the other waits for it and goes on; both succeed.
+TEST_F(SweepCli, TwoRunsAtOnceIntoAnOlderDatabaseBothSucceed) {
+  json j = tiny_experiment();
+  j["sweep"]["epochs"] = {2};
+  j["sweep"]["repeats"] = 1;
+  write_experiment(j);
+  for (int round = 0; round < 2; ++round) {
+    const std::string db = "v1_" + std::to_string(round) + ".sqlite";
+    fs::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", dir_.path(db));
+    const std::string one = balerbench_binary() + " run exp.json --db " + db + " --progress none --tables none";
+    ASSERT_EQ(run_command("cd " + dir_.root() + " && { (" + one + " > r1.log 2>&1; echo $? > r1.rc) & (" + one +
+                          " > r2.log 2>&1; echo $? > r2.rc) & wait; }")
+                  .exit_code,
+              0);
+    for (const char* n : {"r1", "r2"})
+      EXPECT_EQ(std::stoi(read_text(dir_.path(std::string(n) + ".rc"))), 0)
+          << read_text(dir_.path(std::string(n) + ".log"));
+    EXPECT_EQ(Store(dir_.path(db), StoreAccess::kReadOnly).trials("tiny").size(), 2u);
+    EXPECT_TRUE(fs::exists(dir_.path(db + ".schema1.bak")));
+    for (const auto& e : fs::directory_iterator(dir_.root()))
+      EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+  }
+}
+
 // `report` on a database in a folder this user cannot write (as user nobody; the test runs as root).
 TEST_F(SweepCli, ReportReadsADatabaseInAFolderItCannotWrite) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run a command as user nobody";

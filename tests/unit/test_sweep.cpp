@@ -674,13 +674,13 @@ TEST_F(StoreTest, ClaimsLetOneRunHoldATrialAndGoWithItsResult) {
   bool a_alive = true;
   auto alive = [&](const Claim& c) { return c.holder == a ? a_alive : true; };
   TrialRecord t = fixture_trials()[0];
-  EXPECT_EQ(s.claim_trial(t.key, a, false, alive).kind, ClaimOutcome::kClaimed);
-  EXPECT_EQ(s.claim_trial(t.key, a, false, alive).kind, ClaimOutcome::kClaimed);  // its own claim again
-  const ClaimOutcome held = s.claim_trial(t.key, b, false, alive);
+  EXPECT_EQ(s.claim_trial(t.key, a, std::nullopt, alive).kind, ClaimOutcome::kClaimed);
+  EXPECT_EQ(s.claim_trial(t.key, a, std::nullopt, alive).kind, ClaimOutcome::kClaimed);  // its own claim again
+  const ClaimOutcome held = s.claim_trial(t.key, b, std::nullopt, alive);
   ASSERT_EQ(held.kind, ClaimOutcome::kHeldByOther);
   EXPECT_EQ(held.other->holder.pid, 100);
   a_alive = false;  // a died: b takes the trial over
-  const ClaimOutcome taken = s.claim_trial(t.key, b, false, alive);
+  const ClaimOutcome taken = s.claim_trial(t.key, b, std::nullopt, alive);
   ASSERT_EQ(taken.kind, ClaimOutcome::kClaimed);
   ASSERT_TRUE(taken.taken_over.has_value());
   EXPECT_EQ(taken.taken_over->holder.pid, 100);
@@ -694,15 +694,18 @@ TEST_F(StoreTest, ClaimsLetOneRunHoldATrialAndGoWithItsResult) {
   EXPECT_EQ(s.claims().size(), 1u);
   s.insert_trial(t);  // stored: the claim goes with it
   EXPECT_TRUE(s.claims().empty());
-  const ClaimOutcome stored = s.claim_trial(t.key, a, false, alive);
+  const ClaimOutcome stored = s.claim_trial(t.key, a, std::nullopt, alive);
   EXPECT_EQ(stored.kind, ClaimOutcome::kStored);
   EXPECT_EQ(*stored.stored, TrialStatus::kOk);
-  EXPECT_EQ(s.claim_trial(t.key, a, true, alive).kind, ClaimOutcome::kStored);  // ok: never run again
+  EXPECT_EQ(s.claim_trial(t.key, a, unix_time_s() + 10, alive).kind, ClaimOutcome::kStored);  // ok: never run again
   TrialRecord failed = fixture_trials()[1];
   failed.status = TrialStatus::kFailed;
   s.insert_trial(failed);
-  EXPECT_EQ(s.claim_trial(failed.key, a, false, alive).kind, ClaimOutcome::kStored);
-  EXPECT_EQ(s.claim_trial(failed.key, a, true, alive).kind, ClaimOutcome::kClaimed);  // --retry-failed
+  EXPECT_EQ(s.claim_trial(failed.key, a, std::nullopt, alive).kind, ClaimOutcome::kStored);
+  // --retry-failed: what failed before the retrying run began runs again; what failed after it began
+  // (stored by a concurrent run meanwhile) is stored.
+  EXPECT_EQ(s.claim_trial(failed.key, a, failed.finished_unix_s - 1, alive).kind, ClaimOutcome::kStored);
+  EXPECT_EQ(s.claim_trial(failed.key, a, failed.finished_unix_s + 1, alive).kind, ClaimOutcome::kClaimed);
   s.release_claim(failed.key, a);
   EXPECT_TRUE(s.claims().empty());
 }
