@@ -331,7 +331,7 @@ void Unpickler::persistent_load() {
   if (!zip_.hasRecord(record)) fail("no record " + record + " for a storage");
   auto [data, bytes] = zip_.getRecord(record);
   const auto element = static_cast<int64_t>(c10::elementSize(type));
-  if (numel < 0 || static_cast<int64_t>(bytes) != numel * element)
+  if (numel < 0 || static_cast<int64_t>(bytes) % element != 0 || numel != static_cast<int64_t>(bytes) / element)
     fail("storage " + key + " holds " + std::to_string(bytes) + " bytes, not " + std::to_string(numel) + " x " +
          std::to_string(element));
   auto s = make(Value::Kind::kStorage);
@@ -363,13 +363,22 @@ void Unpickler::reduce() {
       fail("_rebuild_tensor_v2 with other arguments than (storage, offset, size, stride, ...)");
     const auto size = int_list(a[2], "size", where_), stride = int_list(a[3], "stride", where_);
     if (size.size() != stride.size()) fail("a tensor whose size and stride differ in length");
-    int64_t last = a[1]->i;  // the largest element index the view reaches must lie in the storage
+    // The view no larger than its storage and every element it reaches inside it (each check made
+    // before the product it guards, so nothing overflows).
+    const int64_t n = a[0]->tensor.numel(), offset = a[1]->i;
+    if (offset < 0 || offset > n) fail("a tensor reaching past its storage");
+    int64_t last = offset, elements = 1;
+    bool empty = false;
     for (std::size_t d = 0; d < size.size(); ++d) {
       if (size[d] < 0 || stride[d] < 0) fail("a negative size or stride");
-      if (size[d] == 0) last = -1;
-      if (last >= 0) last += (size[d] - 1) * stride[d];
+      if (size[d] == 0) empty = true;
+      if (empty) continue;
+      if (elements > n / size[d]) fail("a tensor larger than its storage");
+      elements *= size[d];
+      if (size[d] > 1 && stride[d] > (n - 1 - last) / (size[d] - 1)) fail("a tensor reaching past its storage");
+      last += (size[d] - 1) * stride[d];
     }
-    if (a[1]->i < 0 || last >= a[0]->tensor.numel()) fail("a tensor reaching past its storage");
+    if (!empty && last >= n) fail("a tensor reaching past its storage");
     auto t = make(Value::Kind::kTensor);
     t->tensor = a[0]->tensor.as_strided(size, stride, a[1]->i).clone();
     stack_.push_back(t);

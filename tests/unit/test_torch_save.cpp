@@ -22,14 +22,15 @@ void write_bytes(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// A zip as torch.save writes it, around a hand-written data.pkl.
-void write_archive(const std::string& path, const std::string& pickle) {
+// A zip as torch.save writes it, around a hand-written data.pkl (and a storage record data/0).
+void write_archive(const std::string& path, const std::string& pickle, const std::string& storage0 = "") {
   std::vector<char> out;
   caffe2::serialize::PyTorchStreamWriter w([&out](const void* d, size_t n) {
     out.insert(out.end(), static_cast<const char*>(d), static_cast<const char*>(d) + n);
     return n;
   });
   w.writeRecord("data.pkl", pickle.data(), pickle.size());
+  if (!storage0.empty()) w.writeRecord("data/0", storage0.data(), storage0.size());
   w.writeEndOfFile();
   write_bytes(path, out);
 }
@@ -99,6 +100,24 @@ TEST(TorchSave, DamagedFilesAreInputErrors) {
                     "ctorch._utils\n_rebuild_tensor_v2\n((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0"s +
                     "0X\x03\0\0\0cpuK\x02tQK\0K\x02\x85K\x01\x85\x89)tRu."s);
   expect_input_error([&] { read_torch_state_dict(dir.path("nostorage.pt")); }, "no record data/0");
+  // One float tensor 'a' over storage 0 (2 floats) with the given size and stride tuples.
+  auto one_tensor = [](const std::string& size, const std::string& stride) {
+    return "\x80\x02"s + "ccollections\nOrderedDict\n)R(X\x01\0\0\0a"s +
+           "ctorch._utils\n_rebuild_tensor_v2\n((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0"s +
+           "0X\x03\0\0\0cpuK\x02tQK\0"s + size + stride + "\x89)tRu."s;
+  };
+  const std::string two_floats(8, '\0');
+  write_archive(dir.path("ok.pt"), one_tensor("K\x02\x85"s, "K\x01\x85"s), two_floats);
+  EXPECT_EQ(read_torch_state_dict(dir.path("ok.pt")).at(0).second.sizes(), (std::vector<int64_t>{2}));
+  write_archive(dir.path("large.pt"), one_tensor("K\x03\x85"s, "K\x01\x85"s), two_floats);
+  expect_input_error([&] { read_torch_state_dict(dir.path("large.pt")); }, "a tensor larger than its storage");
+  write_archive(dir.path("past.pt"), one_tensor("K\x02\x85"s, "K\x02\x85"s), two_floats);
+  expect_input_error([&] { read_torch_state_dict(dir.path("past.pt")); }, "a tensor reaching past its storage");
+  // A stride of 2^62 (LONG1): refused before any product could overflow.
+  write_archive(dir.path("huge.pt"), one_tensor("K\x02\x85"s, "\x8a\x08\0\0\0\0\0\0\0\x40\x85"s), two_floats);
+  expect_input_error([&] { read_torch_state_dict(dir.path("huge.pt")); }, "a tensor reaching past its storage");
+  write_archive(dir.path("short.pt"), one_tensor("K\x02\x85"s, "K\x01\x85"s), "abc");
+  expect_input_error([&] { read_torch_state_dict(dir.path("short.pt")); }, "storage 0 holds 3 bytes");
 }
 
 }  // namespace
