@@ -100,12 +100,24 @@ NpzMembers members_of(zip_t* z, const std::string& where) {
   return members;
 }
 
-[[noreturn]] void throw_open_error(const std::string& where, int code) {
+// A zip starts with a member's local header ("PK\3\4") or, empty, with its end record ("PK\5\6").
+bool starts_like_a_zip(const uint8_t* head, std::size_t n) {
+  return n >= 4 && head[0] == 'P' && head[1] == 'K' && ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6));
+}
+
+// `zip_like`: the file starts as a zip does, so libzip's "not a zip archive" means its end record
+// (the directory of members, at the end of the file) is missing: the file was cut short or damaged.
+[[noreturn]] void throw_open_error(const std::string& where, int code, bool zip_like) {
+  if (code == ZIP_ER_NOZIP && zip_like)
+    throw InputError(where + ": the .npz archive is truncated or damaged: it starts as a zip, but its end record "
+                             "(the list of members, at the end of the file) is missing",
+                     "write or copy the file again; a copy cut short or a full disk leaves this");
   if (code == ZIP_ER_NOZIP)
     throw InputError(where + ": not a zip archive, so not an .npz file", "write it with numpy.savez");
   if (code == ZIP_ER_INCONS || code == ZIP_ER_EOF || code == ZIP_ER_READ)
-    throw InputError(where + ": the .npz archive is truncated or corrupt (" + zip_open_error(code) + ")",
-                     "copy or regenerate the file");
+    throw InputError(where + ": the .npz archive is truncated or damaged (" + zip_open_error(code) +
+                         "): a member's data runs past the end of the file or disagrees with the list of members",
+                     "write or copy the file again");
   throw InputError(where + ": cannot open .npz: " + zip_open_error(code));
 }
 
@@ -117,7 +129,13 @@ NpzMembers read_npz(const std::string& path) {
   if (fs::is_directory(path)) throw InputError(path + ": is a folder, not an .npz file");
   int code = 0;
   std::unique_ptr<zip_t, ArchiveCloser> z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-  if (!z) throw_open_error(path, code);
+  if (!z) {
+    uint8_t head[4] = {};
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    const std::size_t n = f ? std::fread(head, 1, sizeof head, f) : 0;
+    if (f) std::fclose(f);
+    throw_open_error(path, code, starts_like_a_zip(head, n));
+  }
   return members_of(z.get(), path);
 }
 
@@ -134,7 +152,7 @@ NpzMembers parse_npz(const uint8_t* bytes, std::size_t size, const std::string& 
     const int code = zip_error_code_zip(&error);
     zip_source_free(src);  // not taken over by a failed open
     zip_error_fini(&error);
-    throw_open_error(where, code);
+    throw_open_error(where, code, starts_like_a_zip(bytes, size));
   }
   zip_error_fini(&error);
   return members_of(z.get(), where);

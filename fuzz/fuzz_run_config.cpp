@@ -1,6 +1,7 @@
 // fuzz_run_config.cpp: a run config (strict JSON) with `--set` overrides. The input's lines before
 // the first one starting with '{' are overrides ("key=value"), the rest is the config file. Bad input
-// must be an InputError: a JSON syntax error, an unknown key, a wrong type or range.
+// must be an InputError: a JSON syntax error, a key given twice, a number beyond a double, an unknown
+// key, a wrong type or range.
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "datasets/error.h"
+#include "harness/base/strict_json.h"
 #include "harness/engine/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,10 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (end == std::string::npos) return 0;
     pos = end + 1;
   }
-  const nlohmann::json j = nlohmann::json::parse(text.substr(pos), nullptr, false);
-  if (j.is_discarded()) return 0;  // the JSON library's own parser: not ours to fuzz
   try {
-    nlohmann::json k = j;
+    nlohmann::json k = balerbench::parse_json_text_strict(text.substr(pos), "fuzz.json");
     for (const auto& o : overrides) balerbench::apply_override(k, o);
     const balerbench::RunConfig c = balerbench::parse_run_config(k, "fuzz.json", "/nonexistent");
     // What parsed must write back to JSON that parses to the same config.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "datasets/error.h"
+#include "harness/base/strict_json.h"
 #include "harness/baler/python_process.h"
 #include "models/architecture.h"
 
@@ -197,13 +198,20 @@ BalerTranslation translate_baler_attributes(const json& attributes, const std::s
   return out;
 }
 
-BalerProjectConfig load_baler_project_config(const BalerProject& p, const std::vector<std::string>& overrides) {
+BalerProjectConfig load_baler_project_config(const BalerProject& p, const std::vector<std::string>& sets,
+                                             const std::vector<ConfigOverride>& options) {
   BalerProjectConfig out;
   const std::string source = p.config.string();
   out.attributes = read_baler_attributes(p);
   BalerTranslation t = translate_baler_attributes(out.attributes, source);
-  for (const auto& o : overrides) apply_override(t.config, o);
-  out.run = parse_run_config(t.config, source, p.root.string());
+  JsonOrigins origins;  // as load_run_config: an error in a command-line value names it
+  for (const auto& s : sets) origins[apply_override(t.config, s)] = "--set " + s;
+  for (const auto& o : options) origins[apply_override(t.config, o.assignment, o.origin)] = o.origin;
+  try {
+    out.run = parse_run_config(t.config, source, p.root.string());
+  } catch (const JsonPathError& e) {
+    rethrow_with_origin(e, origins);
+  }
   out.notes = std::move(t.notes);
   RunConfig& c = out.run;
   check_model_name(c.model_name);

@@ -48,11 +48,13 @@ struct BalerProjectConfig {
   std::vector<ConfigNote> notes;
   nlohmann::json attributes;  // as read_baler_attributes returned them
 };
-// The project's config, with `overrides` ("key=value", as --set) applied after translation.
+// The project's config, with `sets` ("key=value", as --set) and then `options` (--precision, ...)
+// applied after translation, as load_run_config does (an error in such a value names it).
 // Relative paths resolve against the project's root (Baler's working directory). The latent code
 // is stored in the model's Baler dtype, which Baler's decompress needs (another latent_dtype is
 // refused).
-BalerProjectConfig load_baler_project_config(const BalerProject& project, const std::vector<std::string>& overrides);
+BalerProjectConfig load_baler_project_config(const BalerProject& project, const std::vector<std::string>& sets,
+                                             const std::vector<ConfigOverride>& options = {});
 
 // One line per note, for stderr: "balerbench: P_config.py: l1, reg_param, RHO: ignored (...)".
 std::string format_config_notes(const BalerProject& project, const std::vector<ConfigNote>& notes);

@@ -7,10 +7,10 @@
 
 namespace balerbench {
 
-BalerProjectRun::BalerProjectRun(const std::string& project_path, const std::vector<std::string>& overrides,
-                                 std::string command)
+BalerProjectRun::BalerProjectRun(const std::string& project_path, const std::vector<std::string>& sets,
+                                 const std::vector<ConfigOverride>& options, std::string command)
     : project_(open_baler_project(project_path)),
-      config_(load_baler_project_config(project_, overrides)),
+      config_(load_baler_project_config(project_, sets, options)),
       files_(baler_project_files(project_.output.string())),
       command_(std::move(command)) {}
 

@@ -20,9 +20,10 @@ namespace balerbench {
 
 class BalerProjectRun {
  public:
-  // Reads the project's config, with `overrides` (--set) applied; InputError for a bad project or
-  // config, before anything is written.
-  BalerProjectRun(const std::string& project_path, const std::vector<std::string>& overrides, std::string command);
+  // Reads the project's config, with `sets` (--set) and `options` (--precision, ...) applied;
+  // InputError for a bad project or config, before anything is written.
+  BalerProjectRun(const std::string& project_path, const std::vector<std::string>& sets,
+                  const std::vector<ConfigOverride>& options, std::string command);
 
   const RunConfig& config() const { return config_.run; }
   const CycleFiles& files() const { return files_; }

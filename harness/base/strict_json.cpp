@@ -2,25 +2,158 @@
 #include "harness/base/strict_json.h"
 
 #include <cmath>
-
-#include "datasets/error.h"
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace balerbench {
 
-std::string shown(const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
-
-
 using nlohmann::json;
+
+namespace {
+
+// Where nlohmann's parser is, as a JSON path, and the keys seen in each open object. Fed by the
+// parser's callback: a container's frame is pushed at its start and popped at its end.
+class JsonPathTracker {
+ public:
+  explicit JsonPathTracker(std::string source) : source_(std::move(source)) {}
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        frames_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second)
+          throw InputError(source_ + ": " + path() + ": the key is given twice in one object (JSON keeps only the last, silently)",
+                           "remove one of them");
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  }
+
+  // The JSON path of the value being parsed ("/training/epochs", "/sweep/batch_size/2"; "/" for the root).
+  std::string path() const {
+    std::string p;
+    for (const Frame& f : frames_) p += "/" + (f.object ? f.key : std::to_string(f.elements));
+    return p.empty() ? "/" : p;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;       // object: the key whose value is being parsed
+    int64_t elements = 0;  // array: elements done, so the index of the one being parsed
+  };
+  void element_done() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().elements;
+  }
+
+  std::string source_;
+  std::vector<Frame> frames_;
+};
+
+// The offending text of nlohmann's "number overflow parsing '1e400'".
+std::string quoted_token(const std::string& message) {
+  const auto open = message.find('\'');
+  const auto close = message.rfind('\'');
+  return open != std::string::npos && close > open ? message.substr(open + 1, close - open - 1) : "";
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " tag.
+std::string untagged(const std::string& message) {
+  const auto end = message.find("] ");
+  return message.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? message.substr(end + 2) : message;
+}
+
+// Parses `text`; a syntax error is returned in `syntax_error` (when given) instead of thrown.
+json parse_strict(const std::string& text, const std::string& source, std::string* syntax_error) {
+  JsonPathTracker tracker(source);
+  try {
+    return json::parse(text, std::ref(tracker));
+  } catch (const json::parse_error& e) {
+    const std::string what = source + ": not valid JSON at byte " + std::to_string(e.byte) + ": " + untagged(e.what());
+    if (syntax_error) {
+      *syntax_error = what;
+      return nullptr;
+    }
+    throw InputError(what, "strict JSON: double-quoted keys and strings, no comments or trailing commas");
+  } catch (const json::out_of_range& e) {
+    if (e.id != 406) throw InputError(source + ": cannot be read as JSON: " + untagged(e.what()));
+    const std::string where = tracker.path() == "/" ? "" : tracker.path() + ": ";  // a --set value is its own root
+    throw InputError(source + ": " + where + "the number " + quoted_token(e.what()) + " does not fit a double",
+                     "numbers must fit a double: magnitude at most about 1.8e308");
+  } catch (const json::exception& e) {
+    throw InputError(source + ": cannot be read as JSON: " + untagged(e.what()), "check the file's encoding (UTF-8)");
+  }
+}
+
+}  // namespace
+
+json parse_json_text_strict(const std::string& text, const std::string& source) {
+  return parse_strict(text, source, nullptr);
+}
+
+json parse_json_file_strict(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a folder, not a JSON file", "check the path");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the file", "check the path and its permissions");
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot read the file", "check the path and its permissions");
+  return parse_strict(text.str(), path, nullptr);
+}
+
+std::optional<json> try_parse_json_strict(const std::string& text, const std::string& source) {
+  std::string syntax_error;
+  json j = parse_strict(text, source, &syntax_error);
+  if (!syntax_error.empty()) return std::nullopt;
+  return j;
+}
+
+JsonPathError::JsonPathError(std::string source, std::string path, std::string what, std::string hint)
+    : InputError(source + ": " + path + ": " + what, hint),
+      source_(std::move(source)),
+      path_(std::move(path)),
+      what_(std::move(what)),
+      hint_(std::move(hint)) {}
+
+void rethrow_with_origin(const JsonPathError& e, const JsonOrigins& origins) {
+  const JsonOrigins::value_type* best = nullptr;
+  for (const auto& o : origins) {
+    const bool covers = e.path() == o.first || e.path().rfind(o.first + "/", 0) == 0;
+    if (covers && (!best || o.first.size() > best->first.size())) best = &o;
+  }
+  if (!best) throw e;
+  const std::string where = e.path() == best->first ? "" : e.path() + ": ";
+  throw InputError(best->second + ": " + where + e.what_text(), e.hint());
+}
+
+std::string shown(const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 StrictReader::StrictReader(const json& j, std::string source, std::string path)
     : j_(j), source_(std::move(source)), path_(std::move(path)) {
   if (!j_.is_object())
-    throw InputError(source_ + ": " + (path_.empty() ? "/" : path_) + ": expected a JSON object, got " +
-                     j_.type_name());
+    throw JsonPathError(source_, path_.empty() ? "/" : path_, std::string("expected a JSON object, got ") + j_.type_name(),
+                        "");
 }
 
 void StrictReader::fail(const std::string& key, const std::string& what, const std::string& hint) const {
-  throw InputError(source_ + ": " + path_of(key) + ": " + what, hint);
+  throw JsonPathError(source_, path_of(key), what, hint);
 }
 
 const json* StrictReader::get(const std::string& key) {

@@ -1,18 +1,54 @@
-// strict_json.h: reading a JSON object strictly, key by key. Every error is an
-// InputError naming the source file and the JSON path ("/energy/sample_hz"),
-// and keys never read are rejected at the end, so a misspelled key cannot be
-// silently ignored. Shared by the run config and its sections.
+// strict_json.h: reading JSON strictly. The text: an object that names a key twice and a number
+// beyond a double are refused (nlohmann's parser keeps the last key silently and throws an
+// out_of_range for 1e400). The values: an object is read key by key, every error is an InputError
+// naming the source file and the JSON path ("/energy/sample_hz"), and keys never read are rejected
+// at the end, so a misspelled key cannot be silently ignored. Shared by run configs (and their
+// `--set` values) and experiment files.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "datasets/error.h"
+
 namespace balerbench {
+
+// The JSON text of `source` (a file name, for errors). Throws InputError naming `source` for a
+// syntax error (with its byte), a key given twice in one object (with its JSON path) and a number
+// that does not fit a double (with its JSON path and text).
+nlohmann::json parse_json_text_strict(const std::string& text, const std::string& source);
+// The same for the file at `path` (named in errors); a file that cannot be read is an InputError.
+nlohmann::json parse_json_file_strict(const std::string& path);
+// For a command-line value that may be JSON or a bare word: nullopt when `text` is not JSON at all;
+// a duplicate key or a number beyond a double still throws, naming `source`.
+std::optional<nlohmann::json> try_parse_json_strict(const std::string& text, const std::string& source);
+
+// An InputError about the value at a JSON path, as StrictReader::fail throws it: the parts are kept,
+// so a caller that knows where the value came from (a `--set`, a command-line option) can say so.
+class JsonPathError : public InputError {
+ public:
+  JsonPathError(std::string source, std::string path, std::string what, std::string hint);
+  const std::string& source() const { return source_; }
+  const std::string& path() const { return path_; }  // "/energy/sample_hz"
+  const std::string& what_text() const { return what_; }
+  const std::string& hint() const { return hint_; }
+
+ private:
+  std::string source_, path_, what_, hint_;
+};
+
+// Where values under some JSON paths came from when not the file: JSON path ("/epochs") -> what the
+// user typed ("--set epochs=x", "--hz"). An error at such a path, or below it, names that instead.
+using JsonOrigins = std::map<std::string, std::string>;
+// Rethrows `e` as an InputError naming the origin of its path (the longest listed prefix), or
+// unchanged when its path has none.
+[[noreturn]] void rethrow_with_origin(const JsonPathError& e, const JsonOrigins& origins);
 
 // A JSON value as text for an error message. Strings that are not valid UTF-8 (a file name, a
 // `--set` value) are shown with U+FFFD where the bad bytes were, instead of making the message

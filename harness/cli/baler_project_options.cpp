@@ -21,6 +21,7 @@ void add_baler_project_options(CLI::App* cmd, BalerProjectArgs& a, bool info, CL
 
 std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& config, const BalerProjectArgs& a,
                                                         const std::vector<std::string>& sets,
+                                                        const std::vector<ConfigOverride>& options,
                                                         const std::string& command) {
   if (a.project.empty()) {
     if (config.empty())
@@ -28,7 +29,7 @@ std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& confi
                        "see balerbench " + command + " --help");
     return nullptr;
   }
-  return std::make_unique<BalerProjectRun>(a.project, sets, command);
+  return std::make_unique<BalerProjectRun>(a.project, sets, options, command);
 }
 
 int print_baler_info(const BalerProjectRun& run, const BalerProjectArgs& a, bool json, JsonStdout& out) {

@@ -25,6 +25,7 @@ void add_baler_project_options(CLI::App* cmd, BalerProjectArgs& a, bool info, CL
 // InputError otherwise).
 std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& config, const BalerProjectArgs& a,
                                                         const std::vector<std::string>& sets,
+                                                        const std::vector<ConfigOverride>& options,
                                                         const std::string& command);
 // `info --baler-project`: the side-by-side table (or its JSON); returns the exit code.
 int print_baler_info(const BalerProjectRun& run, const BalerProjectArgs& a, bool json, JsonStdout& out);

@@ -97,17 +97,16 @@ void print_info(const nlohmann::json& r) {
 }
 
 int run_command(const std::string& name, const Args& a) {
-  std::vector<std::string> sets = a.sets;
-  for (auto& o : monitoring_overrides(a.monitoring)) sets.push_back(std::move(o));
-  if (!a.precision.empty()) sets.push_back("precision=" + a.precision);
-  if (!a.engine.empty()) sets.push_back("engine=" + a.engine);
-  if (a.profile || !a.profile_trace.empty()) sets.push_back("profile=true");
-  if (!a.profile_trace.empty()) sets.push_back("profile_trace=" + a.profile_trace);
-  if (a.no_profile_sync) sets.push_back("profile_sync=false");
-  if (a.no_cuda_graphs) sets.push_back("cuda_graphs=false");
+  std::vector<ConfigOverride> options = monitoring_overrides(a.monitoring);
+  if (!a.precision.empty()) options.push_back({"precision=" + a.precision, "--precision"});
+  if (!a.engine.empty()) options.push_back({"engine=" + a.engine, "--engine"});
+  if (a.profile || !a.profile_trace.empty()) options.push_back({"profile=true", "--profile"});
+  if (!a.profile_trace.empty()) options.push_back({"profile_trace=" + a.profile_trace, "--profile-trace"});
+  if (a.no_profile_sync) options.push_back({"profile_sync=false", "--no-profile-sync"});
+  if (a.no_cuda_graphs) options.push_back({"cuda_graphs=false", "--no-cuda-graphs"});
   JsonStdout json_out(a.json);  // progress and epoch lines go to stderr; stdout gets the one document
-  const std::unique_ptr<BalerProjectRun> baler = open_baler_project_run(a.config, a.baler, sets, name);
-  RunConfig c = baler ? baler->config() : load_run_config(a.config, sets);
+  const std::unique_ptr<BalerProjectRun> baler = open_baler_project_run(a.config, a.baler, a.sets, options, name);
+  RunConfig c = baler ? baler->config() : load_run_config(a.config, a.sets, options);
   const CycleFiles files = baler ? baler->files() : out_dir_files(a.out);
   if (baler && name == "info") return print_baler_info(*baler, a.baler, a.json, json_out);
   if (baler) baler->begin();  // what of P_config.py is not read, and Baler's files kept before replacing them

@@ -10,6 +10,7 @@
 #include "datasets/npz.h"
 #include "datasets/synthetic.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 
 namespace balerbench::cli {
 namespace {
@@ -18,10 +19,13 @@ struct GenerateArgs {
   std::string kind, out;
   int64_t rows = 0, height = 50, width = 50;
   uint64_t seed = 0;
-  bool deflate = false;
+  bool deflate = false, force = false;
 };
 
 int generate(const GenerateArgs& a) {
+  std::error_code ec;
+  if (std::filesystem::exists(a.out, ec) && !a.force)
+    throw InputError(a.out + ": already exists", "pass --force to replace it, or choose another --out");
   SyntheticData d = a.kind == "cms" ? generate_cms_like(a.rows, a.seed)
                                     : generate_cfd_like(a.rows, a.height, a.width, a.seed);
   std::vector<std::pair<std::string, NpyArray>> members;
@@ -91,12 +95,13 @@ void register_data(CLI::App& app, Action& run) {
   CLI::App* gen = data->add_subcommand("generate", "Write a seeded CMS-like table or CFD-like frames as .npz");
   gen->add_option("--kind", a->kind, "cms (jets, 24 columns) or cfd (N, H, W frames)")
       ->required()->check(CLI::IsMember({"cms", "cfd"}));
-  gen->add_option("--rows", a->rows, "rows (jets) or frames")->required()->check(CLI::PositiveNumber);
+  gen->add_option("--rows", a->rows, "rows (jets) or frames")->required()->check(positive_count());
   gen->add_option("--out", a->out, "output .npz file")->required();
   gen->add_option("--seed", a->seed, "random seed (default 0)");
-  gen->add_option("--height", a->height, "cfd frame height (default 50)")->check(CLI::PositiveNumber);
-  gen->add_option("--width", a->width, "cfd frame width (default 50)")->check(CLI::PositiveNumber);
+  gen->add_option("--height", a->height, "cfd frame height (default 50)")->check(positive_count());
+  gen->add_option("--width", a->width, "cfd frame width (default 50)")->check(positive_count());
   gen->add_flag("--compressed", a->deflate, "deflate the members (numpy.savez_compressed)");
+  gen->add_flag("--force", a->force, "replace --out if it exists");
   gen->callback([a, &run] { run = [a] { return generate(*a); }; });
 
   auto path = std::make_shared<std::string>();

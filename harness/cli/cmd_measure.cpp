@@ -117,20 +117,34 @@ pid_t spawn(const std::vector<std::string>& cmd, const sigset_t& child_mask) {
   return pid;
 }
 
-int wait_exit_code(pid_t pid) {
+// The command's exit code, as a shell gives it: 128 + N when signal N killed it (then `killed_by` = N).
+int wait_exit_code(pid_t pid, int& killed_by) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  killed_by = 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  if (WIFSIGNALED(status)) {
+    killed_by = WTERMSIG(status);
+    return 128 + killed_by;
+  }
   return 1;
+}
+
+// "killed by signal 9 (SIGKILL), exit code 137" or "exit code 2": a signal's code said as what it is.
+std::string how_it_ended(const json& r) {
+  const std::string code = "exit code " + std::to_string(r["exit_code"].get<int>());
+  if (r["signal"].is_null()) return code;
+  const int sig = r["signal"].get<int>();
+  const char* abbrev = sigabbrev_np(sig);
+  return "killed by signal " + std::to_string(sig) + (abbrev ? std::string(" (SIG") + abbrev + ")" : "") + ", " + code;
 }
 
 void print_report(const json& r, std::FILE* out) {
   const json& t = r["total"];
   std::fprintf(out, "\n balerbench measure: %s\n\n", r["command_line"].get<std::string>().c_str());
-  std::fprintf(out, "   %.3f s, exit code %d, %lld samples at %.4g Hz\n\n", t["duration_s"].get<double>(),
-               r["exit_code"].get<int>(), t["samples"].get<long long>(), r["sampler"]["effective_hz"].get<double>());
+  std::fprintf(out, "   %.3f s, %s, %lld samples at %.4g Hz\n\n", t["duration_s"].get<double>(),
+               how_it_ended(r).c_str(), t["samples"].get<long long>(), r["sampler"]["effective_hz"].get<double>());
   std::fprintf(out, "   %-14s %-10s %-10s %12s %12s %10s %10s %12s\n", "meter", "domain", "kind", "energy", "±",
                "mean W", "peak W", "net of idle");
   for (const auto& d : t["domains"]) {
@@ -200,7 +214,7 @@ int run_measure(const MeasureArgs& a) {
   const std::unique_ptr<Monitor> monitor = open_monitor(monitoring, live, run_id);
   EnergySession session(energy, nullptr, run_id);
   feed_live_metrics(live, session);
-  int exit_code = 0;
+  int exit_code = 0, killed_by = 0;
   {
     SignalForwarding forwarding;
     // Blocked on this thread across fork, so the child cannot take a signal with balerbench's handler.
@@ -220,7 +234,7 @@ int run_measure(const MeasureArgs& a) {
     sigprocmask(SIG_SETMASK, &before, nullptr);
     g_child_pid.store(pid);
     if (const int s = g_pending_signal.exchange(0)) kill(pid, s);  // arrived before the pid was known
-    exit_code = wait_exit_code(pid);
+    exit_code = wait_exit_code(pid, killed_by);
     session.add_window("command", begin, session.mark());
   }
   session.finish();
@@ -229,6 +243,7 @@ int run_measure(const MeasureArgs& a) {
   r["command"] = a.command;
   r["command_line"] = line;
   r["exit_code"] = exit_code;
+  r["signal"] = killed_by ? json(killed_by) : json(nullptr);  // the signal that killed the command
   r["system"] = current_system();
   r["total"] = r["phases"][0];  // the command's window, not the session's (which includes the idle baseline)
   if (!a.json_path.empty()) {
@@ -251,6 +266,13 @@ void register_measure(CLI::App& app, Action& run) {
   cmd->add_option("--json", a->json_path, "also write the full report as JSON to FILE");
   cmd->add_option("command", a->command, "the command and its arguments, after --")->expected(-1);
   cmd->prefix_command(false);
+  cmd->footer(
+      "Exit status: the command's own, passed through: its exit code, or 128+N when signal N killed it (the\n"
+      "summary on stderr says which, e.g. 'killed by signal 9 (SIGKILL), exit code 137'). When balerbench itself\n"
+      "fails, it prints a line starting 'balerbench: error:' (or 'balerbench: internal error:') in place of the\n"
+      "summary, with its own exit code: 2 for bad input (an unknown meter, a command that cannot be run), 1 for\n"
+      "an internal error or a meter lost mid-run (docs/exit_codes.md lists them all). So an exit code that\n"
+      "follows the summary is the command's, even a 2.");
   cmd->callback([a, &run] { run = [a] { return run_measure(*a); }; });
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "models/architecture.h"
 
 namespace balerbench::cli {
@@ -81,10 +82,10 @@ void register_model_info(CLI::App& app, Action& run) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("model-info", "Per-layer parameters, MACs and FLOPs of a Baler model");
   cmd->add_option("--model", a->model, "AE, AE_Dropout_BN, CFD_dense_AE or FPGA_prototype_model")->required();
-  cmd->add_option("--features", a->features, "input features (columns, or H*W)")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--features", a->features, "input features (columns, or H*W)")->required()->check(positive_count());
   cmd->add_option("--compression-ratio", a->ratio, "latent = ceil(features / ratio)")->required();
   cmd->add_option("--batch-size", a->batch_size, "batch size for the per-batch columns (default 512)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   cmd->add_option("--format", a->format, "md or json")->check(CLI::IsMember({"md", "json"}));
   cmd->callback([a, &run] { run = [a] { return run_model_info(*a); }; });
 }

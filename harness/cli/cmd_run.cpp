@@ -31,6 +31,17 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// `s` as one word for a POSIX shell, so the suggested command can be pasted: as it is when it holds
+// only characters no shell treats specially, else in single quotes (a ' inside written as '\'').
+std::string shell_quoted(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                       "0123456789_-./:=@%+,") == std::string::npos;
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 int run(const Args& a) {
   Experiment ex = load_experiment(a.experiment);
   SweepOptions o;
@@ -62,7 +73,7 @@ int run(const Args& a) {
     std::printf(
         "\n(balerbench report --db %s --experiment %s --table NAME: precision, phases, batch_size, "
         "power_limit, cost, complexity, datasets, crosscheck, attribution, systems, across, trials)\n",
-        a.db.c_str(), ex.name.c_str());
+        shell_quoted(a.db).c_str(), shell_quoted(ex.name).c_str());
   }
   return s.exit_code();
 }

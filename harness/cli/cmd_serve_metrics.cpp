@@ -12,6 +12,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/energy_options.h"
 #include "harness/cli/monitoring_options.h"
+#include "harness/cli/option_checks.h"
 #include "harness/energy/energy_session.h"
 #include "harness/report/monitor.h"
 
@@ -87,7 +88,7 @@ void register_serve_metrics(CLI::App& app, Action& run) {
   add_energy_options(cmd, a->energy, true);
   add_monitoring_options(cmd, a->monitoring, false);
   cmd->add_option("--duration", a->duration_s, "stop after S seconds (default: run until SIGINT/SIGTERM)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   cmd->callback([a, &run] { run = [a] { return run_serve(*a); }; });
 }
 

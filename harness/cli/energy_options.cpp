@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "harness/base/strict_json.h"
+
 namespace balerbench::cli {
 
 void add_energy_options(CLI::App* cmd, EnergyArgs& a, bool sampling) {
@@ -53,7 +55,19 @@ EnergySettings energy_settings_from(const EnergyArgs& a) {
     if (a.sim_load) j["simulated_gpu"]["load"] = *a.sim_load;
     if (a.sim_limit_w) j["simulated_gpu"]["power_limit_w"] = *a.sim_limit_w;
   }
-  return parse_energy_settings(j, "command-line options", "", "");
+  // The options as named on the command line, for errors about their values ("--hz", not "/sample_hz").
+  static const JsonOrigins kOptions = {
+      {"/meters", "--meters"}, {"/sample_hz", "--hz"}, {"/idle_baseline_s", "--idle-baseline"},
+      {"/country_iso_code", "--country"}, {"/carbon_intensity_g_per_kwh", "--carbon-intensity"}, {"/pue", "--pue"},
+      {"/cpu_tdp_w", "--cpu-tdp"}, {"/cpu_estimate_mode", "--cpu-mode"}, {"/wattmeter_log", "--wattmeter-log"},
+      {"/wattmeter_format", "--wattmeter-format"}, {"/wattmeter_socket", "--wattmeter-socket"},
+      {"/wattmeter_clock_offset_s", "--wattmeter-offset"}, {"/wattmeter_accuracy_pct", "--wattmeter-accuracy"},
+      {"/simulated_gpu/load", "--sim-load"}, {"/simulated_gpu/power_limit_w", "--sim-power-limit"}};
+  try {
+    return parse_energy_settings(j, "command-line options", "", "");
+  } catch (const JsonPathError& e) {
+    rethrow_with_origin(e, kOptions);
+  }
 }
 
 }  // namespace balerbench::cli

@@ -2,6 +2,9 @@
 #include "harness/cli/monitoring_options.h"
 
 #include <filesystem>
+#include <map>
+
+#include "harness/base/strict_json.h"
 
 namespace balerbench::cli {
 
@@ -33,17 +36,39 @@ json monitoring_json(const MonitoringArgs& a) {
   return j;
 }
 
-std::vector<std::string> monitoring_overrides(const MonitoringArgs& a) {
-  std::vector<std::string> out;
+namespace {
+
+// The option that sets each key of monitoring_json, named in errors about its value.
+std::string flag_of(const std::string& key) {
+  static const std::map<std::string, std::string> kFlags = {
+      {"prometheus_port", "--prometheus-port"}, {"prometheus_address", "--prometheus-address"},
+      {"prometheus_linger_s", "--prometheus-linger"}, {"influx_url", "--influx"},
+      {"influx_database", "--influx-db"}, {"influx_file", "--influx-file"}, {"experiment", "--experiment"}};
+  const auto it = kFlags.find(key);
+  return it == kFlags.end() ? "--" + key : it->second;
+}
+
+}  // namespace
+
+std::vector<ConfigOverride> monitoring_overrides(const MonitoringArgs& a) {
+  std::vector<ConfigOverride> out;
   const json j = monitoring_json(a);
-  for (const auto& [key, value] : j.items()) out.push_back("monitoring." + key + "=" + value.dump());
+  for (const auto& [key, value] : j.items()) out.push_back({"monitoring." + key + "=" + value.dump(), flag_of(key)});
   return out;
 }
 
 MonitoringSettings monitoring_settings_from(const MonitoringArgs& a, json defaults) {
   const json j = monitoring_json(a);
-  for (const auto& [key, value] : j.items()) defaults[key] = value;
-  return parse_monitoring_settings(defaults, "command-line options", "", "");
+  JsonOrigins origins;
+  for (const auto& [key, value] : j.items()) {
+    defaults[key] = value;
+    origins["/" + key] = flag_of(key);
+  }
+  try {
+    return parse_monitoring_settings(defaults, "command-line options", "", "");
+  } catch (const JsonPathError& e) {
+    rethrow_with_origin(e, origins);
+  }
 }
 
 }  // namespace balerbench::cli

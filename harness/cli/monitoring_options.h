@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/engine/run_config.h"
 #include "harness/report/monitoring_settings.h"
 
 namespace balerbench::cli {
@@ -27,8 +28,8 @@ struct MonitoringArgs {
 void add_monitoring_options(CLI::App* cmd, MonitoringArgs& a, bool experiment);
 // The flags given, as a "monitoring" section (only the keys set).
 nlohmann::json monitoring_json(const MonitoringArgs& a);
-// The same as --set overrides, for commands that read a config.
-std::vector<std::string> monitoring_overrides(const MonitoringArgs& a);
+// The same as overrides of a config's keys, each named by its option, for commands that read a config.
+std::vector<ConfigOverride> monitoring_overrides(const MonitoringArgs& a);
 // For commands without a config.
 MonitoringSettings monitoring_settings_from(const MonitoringArgs& a, nlohmann::json defaults = nlohmann::json::object());
 

@@ -423,6 +423,8 @@ json run_info(const RunConfig& c, const CycleFiles& files) {
   if (original < 0) throw InputError(c.input_path + ": no such file", "check input_path");
   const int64_t compressed = file_bytes(L.compressed_npz());
   if (compressed < 0) throw InputError(L.compressed_npz() + ": no compressed file", "run `balerbench compress` first");
+  // The ratios are file sizes: a truncated or damaged archive would give a ratio it never achieved.
+  (void)read_npz(L.compressed_npz());
   const int64_t decompressed = file_bytes(L.decompressed_npz());
   const int64_t model_b = std::max<int64_t>(file_bytes(L.model()), 0);
   const int64_t loss_b = std::max<int64_t>(file_bytes(L.loss()), 0);

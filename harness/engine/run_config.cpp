@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -169,56 +168,56 @@ nlohmann::json RunConfig::to_json() const {
   return j;
 }
 
-void apply_override(json& j, const std::string& assignment) {
+std::string apply_override(json& j, const std::string& assignment, const std::string& origin) {
   // Keys and values end up in run_config.json and the results database, which hold UTF-8 only.
   try {
     (void)json(assignment).dump();
   } catch (const json::type_error&) {
-    throw InputError("--set " + json(assignment).dump(-1, ' ', false, json::error_handler_t::replace) +
-                         ": not valid UTF-8",
+    throw InputError((origin.empty() ? "--set " : origin + " ") +
+                         json(assignment).dump(-1, ' ', false, json::error_handler_t::replace) + ": not valid UTF-8",
                      "write keys and values in UTF-8 (a file name in another encoding: rename it)");
   }
+  const std::string named = origin.empty() ? "--set " + assignment : origin;
   const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw InputError("--set " + assignment + ": expected key=value", "for example --set epochs=10");
+  if (eq == std::string::npos || eq == 0) throw InputError(named + ": expected key=value", "for example --set epochs=10");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  json value = json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;  // bare words are strings: --set model_name=AE
+  // Bare words are strings (--set model_name=AE); JSON that parses is refused as in a file (1e400, a key twice).
+  json value = try_parse_json_strict(text, named).value_or(json(text));
   static const std::set<std::string> kPathKeys = {"input_path", "energy.wattmeter_log", "monitoring.influx_file",
                                                   "profile_trace"};
   if (kPathKeys.count(key) && value.is_string())  // --set paths are relative to the working directory
     value = std::filesystem::absolute(value.get<std::string>()).lexically_normal().string();
   json* target = &j;
-  std::string leaf = key;
+  std::string leaf = key, path;
   for (auto dot = leaf.find('.'); dot != std::string::npos; dot = leaf.find('.')) {
     json& section = (*target)[leaf.substr(0, dot)];
     if (section.is_null()) section = json::object();
-    if (!section.is_object())
-      throw InputError("--set " + assignment + ": '" + leaf.substr(0, dot) + "' is not a section");
+    if (!section.is_object()) throw InputError(named + ": '" + leaf.substr(0, dot) + "' is not a section");
     target = &section;
+    path += "/" + leaf.substr(0, dot);
     leaf = leaf.substr(dot + 1);
   }
   (*target)[leaf] = value;
+  return path + "/" + leaf;
 }
 
-RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& sets,
+                          const std::vector<ConfigOverride>& options) {
   namespace fs = std::filesystem;
   if (!fs::exists(path)) throw InputError(path + ": config file not found", "see experiments/ for examples");
-  std::ifstream in(path);
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")",
-                     "configs are strict JSON: no comments or trailing commas");
-  }
-  for (const auto& o : overrides) {
-    if (!j.is_object()) break;
-    apply_override(j, o);
+  json j = parse_json_file_strict(path);
+  JsonOrigins origins;  // the paths set on the command line, named in their errors
+  if (j.is_object()) {
+    for (const auto& s : sets) origins[apply_override(j, s)] = "--set " + s;
+    for (const auto& o : options) origins[apply_override(j, o.assignment, o.origin)] = o.origin;
   }
   const std::string base = fs::absolute(path).parent_path().string();
-  return parse_run_config(j, path, base);
+  try {
+    return parse_run_config(j, path, base);
+  } catch (const JsonPathError& e) {
+    rethrow_with_origin(e, origins);
+  }
 }
 
 }  // namespace balerbench

@@ -85,12 +85,22 @@ struct RunConfig {
 RunConfig parse_run_config(const nlohmann::json& j, const std::string& source, const std::string& base_dir,
                            const std::string& path = "");
 
-// Reads FILE.json, applies `overrides` ("key=value"; value parsed as JSON,
-// else taken as a string), validates.
-RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides);
+// A config value set by a command-line option: `assignment` as for --set, `origin` the option as
+// the user typed it ("--precision"), which errors about the value name instead of the file.
+struct ConfigOverride {
+  std::string assignment;  // "precision=fp32"
+  std::string origin;      // "--precision"
+};
 
-// Applies one "key=value" override to a JSON object (exposed for tests). A
-// dotted key reaches into a section: energy.sample_hz=100.
-void apply_override(nlohmann::json& j, const std::string& assignment);
+// Reads FILE.json (strictly: see strict_json.h), applies `sets` ("key=value"; value parsed as
+// JSON, else taken as a string), then `options`, and validates. An error in a value that came
+// from a --set or an option names it ("--set epochs=x: ..."), not the file.
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& sets,
+                          const std::vector<ConfigOverride>& options = {});
+
+// Applies one "key=value" override to a JSON object (exposed for tests) and returns the JSON
+// path it set ("/energy/sample_hz"). A dotted key reaches into a section: energy.sample_hz=100.
+// `origin` names the override in errors (default: "--set key=value").
+std::string apply_override(nlohmann::json& j, const std::string& assignment, const std::string& origin = "");
 
 }  // namespace balerbench

@@ -198,6 +198,13 @@ Evaluation evaluate(AutoEncoder& model, const at::Tensor& x, const EvalOptions& 
   return e;
 }
 
+std::string batch_size_note(int64_t batch_size, int64_t train_rows) {
+  if (batch_size <= train_rows) return "";
+  // train_epoch: ceil(rows / batch_size) = 1 batch of min(batch_size, rows) = rows rows.
+  return "batch_size " + std::to_string(batch_size) + " is larger than the " + std::to_string(train_rows) +
+         " training rows: every epoch is one step of " + std::to_string(train_rows) + " rows";
+}
+
 TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& o,
                 const std::function<void(const EpochRecord&)>& on_epoch) {
   if (o.batch_size <= 0) throw InputError("batch_size must be positive (got " + std::to_string(o.batch_size) + ")");

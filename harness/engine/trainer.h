@@ -121,6 +121,10 @@ struct TrainResult {
   nlohmann::json threads;             // the thread count and its source (thread_calibration.h; set by TrainingSession)
 };
 
+// What fit does with a batch size larger than the training rows, for a note when training starts
+// ("" when batch_size <= train_rows): every epoch is then one step on all the rows.
+std::string batch_size_note(int64_t batch_size, int64_t train_rows);
+
 // x_train, x_val: (rows, n_features) in the model's dtype on the model's
 // device; x_val may be undefined. `on_epoch` (optional) sees every epoch.
 TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& options,

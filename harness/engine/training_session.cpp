@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "harness/base/blas_kernel.h"
 #include "harness/base/clock.h"
@@ -101,6 +102,8 @@ TrainResult TrainingSession::train(const TrainOptions& options, const std::funct
       if (also) also(phase, end);
     };
   }
+  const std::string note = batch_size_note(o.batch_size, x_train_.size(0));
+  if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
   choose_threads(o);
   const double train_rows = static_cast<double>(x_train_.size(0));
   TrainResult result = fit(*model_, x_train_, x_val_, o, [&](const EpochRecord& e) {

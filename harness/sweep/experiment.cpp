@@ -320,14 +320,8 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
 }
 
 Experiment load_experiment(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the experiment file", "check the path");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& err) {
-    throw InputError(path + ": not valid JSON: " + err.what(), "check commas and quotes");
-  }
+  if (!std::ifstream(path)) throw InputError(path + ": cannot open the experiment file", "check the path");
+  const json j = parse_json_file_strict(path);
   Experiment e = parse_experiment(j, path, fs::path(path).parent_path().string());
   // The data file before anything runs or is written (a dry run included): its key names its content.
   if (!e.dataset.path.empty()) {

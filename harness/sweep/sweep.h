@@ -30,8 +30,8 @@ struct SweepSummary {
   int64_t held_by_other = 0;    // skipped: another live run into the same database had claimed them
   int signal = 0;           // the stop signal, when interrupted
   std::string store_error;  // why the sweep stopped early: a trial could not be stored
-  // 0: every trial ok; 3: some failed or were skipped; 4: the database could not be written;
-  // 128 + N: stopped by signal N.
+  // 0: every trial ok or skipped (a power limit refused for lack of permission); 3: some failed;
+  // 4: the database could not be written; 128 + N: stopped by signal N. docs/exit_codes.md.
   int exit_code() const { return signal ? 128 + signal : !store_error.empty() ? 4 : failed ? 3 : 0; }
 };
 

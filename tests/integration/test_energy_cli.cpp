@@ -111,6 +111,30 @@ TEST_F(EnergyCli, PowercapUnreadableMidRunIsWarnedAndFlagged) {
   EXPECT_TRUE(flagged) << phase.dump();
 }
 
+// A command killed by a signal: the summary names the signal beside the shell's 128+N. A command's
+// own exit 2 follows the summary, which balerbench's own errors (also 2) never print; --help says so.
+TEST_F(EnergyCli, MeasureNamesTheSignalAndTellsTheCommandsExitCodeFromItsOwn) {
+  const std::string js = dir.path("m.json");
+  auto r = bb("measure --meters ram_estimate --json " + js + " -- sh -c 'kill -9 $$'");
+  EXPECT_EQ(r.exit_code, 137) << r.out;
+  EXPECT_NE(r.out.find(", killed by signal 9 (SIGKILL), exit code 137, "), std::string::npos) << r.out;
+  EXPECT_EQ(json::parse(read_text(js))["signal"], 9);
+  r = bb("measure --meters ram_estimate --json " + js + " -- sh -c 'exit 2'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(" balerbench measure: sh -c exit 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", exit code 2, "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("balerbench: error:"), std::string::npos) << r.out;
+  EXPECT_TRUE(json::parse(read_text(js))["signal"].is_null());
+  r = bb("measure --meters no_such_meter -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("balerbench: error: ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find(" balerbench measure:"), std::string::npos) << r.out;
+  r = bb("measure --help");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Exit status: the command's own, passed through"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'balerbench: error:'"), std::string::npos) << r.out;
+}
+
 TEST_F(EnergyCli, MeasureForwardsSigintAndSigterm) {
   for (const auto& [sig, code] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
     // The signal goes to balerbench once its child exists (before that, balerbench has nothing to forward to).
@@ -135,9 +159,16 @@ TEST_F(EnergyCli, MeasureBadInputsExitTwo) {
   EXPECT_NE(r.out.find("meter 'nvml' is not available: cannot load"), std::string::npos) << r.out;
   r = bb("measure --country XX -- true");
   EXPECT_EQ(r.exit_code, 2) << r.out;
+  // An option's value is named by the option, not by the config key it stands for (/sample_hz).
   r = bb("measure --hz -1 -- true");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("sample_hz"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("balerbench: error: --hz: must be in [0.0, 1000.0]"), std::string::npos) << r.out;
+  r = bb("measure --meters cpu_estimate --pue 0.5 -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("balerbench: error: --pue: "), std::string::npos) << r.out;
+  r = bb("measure --prometheus-port 70000 -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("balerbench: error: --prometheus-port: "), std::string::npos) << r.out;
 }
 
 TEST_F(EnergyCli, WattmeterEnergyPrintsJoules) {
@@ -319,7 +350,7 @@ TEST_F(EnergyCli, EnergyOffAndBadEnergyConfig) {
   EXPECT_FALSE(fs::exists(out2 + "/training/model.pt"));  // nothing half-done
   r = bb("train --config " + dir.path("c.json") + " --out " + out2 + " --set energy.sample_hz=fast");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("/energy/sample_hz: expected a number"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--set energy.sample_hz=fast: expected a number"), std::string::npos) << r.out;
 }
 
 }  // namespace

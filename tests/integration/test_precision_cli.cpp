@@ -83,7 +83,7 @@ TEST_F(PrecisionCli, Float16AndTf32OnTheCpuExitTwoAndWriteNothing) {
   }
   const auto bad = bb("train --config " + cfg() + " --out " + dir.path("x") + " --precision fp12");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.out.find("/precision"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--precision: invalid value 'fp12'"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("amp_bf16"), std::string::npos) << bad.out;
 }
 
@@ -125,7 +125,7 @@ TEST_F(PrecisionCli, ProfilePrintsT5TableAndWritesAChromeTrace) {
 TEST_F(PrecisionCli, ProfileTraceNeedsProfileAndAnExistingFolder) {
   const auto a = bb("train --config " + cfg() + " --out " + dir.path("a") + " --set profile_trace=t.json");
   EXPECT_EQ(a.exit_code, 2) << a.out;
-  EXPECT_NE(a.out.find("/profile_trace"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("--set profile_trace=t.json: needs profile: true"), std::string::npos) << a.out;
   const auto b = bb("train --config " + cfg() + " --out " + dir.path("b") + " --profile --profile-trace " +
                     dir.path("no/such/dir/t.json"));
   EXPECT_EQ(b.exit_code, 2) << b.out;
@@ -136,7 +136,7 @@ TEST_F(PrecisionCli, ProfileTraceNeedsProfileAndAnExistingFolder) {
 TEST_F(PrecisionCli, GradScalerSectionIsStrict) {
   const auto r = bb("train --config " + cfg() + " --out " + dir.path("g") + " --set grad_scaler.backoff_factor=2");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("/grad_scaler/backoff_factor"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--set grad_scaler.backoff_factor=2: "), std::string::npos) << r.out;
   const auto u = bb("train --config " + cfg() + " --out " + dir.path("g") + " --set grad_scaler.growth=2");
   EXPECT_EQ(u.exit_code, 2) << u.out;
   EXPECT_NE(u.out.find("growth"), std::string::npos) << u.out;
@@ -184,7 +184,7 @@ TEST_F(PrecisionCli, EnginesWriteTheSameOutputsAndSayWhatRan) {
   EXPECT_FALSE(fs::exists(bad + "/training/training_report.json"));
   const auto unknown = bb("train --config " + cfg() + " --out " + bad + " --engine turbo");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
-  EXPECT_NE(unknown.out.find("/engine"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("--engine: invalid value 'turbo'"), std::string::npos) << unknown.out;
 }
 
 }  // namespace

@@ -104,6 +104,32 @@ class SweepCli : public ::testing::Test {
   TempDir dir_;
 };
 
+// The report command suggested at the end of a run can be pasted into a shell: a database path
+// with a space and an experiment name with a quote are single-quoted, a plain word is left alone.
+TEST_F(SweepCli, TheSuggestedReportCommandIsQuotedForTheShell) {
+  json j = tiny_experiment();
+  j["name"] = "Bob's run";
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["repeats"] = 1;
+  fs::create_directories(dir_.path("my results"));
+  const auto r = bb("run " + write_experiment(j) + " --db 'my results/db.sqlite' --progress none --tables trials");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string suggested = "balerbench report --db 'my results/db.sqlite' --experiment 'Bob'\\''s run' --table NAME";
+  const auto at = r.out.find(suggested);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string args = r.out.substr(at + std::string("balerbench ").size(),
+                                        suggested.size() - std::string("balerbench  --table NAME").size());
+  const auto report = bb(args + " --table trials");
+  ASSERT_EQ(report.exit_code, 0) << args << "\n" << report.out;
+  EXPECT_NE(report.out.find("fp32"), std::string::npos) << report.out;
+  j["name"] = "plain-name_1.0";
+  const auto plain = bb("run " + write_experiment(j) + " --db db.sqlite --progress none --tables trials");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("balerbench report --db db.sqlite --experiment plain-name_1.0 --table NAME"),
+            std::string::npos)
+      << plain.out;
+}
+
 TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   const std::string exp = write_experiment(tiny_experiment());
   auto r = bb("run " + exp + " --db db.sqlite --progress none");

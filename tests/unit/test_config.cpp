@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "harness/base/strict_json.h"
 #include "harness/engine/run_config.h"
 #include "tests/test_util.h"
 
@@ -134,6 +135,71 @@ TEST(RunConfig, ShippedExperimentConfigsParse) {
   EXPECT_DOUBLE_EQ(cms.compression_ratio, 1.6);
   EXPECT_EQ(cms.epochs, 25);
   EXPECT_EQ(cms.type_list.size(), 24u);
+}
+
+// ---- strict JSON text (base/strict_json.h) ----
+
+TEST(StrictJson, AKeyGivenTwiceIsRefusedWithItsPath) {
+  expect_input_error([] { parse_json_text_strict(R"({"epochs": 2, "epochs": 3})", "c.json"); },
+                     "c.json: /epochs: the key is given twice");
+  expect_input_error(
+      [] { parse_json_text_strict(R"({"training": {"lr": 1, "epochs": 2, "epochs": 3}})", "e.json"); },
+      "e.json: /training/epochs: the key is given twice");
+  expect_input_error([] { parse_json_text_strict(R"({"a": [1, {"b": 1}, {"b": 2, "b": 3}]})", "e.json"); },
+                     "e.json: /a/2/b: the key is given twice");
+  // The same key in two objects, or in an object and its parent, is no duplicate.
+  const json j = parse_json_text_strict(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 3}, {"x": 4}]})", "ok.json");
+  EXPECT_EQ(j["b"]["x"], 2);
+  EXPECT_EQ(j["x"][1]["x"], 4);
+}
+
+TEST(StrictJson, ANumberBeyondADoubleIsAnInputErrorNotAnInternalOne) {
+  expect_input_error([] { parse_json_text_strict(R"({"compression_ratio": 1e400})", "c.json"); },
+                     "c.json: /compression_ratio: the number 1e400 does not fit a double");
+  expect_input_error([] { parse_json_text_strict(R"({"sweep": {"lr": [1, -2e999]}})", "e.json"); },
+                     "e.json: /sweep/lr/1: the number -2e999 does not fit a double");
+  expect_input_error([] { parse_json_text_strict("1e400", "--set lr=1e400"); },
+                     "--set lr=1e400: the number 1e400 does not fit a double");
+  EXPECT_DOUBLE_EQ(parse_json_text_strict("[1e308]", "ok")[0].get<double>(), 1e308);
+}
+
+TEST(StrictJson, SyntaxErrorsNameTheByteAndBareWordsAreNotJson) {
+  expect_input_error([] { parse_json_text_strict(R"({"a": 1,})", "c.json"); }, "c.json: not valid JSON at byte 9");
+  EXPECT_FALSE(try_parse_json_strict("AE", "--set model_name=AE").has_value());
+  EXPECT_EQ(try_parse_json_strict("7", "--set epochs=7").value(), 7);
+  expect_input_error([] { try_parse_json_strict("1e400", "--set epochs=1e400"); }, "--set epochs=1e400: the number");
+  expect_input_error([] { try_parse_json_strict(R"({"a": 1, "a": 2})", "--set energy=..."); }, "/a: the key is given twice");
+}
+
+TEST(RunConfig, DuplicateKeysAndHugeNumbersInTheFileAreInputErrors) {
+  TempDir dir;
+  write_text(dir.path("dup.json"),
+             R"({"input_path": "x.npz", "model_name": "AE", "compression_ratio": 2, "epochs": 2, "epochs": 3})");
+  expect_input_error([&] { load_run_config(dir.path("dup.json"), {}); }, "dup.json: /epochs: the key is given twice");
+  write_text(dir.path("big.json"), R"({"input_path": "x.npz", "model_name": "AE", "compression_ratio": 1e400})");
+  expect_input_error([&] { load_run_config(dir.path("big.json"), {}); },
+                     "big.json: /compression_ratio: the number 1e400 does not fit a double");
+}
+
+TEST(RunConfig, AnErrorInAValueFromTheCommandLineNamesItNotTheFile) {
+  TempDir dir;
+  write_text(dir.path("c.json"), R"({"input_path": "x.npz", "model_name": "AE", "compression_ratio": 2})");
+  const std::string c = dir.path("c.json");
+  expect_input_error([&] { load_run_config(c, {"epochs=x"}); }, "--set epochs=x: expected an integer, got string");
+  expect_input_error([&] { load_run_config(c, {"epochs=1e400"}); }, "--set epochs=1e400: the number 1e400");
+  expect_input_error([&] { load_run_config(c, {"energy.sample_hz=-1"}); }, "--set energy.sample_hz=-1: must be in");
+  expect_input_error([&] { load_run_config(c, {"epoch=3"}); }, "--set epoch=3: unknown key");
+  // A whole section from --set: the path inside it is kept.
+  expect_input_error([&] { load_run_config(c, {R"(energy={"sample_hz": -1})"}); },
+                     R"(--set energy={"sample_hz": -1}: /energy/sample_hz: must be in)");
+  // The last --set of a key is the one named.
+  expect_input_error([&] { load_run_config(c, {"epochs=2", "epochs=-3"}); }, "--set epochs=-3: must be at least 1");
+  // An option that stands for a key names the option.
+  expect_input_error([&] { load_run_config(c, {}, {{"precision=fp12", "--precision"}}); },
+                     "--precision: invalid value 'fp12'");
+  // A value from the file still names the file.
+  write_text(dir.path("bad.json"), R"({"input_path": "x.npz", "model_name": "AE", "compression_ratio": 2, "lr": -1})");
+  expect_input_error([&] { load_run_config(dir.path("bad.json"), {"epochs=3"}); }, "bad.json: /lr: must be a positive");
 }
 
 TEST(RunConfig, ToJsonRoundTrips) {

@@ -100,6 +100,22 @@ TEST(Experiment, BadFilesNameTheJsonPath) {
       "/power_limit_optimizer: the optimiser weighs measured energy against time, but /energy/enabled is false");
 }
 
+TEST(Experiment, AKeyGivenTwiceOrANumberBeyondADoubleIsAnInputError) {
+  TempDir dir;
+  const std::string text = read_text(source_dir() + "/experiments/quickstart.json");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  write_text(dir.path("dup.json"), with(R"("lr": 0.001,)", R"("lr": 0.001, "lr": 0.01,)"));
+  expect_input_error([&] { load_experiment(dir.path("dup.json")); }, "dup.json: /training/lr: the key is given twice");
+  write_text(dir.path("big.json"), with(R"("max_power_w": 100)", R"("max_power_w": 1e400)"));
+  expect_input_error([&] { load_experiment(dir.path("big.json")); },
+                     "big.json: /cost/max_power_w: the number 1e400 does not fit a double");
+}
+
 TEST(Experiment, ShippedExperimentsParse) {
   int experiments = 0;
   for (const auto& entry : std::filesystem::directory_iterator(source_dir() + "/experiments")) {

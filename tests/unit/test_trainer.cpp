@@ -126,6 +126,26 @@ TEST(Trainer, EpochLossIsThePlainMeanOfBatchLosses) {
   EXPECT_NEAR(r.epoch_records[0].train_loss, sum / 3.0, 1e-12 * sum);
 }
 
+// A batch size beyond the data: the note says what fit does, and fit does it (one step on all rows).
+TEST(Trainer, ABatchLargerThanTheDataIsOneStepOnAllRowsAndSaysSo) {
+  EXPECT_EQ(batch_size_note(4096, 1000),
+            "batch_size 4096 is larger than the 1000 training rows: every epoch is one step of 1000 rows");
+  EXPECT_EQ(batch_size_note(1000, 1000), "");
+  EXPECT_EQ(batch_size_note(64, 1000), "");
+  const at::Tensor x = toy_data(10);
+  auto m = seeded_ae(5), ref = seeded_ae(5);
+  const TrainResult r = fit(*m, x, {}, quiet(2, 4096));
+  torch::optim::Adam opt(ref->parameters(), torch::optim::AdamOptions(1e-3));
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    opt.zero_grad();
+    const at::Tensor d = ref->forward(x) - x;
+    const at::Tensor loss = (d * d).sum() / 24.0;
+    loss.backward();
+    opt.step();
+    EXPECT_NEAR(r.epoch_records[epoch].train_loss, loss.item<double>(), 1e-12 * loss.item<double>()) << epoch;
+  }
+}
+
 TEST(Trainer, BalerSumIsBatchSizeTimesMseMean) {
   const at::Tensor a = torch::rand({8, 24}, torch::kDouble), b = torch::rand({8, 24}, torch::kDouble);
   EXPECT_NEAR(batch_loss(a, b, LossKind::kBalerSum).item<double>(),
