@@ -285,6 +285,30 @@ TEST_F(BalerProjectCli, AStateDictThatDoesNotFitIsAnErrorNamingTheKey) {
   EXPECT_FALSE(fs::exists(p + "/output/decompressed_output/decompressed.npz"));
 }
 
+// Item 4: info reads Baler's times from the console logs it is given (--baler-log), and says when
+// there are no files of Baler's to put beside balerbench's.
+TEST_F(BalerProjectCli, InfoReadsBalersTimesFromTheLogsItIsGiven) {
+  cms_data();
+  const std::string p = project("cms", ae_config("workspaces/W/data/cms.npz"));
+  for (const char* cmd : {"train", "compress", "decompress"}) ASSERT_EQ(bb(cmd, p).exit_code, 0) << cmd;
+  write_text(dir.path("train.txt"), "Epoch 3 of 3\n# Finished. Training Loss: 0.1\n0.5 minutes\n");
+  write_text(dir.path("codec.txt"), "Compression took: 0.001 minutes\nDecompression took: 0.002 minutes\n");
+  const auto r = run_command(balerbench_binary() + " info --json --baler-project " + p + " --baler-log " +
+                             dir.path("train.txt") + " --baler-log " + dir.path("codec.txt") + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json s = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(s["baler"]["timings"]["train"]["duration_s"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(s["baler"]["timings"]["compress"]["duration_s"].get<double>(), 0.06);
+  EXPECT_DOUBLE_EQ(s["baler"]["timings"]["decompress"]["duration_s"].get<double>(), 0.12);
+  EXPECT_TRUE(s["baler"]["files"].empty());
+  EXPECT_GT(s["balerbench"]["compression_ratio"].get<double>(), 1.0);
+  EXPECT_TRUE(s["balerbench"]["timings"]["train"]["duration_s"].is_number());
+  const auto text = run_command(balerbench_binary() + " info --baler-project " + p);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("No files of Baler's in output/ or output/backup/"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("| compression ratio | - | "), std::string::npos) << text.out;
+}
+
 // Against the real Baler.
 class BalerInterop : public BalerProjectCli {
  protected:
