@@ -3,12 +3,14 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "datasets/error.h"
 #include "datasets/npy.h"
 #include "datasets/paths.h"
+#include "models/torch_save.h"
 
 namespace balerbench {
 namespace {
@@ -103,24 +105,10 @@ std::vector<std::pair<std::string, at::Tensor>> state_items(const AutoEncoder& m
   return items;
 }
 
-c10::Dict<std::string, at::Tensor> read_dict(const std::string& path) {
+// name -> tensor, in the file's order.
+StateDictEntries read_dict(const std::string& path) {
   check_input_file(path, "model file", "run `balerbench train` with the same --out first");
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  c10::IValue value;
-  try {
-    value = torch::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    throw InputError(path + ": not a readable model file", "expected a torch.save state dict");
-  }
-  if (!value.isGenericDict()) throw InputError(path + ": model file does not hold a state dict");
-  c10::Dict<std::string, at::Tensor> dict;
-  for (const auto& kv : value.toGenericDict()) {
-    if (!kv.key().isString() || !kv.value().isTensor())
-      throw InputError(path + ": model file holds a non-tensor entry");
-    dict.insert(kv.key().toStringRef(), kv.value().toTensor());
-  }
-  return dict;
+  return read_torch_state_dict(path);
 }
 
 }  // namespace
@@ -148,31 +136,40 @@ int64_t count_parameters(const AutoEncoder& model) {
   return n;
 }
 
-void save_state_dict(const AutoEncoder& model, const std::string& path) {
-  c10::Dict<std::string, at::Tensor> dict;
+void save_state_dict(const AutoEncoder& model, const std::string& path, std::optional<at::ScalarType> dtype) {
+  StateDictEntries entries;
   // clone(): parameters may be views into one flat buffer, and a view would
   // drag the whole buffer into every entry of the file.
-  for (const auto& [k, v] : state_items(model)) dict.insert(k, v.detach().cpu().clone());
-  const std::vector<char> bytes = torch::pickle_save(dict);
+  for (const auto& [k, v] : state_items(model)) {
+    at::Tensor t = v.detach().cpu().clone();
+    entries.emplace_back(k, dtype && t.is_floating_point() ? t.to(*dtype) : t);
+  }
+  const std::vector<char> bytes = torch_save_bytes(entries);
   write_file_atomic(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
 }
 
 void load_state_dict(AutoEncoder& model, const std::string& path) {
   const auto dict = read_dict(path);
   const std::string hint = "compress/decompress with the model trained on this data (same model_name and compression_ratio)";
+  const std::string name = model.architecture().model_name;
   const auto items = state_items(model);
-  if (dict.size() != items.size())
-    throw InputError(path + ": the model does not match: file has " + std::to_string(dict.size()) +
-                         " tensors, " + model.architecture().model_name + " has " + std::to_string(items.size()),
-                     hint);
+  auto find = [](const auto& list, const std::string& key) {
+    return std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == key; });
+  };
+  // Every key of the model in the file, and nothing else (PyTorch's strict load; Baler loads with
+  // strict=False, which leaves a misnamed layer at its random initial weights).
+  for (const auto& [key, tensor] : dict)
+    if (find(items, key) == items.end())
+      throw InputError(path + ": the model does not match " + name + ": unexpected entry '" + key + "'", hint);
   torch::NoGradGuard no_grad;
   for (const auto& [key, target] : items) {
-    auto it = dict.find(key);
-    if (it == dict.end()) throw InputError(path + ": the model does not match: no entry '" + key + "'", hint);
-    const at::Tensor src = it->value();
+    auto it = find(dict, key);
+    if (it == dict.end())
+      throw InputError(path + ": the model does not match " + name + ": no entry '" + key + "'", hint);
+    const at::Tensor src = it->second;
     if (src.sizes() != target.sizes())
-      throw InputError(path + ": the model does not match: '" + key + "' has shape " + c10::str(src.sizes()) +
-                           ", expected " + c10::str(target.sizes()),
+      throw InputError(path + ": the model does not match " + name + ": '" + key + "' has shape " +
+                           c10::str(src.sizes()) + ", expected " + c10::str(target.sizes()),
                        hint);
     target.copy_(src);
   }
@@ -180,7 +177,7 @@ void load_state_dict(AutoEncoder& model, const std::string& path) {
 
 std::vector<std::pair<std::string, std::vector<int64_t>>> read_state_dict_shapes(const std::string& path) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> out;
-  for (const auto& kv : read_dict(path)) out.emplace_back(kv.key(), kv.value().sizes().vec());
+  for (const auto& [name, tensor] : read_dict(path)) out.emplace_back(name, tensor.sizes().vec());
   return out;
 }
 

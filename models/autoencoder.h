@@ -8,6 +8,7 @@
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "models/architecture.h"
@@ -40,8 +41,10 @@ std::shared_ptr<AutoEncoder> make_model(const std::string& name, int64_t n_featu
 int64_t count_parameters(const AutoEncoder& model);
 
 // State dict (parameters and buffers) as a torch.save-compatible pickle,
-// written atomically.
-void save_state_dict(const AutoEncoder& model, const std::string& path);
+// written atomically; floating-point tensors in `dtype` when given (a Baler project's model.pt
+// holds the model's Baler dtype whatever precision trained it).
+void save_state_dict(const AutoEncoder& model, const std::string& path,
+                     std::optional<at::ScalarType> dtype = std::nullopt);
 // Strict load: every key present, every shape equal, else InputError
 // ("the model does not match").
 void load_state_dict(AutoEncoder& model, const std::string& path);

@@ -86,10 +86,14 @@ PACKAGES=(
   libgtest-dev libbenchmark-dev
   libcpp-httplib-dev libsqlite3-dev
   python3 python3-numpy python3-matplotlib
+  python3-tqdm python3-sklearn python3-scipy
   prometheus influxdb influxdb-client curl
 )
 # Debian's LibTorch, and the PyTorch the comparisons import, only when building against them: a
-# GPU node's PyTorch provides both.
+# GPU node's PyTorch provides both. The real Baler (../shared/peers/baler), which the interop tests
+# run with Debian's /usr/bin/python3 (tests/integration/test_baler_interop.cpp), needs that PyTorch
+# too, with numpy, tqdm, scikit-learn, scipy and matplotlib; where /usr/bin/python3 has no torch (a
+# GPU node's PyTorch lives elsewhere), those tests skip and say so.
 if [ -z "$TORCH_PREFIX" ]; then PACKAGES+=(libtorch-dev python3-torch); fi
 # libFuzzer and the sanitizer runtimes come with clang (scripts/fuzz.sh, scripts/sanitize.sh).
 if [ "$SANITIZERS" = 1 ]; then PACKAGES+=(clang libclang-rt-dev); fi

@@ -1,6 +1,8 @@
 // test_util.cpp: see test_util.h.
 #include "tests/test_util.h"
 
+#include <cstdlib>
+
 #include <zip.h>
 
 #include <array>
@@ -86,6 +88,35 @@ std::string python_binary() { return BALERBENCH_PYTHON; }
 bool python_has(const std::string& modules) {
   if (!fs::exists(python_binary())) return false;
   return run_command(python_binary() + " -c 'import " + modules + "'").exit_code == 0;
+}
+
+std::string baler_peer_dir() { return BALERBENCH_SOURCE_DIR "/../shared/peers/baler"; }
+
+std::string debian_python() {
+  const char* env = std::getenv("BALERBENCH_BALER_PYTHON");
+  return env && *env ? env : "/usr/bin/python3";
+}
+
+std::string why_python_lacks(const std::string& modules) {
+  if (!fs::exists(debian_python())) return debian_python() + " not found (Debian's python3)";
+  std::string missing;
+  std::string list = modules + ",";
+  for (std::size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
+    std::string m = list.substr(at, comma - at);
+    m.erase(0, m.find_first_not_of(' '));
+    if (!m.empty() && run_command(debian_python() + " -c 'import " + m + "' 2>/dev/null").exit_code != 0)
+      missing += (missing.empty() ? "" : ", ") + m;
+  }
+  return missing.empty() ? "" : debian_python() + " cannot import " + missing + " (scripts/setup.sh installs them)";
+}
+
+std::string why_baler_cannot_run() {
+  static const std::string why = [] {
+    if (!fs::exists(baler_peer_dir() + "/baler/__init__.py"))
+      return "the real Baler is not at " + baler_peer_dir() + " (../shared/peers/baler)";
+    return why_python_lacks("torch, numpy, tqdm, sklearn, scipy, matplotlib");
+  }();
+  return why;
 }
 
 }  // namespace balerbench

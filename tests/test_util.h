@@ -49,4 +49,15 @@ std::string python_binary();
 // True when python_binary() exists and imports the given modules.
 bool python_has(const std::string& modules);
 
+// The real Baler (../shared/peers/baler, its package folder; never copied into the project) and the
+// python3 that runs it: $BALERBENCH_BALER_PYTHON, else Debian's /usr/bin/python3, as balerbench reads
+// Baler's configs with (harness/baler/python_process.h).
+std::string baler_peer_dir();
+std::string debian_python();
+// "" when debian_python() exists and imports `modules`, else why not (for GTEST_SKIP).
+std::string why_python_lacks(const std::string& modules);
+// "" when the real Baler can run here, else why not: no peer folder, or Debian's python3 lacks one
+// of torch, numpy, tqdm, sklearn, scipy, matplotlib (scripts/setup.sh installs them).
+std::string why_baler_cannot_run();
+
 }  // namespace balerbench

@@ -1,9 +1,10 @@
 // cmd_cycle.cpp: `balerbench train|compress|decompress|info --config FILE.json
-// [--out DIR] [--set key=value ...]`.
+// [--out DIR] [--set key=value ...]`, or `--baler-project workspaces/WS/P` instead of --config and --out.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "harness/base/blas_kernel.h"
+#include "harness/cli/baler_project_options.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/json_stdout.h"
@@ -27,6 +28,7 @@ struct Args {
   MonitoringArgs monitoring;
   std::string precision, engine, profile_trace;
   bool profile = false, no_profile_sync = false, no_cuda_graphs = false;
+  BalerProjectArgs baler;
 };
 
 double mb(const nlohmann::json& v) { return v.is_null() ? 0.0 : v.get<double>() / 1e6; }
@@ -104,7 +106,11 @@ int run_command(const std::string& name, const Args& a) {
   if (a.no_profile_sync) options.push_back({"profile_sync=false", "--no-profile-sync"});
   if (a.no_cuda_graphs) options.push_back({"cuda_graphs=false", "--no-cuda-graphs"});
   JsonStdout json_out(a.json);  // progress and epoch lines go to stderr; stdout gets the one document
-  RunConfig c = load_run_config(a.config, a.sets, options);
+  const std::unique_ptr<BalerProjectRun> baler = open_baler_project_run(a.config, a.baler, a.sets, options, name);
+  RunConfig c = baler ? baler->config() : load_run_config(a.config, a.sets, options);
+  const CycleFiles files = baler ? baler->files() : out_dir_files(a.out);
+  if (baler && name == "info") return print_baler_info(*baler, a.baler, a.json, json_out);
+  if (baler) baler->begin();  // what of P_config.py is not read, and Baler's files kept before replacing them
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   // The hazards block on stderr once the input is known to be good, before training; with --json,
   // the list goes into the document instead.
@@ -115,10 +121,11 @@ int run_command(const std::string& name, const Args& a) {
     else std::fputs(format_hazard_block(found).c_str(), stderr);
   };
   nlohmann::json r;
-  if (name == "train") r = run_train(c, a.out, report_hazards);
-  else if (name == "compress") r = run_compress(c, a.out);
-  else if (name == "decompress") r = run_decompress(c, a.out);
-  else r = run_info(c, a.out);
+  if (name == "train") r = run_train(c, files, report_hazards);
+  else if (name == "compress") r = run_compress(c, files);
+  else if (name == "decompress") r = run_decompress(c, files);
+  else r = run_info(c, files);
+  if (baler) baler->finish(r);
   if (a.json) {
     if (name == "train") r["hazards"] = hazards;
     json_out.print(r);
@@ -171,8 +178,9 @@ void register_cycle(CLI::App& app, Action& run) {
     auto a = std::make_shared<Args>();
     const std::string name = h[0];
     CLI::App* cmd = app.add_subcommand(name, h[1]);
-    cmd->add_option("--config", a->config, "config FILE.json (strict JSON, Baler's key names)")->required();
-    cmd->add_option("--out", a->out, "output folder (default ./output)")->check(non_empty_path());
+    CLI::Option* config = cmd->add_option("--config", a->config, "config FILE.json (strict JSON, Baler's key names)");
+    CLI::Option* out = cmd->add_option("--out", a->out, "output folder (default ./output)")->check(non_empty_path());
+    add_baler_project_options(cmd, a->baler, name == "info", config, out);
     cmd->add_option("--set", a->sets, "override a config key: key=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--json", a->json, "print the report as JSON");
     if (name != "info") {

@@ -13,6 +13,7 @@
 
 #include <sys/resource.h>
 
+#include "datasets/cycle_files.h"
 #include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "datasets/normalizer.h"
@@ -42,22 +43,24 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kOutFolderHint[] = "give --out a folder that can be created and written";
 
-struct Layout {
-  explicit Layout(const std::string& out)
-      : training(fs::path(out) / "training"),
-        compressed(fs::path(out) / "compressed_output"),
-        decompressed(fs::path(out) / "decompressed_output") {}
-  fs::path training, compressed, decompressed;
-  std::string model() const { return (training / "model.pt").string(); }
-  std::string norm() const { return (training / "normalization_features.npy").string(); }
-  std::string loss() const { return (training / "loss_data.npy").string(); }
-  std::string compressed_npz() const { return (compressed / "compressed.npz").string(); }
-  std::string decompressed_npz() const { return (decompressed / "decompressed.npz").string(); }
-};
+using Layout = CycleFiles;  // datasets/cycle_files.h: --out DIR's layout, or a Baler project's
 
 void write_json(const fs::path& path, const json& j) {
   const std::string text = j.dump(2) + "\n";
   write_file_atomic(path.string(), std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// A Baler project's model.pt holds the model's Baler dtype, whatever precision trained it.
+std::optional<at::ScalarType> saved_dtype(const Layout& L, const AutoEncoder& model) {
+  if (!L.baler_project) return std::nullopt;
+  return model.baler_dtype();
+}
+
+// Baler's decompressed data: the model's Baler dtype, or float64 when de-normalized (numpy
+// promotes the float32 output times the float64 range).
+at::Tensor as_baler_decompresses(const at::Tensor& decoded, const Normalization* norm, const AutoEncoder& model) {
+  if (!norm) return decoded.to(model.baler_dtype());
+  return norm->invert(decoded.to(at::kDouble));
 }
 
 std::vector<int64_t> feature_shape(const std::vector<int64_t>& shape) {
@@ -236,9 +239,9 @@ void finish_energy(EnergySession* session, const fs::path& dir, const std::strin
 
 }  // namespace
 
-json run_train(const RunConfig& c, const std::string& out_dir, const std::function<void()>& before_training) {
+json run_train(const RunConfig& c, const CycleFiles& files, const std::function<void()>& before_training) {
   const auto t_total = Clock::now();
-  const Layout L(out_dir);
+  const Layout& L = files;
   check_output_folder(L.training.string(), kOutFolderHint);  // before any work, not after training
   configure_runtime(c);
   LiveRun run(c, "train");
@@ -252,7 +255,7 @@ json run_train(const RunConfig& c, const std::string& out_dir, const std::functi
   if (c.intermittent_model_saving) {
     o.save_every_epochs = c.intermittent_saving_patience;
     o.save_checkpoint = [&](int64_t e) {
-      save_state_dict(model, (L.training / ("model_" + std::to_string(e) + ".pt")).string());
+      save_state_dict(model, L.checkpoint(e), saved_dtype(L, model));
     };
   }
   if (before_training) before_training();
@@ -270,7 +273,7 @@ json run_train(const RunConfig& c, const std::string& out_dir, const std::functi
   std::vector<double> losses;
   for (const auto& e : r.epoch_records) losses.push_back(e.train_loss);
   for (const auto& e : r.epoch_records) losses.push_back(e.val_loss);
-  save_state_dict(model, L.model());
+  save_state_dict(model, L.model(), saved_dtype(L, model));
   write_npy(L.loss(), NpyArray::from_doubles({2, static_cast<int64_t>(r.epoch_records.size())}, losses));
   write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
   json report = train_report(c, ds, model, device, r, norm);
@@ -289,9 +292,9 @@ json run_train(const RunConfig& c, const std::string& out_dir, const std::functi
   return report;
 }
 
-json run_compress(const RunConfig& c, const std::string& out_dir) {
+json run_compress(const RunConfig& c, const CycleFiles& files) {
   const auto t_total = Clock::now();
-  const Layout L(out_dir);
+  const Layout& L = files;
   check_output_folder(L.compressed.string(), kOutFolderHint);
   configure_runtime(c);
   LiveRun run(c, "compress");
@@ -322,9 +325,11 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   members.emplace_back("names", names_array(ds));
   members.emplace_back("normalization_features", c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape))
                                                                 : NpyArray::from_doubles({0}, {}));
-  members.emplace_back("original_shape",
-                       NpyArray::from_int64({static_cast<int64_t>(ds.original_shape.size())}, ds.original_shape));
-  members.emplace_back("model_name", NpyArray::from_strings({c.model_name}));
+  if (!L.baler_project) {  // Baler's compressed.npz holds the three keys above only
+    members.emplace_back("original_shape",
+                         NpyArray::from_int64({static_cast<int64_t>(ds.original_shape.size())}, ds.original_shape));
+    members.emplace_back("model_name", NpyArray::from_strings({c.model_name}));
+  }
   write_npz(L.compressed_npz(), members, c.extra_compression);
   json report = {{"command", "compress"},
                  {"dataset", dataset_json(ds)},
@@ -350,9 +355,9 @@ json run_compress(const RunConfig& c, const std::string& out_dir) {
   return report;
 }
 
-json run_decompress(const RunConfig& c, const std::string& out_dir) {
+json run_decompress(const RunConfig& c, const CycleFiles& files) {
   const auto t_total = Clock::now();
-  const Layout L(out_dir);
+  const Layout& L = files;
   check_output_folder(L.decompressed.string(), kOutFolderHint);
   configure_runtime(c);
   LiveRun run(c, "decompress");
@@ -383,8 +388,10 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   MemoryPeakTracker memory(cuda_allocator_index(device));
   memory.start();
   const double decode_s = measure_window(energy.get(), "decompress", [&] {
-                            x = decode_rows(*model, npy_to_tensor(code), c.normalizes() ? &norm : nullptr,
+                            x = decode_rows(*model, npy_to_tensor(code),
+                                            c.normalizes() && !L.baler_project ? &norm : nullptr,
                                             c.codec_chunk_rows, policy, &timer, fused.get());
+                            if (L.baler_project) x = as_baler_decompresses(x, c.normalizes() ? &norm : nullptr, *model);
                             if (dims == 1) cast_integer_columns(x, c, features);
                           }).duration_s;
   const MemoryPeak decode_memory = memory.finish();
@@ -415,8 +422,8 @@ json run_decompress(const RunConfig& c, const std::string& out_dir) {
   return report;
 }
 
-json run_info(const RunConfig& c, const std::string& out_dir) {
-  const Layout L(out_dir);
+json run_info(const RunConfig& c, const CycleFiles& files) {
+  const Layout& L = files;
   const int64_t original = file_bytes(c.input_path);
   if (original < 0) throw InputError(c.input_path + ": no such file", "check input_path");
   const int64_t compressed = file_bytes(L.compressed_npz());

@@ -1,5 +1,6 @@
 // cycle.h: Baler's train / compress / decompress / info over an output folder
-// laid out as Baler's:
+// laid out as Baler's (`files`: balerbench's --out DIR, or a Baler project's output/, whose
+// model.pt is in compressed_output/ and whose compressed.npz holds Baler's keys only):
 //   OUT/training/            model.pt, loss_data.npy (2, epochs), normalization_features.npy,
 //                            run_config.json, training_report.json
 //   OUT/compressed_output/   compressed.npz {data, names, normalization_features, original_shape, model_name},
@@ -14,18 +15,19 @@
 
 #include <string>
 
+#include "datasets/cycle_files.h"
 #include "harness/engine/run_config.h"
 
 namespace balerbench {
 
 // `before_training` runs once the data and model are set up and valid, just before the training's
 // time starts (the CLI prints its hazards block there, so bad input fails first and alone).
-nlohmann::json run_train(const RunConfig& config, const std::string& out_dir,
+nlohmann::json run_train(const RunConfig& config, const CycleFiles& files,
                          const std::function<void()>& before_training = {});
-nlohmann::json run_compress(const RunConfig& config, const std::string& out_dir);
-nlohmann::json run_decompress(const RunConfig& config, const std::string& out_dir);
+nlohmann::json run_compress(const RunConfig& config, const CycleFiles& files);
+nlohmann::json run_decompress(const RunConfig& config, const CycleFiles& files);
 // Sizes, compression ratios and, when the decompressed file exists, the
 // reconstruction error against the input.
-nlohmann::json run_info(const RunConfig& config, const std::string& out_dir);
+nlohmann::json run_info(const RunConfig& config, const CycleFiles& files);
 
 }  // namespace balerbench

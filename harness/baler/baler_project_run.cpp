@@ -1,0 +1,49 @@
+// baler_project_run.cpp: see baler_project_run.h.
+#include "harness/baler/baler_project_run.h"
+
+#include <cstdio>
+
+#include "harness/baler/side_by_side.h"
+
+namespace balerbench {
+
+BalerProjectRun::BalerProjectRun(const std::string& project_path, const std::vector<std::string>& sets,
+                                 const std::vector<ConfigOverride>& options, std::string command)
+    : project_(open_baler_project(project_path)),
+      config_(load_baler_project_config(project_, sets, options)),
+      files_(baler_project_files(project_.output.string())),
+      command_(std::move(command)) {}
+
+void BalerProjectRun::begin() {
+  std::fputs(format_config_notes(project_, config_.notes).c_str(), stderr);
+  outputs_ = std::make_unique<ProjectOutputs>(project_.output, files_written_by(command_, config_.run));
+  for (const KeptFile& k : outputs_->keep_foreign())
+    std::fprintf(stderr, "balerbench: kept the previous output/%s (not written by balerbench) as %s\n",
+                 k.relative.c_str(), k.backup.string().c_str());
+}
+
+void BalerProjectRun::finish(nlohmann::json& report) {
+  nlohmann::json kept = nlohmann::json::array();
+  nlohmann::json notes = nlohmann::json::array();
+  if (outputs_) {
+    outputs_->commit();  // drops the backups of files left in place
+    for (const KeptFile& k : outputs_->kept())
+      if (std::filesystem::exists(k.backup)) kept.push_back(k.to_json());
+  }
+  for (const ConfigNote& n : config_.notes) notes.push_back(n.to_json());
+  report["baler_project"] = {{"project", project_.dir.string()},
+                             {"config", project_.config.string()},
+                             {"config_notes", notes},
+                             {"kept", kept}};
+}
+
+nlohmann::json BalerProjectRun::side_by_side(const std::vector<std::string>& logs) const {
+  std::vector<std::filesystem::path> paths(logs.begin(), logs.end());
+  nlohmann::json r = balerbench::side_by_side(project_, config_.run, paths);
+  nlohmann::json notes = nlohmann::json::array();
+  for (const ConfigNote& n : config_.notes) notes.push_back(n.to_json());
+  r["config_notes"] = notes;
+  return r;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,25 @@
+// python_process.h: runs Debian's python3 on a script and captures what it prints.
+//
+// Baler's configs are Python modules, and Baler runs on Debian's python3 (/usr/bin/python3, with
+// python3-numpy); another python3 first on the PATH (pyenv, conda) may lack what a config imports.
+// BALERBENCH_BALER_PYTHON names another interpreter, for machines without Debian's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace balerbench {
+
+struct ProcessResult {
+  int exit_code = -1;  // the status, or 128 + signal
+  std::string out, err;
+};
+
+// The interpreter Baler's configs are read with: $BALERBENCH_BALER_PYTHON, else /usr/bin/python3.
+std::string baler_python();
+
+// Runs `python -c script args...` in `work_dir` (no shell, stdin empty), waiting for it to end.
+// InputError when the interpreter is missing or cannot be started.
+ProcessResult run_python(const std::string& script, const std::vector<std::string>& args, const std::string& work_dir);
+
+}  // namespace balerbench

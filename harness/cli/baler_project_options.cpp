@@ -1,0 +1,42 @@
+// baler_project_options.cpp: see baler_project_options.h.
+#include "harness/cli/baler_project_options.h"
+
+#include <cstdio>
+
+#include "datasets/error.h"
+#include "harness/baler/side_by_side.h"
+
+namespace balerbench::cli {
+
+void add_baler_project_options(CLI::App* cmd, BalerProjectArgs& a, bool info, CLI::Option* config, CLI::Option* out) {
+  CLI::Option* p = cmd->add_option("--baler-project", a.project,
+                                   "run on a Baler project as it stands: workspaces/WS/P (reads config/P_config.py, "
+                                   "writes output/ in Baler's layout, keeps Baler's files in output/backup/)");
+  p->excludes(config)->excludes(out);
+  if (info)
+    cmd->add_option("--baler-log", a.logs,
+                    "with --baler-project: Baler's console output (repeatable; default: the project's output/*.log)")
+        ->needs(p);
+}
+
+std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& config, const BalerProjectArgs& a,
+                                                        const std::vector<std::string>& sets,
+                                                        const std::vector<ConfigOverride>& options,
+                                                        const std::string& command) {
+  if (a.project.empty()) {
+    if (config.empty())
+      throw InputError(command + " needs --config FILE.json or --baler-project workspaces/WS/P",
+                       "see balerbench " + command + " --help");
+    return nullptr;
+  }
+  return std::make_unique<BalerProjectRun>(a.project, sets, options, command);
+}
+
+int print_baler_info(const BalerProjectRun& run, const BalerProjectArgs& a, bool json, JsonStdout& out) {
+  const nlohmann::json r = run.side_by_side(a.logs);
+  if (json) out.print(r);
+  else std::fputs(format_side_by_side(r).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace balerbench::cli
