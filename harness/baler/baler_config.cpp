@@ -173,12 +173,18 @@ std::string python_error(const std::string& err) {
 json read_baler_attributes(const BalerProject& p) {
   const ProcessResult r = run_python(kReaderScript, {p.config.string(), p.root.string()}, p.root.string());
   if (r.exit_code != 0)
-    throw InputError(p.config.string() + ": " + python_error(r.err),
+    throw InputError(p.config.string() + ": " +
+                         (r.err.find_first_not_of(" \n\r\t") == std::string::npos
+                              ? "running it ended with exit code " + std::to_string(r.exit_code) +
+                                    " and no message (does it call sys.exit?)"
+                              : python_error(r.err)),
                      r.exit_code == 4 ? "a Baler config defines set_config(c), as Baler's newProject writes it"
                                       : "the config must run under " + baler_python() + " as Baler would run it");
   json j = json::parse(r.out, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("order") || !j.contains("values"))
-    throw InputError(p.config.string() + ": reading the config gave no result", "run it with " + baler_python());
+    throw InputError(p.config.string() + ": reading the config gave no result: it ended the process before "
+                                         "set_config(c) returned (sys.exit, os._exit?)",
+                     "a Baler config only sets attributes on c; run it with " + baler_python() + " to see what it does");
   return j;
 }
 
@@ -191,6 +197,14 @@ BalerTranslation translate_baler_attributes(const json& attributes, const std::s
     throw InputError(source + ": no c.compression_ratio (Baler's older configs set latent_space_size instead)",
                      "set c.compression_ratio = number_of_columns / latent_space_size; balerbench sizes the "
                      "latent space from it, as Baler's HEAD does");
+  // Baler's decompress casts integer columns with astype, which truncates toward zero; balerbench
+  // rounds them elsewhere (departure 3). In a Baler project it does as Baler, unless told otherwise.
+  if (c.contains("type_list") && !c["type_list"].is_null() && !c.contains("truncate")) {
+    out.config["truncate"] = true;
+    out.notes.push_back({"type_list", "as Baler",
+                         "integer columns are truncated toward zero, as Baler's astype does (set c.truncate = False "
+                         "to round them to nearest, balerbench's default outside a Baler project)"});
+  }
   if (c.value("apply_normalization", true) == true && c.value("custom_norm", false) == true)
     throw InputError(source + ": c.apply_normalization = True with c.custom_norm = True: Baler then trains on "
                               "unscaled data but min-max de-normalizes what it decompresses",

@@ -196,7 +196,9 @@ void StrictReader::number(const std::string& key, double& out) {
 void StrictReader::number_in(const std::string& key, double& out, double min_value, double max_value) {
   number(key, out);
   if (!(out >= min_value && out <= max_value) || !std::isfinite(out))
-    fail(key, "must be in [" + json(min_value).dump() + ", " + json(max_value).dump() + "] (got " + shown(json(out)) +
+    fail(key, "must be in [" + json(min_value).dump() + ", " + json(max_value).dump() + "] (got " +
+                  (std::isnan(out) ? std::string("nan") : std::isinf(out) ? std::string(out > 0 ? "inf" : "-inf")
+                                                                          : shown(json(out))) +
                   ")");
 }
 

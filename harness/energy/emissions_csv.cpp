@@ -74,6 +74,24 @@ std::string emissions_csv_row(const WindowResult& p, const EmissionsContext& c) 
   return row;
 }
 
+namespace {
+
+void check_header(const std::string& path, const std::string& text) {
+  if (text.substr(0, text.find('\n')) != header_line())
+    throw InputError(path + ": exists with other columns than balerbench's emissions.csv",
+                     "move it away; balerbench appends only to its own emissions.csv");
+}
+
+}  // namespace
+
+void check_emissions_csv(const std::string& path) {
+  if (!std::filesystem::exists(path)) return;
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  check_header(path, first);
+}
+
 void append_emissions_csv(const std::string& path, const std::vector<std::string>& rows) {
   std::string text;
   if (std::filesystem::exists(path)) {
@@ -81,10 +99,7 @@ void append_emissions_csv(const std::string& path, const std::vector<std::string
     std::stringstream ss;
     ss << in.rdbuf();
     text = ss.str();
-    const std::string first = text.substr(0, text.find('\n'));
-    if (first != header_line())
-      throw InputError(path + ": exists with other columns than balerbench's emissions.csv",
-                       "move it away; balerbench appends only to its own emissions.csv");
+    check_header(path, text);
     if (!text.empty() && text.back() != '\n') text += '\n';
   } else {
     text = header_line() + "\n";

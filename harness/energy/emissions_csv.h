@@ -35,6 +35,9 @@ std::string emissions_csv_row(const WindowResult& phase, const EmissionsContext&
 // Appends rows to PATH (creating it with the header); atomic (temporary file
 // and rename). InputError when PATH exists with other columns.
 void append_emissions_csv(const std::string& path, const std::vector<std::string>& rows);
+// The same InputError as append_emissions_csv when PATH exists with other columns, before any work
+// (a command must not train for an hour and then refuse its emissions.csv).
+void check_emissions_csv(const std::string& path);
 std::string utc_timestamp_now();
 
 }  // namespace balerbench

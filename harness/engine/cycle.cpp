@@ -19,6 +19,7 @@
 #include "datasets/normalizer.h"
 #include "datasets/paths.h"
 #include "harness/base/clock.h"
+#include "harness/energy/emissions_csv.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/codec.h"
 #include "harness/engine/memory_peak.h"
@@ -243,6 +244,8 @@ json run_train(const RunConfig& c, const CycleFiles& files, const std::function<
   const auto t_total = Clock::now();
   const Layout& L = files;
   check_output_folder(L.training.string(), kOutFolderHint);  // before any work, not after training
+  if (c.energy.enabled) check_emissions_csv((L.training / "emissions.csv").string());
+  check_output_file(L.model(), kOutFolderHint);  // a Baler project keeps model.pt in compressed_output/
   configure_runtime(c);
   LiveRun run(c, "train");
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
@@ -296,6 +299,7 @@ json run_compress(const RunConfig& c, const CycleFiles& files) {
   const auto t_total = Clock::now();
   const Layout& L = files;
   check_output_folder(L.compressed.string(), kOutFolderHint);
+  if (c.energy.enabled) check_emissions_csv((L.compressed / "emissions.csv").string());
   configure_runtime(c);
   LiveRun run(c, "compress");
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
@@ -359,6 +363,7 @@ json run_decompress(const RunConfig& c, const CycleFiles& files) {
   const auto t_total = Clock::now();
   const Layout& L = files;
   check_output_folder(L.decompressed.string(), kOutFolderHint);
+  if (c.energy.enabled) check_emissions_csv((L.decompressed / "emissions.csv").string());
   configure_runtime(c);
   LiveRun run(c, "decompress");
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);

@@ -326,6 +326,16 @@ TEST_F(IoErrorsCli, EmptyPathsAreRefusedBeforeAnyWork) {
   EXPECT_EQ(files_under(dir_.root()), before);
 }
 
+// An emissions.csv that is not balerbench's, in the output folder: refused before training, with the
+// folder as it was (was: refused after training, with model.pt and the other files already replaced).
+TEST_F(IoErrorsCli, AForeignEmissionsCsvIsRefusedBeforeAnyWork) {
+  const std::string config = cms_config();
+  fs::create_directories(dir_.path("o/training"));
+  write_text(dir_.path("o/training/emissions.csv"), "a,b,c\n1,2,3\n");
+  expect_error(bb("train --config " + config + " --out o"), 2, "emissions.csv: exists with other columns");
+  EXPECT_EQ(files_under(dir_.path("o")), std::set<std::string>{"training/emissions.csv"});
+}
+
 // Data larger than the machine's memory is the user's request, said as such: exit code 2.
 TEST_F(IoErrorsCli, DataLargerThanMemoryIsAClearError) {
   const auto r = bb("data generate --kind cfd --rows 2 --height 1000000 --width 1000000 --out huge.npz");

@@ -83,6 +83,20 @@ TEST(BalerConfig, FeaturesThatChangeBalersFilesAreRefused) {
   expect_input_error([&] { translate_baler_attributes(attributes(v), "P_config.py"); }, "no c.compression_ratio");
 }
 
+// Integer columns: Baler's decompress truncates them (numpy's astype), so a Baler project does too,
+// and says so; a config that sets c.truncate keeps its choice.
+TEST(BalerConfig, TypeListTruncatesAsBalerUnlessTheConfigSaysOtherwise) {
+  json v = {{"input_path", "x.npz"}, {"model_name", "AE"}, {"compression_ratio", 2}, {"type_list", {"int64"}}};
+  BalerTranslation t = translate_baler_attributes(attributes(v), "P_config.py");
+  EXPECT_EQ(t.config["truncate"], true);
+  ASSERT_NE(note_for(t.notes, "type_list"), nullptr);
+  EXPECT_NE(note_for(t.notes, "type_list")->why.find("truncated toward zero"), std::string::npos);
+  v["truncate"] = false;
+  t = translate_baler_attributes(attributes(v), "P_config.py");
+  EXPECT_EQ(t.config["truncate"], false);
+  EXPECT_EQ(note_for(t.notes, "type_list"), nullptr);
+}
+
 class BalerConfigFile : public ::testing::Test {
  protected:
   void SetUp() override {
