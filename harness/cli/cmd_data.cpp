@@ -1,6 +1,8 @@
 // cmd_data.cpp: `balerbench data generate` and `balerbench data info`.
 #include <ATen/ATen.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,19 @@ int generate(const GenerateArgs& a) {
   std::error_code ec;
   if (std::filesystem::exists(a.out, ec) && !a.force)
     throw InputError(a.out + ": already exists", "pass --force to replace it, or choose another --out");
+  // The values (float64) and their copy for the file, against this machine's memory, before any is
+  // taken: an allocation that cannot succeed is said as what was asked for.
+  const long double values = static_cast<long double>(a.rows) * (a.kind == "cms" ? 24.0L : 1.0L * a.height * a.width);
+  const long double need_bytes = values * 8 * 2;
+  const long double have_bytes =
+      static_cast<long double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<long double>(::sysconf(_SC_PAGE_SIZE));
+  if (have_bytes > 0 && need_bytes > have_bytes) {
+    char why[160];
+    std::snprintf(why, sizeof why, "%.3Lg GB for its values and their copy, and this machine has %.3Lg GB of memory",
+                  need_bytes / 1e9, have_bytes / 1e9);
+    throw InputError("data generate: " + std::to_string(a.rows) + " rows need " + why,
+                     "use fewer rows or smaller dimensions");
+  }
   SyntheticData d = a.kind == "cms" ? generate_cms_like(a.rows, a.seed)
                                     : generate_cfd_like(a.rows, a.height, a.width, a.seed);
   std::vector<std::pair<std::string, NpyArray>> members;

@@ -340,6 +340,7 @@ TEST_F(IoErrorsCli, AForeignEmissionsCsvIsRefusedBeforeAnyWork) {
 TEST_F(IoErrorsCli, DataLargerThanMemoryIsAClearError) {
   const auto r = bb("data generate --kind cfd --rows 2 --height 1000000 --width 1000000 --out huge.npz");
   EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(has(r, "2 rows need 3.2e+04 GB for its values and their copy")) << r.out;  // said before any is taken
   EXPECT_FALSE(has(r, "internal error")) << r.out;
   EXPECT_FALSE(fs::exists(dir_.path("huge.npz")));
 }
