@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/base/proc_text.h"
+
 namespace balerbench {
 namespace {
 
@@ -16,18 +18,6 @@ std::string first_line(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-// The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses):
-// fields[0] is field 3 (state).
-std::vector<std::string> stat_fields(const std::string& stat) {
-  std::vector<std::string> out;
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return out;
-  std::istringstream in(stat.substr(close + 1));
-  std::string f;
-  while (in >> f) out.push_back(f);
-  return out;
 }
 
 std::string read_all(const std::string& path) {
@@ -51,7 +41,7 @@ ProcessIdentity this_process(const std::string& proc_root) {
 
 std::optional<std::string> process_start_ticks(int64_t pid, const std::string& proc_root) {
   if (pid <= 0) return std::nullopt;
-  const std::vector<std::string> f = stat_fields(first_line(proc_root + "/" + std::to_string(pid) + "/stat"));
+  const std::vector<std::string> f = proc_stat_fields(first_line(proc_root + "/" + std::to_string(pid) + "/stat"));
   if (f.size() < 20) return std::nullopt;
   return f[19];  // field 22
 }
@@ -78,11 +68,12 @@ std::vector<PeerProcess> other_balerbench_processes(const std::string& proc_root
     if (pid == self) continue;
     const std::string dir = it->path().string();
     if (first_line(dir + "/comm") != "balerbench") continue;
-    const std::vector<std::string> f = stat_fields(first_line(dir + "/stat"));
+    const std::vector<std::string> f = proc_stat_fields(first_line(dir + "/stat"));
     if (f.size() < 13) continue;  // gone meanwhile
     if (f[1] == std::to_string(self)) continue;  // field 4, the parent: a child of this process
     PeerProcess p;
     p.pid = pid;
+    if (f.size() > 19) p.start_ticks = f[19];  // field 22
     p.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / ticks_per_s;  // fields 14 and 15
     std::string cmd = read_all(dir + "/cmdline");
     for (char& c : cmd)
@@ -98,11 +89,9 @@ std::vector<PeerProcess> other_balerbench_processes(const std::string& proc_root
 void PeerWatch::sample() {
   ++samples_;
   for (const PeerProcess& p : other_balerbench_processes(proc_root_)) {
-    const std::string id = std::to_string(p.pid) + "@" + process_start_ticks(p.pid, proc_root_).value_or("?");
-    auto [it, fresh] = seen_.try_emplace(id, Seen{p, p, 0});
+    const auto it = seen_.try_emplace(std::to_string(p.pid) + "@" + p.start_ticks, Seen{p, p, 0}).first;
     it->second.last = p;
     ++it->second.samples;
-    (void)fresh;
   }
 }
 

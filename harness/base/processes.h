@@ -34,6 +34,7 @@ struct PeerProcess {
   int64_t pid = 0;
   std::string command;  // its command line, arguments joined by spaces (cut at 200 bytes)
   double cpu_s = 0;     // user + system time so far
+  std::string start_ticks;  // as ProcessIdentity's: a reused pid is another process
 };
 // The other balerbench processes on this machine (by their command name), this one and its own
 // children left out.

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/base/proc_text.h"
+
 namespace balerbench {
 namespace {
 
@@ -33,12 +35,7 @@ std::string slurp(const std::string& path) {
 // parentheses, so the fields are counted from the last ')'.
 ProcStat parse_stat(const std::string& text) {
   ProcStat st;
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return st;
-  std::istringstream in(text.substr(close + 1));
-  std::vector<std::string> f;
-  std::string tok;
-  while (f.size() < 15 && in >> tok) f.push_back(tok);
+  const std::vector<std::string> f = proc_stat_fields(text);
   if (f.size() < 15) return st;  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
   char* end = nullptr;
   st.ppid = static_cast<int>(std::strtol(f[1].c_str(), &end, 10));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/base/proc_text.h"
 #include "harness/energy/nvml_library.h"
 
 namespace balerbench {
@@ -25,12 +26,7 @@ ProcessStats read_process_stats() {
   std::ifstream stat_file("/proc/self/stat");
   std::string line;
   if (!std::getline(stat_file, line)) return p;
-  // Fields after the command name (which may hold spaces), from field 3 on.
-  const auto close = line.rfind(')');
-  if (close == std::string::npos) return p;
-  std::istringstream in(line.substr(close + 2));
-  std::vector<std::string> f;
-  for (std::string s; in >> s;) f.push_back(s);
+  const std::vector<std::string> f = proc_stat_fields(line);
   // Field k of proc(5) is f[k - 3]: utime 14, stime 15, num_threads 20, starttime 22.
   if (f.size() < 20) return p;
   p.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / tick;
