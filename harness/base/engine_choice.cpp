@@ -7,14 +7,14 @@
 namespace balerbench {
 namespace {
 
-constexpr EnumName<Engine> kEngines[] = {{Engine::kAuto, "auto"}, {Engine::kLibtorch, "libtorch"},
-                                         {Engine::kFused, "fused"}};
+constexpr EnumName<EngineKind> kEngines[] = {{EngineKind::kAuto, "auto"}, {EngineKind::kLibtorch, "libtorch"},
+                                         {EngineKind::kFused, "fused"}};
 
 }  // namespace
 
-const char* engine_name(Engine e) { return name_in(kEngines, e); }
+const char* engine_name(EngineKind e) { return name_in(kEngines, e); }
 
-std::optional<Engine> find_engine(const std::string& name) { return find_in<Engine>(kEngines, name); }
+std::optional<EngineKind> find_engine(const std::string& name) { return find_in<EngineKind>(kEngines, name); }
 
 const std::vector<std::string>& engine_names() {
   static const std::vector<std::string> kNames = names_in(kEngines);
@@ -23,7 +23,7 @@ const std::vector<std::string>& engine_names() {
 
 std::string engine_name_list() { return join_names(engine_names()); }
 
-Engine parse_engine(const std::string& name, const std::string& where) {
+EngineKind parse_engine(const std::string& name, const std::string& where) {
   if (auto e = find_engine(name)) return *e;
   throw InputError((where.empty() ? "" : where + ": ") + "unknown engine '" + name + "'",
                    "one of: " + engine_name_list());

@@ -12,12 +12,12 @@
 
 namespace balerbench {
 
-enum class Engine { kAuto, kLibtorch, kFused };
+enum class EngineKind { kAuto, kLibtorch, kFused };
 
-const char* engine_name(Engine e);
-std::optional<Engine> find_engine(const std::string& name);
+const char* engine_name(EngineKind e);
+std::optional<EngineKind> find_engine(const std::string& name);
 // InputError naming `where` and listing the valid names.
-Engine parse_engine(const std::string& name, const std::string& where);
+EngineKind parse_engine(const std::string& name, const std::string& where);
 const std::vector<std::string>& engine_names();  // "auto" first
 std::string engine_name_list();                  // "auto, libtorch, fused"
 

@@ -1,12 +1,9 @@
 // codec.cpp: see codec.h.
 #include "harness/engine/codec.h"
 
-#include "harness/engine/fused_engine.h"
-
 #include <torch/torch.h>
 
 #include "datasets/error.h"
-#include "harness/engine/torch_compat.h"
 
 namespace balerbench {
 namespace {
@@ -41,9 +38,8 @@ c10::Device resolve_device(const std::string& name) {
   return device;
 }
 
-at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalization* norm, at::ScalarType latent_dtype,
-                       int64_t chunk_rows, const PrecisionPolicy& policy, PhaseTimer* timer,
-                       FusedDenseEngine* fused) {
+at::Tensor encode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& x, const Normalization* norm,
+                       at::ScalarType latent_dtype, int64_t chunk_rows, PhaseTimer* timer) {
   torch::NoGradGuard no_grad;
   model.eval();
   PhaseTimer off;
@@ -57,15 +53,13 @@ at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalizat
       xn = (norm ? norm->apply(c) : c).to(device, model.dtype());
     }
     PhaseTimer::Scope s(t, Phase::kCompress);
-    if (fused) return fused->encode(xn);
-    AutocastScope autocast(device.type(), policy.compute_dtype, policy.autocast);
-    return model.encode(xn);
+    return engine.encode(xn);
   });
   return out;
 }
 
-at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalization* norm, int64_t chunk_rows,
-                       const PrecisionPolicy& policy, PhaseTimer* timer, FusedDenseEngine* fused) {
+at::Tensor decode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& z, const Normalization* norm,
+                       int64_t chunk_rows, PhaseTimer* timer) {
   torch::NoGradGuard no_grad;
   model.eval();
   PhaseTimer off;
@@ -80,12 +74,7 @@ at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalizat
     }
     {
       PhaseTimer::Scope s(t, Phase::kDecompress);
-      if (fused) {
-        y = fused->decode(zc);
-      } else {
-        AutocastScope autocast(device.type(), policy.compute_dtype, policy.autocast);
-        y = model.decode(zc);
-      }
+      y = engine.decode(zc);
     }
     PhaseTimer::Scope s(t, Phase::kData);
     y = y.to(model.dtype());  // autocast's float16/bfloat16 back to the master dtype

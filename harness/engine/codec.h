@@ -10,13 +10,11 @@
 #include <string>
 
 #include "datasets/normalizer.h"
+#include "harness/engine/engine.h"
 #include "harness/engine/phase_timer.h"
-#include "harness/engine/precision.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
-
-class FusedDenseEngine;
 
 // "cpu", "cuda", "cuda:N" -> device; InputError when CUDA is asked for but
 // absent.
@@ -24,18 +22,16 @@ c10::Device resolve_device(const std::string& name);
 
 // x: (N, n_features) float64 on the CPU, in data units -> latent (N, z) on the
 // CPU in `latent_dtype`. Each chunk is normalized (in float64, when `norm` is
-// given) and cast to the model's dtype while it is in cache. The encoder runs
-// under autocast when `policy` says so. `timer` (optional) times the chunk
-// preparation and copies as "data" and the encoder as "compress". `fused` (optional, built for
-// this model) runs the encoder instead of the model's autograd-free LibTorch forward.
-at::Tensor encode_rows(AutoEncoder& model, const at::Tensor& x, const Normalization* norm, at::ScalarType latent_dtype,
-                       int64_t chunk_rows, const PrecisionPolicy& policy = {}, PhaseTimer* timer = nullptr,
-                       FusedDenseEngine* fused = nullptr);
+// given) and cast to the model's dtype while it is in cache, then encoded by
+// `engine` (made for `model`, with chunks of up to chunk_rows rows), without
+// gradients. `timer` (optional) times the chunk preparation and copies as
+// "data" and the encoder as "compress".
+at::Tensor encode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& x, const Normalization* norm,
+                       at::ScalarType latent_dtype, int64_t chunk_rows, PhaseTimer* timer = nullptr);
 // z: (N, z) on the CPU -> (N, n_features) on the CPU in the model's dtype,
 // de-normalized chunk by chunk when `norm` is given; the decoder is
 // "decompress".
-at::Tensor decode_rows(AutoEncoder& model, const at::Tensor& z, const Normalization* norm, int64_t chunk_rows,
-                       const PrecisionPolicy& policy = {}, PhaseTimer* timer = nullptr,
-                       FusedDenseEngine* fused = nullptr);
+at::Tensor decode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& z, const Normalization* norm,
+                       int64_t chunk_rows, PhaseTimer* timer = nullptr);
 
 }  // namespace balerbench

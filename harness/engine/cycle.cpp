@@ -22,6 +22,7 @@
 #include "harness/energy/emissions_csv.h"
 #include "harness/energy/energy_session.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/memory_peak.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
@@ -311,17 +312,16 @@ json run_compress(const RunConfig& c, const CycleFiles& files) {
   const c10::Device device = resolve_device(c.device);
   const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
-  const EngineDecision engine = codec_decision(choose_engine(c.engine, *model, policy, device), policy);
-  const std::unique_ptr<FusedDenseEngine> fused = codec_engine(engine, *model, c);
+  const EngineDecision engine = inference_decision(choose_engine(c.engine, *model, policy, device), policy);
+  const std::unique_ptr<Engine> codec = make_inference_engine(engine.engine, *model, {policy, c.codec_chunk_rows, 0});
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor z;
   MemoryPeakTracker memory(cuda_allocator_index(device));
   memory.start();
   const double encode_s = measure_window(energy.get(), "compress", [&] {
-                            z = encode_rows(*model, ds.data, c.normalizes() ? &norm : nullptr,
-                                            latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, policy,
-                                            &timer, fused.get());
+                            z = encode_rows(*model, *codec, ds.data, c.normalizes() ? &norm : nullptr,
+                                            latent_scalar_type(c, policy.param_dtype), c.codec_chunk_rows, &timer);
                           }).duration_s;
   const MemoryPeak encode_memory = memory.finish();
   std::vector<std::pair<std::string, NpyArray>> members;
@@ -385,17 +385,17 @@ json run_decompress(const RunConfig& c, const CycleFiles& files) {
   const c10::Device device = resolve_device(c.device);
   const PrecisionPolicy policy = apply_precision(c, *model, device);
   const Normalization norm = training_normalization(c, L, features);
-  const EngineDecision engine = codec_decision(choose_engine(c.engine, *model, policy, device), policy);
-  const std::unique_ptr<FusedDenseEngine> fused = codec_engine(engine, *model, c);
+  const EngineDecision engine = inference_decision(choose_engine(c.engine, *model, policy, device), policy);
+  const std::unique_ptr<Engine> codec = make_inference_engine(engine.engine, *model, {policy, c.codec_chunk_rows, 0});
   run.begin(energy.get(), c, policy);
   PhaseTimer timer(device, c.profile, c.profile_sync);
   at::Tensor x;
   MemoryPeakTracker memory(cuda_allocator_index(device));
   memory.start();
   const double decode_s = measure_window(energy.get(), "decompress", [&] {
-                            x = decode_rows(*model, npy_to_tensor(code),
-                                            c.normalizes() && !L.baler_project ? &norm : nullptr,
-                                            c.codec_chunk_rows, policy, &timer, fused.get());
+                            x = decode_rows(*model, *codec, npy_to_tensor(code),
+                                            c.normalizes() && !L.baler_project ? &norm : nullptr, c.codec_chunk_rows,
+                                            &timer);
                             if (L.baler_project) x = as_baler_decompresses(x, c.normalizes() ? &norm : nullptr, *model);
                             if (dims == 1) cast_integer_columns(x, c, features);
                           }).duration_s;

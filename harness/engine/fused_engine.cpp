@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "datasets/error.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 
 namespace balerbench {
@@ -196,28 +197,6 @@ std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType pa
   return "";
 }
 
-EngineDecision choose_engine(Engine requested, const AutoEncoder& model, const PrecisionPolicy& policy,
-                             c10::Device device) {
-  const std::string why = fused_unsupported_reason(
-      model, policy.param_dtype, policy.autocast ? policy.compute_dtype : policy.param_dtype, device);
-  EngineDecision d;
-  if (requested == Engine::kLibtorch) return d;
-  if (requested == Engine::kFused) {
-    if (!why.empty()) throw InputError("engine 'fused' cannot train this run: " + why, "use engine libtorch, or auto");
-    d.engine = Engine::kFused;
-    return d;
-  }
-  if (why.empty() && policy.autocast) {
-    d.note = std::string("auto: libtorch (") + policy.name() +
-             ": the fused bfloat16 step measured slower than LibTorch's oneDNN autocast; --engine fused runs it)";
-  } else if (why.empty()) {
-    d.engine = Engine::kFused;
-    d.note = "auto: fused (" + model.architecture().model_name + ", " + policy.name() + ", " + device.str() + ")";
-  } else {
-    d.note = "auto: libtorch (" + why + ")";
-  }
-  return d;
-}
 
 namespace {
 enum Part { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 };
@@ -405,6 +384,21 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, Loss
   build(model, &opt.flat_params(), max_rows, workers);
 }
 
+FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
+    : FusedDenseEngine(model, s.opt, s.loss, std::min(s.batch_size, s.train_rows),
+                       s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()),
+                       s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined) {
+  opt_ = &s.opt;
+  timer_ = &s.timer;
+}
+
+void FusedDenseEngine::step(const at::Tensor& xb) {
+  if (!opt_) throw std::logic_error("fused engine: step() needs the engine made with a TrainingSetup");
+  loss_sum_ += forward_backward(xb, timer_);  // books encode, decode, loss, backward
+  PhaseTimer::Scope s(*timer_, Phase::kOptimizer);
+  opt_->step();  // the engine overwrote the gradients: no zero_grad needed
+}
+
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers)
     : loss_(LossKind::kBalerSum), max_rows_(max_rows) {
   const at::ScalarType dtype = model.dtype();
@@ -577,5 +571,41 @@ at::Tensor FusedDenseEngine::run_layers(const at::Tensor& x_in, std::size_t firs
 at::Tensor FusedDenseEngine::encode(const at::Tensor& x) { return run_layers(x, 0, encoder_layers_); }
 at::Tensor FusedDenseEngine::decode(const at::Tensor& z) { return run_layers(z, encoder_layers_, layers_.size()); }
 at::Tensor FusedDenseEngine::forward(const at::Tensor& x) { return run_layers(x, 0, layers_.size()); }
+
+}  // namespace balerbench
+
+namespace balerbench {
+namespace {
+
+std::string fused_unsupported(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device) {
+  return fused_unsupported_reason(model, policy.param_dtype, policy.autocast ? policy.compute_dtype : policy.param_dtype,
+                                  device);
+}
+
+std::string fused_auto_skip(const AutoEncoder&, const PrecisionPolicy& policy, c10::Device) {
+  if (!policy.autocast) return "";
+  return std::string(policy.name()) +
+         ": the fused bfloat16 step measured slower than LibTorch's oneDNN autocast; --engine fused runs it";
+}
+
+std::string fused_inference_unsupported(const PrecisionPolicy& policy) {
+  if (!policy.autocast) return "";
+  return std::string("fused trains ") + policy.name() + "; compress and decompress run LibTorch's autocast";
+}
+
+}  // namespace
+
+const EngineEntry& fused_engine_entry() {
+  static const EngineEntry entry{
+      EngineKind::kFused, fused_unsupported, fused_auto_skip, fused_inference_unsupported,
+      [](AutoEncoder& model, const TrainingSetup& s) -> std::unique_ptr<Engine> {
+        return std::make_unique<FusedDenseEngine>(model, s);
+      },
+      [](AutoEncoder& model, const InferenceSetup& s) -> std::unique_ptr<Engine> {
+        return std::make_unique<FusedDenseEngine>(model, s.max_rows,
+                                                  s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()));
+      }};
+  return entry;
+}
 
 }  // namespace balerbench

@@ -14,8 +14,8 @@
 // same bits, run after run. With one worker it is the same arithmetic as LibTorch's autograd,
 // term by term, up to the summation order inside the GEMMs.
 //
-// The LibTorch autograd engine (trainer.cpp's eager and CUDA-graph steps) stays the reference;
-// engine_choice.h says which models, precisions and devices this engine takes.
+// It implements engine.h's Engine; the LibTorch autograd engine (libtorch_engine.cpp) stays the
+// reference. fused_unsupported_reason says which models, precisions and devices this engine takes.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/engine_choice.h"
+#include "harness/engine/engine.h"
+#include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
-#include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
@@ -44,16 +44,7 @@ enum class Activation { kNone, kLeakyRelu, kRelu };
 std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType param_dtype, at::ScalarType compute_dtype,
                                      c10::Device device);
 
-// The engine a run trains with, and why. kFused that cannot run here is an InputError carrying
-// fused_unsupported_reason; kAuto takes fused where it can, else libtorch, and says which and why.
-struct EngineDecision {
-  Engine engine = Engine::kLibtorch;  // never kAuto
-  std::string note;                   // "auto: fused (...)" or "auto: libtorch (...)"; empty when asked by name
-};
-EngineDecision choose_engine(Engine requested, const AutoEncoder& model, const PrecisionPolicy& policy,
-                             c10::Device device);
-
-class FusedDenseEngine {
+class FusedDenseEngine final : public Engine {
  public:
   // `model`'s parameters must already be seated in `opt`'s flat buffers (FlatAdam's
   // constructor does that). `max_rows` is the largest batch a step will see; `workers` >= 1.
@@ -64,9 +55,11 @@ class FusedDenseEngine {
   // and then accumulated in float32. Undefined: the parameters' dtype.
   FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int workers,
                    at::ScalarType compute_dtype = at::ScalarType::Undefined);
+  // For fit (engine_registry.h): as above, with the optimizer it steps and the timer it books to.
+  FusedDenseEngine(AutoEncoder& model, const TrainingSetup& setup);
   // Inference only (compress, decompress): encode, decode and forward; forward_backward throws.
   FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers);
-  ~FusedDenseEngine();
+  ~FusedDenseEngine() override;
   FusedDenseEngine(const FusedDenseEngine&) = delete;
   FusedDenseEngine& operator=(const FusedDenseEngine&) = delete;
 
@@ -76,10 +69,17 @@ class FusedDenseEngine {
   // the pass runs phase by phase (encode, decode, loss, backward), each timed; else in one go.
   double forward_backward(const at::Tensor& xb, PhaseTimer* timer = nullptr);
 
+  // Engine: a step is forward_backward and the optimizer's step (made with a TrainingSetup only).
+  EngineKind kind() const override { return EngineKind::kFused; }
+  EngineStatus status() const override { return {workers(), "", false, 0}; }
+  void begin_epoch() override { loss_sum_ = 0; }
+  void step(const at::Tensor& xb) override;
+  double epoch_loss_sum() override { return loss_sum_; }
+
   // Inference, in chunks of at most max_rows rows per worker: layers [first, last) of the chain.
   // encode() is [0, latent layer], decode() the rest. No gradient, no autograd.
-  at::Tensor encode(const at::Tensor& x);
-  at::Tensor decode(const at::Tensor& z);
+  at::Tensor encode(const at::Tensor& x) override;
+  at::Tensor decode(const at::Tensor& z) override;
   at::Tensor forward(const at::Tensor& x);
 
   int workers() const { return static_cast<int>(workers_.size()); }
@@ -105,6 +105,9 @@ class FusedDenseEngine {
   LossKind loss_;
   int64_t max_rows_;
   bool bf16_ = false;
+  FlatAdam* opt_ = nullptr;      // made with a TrainingSetup: the optimizer step() steps
+  PhaseTimer* timer_ = nullptr;  // and the timer it books to
+  double loss_sum_ = 0;          // the epoch's batch losses, on the host
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

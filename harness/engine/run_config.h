@@ -61,7 +61,7 @@ struct RunConfig {
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
   double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
   Precision precision = Precision::kAuto;
-  Engine engine = Engine::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h
+  EngineKind engine = EngineKind::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h
   struct GradScalerKeys {             // the "grad_scaler" section (amp_fp16); PyTorch's defaults
     double init_scale = 65536.0;
     double growth_factor = 2.0;

@@ -114,22 +114,8 @@ std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, u
 
 json engine_json(const TrainResult& r) {
   json j = engine_json(EngineDecision{r.engine, r.engine_note});
-  if (r.engine == Engine::kFused) j["workers"] = r.engine_workers;
+  if (r.engine_workers > 0) j["workers"] = r.engine_workers;  // an engine that split the batches
   return j;
-}
-
-EngineDecision codec_decision(const EngineDecision& training, const PrecisionPolicy& policy) {
-  EngineDecision d = training;
-  if (d.engine == Engine::kFused && policy.autocast) {
-    d.engine = Engine::kLibtorch;
-    d.note = std::string("fused trains ") + policy.name() + "; compress and decompress run LibTorch's autocast";
-  }
-  return d;
-}
-
-std::unique_ptr<FusedDenseEngine> codec_engine(const EngineDecision& decision, AutoEncoder& model, const RunConfig& c) {
-  if (decision.engine != Engine::kFused) return nullptr;
-  return std::make_unique<FusedDenseEngine>(model, c.codec_chunk_rows, std::max(1, at::get_num_threads()));
 }
 
 json engine_json(const EngineDecision& decision) {

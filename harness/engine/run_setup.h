@@ -14,7 +14,7 @@
 
 #include "datasets/dataset.h"
 #include "datasets/normalizer.h"
-#include "harness/engine/fused_engine.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/run_config.h"
@@ -39,12 +39,6 @@ TrainOptions train_options(const RunConfig& c);
 nlohmann::json precision_json(const TrainResult& r);
 // {"name": "fused", "workers": 2, "note": "auto: fused (...)"}: the engine that trained.
 nlohmann::json engine_json(const TrainResult& r);
-// The engine of compress and decompress: the training's, except that amp_bf16 inference runs
-// LibTorch's bfloat16 autocast (the fused engine's inference is fp64/fp32), which it then says.
-EngineDecision codec_decision(const EngineDecision& training, const PrecisionPolicy& policy);
-// The fused engine for compress and decompress (chunks of codec_chunk_rows over the intra-op
-// threads) when `decision` (from codec_decision) is fused, else null.
-std::unique_ptr<FusedDenseEngine> codec_engine(const EngineDecision& decision, AutoEncoder& model, const RunConfig& c);
 // {"name", "note"?} of a compress or decompress.
 nlohmann::json engine_json(const EngineDecision& decision);
 nlohmann::json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases);

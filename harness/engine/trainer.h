@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "harness/base/engine_choice.h"
+#include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/progress.h"
@@ -31,12 +32,6 @@
 #include "models/autoencoder.h"
 
 namespace balerbench {
-
-enum class LossKind { kBalerSum, kMseMean };
-LossKind parse_loss_kind(const std::string& name);
-
-// Per-batch loss: baler_sum = sum((x_hat - x)^2) / n_features; mse_mean = mean.
-at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kind);
 
 struct TrainOptions {
   // Defaults from training_defaults.h, as RunConfig's; train_options() copies a config in.
@@ -73,10 +68,10 @@ struct TrainOptions {
   // the training rows). In chunks of eval_chunk_rows (0: eval_chunk_rows_for), not training batches.
   bool relative_error = false;
   int64_t eval_chunk_rows = 0;
-  // The engine that runs each step: kLibtorch (autograd) or kFused (fused_engine.h; CPU, fp64 and
-  // fp32, dense models). Resolved before fit (choose_engine); kAuto here is an error.
-  Engine engine = Engine::kLibtorch;
-  int engine_workers = 0;     // fused: threads sharing each batch (0: at::get_num_threads())
+  // The engine that runs each step (engine_registry.h). Resolved before fit (choose_engine); kAuto
+  // here is an error.
+  EngineKind engine = EngineKind::kLibtorch;
+  int engine_workers = 0;     // engines that split a batch: threads sharing it (0: at::get_num_threads())
   bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
   bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
   bool profile_sync = true;   // see phase_timer.h
@@ -115,7 +110,7 @@ struct TrainResult {
   std::string cuda_graph_note;  // why graphs were not used on CUDA, if they were not
   std::string optimizer_path;   // FlatAdam::path_name(): cpu loop, aten fused kernel or tensor ops
   int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
-  Engine engine = Engine::kLibtorch;  // the engine that trained
+  EngineKind engine = EngineKind::kLibtorch;  // the engine that trained
   int engine_workers = 0;             // fused: threads that shared each batch
   std::string engine_note;            // how engine auto chose (set by TrainingSession)
   nlohmann::json threads;             // the thread count and its source (thread_calibration.h; set by TrainingSession)

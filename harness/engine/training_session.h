@@ -19,7 +19,7 @@
 #include "datasets/dataset.h"
 #include "datasets/normalizer.h"
 #include "harness/energy/energy_session.h"
-#include "harness/engine/fused_engine.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/thread_calibration.h"
 #include "harness/engine/run_config.h"

@@ -228,9 +228,9 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
       if (!mode) sr.fail(k, "invalid precision '" + p + "'", "one of: " + precision_name_list());
       return *mode;
     });
-    e.engines = axis<Engine>(sr, "engine", {e.base.engine}, [&](const json& v, const std::string& k) {
+    e.engines = axis<EngineKind>(sr, "engine", {e.base.engine}, [&](const json& v, const std::string& k) {
       if (!v.is_string()) sr.fail(k, "expected an engine name, got " + shown(v));
-      const std::optional<Engine> engine = find_engine(v.get<std::string>());
+      const std::optional<EngineKind> engine = find_engine(v.get<std::string>());
       if (!engine) sr.fail(k, "invalid engine " + shown(v), "one of: " + engine_name_list());
       return *engine;
     });
@@ -389,7 +389,7 @@ std::string file_content_hash(const std::string& path, uint64_t& bytes) {
   return out;
 }
 
-TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p, Engine engine,
+TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p, EngineKind engine,
                      const std::optional<double>& pl, int64_t ep, int64_t rep, const json& dataset_id,
                      const std::string& fingerprint) {
   TrialSpec t;
@@ -447,7 +447,7 @@ std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& syste
   int64_t index = 0;
   for (int64_t bs : e.batch_sizes)
     for (const Precision p : e.precisions)
-      for (const Engine engine : e.engines)
+      for (const EngineKind engine : e.engines)
         for (const auto& pl : e.power_limits_w)
           for (int64_t ep : e.epochs)
             for (int64_t rep = 0; rep < e.repeats; ++rep)

@@ -66,7 +66,7 @@ struct Experiment {
   RunConfig base;  // training settings + model + energy; batch size, epochs, precision set per trial
   std::vector<int64_t> batch_sizes;
   std::vector<Precision> precisions;
-  std::vector<Engine> engines;  // default: [auto]
+  std::vector<EngineKind> engines;  // default: [auto]
   std::vector<std::optional<double>> power_limits_w;  // nullopt = leave the limit in force
   std::vector<int64_t> epochs;
   int64_t repeats = 1;
@@ -95,7 +95,7 @@ struct TrialSpec {
   int64_t repeat = 0;
   int64_t batch_size = 0, epochs = 0;
   Precision precision = Precision::kAuto;
-  Engine engine = Engine::kAuto;
+  EngineKind engine = EngineKind::kAuto;
   std::optional<double> power_limit_w;
   RunConfig config;           // the resolved run config of this trial (seed = training seed + repeat)
   nlohmann::json spec;        // everything that shapes the trial, resolved

@@ -22,6 +22,7 @@
 #include "harness/energy/nvml_library.h"
 #include "harness/energy/simulated_gpu.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/memory_peak.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/run_setup.h"
@@ -334,15 +335,15 @@ Codec measure_codec(TrainingSession& session, EnergySession* energy, const Datas
   const PrecisionPolicy& policy = session.policy();
   const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
   Codec codec;
-  const std::unique_ptr<FusedDenseEngine> fused =
-      codec_engine(codec_decision(session.engine(), policy), session.model(), c);
+  const std::unique_ptr<Engine> engine = make_inference_engine(inference_decision(session.engine(), policy).engine,
+                                                               session.model(), {policy, c.codec_chunk_rows, 0});
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
   MemoryPeakTracker memory(cuda_allocator_index(session.device()));
   memory.start();
   const Measured compress = measure_window(energy, "compress", [&] {
-    codec.latent = encode_rows(session.model(), ds.data, norm, latent_scalar_type(c, policy.param_dtype),
-                               c.codec_chunk_rows, policy, nullptr, fused.get());
+    codec.latent = encode_rows(session.model(), *engine, ds.data, norm, latent_scalar_type(c, policy.param_dtype),
+                               c.codec_chunk_rows);
   });
   codec.compress_memory = memory.finish();
   rec.compress_s = compress.duration_s;
@@ -351,8 +352,7 @@ Codec measure_codec(TrainingSession& session, EnergySession* energy, const Datas
   check_stop(stop);
   memory.start();
   const Measured decompress = measure_window(energy, "decompress", [&] {
-    codec.reconstruction =
-        decode_rows(session.model(), codec.latent, norm, c.codec_chunk_rows, policy, nullptr, fused.get());
+    codec.reconstruction = decode_rows(session.model(), *engine, codec.latent, norm, c.codec_chunk_rows);
     if (ds.data_dimension() == 1) cast_integer_columns(codec.reconstruction, c, session.features());
   });
   codec.decompress_memory = memory.finish();

@@ -32,6 +32,7 @@
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_engine.h"
 #include "harness/engine/precision.h"
@@ -127,7 +128,9 @@ std::shared_ptr<AutoEncoder> trained_model() {
 
 void BM_Compress(benchmark::State& state) {
   auto model = trained_model();
-  for (auto _ : state) benchmark::DoNotOptimize(encode_rows(*model, cms_rows(), nullptr, at::kDouble, state.range(0)));
+  const auto engine = make_inference_engine(EngineKind::kLibtorch, *model, {{}, state.range(0), 0});
+  for (auto _ : state)
+    benchmark::DoNotOptimize(encode_rows(*model, *engine, cms_rows(), nullptr, at::kDouble, state.range(0)));
   state.SetItemsProcessed(state.iterations() * kRows);
   state.SetLabel("chunk " + std::to_string(state.range(0)) + " rows");
 }
@@ -135,8 +138,9 @@ BENCHMARK(BM_Compress)->Arg(512)->Arg(1024)->Arg(4096)->Arg(65536)->Unit(benchma
 
 void BM_Decompress(benchmark::State& state) {
   auto model = trained_model();
-  const at::Tensor z = encode_rows(*model, cms_rows(), nullptr, at::kDouble, 1024);
-  for (auto _ : state) benchmark::DoNotOptimize(decode_rows(*model, z, nullptr, state.range(0)));
+  const auto engine = make_inference_engine(EngineKind::kLibtorch, *model, {{}, state.range(0), 0});
+  const at::Tensor z = encode_rows(*model, *engine, cms_rows(), nullptr, at::kDouble, 1024);
+  for (auto _ : state) benchmark::DoNotOptimize(decode_rows(*model, *engine, z, nullptr, state.range(0)));
   state.SetItemsProcessed(state.iterations() * kRows);
   state.SetLabel("chunk " + std::to_string(state.range(0)) + " rows");
 }
@@ -208,7 +212,7 @@ void BM_EngineEpoch(benchmark::State& state) {
   o.batch_size = kBatch;
   o.progress = "none";
   o.precision = resolve_precision(mode, at::kDouble, c10::Device(c10::kCPU));
-  o.engine = state.range(1) ? Engine::kFused : Engine::kLibtorch;
+  o.engine = state.range(1) ? EngineKind::kFused : EngineKind::kLibtorch;
   for (auto _ : state) benchmark::DoNotOptimize(fit(*model, x, {}, o));
   state.SetItemsProcessed(state.iterations() * kRows);
   state.SetLabel(std::string(o.precision.name()) + ", " + engine_name(o.engine) + ", " +

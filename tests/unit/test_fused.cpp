@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_engine.h"
 #include "harness/engine/runtime.h"
@@ -164,7 +165,7 @@ TEST(FusedEngine, EncodeAndDecodeEqualTheModel) {
   }
 }
 
-TrainOptions trajectory_options(Engine engine, int workers) {
+TrainOptions trajectory_options(EngineKind engine, int workers) {
   TrainOptions o;
   o.epochs = 20;
   o.batch_size = 64;
@@ -189,7 +190,7 @@ struct Trajectory {
   at::Tensor params;
 };
 
-Trajectory train(Engine engine, int workers, const at::Tensor& x, const at::Tensor& val, uint64_t seed) {
+Trajectory train(EngineKind engine, int workers, const at::Tensor& x, const at::Tensor& val, uint64_t seed) {
   torch::manual_seed(seed);
   auto model = make_model("AE", 24, 15);
   Trajectory t;
@@ -209,9 +210,9 @@ TEST(FusedEngine, OneWorkerTrajectoryEqualsLibtorchFor20Epochs) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const at::Tensor x = random_rows(900, 24, at::kDouble, seed);
   const at::Tensor val = random_rows(200, 24, at::kDouble, seed + 7);
-  const Trajectory a = train(Engine::kLibtorch, 0, x, val, seed);
-  const Trajectory f = train(Engine::kFused, 1, x, val, seed);
-  EXPECT_EQ(f.result.engine, Engine::kFused);
+  const Trajectory a = train(EngineKind::kLibtorch, 0, x, val, seed);
+  const Trajectory f = train(EngineKind::kFused, 1, x, val, seed);
+  EXPECT_EQ(f.result.engine, EngineKind::kFused);
   EXPECT_EQ(f.result.engine_workers, 1);
   ASSERT_EQ(a.result.epoch_records.size(), f.result.epoch_records.size());
   for (std::size_t e = 0; e < a.result.epoch_records.size(); ++e) {
@@ -237,7 +238,7 @@ TEST(FusedEngine, TwoWorkersAreReproducibleRunToRun) {
     torch::manual_seed(seed);
     auto model = make_model("AE", 24, 15);
     model->to(at::kFloat);
-    TrainOptions o = trajectory_options(Engine::kFused, 2);
+    TrainOptions o = trajectory_options(EngineKind::kFused, 2);
     o.epochs = 4;
     o.early_stopping = false;
     o.precision = resolve_precision(Precision::kFp32, at::kDouble, c10::Device(c10::kCPU));
@@ -256,25 +257,25 @@ TEST(FusedEngine, WhatItCannotTrainIsAClearErrorAndAutoSaysWhy) {
   const PrecisionPolicy bf16 = resolve_precision(Precision::kAmpBf16, at::kDouble, cpu);
   auto ae = make_model("AE", 24, 15);
   auto bn = make_model("AE_Dropout_BN", 24, 15);
-  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, fp64, cpu).engine, Engine::kFused);
-  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, fp64, cpu).note, "auto: fused (AE, fp64, cpu)");
-  EXPECT_EQ(choose_engine(Engine::kLibtorch, *ae, fp64, cpu).engine, Engine::kLibtorch);
-  EXPECT_TRUE(choose_engine(Engine::kLibtorch, *ae, fp64, cpu).note.empty());
-  const EngineDecision d = choose_engine(Engine::kAuto, *bn, fp64, cpu);
-  EXPECT_EQ(d.engine, Engine::kLibtorch);
+  EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, fp64, cpu).engine, EngineKind::kFused);
+  EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, fp64, cpu).note, "auto: fused (AE, fp64, cpu)");
+  EXPECT_EQ(choose_engine(EngineKind::kLibtorch, *ae, fp64, cpu).engine, EngineKind::kLibtorch);
+  EXPECT_TRUE(choose_engine(EngineKind::kLibtorch, *ae, fp64, cpu).note.empty());
+  const EngineDecision d = choose_engine(EngineKind::kAuto, *bn, fp64, cpu);
+  EXPECT_EQ(d.engine, EngineKind::kLibtorch);
   EXPECT_NE(d.note.find("AE_Dropout_BN has dropout(0.5)"), std::string::npos) << d.note;
-  expect_input_error([&] { choose_engine(Engine::kFused, *bn, fp64, cpu); },
+  expect_input_error([&] { choose_engine(EngineKind::kFused, *bn, fp64, cpu); },
                      "engine 'fused' cannot train this run: AE_Dropout_BN has dropout(0.5)");
   // amp_bf16 runs fused when asked, but auto keeps LibTorch's autocast (measured faster; README).
-  EXPECT_EQ(choose_engine(Engine::kFused, *ae, bf16, cpu).engine, Engine::kFused);
-  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, bf16, cpu).engine, Engine::kLibtorch);
-  EXPECT_NE(choose_engine(Engine::kAuto, *ae, bf16, cpu).note.find("amp_bf16"), std::string::npos);
+  EXPECT_EQ(choose_engine(EngineKind::kFused, *ae, bf16, cpu).engine, EngineKind::kFused);
+  EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, bf16, cpu).engine, EngineKind::kLibtorch);
+  EXPECT_NE(choose_engine(EngineKind::kAuto, *ae, bf16, cpu).note.find("amp_bf16"), std::string::npos);
   EXPECT_EQ(fused_unsupported_reason(*ae, at::kFloat, at::kHalf, cpu), "the fused engine runs fp64, fp32 and amp_bf16");
-  EXPECT_EQ(choose_engine(Engine::kAuto, *ae, fp64, cuda).engine, Engine::kLibtorch);
-  expect_input_error([&] { choose_engine(Engine::kFused, *ae, fp64, cuda); }, "runs on the CPU so far");
+  EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, fp64, cuda).engine, EngineKind::kLibtorch);
+  expect_input_error([&] { choose_engine(EngineKind::kFused, *ae, fp64, cuda); }, "runs on the CPU so far");
   // fit refuses an unresolved engine rather than guessing.
   TrainOptions o;
-  o.engine = Engine::kAuto;
+  o.engine = EngineKind::kAuto;
   o.progress = "none";
   EXPECT_THROW(fit(*ae, random_rows(10, 24, at::kDouble, 1), at::Tensor(), o), std::logic_error);
 }
@@ -296,7 +297,7 @@ TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
   const at::Tensor rng = at::detail::getDefaultCPUGenerator().get_state();
   TrainOptions o;
   o.batch_size = 32;
-  o.engine = Engine::kFused;
+  o.engine = EngineKind::kFused;
   const at::Tensor x = random_rows(200, 24, at::kDouble, 4);
   const ThreadChoice first = calibrate_threads(*model, x, o, "host AE fused", c);
   EXPECT_EQ(first.source, "calibrated");

@@ -258,15 +258,15 @@ TEST(Grid, EngineIsAnAxisParsedOnce) {
   json j = minimal_experiment();
   j["sweep"]["engine"] = {"libtorch", "fused"};
   const Experiment e = parse(j);
-  EXPECT_EQ(e.engines, (std::vector<Engine>{Engine::kLibtorch, Engine::kFused}));
+  EXPECT_EQ(e.engines, (std::vector<EngineKind>{EngineKind::kLibtorch, EngineKind::kFused}));
   const auto grid = expand_grid(e);
   EXPECT_EQ(e.grid_size(), 2 * parse(minimal_experiment()).grid_size());
-  EXPECT_EQ(grid[0].engine, Engine::kLibtorch);
-  EXPECT_EQ(grid[0].config.engine, Engine::kLibtorch);
+  EXPECT_EQ(grid[0].engine, EngineKind::kLibtorch);
+  EXPECT_EQ(grid[0].config.engine, EngineKind::kLibtorch);
   EXPECT_EQ(grid[6].label(), "bs=128 fp32 fused pl=- ep=2 #0");
   EXPECT_EQ(grid[6].spec["run_config"]["engine"], "fused");
   EXPECT_NE(grid[0].key, grid[6].key);
-  EXPECT_EQ(parse(minimal_experiment()).engines, (std::vector<Engine>{Engine::kAuto}));
+  EXPECT_EQ(parse(minimal_experiment()).engines, (std::vector<EngineKind>{EngineKind::kAuto}));
   expect_bad([](json& x) { x["sweep"]["engine"] = {"fused", "cuda"}; }, "/sweep/engine/1: invalid engine \"cuda\"");
   expect_bad([](json& x) { x["training"]["engine"] = "fused"; }, "engine is a sweep axis: /sweep/engine");
 }

@@ -3,7 +3,10 @@
 
 #include <torch/torch.h>
 
+#include <set>
+
 #include "harness/engine/codec.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/engine/run_setup.h"
 #include "harness/engine/flat_adam.h"
 #include "datasets/normalizer.h"
@@ -353,18 +356,53 @@ TEST(Codec, ChunkedEncodeDecodeEqualsWholeTensor) {
   const at::Tensor x = toy_data(1000);
   m->eval();
   torch::NoGradGuard ng;
-  const at::Tensor z = encode_rows(*m, x, nullptr, at::kDouble, 333);
+  const std::unique_ptr<Engine> e = make_inference_engine(EngineKind::kLibtorch, *m, {{}, 1000, 0});
+  const at::Tensor z = encode_rows(*m, *e, x, nullptr, at::kDouble, 333);
   EXPECT_TRUE(torch::allclose(z, m->encode(x), 1e-13, 1e-13));
-  const at::Tensor y = decode_rows(*m, z, nullptr, 77);
+  const at::Tensor y = decode_rows(*m, *e, z, nullptr, 77);
   EXPECT_TRUE(torch::allclose(y, m->decode(z), 1e-13, 1e-13));
   // With normalization fused into the chunks: same as normalizing the whole table first.
   const at::Tensor raw = x * 40.0 + 3.0;
   const Normalization norm = Normalization::fit(raw);
-  EXPECT_TRUE(torch::allclose(encode_rows(*m, raw, &norm, at::kDouble, 100), m->encode(norm.apply(raw)), 1e-12, 1e-12));
-  EXPECT_TRUE(torch::allclose(decode_rows(*m, z, &norm, 100), norm.invert(m->decode(z)), 1e-12, 1e-12));
-  const at::Tensor z16 = encode_rows(*m, x, nullptr, at::kHalf, 1000);
+  EXPECT_TRUE(torch::allclose(encode_rows(*m, *e, raw, &norm, at::kDouble, 100), m->encode(norm.apply(raw)), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::allclose(decode_rows(*m, *e, z, &norm, 100), norm.invert(m->decode(z)), 1e-12, 1e-12));
+  const at::Tensor z16 = encode_rows(*m, *e, x, nullptr, at::kHalf, 1000);
   EXPECT_EQ(z16.scalar_type(), at::kHalf);
   EXPECT_TRUE(torch::allclose(z16.to(at::kDouble), z, 1e-2, 1e-2));
+}
+
+// Every registered engine compresses and decompresses as the model's own forward does (fp64: the
+// same products, up to the summation order inside the GEMMs).
+TEST(Codec, EveryEngineEncodesAndDecodesAsTheModel) {
+  torch::manual_seed(0);
+  auto m = make_model("AE", 24, 15);
+  const at::Tensor x = toy_data(700);
+  m->eval();
+  torch::NoGradGuard ng;
+  for (const EngineEntry* entry : engine_registry()) {
+    SCOPED_TRACE(engine_name(entry->kind));
+    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 256, 2});
+    EXPECT_EQ(e->kind(), entry->kind);
+    const at::Tensor z = encode_rows(*m, *e, x, nullptr, at::kDouble, 256);
+    EXPECT_TRUE(torch::allclose(z, m->encode(x), 1e-12, 1e-12));
+    EXPECT_TRUE(torch::allclose(decode_rows(*m, *e, z, nullptr, 256), m->decode(z), 1e-12, 1e-12));
+  }
+}
+
+// The registry: every engine kind but auto has one entry, the reference (last) runs everything,
+// and an inference engine refuses to train.
+TEST(EngineRegistry, OneEntryPerKindAndTheReferenceLast) {
+  std::set<EngineKind> kinds;
+  for (const EngineEntry* entry : engine_registry()) EXPECT_TRUE(kinds.insert(entry->kind).second);
+  for (const std::string& name : engine_names())
+    if (name != "auto") EXPECT_EQ(kinds.count(*find_engine(name)), 1u) << name;
+  EXPECT_EQ(engine_registry().back()->kind, EngineKind::kLibtorch);
+  EXPECT_THROW(engine_entry(EngineKind::kAuto), std::logic_error);
+  auto m = make_model("AE", 24, 15);
+  for (const EngineEntry* entry : engine_registry()) {
+    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 64, 1});
+    EXPECT_THROW(e->step(toy_data(8)), std::logic_error) << engine_name(entry->kind);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+// engine.h: what an engine does, the one interface between a run and the numerics of Baler's
+// autoencoders.
+//
+// An engine runs one model: a training step at a time (forward, backward and the optimizer's step
+// on one batch) and inference (encode, decode). The trainer (trainer.cpp) owns the epochs, the
+// shuffling, the evaluation and the schedulers; the codec (codec.cpp) owns the chunks and the
+// normalization; an engine owns only what happens to a batch or a chunk.
+//
+// Implementations, chosen by kind in one place (engine_registry.cpp):
+//   libtorch  libtorch_engine.cpp  LibTorch autograd, eager or replaying a captured CUDA graph
+//   fused     fused_engine.cpp     the forward, backward and loss written out by hand (CPU)
+// A new engine is one file with its factories and one line in the registry.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+
+#include "harness/base/engine_choice.h"
+#include "harness/engine/loss.h"
+#include "harness/engine/phase_timer.h"
+#include "harness/engine/precision.h"
+
+namespace balerbench {
+
+class FlatAdam;
+class GradScaler;
+
+// What an engine made for training is given, once, by fit.
+struct TrainingSetup {
+  FlatAdam& opt;                // the model's parameters, seated in its flat buffers; the step ends with opt.step()
+  GradScaler* scaler = nullptr; // amp_fp16's loss scaling, or null
+  PhaseTimer& timer;            // books encode, decode, loss, backward and optimizer (when profiling)
+  PrecisionPolicy policy;       // the model and data are already in its dtypes
+  LossKind loss = LossKind::kBalerSum;
+  int64_t batch_size = 0;       // rows of a full batch; the last batch of an epoch may be shorter
+  int64_t train_rows = 0;       // rows of the training set (the largest step is min(batch_size, train_rows))
+  int64_t features = 0;         // columns of a batch
+  int workers = 0;              // threads sharing each batch, for engines that split it (0: the intra-op threads)
+  bool cuda_graphs = true;      // libtorch on CUDA: capture the step and replay it
+  bool profile = false;         // per-phase timers on: steps run eagerly, phase by phase
+  c10::Device device = c10::kCPU;  // the model's and the data's
+};
+
+// What an engine made for inference only (compress, decompress) is given.
+struct InferenceSetup {
+  PrecisionPolicy policy;  // autocast as in training
+  int64_t max_rows = 0;    // rows of the largest chunk
+  int workers = 0;         // 0: the intra-op threads
+};
+
+// What an engine says about itself after a run, for the results.
+struct EngineStatus {
+  int workers = 0;             // threads that shared each batch; 0: LibTorch's own intra-op pool
+  std::string note;            // e.g. why a CUDA graph was not used; "" when nothing to say
+  bool cuda_graph = false;     // full batches replayed a captured CUDA graph
+  int64_t graph_replays = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual EngineKind kind() const = 0;
+  const char* name() const { return engine_name(kind()); }
+  virtual EngineStatus status() const = 0;
+
+  // Training (an engine from make_training_engine). begin_epoch() clears the epoch's loss sum;
+  // step(xb) runs one batch, xb: (rows <= batch_size, features), contiguous, in the policy's data
+  // dtype on the model's device; epoch_loss_sum() is the sum of the batch losses since
+  // begin_epoch() (as batch_loss defines them), read from the device once.
+  virtual void begin_epoch() = 0;
+  virtual void step(const at::Tensor& xb) = 0;
+  virtual double epoch_loss_sum() = 0;
+
+  // Inference, without gradients: x (rows, features) -> latent (rows, latent); z -> x_hat. Inputs
+  // in the model's dtype on its device; outputs in the compute dtype (bfloat16 or float16 under
+  // autocast), at most max_rows rows per call for an inference engine.
+  virtual at::Tensor encode(const at::Tensor& x) = 0;
+  virtual at::Tensor decode(const at::Tensor& z) = 0;
+};
+
+}  // namespace balerbench

@@ -1,0 +1,71 @@
+// engine_registry.cpp: see engine_registry.h. To add an engine: its file defines an EngineEntry
+// (see fused_engine.cpp's fused_engine_entry), and one line below lists it.
+#include "harness/engine/engine_registry.h"
+
+#include <stdexcept>
+
+#include "datasets/error.h"
+
+namespace balerbench {
+
+const EngineEntry& fused_engine_entry();     // fused_engine.cpp
+const EngineEntry& libtorch_engine_entry();  // libtorch_engine.cpp
+
+const std::vector<const EngineEntry*>& engine_registry() {
+  static const std::vector<const EngineEntry*> entries = {
+      &fused_engine_entry(),
+      &libtorch_engine_entry(),  // the reference: every model, precision and device
+  };
+  return entries;
+}
+
+const EngineEntry& engine_entry(EngineKind kind) {
+  for (const EngineEntry* e : engine_registry())
+    if (e->kind == kind) return *e;
+  throw std::logic_error(std::string("no engine registered for '") + engine_name(kind) +
+                         "' (resolve auto with choose_engine first)");
+}
+
+EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, const PrecisionPolicy& policy,
+                             c10::Device device) {
+  EngineDecision d;
+  if (requested != EngineKind::kAuto) {
+    const std::string why = engine_entry(requested).unsupported(model, policy, device);
+    if (!why.empty())
+      throw InputError(std::string("engine '") + engine_name(requested) + "' cannot train this run: " + why,
+                       "use engine libtorch, or auto");
+    d.engine = requested;
+    return d;
+  }
+  std::string passed_by;  // why auto passed the engines before the one it takes
+  for (const EngineEntry* e : engine_registry()) {
+    std::string why = e->unsupported(model, policy, device);
+    if (why.empty()) why = e->auto_skip(model, policy, device);
+    if (why.empty()) {
+      d.engine = e->kind;
+      d.note = std::string("auto: ") + engine_name(e->kind) + " (" +
+               (passed_by.empty() ? model.architecture().model_name + ", " + policy.name() + ", " + device.str()
+                                  : passed_by) +
+               ")";
+      return d;
+    }
+    passed_by += (passed_by.empty() ? "" : "; ") + why;
+  }
+  throw std::logic_error("choose_engine: no engine runs this (the reference engine must run everything)");
+}
+
+EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy) {
+  const std::string why = engine_entry(training.engine).inference_unsupported(policy);
+  if (why.empty()) return training;
+  return {engine_registry().back()->kind, why};
+}
+
+std::unique_ptr<Engine> make_training_engine(EngineKind kind, AutoEncoder& model, const TrainingSetup& setup) {
+  return engine_entry(kind).make_training(model, setup);
+}
+
+std::unique_ptr<Engine> make_inference_engine(EngineKind kind, AutoEncoder& model, const InferenceSetup& setup) {
+  return engine_entry(kind).make_inference(model, setup);
+}
+
+}  // namespace balerbench

@@ -1,0 +1,52 @@
+// engine_registry.h: the one place an engine is chosen and made, by kind, as tiny-cuda-nn makes a
+// network by its "otype". The registry lists the engines in the order `auto` prefers them; each
+// entry says what its engine cannot run and makes it for training or for inference.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/base/engine_choice.h"
+#include "harness/engine/engine.h"
+#include "harness/engine/precision.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+
+// What the registry knows of one engine; each engine's file defines its entry.
+struct EngineEntry {
+  EngineKind kind;
+  // Why the engine cannot train `model` at `policy` on `device`; "" when it can.
+  std::string (*unsupported)(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device);
+  // Why `auto` passes the engine by although it could run (it measured slower, say); "" when auto may take it.
+  std::string (*auto_skip)(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device);
+  // Why compress and decompress of a run it trained go to the reference engine; "" when it runs them.
+  std::string (*inference_unsupported)(const PrecisionPolicy& policy);
+  std::unique_ptr<Engine> (*make_training)(AutoEncoder& model, const TrainingSetup& setup);
+  std::unique_ptr<Engine> (*make_inference)(AutoEncoder& model, const InferenceSetup& setup);
+};
+
+// Every engine, in the order auto prefers them; the last is the reference, which runs everything.
+const std::vector<const EngineEntry*>& engine_registry();
+const EngineEntry& engine_entry(EngineKind kind);  // kAuto: std::logic_error (resolve it first)
+
+// The engine a run trains with, and why. An engine asked for by name that cannot run here is an
+// InputError carrying its reason; kAuto takes the first engine of the registry that can run and
+// that auto may take, and says which and why.
+struct EngineDecision {
+  EngineKind engine = EngineKind::kLibtorch;  // never kAuto
+  std::string note;                           // "auto: fused (...)" or "auto: libtorch (...)"; empty when asked by name
+};
+EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, const PrecisionPolicy& policy,
+                             c10::Device device);
+// The engine of compress and decompress: the training's, unless it cannot run the policy's
+// inference, then the reference engine, saying why.
+EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy);
+
+std::unique_ptr<Engine> make_training_engine(EngineKind kind, AutoEncoder& model, const TrainingSetup& setup);
+std::unique_ptr<Engine> make_inference_engine(EngineKind kind, AutoEncoder& model, const InferenceSetup& setup);
+
+}  // namespace balerbench
