@@ -119,4 +119,16 @@ at::Tensor npy_to_tensor(const NpyArray& a) {
   if (!a.bytes.empty()) std::memcpy(out.data_ptr(), a.bytes.data(), a.bytes.size());
   return out;
 }
+void cast_integer_columns(at::Tensor& x, const std::vector<std::string>& type_list, bool truncate) {
+  if (type_list.empty()) return;
+  const int64_t features = x.size(1);
+  if (static_cast<int64_t>(type_list.size()) != features)
+    throw InputError("type_list has " + std::to_string(type_list.size()) + " entries but the data have " +
+                     std::to_string(features) + " columns");
+  std::vector<uint8_t> is_int(static_cast<std::size_t>(features));
+  for (int64_t j = 0; j < features; ++j) is_int[j] = type_list[j].rfind("int", 0) == 0;
+  const at::Tensor mask = at::tensor(is_int, at::kByte).to(x.device(), at::kBool);
+  x = at::where(mask, truncate ? x.trunc() : x.round(), x);
+}
+
 }  // namespace balerbench

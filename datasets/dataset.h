@@ -44,6 +44,11 @@ void check_finite(const at::Tensor& x, const std::vector<std::string>& names, co
 // (N, F) float64 tensor -> NpyArray with `shape` (product must match).
 NpyArray tensor_to_npy(const at::Tensor& x, const std::vector<int64_t>& shape);
 
+// Integer columns of `type_list` (entries starting with "int"), in place: rounded to nearest
+// (balerbench's default) or truncated toward zero (Baler's astype). x: (N, F); InputError when
+// type_list does not have F entries. An empty type_list changes nothing.
+void cast_integer_columns(at::Tensor& x, const std::vector<std::string>& type_list, bool truncate);
+
 }  // namespace balerbench
 
 namespace balerbench {

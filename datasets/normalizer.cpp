@@ -50,4 +50,11 @@ Normalization Normalization::from_npy(const NpyArray& array, int64_t features, c
   return n;
 }
 
+Normalization Normalization::identity(int64_t features) {
+  Normalization n;
+  n.min = at::zeros({features}, at::kDouble);
+  n.range = at::ones({features}, at::kDouble);
+  return n;
+}
+
 }  // namespace balerbench

@@ -20,6 +20,7 @@ struct Normalization {
   at::Tensor range;  // (F,) float64, never 0
 
   static Normalization fit(const at::Tensor& x);  // x: (N, F)
+  static Normalization identity(int64_t features);  // zero minimum and unit range: no normalization
   at::Tensor apply(const at::Tensor& x) const;    // (x - min) / range, in x's dtype
   at::Tensor invert(const at::Tensor& x) const;   // x * range + min, in x's dtype
   int64_t zero_range_features() const { return zero_range_features_; }

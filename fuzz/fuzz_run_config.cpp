@@ -11,7 +11,7 @@
 
 #include "datasets/error.h"
 #include "harness/base/strict_json.h"
-#include "harness/engine/run_config.h"
+#include "harness/run/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -12,7 +12,7 @@
 #include "datasets/npz.h"
 #include "harness/baler/baler_log.h"
 #include "harness/baler/project_outputs.h"
-#include "harness/engine/run_setup.h"
+#include "harness/run/result_sections.h"
 
 namespace balerbench {
 namespace {

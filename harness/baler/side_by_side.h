@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "datasets/baler_project.h"
-#include "harness/engine/run_config.h"
+#include "harness/run/run_config.h"
 
 namespace balerbench {
 

@@ -73,4 +73,11 @@ nlohmann::json disturbance(const CpuActivity& begin, const CpuActivity& end, con
           {"threshold", th.text()},         {"reason", reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason)}};
 }
 
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 }  // namespace balerbench

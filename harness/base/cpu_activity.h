@@ -39,4 +39,7 @@ struct DisturbanceThresholds {
 nlohmann::json disturbance(const CpuActivity& begin, const CpuActivity& end,
                            const DisturbanceThresholds& thresholds = {});
 
+// This process's CPU time (user + system, all threads), in s.
+double process_cpu_s();
+
 }  // namespace balerbench

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/engine/run_config.h"
+#include "harness/run/run_config.h"
 #include "harness/report/monitoring_settings.h"
 
 namespace balerbench::cli {

@@ -25,19 +25,6 @@ void chunked(const at::Tensor& in, at::Tensor& out, int64_t chunk_rows, Step ste
 
 }  // namespace
 
-c10::Device resolve_device(const std::string& name) {
-  c10::Device device(c10::kCPU);
-  try {
-    device = c10::Device(name);
-  } catch (const std::exception&) {
-    throw InputError("invalid device '" + name + "'", "cpu, cuda or cuda:N");
-  }
-  if (device.is_cuda() && !torch::cuda::is_available())
-    throw InputError("device '" + name + "' requested but no CUDA GPU is available to this LibTorch build",
-                     "use --set device=cpu");
-  return device;
-}
-
 at::Tensor encode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& x, const Normalization* norm,
                        at::ScalarType latent_dtype, int64_t chunk_rows, PhaseTimer* timer) {
   torch::NoGradGuard no_grad;
@@ -81,6 +68,13 @@ at::Tensor decode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& z, 
     return norm ? norm->invert(y) : y;
   });
   return out;
+}
+
+at::ScalarType latent_scalar_type(const std::string& latent_dtype, at::ScalarType model_dtype) {
+  if (latent_dtype == "float64") return at::kDouble;
+  if (latent_dtype == "float32") return at::kFloat;
+  if (latent_dtype == "float16") return at::kHalf;
+  return model_dtype;
 }
 
 }  // namespace balerbench

@@ -16,10 +16,6 @@
 
 namespace balerbench {
 
-// "cpu", "cuda", "cuda:N" -> device; InputError when CUDA is asked for but
-// absent.
-c10::Device resolve_device(const std::string& name);
-
 // x: (N, n_features) float64 on the CPU, in data units -> latent (N, z) on the
 // CPU in `latent_dtype`. Each chunk is normalized (in float64, when `norm` is
 // given) and cast to the model's dtype while it is in cache, then encoded by
@@ -33,5 +29,9 @@ at::Tensor encode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& x, 
 // "decompress".
 at::Tensor decode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& z, const Normalization* norm,
                        int64_t chunk_rows, PhaseTimer* timer = nullptr);
+
+// The latent code's dtype: "float64", "float32" or "float16" (a config's latent_dtype), or the
+// model's dtype when "" (Baler's default).
+at::ScalarType latent_scalar_type(const std::string& latent_dtype, at::ScalarType model_dtype);
 
 }  // namespace balerbench

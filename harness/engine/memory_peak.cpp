@@ -3,6 +3,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -92,5 +93,7 @@ void add_gpu_memory_peak(nlohmann::json& memory, const std::optional<double>& gp
       "NVML device memory used (every process on the GPU, CUDA contexts included): the highest energy-sampler read "
       "in the phase, a lower bound of the true peak";
 }
+
+int cuda_allocator_index(c10::Device device) { return device.is_cuda() ? std::max<int>(0, device.index()) : -1; }
 
 }  // namespace balerbench

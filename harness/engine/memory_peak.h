@@ -9,6 +9,7 @@
 // reset at the phase's start (c10::cuda::CUDACachingAllocator). Empty elsewhere.
 #pragma once
 
+#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -44,5 +45,8 @@ void add_gpu_memory_peak(nlohmann::json& memory, const std::optional<double>& gp
 
 // The process's resident set now, in MiB (VmRSS), for tests and live figures; empty off Linux.
 std::optional<double> resident_set_mib();
+
+// The CUDA device whose caching allocator a MemoryPeakTracker follows: the device's index, or -1 off CUDA.
+int cuda_allocator_index(c10::Device device);
 
 }  // namespace balerbench

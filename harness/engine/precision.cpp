@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "datasets/error.h"
+#include "models/autoencoder.h"
 
 namespace balerbench {
 
@@ -153,6 +154,12 @@ GradScalerStats GradScaler::stats() const {
                       static_cast<double>(s.skipped_steps) * std::log(o_.backoff_factor);
   s.growths = s.scale > 0 && std::isfinite(logs) ? std::llround(logs / std::log(o_.growth_factor)) : 0;
   return s;
+}
+
+PrecisionPolicy apply_precision(Precision mode, AutoEncoder& model, c10::Device device) {
+  PrecisionPolicy p = resolve_precision(mode, model.baler_dtype(), device);
+  model.to(device, p.param_dtype);
+  return p;
 }
 
 }  // namespace balerbench

@@ -102,4 +102,9 @@ class GradScaler {
   int64_t steps_ = 0;
 };
 
+class AutoEncoder;
+// The policy of `mode` for `model` on `device` (resolve_precision), with the model moved to the
+// device and converted to the policy's parameter dtype.
+PrecisionPolicy apply_precision(Precision mode, AutoEncoder& model, c10::Device device);
+
 }  // namespace balerbench

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/engine/run_config.h"
+#include "harness/run/run_config.h"
 
 namespace balerbench {
 

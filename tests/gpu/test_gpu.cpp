@@ -12,7 +12,9 @@
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
 #include "harness/engine/flat_adam.h"
-#include "harness/engine/run_setup.h"
+#include "datasets/split.h"
+#include "harness/engine/runtime.h"
+#include "harness/run/run_config.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/engine/torch_compat.h"
@@ -194,13 +196,13 @@ TEST(GpuAdam, FusedKernelMatchesTheTensorOps) {
 TEST(GpuRuntime, DeterministicAlgorithmsWithoutTheNanFill) {
   RunConfig c;
   ASSERT_TRUE(c.deterministic_algorithm);
-  configure_runtime(c);
+  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
   EXPECT_TRUE(at::globalContext().deterministicAlgorithms());
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
   EXPECT_FALSE(at::globalContext().deterministicFillUninitializedMemory());
 #endif
   c.deterministic_algorithm = false;
-  configure_runtime(c);
+  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
   EXPECT_FALSE(at::globalContext().deterministicAlgorithms());
 }
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "harness/base/strict_json.h"
-#include "harness/engine/run_config.h"
+#include "harness/run/run_config.h"
 #include "tests/test_util.h"
 
 namespace balerbench {

@@ -11,7 +11,7 @@
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_engine.h"
 #include "harness/engine/runtime.h"
-#include "harness/engine/thread_calibration.h"
+#include "harness/run/thread_calibration.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"

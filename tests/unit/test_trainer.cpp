@@ -7,7 +7,8 @@
 
 #include "harness/engine/codec.h"
 #include "harness/engine/engine_registry.h"
-#include "harness/engine/run_setup.h"
+#include "datasets/split.h"
+#include "harness/run/training_session.h"
 #include "harness/engine/flat_adam.h"
 #include "datasets/normalizer.h"
 #include "harness/engine/trainer.h"

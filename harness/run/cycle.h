@@ -16,7 +16,7 @@
 #include <string>
 
 #include "datasets/cycle_files.h"
-#include "harness/engine/run_config.h"
+#include "harness/run/run_config.h"
 
 namespace balerbench {
 

@@ -1,5 +1,5 @@
 // thread_calibration.cpp: see thread_calibration.h.
-#include "harness/engine/thread_calibration.h"
+#include "harness/run/thread_calibration.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/Generator.h>

@@ -1,4 +1,4 @@
-// training_session.h: one training run as `balerbench train` (engine/cycle.cpp) and a sweep trial
+// training_session.h: one training run as `balerbench train` (run/cycle.cpp) and a sweep trial
 // (sweep/trial.cpp) both do it, written once:
 //   - the energy session, with the device synchronised at every mark on CUDA, and its windows;
 //   - the data normalized and split on the device, the model built and put in the policy's dtype;
@@ -21,13 +21,16 @@
 #include "harness/energy/energy_session.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/precision.h"
-#include "harness/engine/thread_calibration.h"
-#include "harness/engine/run_config.h"
+#include "harness/run/thread_calibration.h"
+#include "harness/run/run_config.h"
 #include "harness/engine/trainer.h"
 #include "harness/report/live_metrics.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
+
+// The config's training options (before a session adds its policy and hooks).
+TrainOptions train_options(const RunConfig& c);
 
 // The energy session of one command or trial, or nullptr when energy.enabled is false.
 std::unique_ptr<EnergySession> open_energy_session(const EnergySettings& settings, c10::Device device,

@@ -103,4 +103,9 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 // `origin` names the override in errors (default: "--set key=value").
 std::string apply_override(nlohmann::json& j, const std::string& assignment, const std::string& origin = "");
 
+struct Dataset;
+// The config against its data: a 2D file with a 1D model, the reverse, a data_dimension that
+// disagrees, or a type_list of the wrong length is an InputError.
+void check_dimensions(const RunConfig& c, const Dataset& ds);
+
 }  // namespace balerbench

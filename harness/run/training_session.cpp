@@ -1,5 +1,5 @@
 // training_session.cpp: see training_session.h.
-#include "harness/engine/training_session.h"
+#include "harness/run/training_session.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -12,11 +12,36 @@
 
 #include "harness/base/blas_kernel.h"
 #include "harness/base/clock.h"
-#include "harness/engine/run_setup.h"
-#include "harness/engine/thread_calibration.h"
+#include "datasets/split.h"
+#include "harness/run/result_sections.h"
+#include "harness/run/thread_calibration.h"
 #include "models/architecture.h"
 
 namespace balerbench {
+
+TrainOptions train_options(const RunConfig& c) {
+  TrainOptions o;
+  o.epochs = c.epochs;
+  o.batch_size = c.batch_size;
+  o.lr = c.lr;
+  o.loss = parse_loss_kind(c.loss);
+  o.shuffle = c.shuffle;
+  o.seed = static_cast<uint64_t>(c.seed);
+  o.early_stopping = c.early_stopping;
+  o.early_stopping_patience = c.early_stopping_patience;
+  o.min_delta = c.min_delta;
+  o.lr_scheduler = c.lr_scheduler;
+  o.lr_scheduler_patience = c.lr_scheduler_patience;
+  o.progress = c.progress;
+  o.progress_context.line_interval_s = c.progress_interval_s;
+  o.scaler = {c.grad_scaler.init_scale, c.grad_scaler.growth_factor, c.grad_scaler.backoff_factor,
+              c.grad_scaler.growth_interval};
+  o.engine = c.engine;
+  o.cuda_graphs = c.cuda_graphs;
+  o.profile = c.profile;
+  o.profile_sync = c.profile_sync;
+  return o;
+}
 
 std::unique_ptr<EnergySession> open_energy_session(const EnergySettings& settings, c10::Device device,
                                                    const std::string& run_id) {
@@ -56,10 +81,10 @@ TrainingSession::TrainingSession(const RunConfig& config, const Dataset& ds, c10
   check_dimensions(config, ds);
   features_ = ds.features();
   latent_ = latent_size(features_, config.compression_ratio);
-  norm_ = config.normalizes() ? Normalization::fit(ds.data) : identity(features_);
+  norm_ = config.normalizes() ? Normalization::fit(ds.data) : Normalization::identity(features_);
   at::manual_seed(static_cast<uint64_t>(config.seed));
   model_ = make_model(config.model_name, features_, latent_);
-  policy_ = apply_precision(config, *model_, device);
+  policy_ = apply_precision(config.precision, *model_, device);
   engine_ = choose_engine(config.engine, *model_, policy_, device);
   const at::Tensor x = norm_.apply(ds.data).to(device, policy_.data_dtype);  // the whole set lives on the device
   std::tie(x_train_, x_val_) = split(x, config.test_size, static_cast<uint64_t>(config.seed));

@@ -1,5 +1,5 @@
 // run_config.cpp: strict parsing of RunConfig. See run_config.h.
-#include "harness/engine/run_config.h"
+#include "harness/run/run_config.h"
 
 #include <cmath>
 #include <filesystem>
@@ -7,9 +7,11 @@
 #include <map>
 #include <set>
 
+#include "datasets/dataset.h"
 #include "datasets/error.h"
 #include "datasets/paths.h"
 #include "harness/base/strict_json.h"
+#include "models/architecture.h"
 
 namespace balerbench {
 namespace {
@@ -224,6 +226,24 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
   } catch (const JsonPathError& e) {
     rethrow_with_origin(e, origins);
   }
+}
+
+void check_dimensions(const RunConfig& c, const Dataset& ds) {
+  const int model_dim = model_data_dimension(c.model_name);
+  const int data_dim = ds.data_dimension();
+  if (c.data_dimension && *c.data_dimension != data_dim)
+    throw InputError(ds.source_path + ": data_dimension is " + std::to_string(*c.data_dimension) +
+                         " in the config but 'data' has shape of a " + std::to_string(data_dim) + "D file",
+                     "remove data_dimension: balerbench reads it from the array's shape");
+  if (model_dim != data_dim)
+    throw InputError(ds.source_path + ": model " + c.model_name + " is for " +
+                         (model_dim == 1 ? "1D tables" : "2D frames") + " but 'data' is " +
+                         (data_dim == 1 ? "a 1D table (N, C)" : "2D frames (N, H, W)"),
+                     data_dim == 2 ? "use model_name CFD_dense_AE for frames" : "use model_name AE for tables");
+  if (!c.type_list.empty() && data_dim == 1 && static_cast<int64_t>(c.type_list.size()) != ds.features())
+    throw InputError("type_list has " + std::to_string(c.type_list.size()) + " entries but " + ds.source_path +
+                         " has " + std::to_string(ds.features()) + " columns",
+                     "one type per column");
 }
 
 }  // namespace balerbench

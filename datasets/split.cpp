@@ -1,0 +1,36 @@
+// split.cpp: see split.h.
+#include "datasets/split.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "datasets/error.h"
+
+namespace balerbench {
+
+at::Tensor split_permutation(int64_t n, uint64_t seed, c10::Device device) {
+  std::vector<int64_t> idx(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) idx[i] = i;
+  std::mt19937_64 rng(seed + 1);
+  for (int64_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[rng() % static_cast<uint64_t>(i + 1)]);
+  return at::tensor(idx, at::kLong).to(device);  // index_select wants the index on the data's device
+}
+
+// (N, F) split into train and validation rows with a seeded shuffle (sklearn's
+// train_test_split shuffles too; its exact permutation is numpy's, not ours).
+std::pair<at::Tensor, at::Tensor> split(const at::Tensor& x, double test_size, uint64_t seed) {
+  if (test_size <= 0) return {x, at::Tensor()};
+  const int64_t n = x.size(0);
+  const auto n_val = static_cast<int64_t>(std::ceil(test_size * static_cast<double>(n)));
+  if (n_val >= n)
+    throw InputError("test_size " + std::to_string(test_size) + " leaves no training rows out of " + std::to_string(n),
+                     "lower test_size");
+  const at::Tensor perm = split_permutation(n, seed, x.device());
+  return {x.index_select(0, perm.narrow(0, n_val, n - n_val)), x.index_select(0, perm.narrow(0, 0, n_val))};
+}
+
+}  // namespace balerbench

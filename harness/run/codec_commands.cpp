@@ -1,0 +1,145 @@
+// codec_commands.cpp: `balerbench compress` and `decompress` (cycle.h), each on the CodecCommand
+// scaffold of cycle_command.h: only what a command reads, runs in its window and writes is here.
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "datasets/cycle_files.h"
+#include "datasets/dataset.h"
+#include "datasets/error.h"
+#include "datasets/npz.h"
+#include "harness/engine/codec.h"
+#include "harness/run/cycle.h"
+#include "harness/run/cycle_command.h"
+#include "harness/run/result_sections.h"
+#include "models/architecture.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Baler's decompressed data: the model's Baler dtype, or float64 when de-normalized (numpy
+// promotes the float32 output times the float64 range).
+at::Tensor as_baler_decompresses(const at::Tensor& decoded, const Normalization* norm, const AutoEncoder& model) {
+  if (!norm) return decoded.to(model.baler_dtype());
+  return norm->invert(decoded.to(at::kDouble));
+}
+
+NpyArray names_array(const Dataset& ds) {
+  // Baler's CFD files store names as an empty float64 array.
+  if (ds.names.empty()) return NpyArray::from_doubles({0}, {});
+  return NpyArray::from_strings(ds.names);
+}
+
+// The original data shape: stored by balerbench's compress; for a file
+// compressed by Baler, read from the input file as Baler does.
+std::vector<int64_t> original_shape_of(const NpzMembers& m, const RunConfig& c, const std::string& src, int64_t rows) {
+  std::vector<int64_t> shape;
+  if (auto s = m.find("original_shape"); s != m.end()) {
+    for (double v : s->second.to_doubles()) shape.push_back(static_cast<int64_t>(v));
+  } else {
+    shape = load_dataset(c.input_path).original_shape;
+  }
+  if (shape.size() < 2 || shape[0] != rows)
+    throw InputError(src + ": original_shape does not match the latent code's " + std::to_string(rows) + " rows");
+  return shape;
+}
+
+// The config's model must be the one the file was compressed with.
+void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::string& src, int64_t features,
+                            int64_t latent, int dims) {
+  if (auto n = m.find("model_name"); n != m.end() && n->second.to_strings() != std::vector<std::string>{c.model_name})
+    throw InputError(
+        src + ": compressed with model " + n->second.to_strings().at(0) + " but the config says " + c.model_name,
+        "decompress with the config used to compress");
+  const int64_t expected = latent_size(features, c.compression_ratio);
+  if (expected != latent)
+    throw InputError(src + ": the latent code has " + std::to_string(latent) + " columns but " + c.model_name +
+                         " with compression_ratio " + nlohmann::json(c.compression_ratio).dump() + " gives " +
+                         std::to_string(expected),
+                     "decompress with the config used to compress");
+  if (dims != model_data_dimension(c.model_name))
+    throw InputError(src + ": the compressed data are " + std::to_string(dims) + "D but " + c.model_name + " is for " +
+                     std::to_string(model_data_dimension(c.model_name)) + "D data");
+}
+
+}  // namespace
+
+json run_compress(const RunConfig& c, const CycleFiles& L) {
+  CodecCommand cmd(c, "compress", L.compressed);
+  const Dataset ds = load_dataset(c.input_path);
+  check_dimensions(c, ds);
+  const int64_t latent = latent_size(ds.features(), c.compression_ratio);
+  cmd.load_model(L, ds.features(), latent);
+  const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
+  at::Tensor z;
+  const double encode_s = cmd.measure([&] {
+    z = encode_rows(cmd.model(), cmd.engine(), ds.data, norm,
+                    latent_scalar_type(c.latent_dtype, cmd.policy().param_dtype), c.codec_chunk_rows, &cmd.timer());
+  });
+  std::vector<std::pair<std::string, NpyArray>> members;
+  members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
+  members.emplace_back("names", names_array(ds));
+  members.emplace_back("normalization_features", norm ? norm->to_npy(feature_shape(ds.original_shape))
+                                                      : NpyArray::from_doubles({0}, {}));
+  if (!L.baler_project) {  // Baler's compressed.npz holds the three keys above only
+    members.emplace_back("original_shape",
+                         NpyArray::from_int64({static_cast<int64_t>(ds.original_shape.size())}, ds.original_shape));
+    members.emplace_back("model_name", NpyArray::from_strings({c.model_name}));
+  }
+  write_npz(L.compressed_npz(), members, c.extra_compression);
+  return cmd.finish({{"command", "compress"},
+                     {"dataset", dataset_json(ds)},
+                     {"latent_shape", {ds.rows(), latent}},
+                     {"latent_dtype", dtype_name(z.scalar_type())},
+                     {"encode_duration_s", encode_s},
+                     {"rows_per_s", static_cast<double>(ds.rows()) / std::max(encode_s, 1e-12)},
+                     {"output", L.compressed_npz()},
+                     {"output_bytes", file_bytes(L.compressed_npz())}});
+}
+
+json run_decompress(const RunConfig& c, const CycleFiles& L) {
+  CodecCommand cmd(c, "decompress", L.decompressed);
+  const std::string src = L.compressed_npz();
+  if (!fs::exists(src))
+    throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
+  const NpzMembers m = read_npz(src);
+  auto it = m.find("data");
+  if (it == m.end()) throw InputError(src + ": no 'data' array (the latent code)", "was it written by compress?");
+  const NpyArray& code = it->second;
+  if (code.shape.size() != 2 || code.shape[1] == 0)
+    throw InputError(src + ": 'data' must be (N, latent), got " + std::to_string(code.shape.size()) + " dimensions");
+  const std::vector<int64_t> shape = original_shape_of(m, c, src, code.shape[0]);
+  int64_t features = 1;
+  for (std::size_t i = 1; i < shape.size(); ++i) features *= shape[i];
+  const int dims = static_cast<int>(shape.size()) - 1;
+  check_decompress_model(m, c, src, features, code.shape[1], dims);
+  cmd.load_model(L, features, code.shape[1]);
+  const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
+  at::Tensor x;
+  const double decode_s = cmd.measure([&] {
+    // A Baler project de-normalizes as Baler does, in float64 after the cast (as_baler_decompresses).
+    x = decode_rows(cmd.model(), cmd.engine(), npy_to_tensor(code), L.baler_project ? nullptr : norm,
+                    c.codec_chunk_rows, &cmd.timer());
+    if (L.baler_project) x = as_baler_decompresses(x, norm, cmd.model());
+    if (dims == 1) cast_integer_columns(x, c.type_list, c.truncate);
+  });
+  std::vector<std::pair<std::string, NpyArray>> members;
+  members.emplace_back("data", tensor_to_npy(x, shape));
+  members.emplace_back("names", m.count("names") ? m.at("names") : NpyArray::from_doubles({0}, {}));
+  write_npz(L.decompressed_npz(), members, c.extra_compression);
+  return cmd.finish({{"command", "decompress"},
+                     {"shape", shape},
+                     {"dtype", dtype_name(x.scalar_type())},
+                     {"decode_duration_s", decode_s},
+                     {"rows_per_s", static_cast<double>(shape[0]) / std::max(decode_s, 1e-12)},
+                     {"output", L.decompressed_npz()},
+                     {"output_bytes", file_bytes(L.decompressed_npz())}});
+}
+
+}  // namespace balerbench

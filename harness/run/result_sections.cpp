@@ -1,0 +1,82 @@
+// result_sections.cpp: see result_sections.h.
+#include "harness/run/result_sections.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "datasets/normalizer.h"
+
+namespace balerbench {
+
+using nlohmann::json;
+
+// The "profile" section of a report: phase times and how they were taken.
+json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phases) {
+  return {{"phases", phases.to_json()},
+          {"sync", c.profile_sync},
+          {"timer", device.is_cuda() ? (c.profile_sync ? "host clock, device synchronised at each edge" : "CUDA events")
+                                     : "host clock"},
+          {"phase_sum_s", phases.sum_s()}};
+}
+
+json engine_json(const TrainResult& r) {
+  json j = engine_json(EngineDecision{r.engine, r.engine_note});
+  if (r.engine_workers > 0) j["workers"] = r.engine_workers;  // an engine that split the batches
+  return j;
+}
+
+json engine_json(const EngineDecision& decision) {
+  json j = {{"name", engine_name(decision.engine)}};
+  if (!decision.note.empty()) j["note"] = decision.note;
+  return j;
+}
+
+json dataset_json(const Dataset& ds) {
+  return {{"path", ds.source_path},
+          {"shape", ds.original_shape},
+          {"dtype", ds.source_dtype},
+          {"features", ds.features()},
+          {"data_dimension", ds.data_dimension()}};
+}
+
+// The policy, the dtypes actually used and, with loss scaling, the scale
+// history.
+json precision_json(const TrainResult& r) {
+  json j = r.precision.to_json();
+  j["grad_scaler"] = r.loss_scaling ? r.scaler.to_json() : json(nullptr);
+  return j;
+}
+
+// Errors of y against the input. Normalized errors divide by each column's
+// range for tables (columns have different units) and by the global range for
+// frames (every pixel is the same quantity; a pixel that barely changes over
+// time would otherwise dominate).
+json reconstruction_json(const Dataset& in, const at::Tensor& y) {
+  const at::Tensor diff = y - in.data;
+  at::Tensor scale;
+  if (in.data_dimension() == 1) {
+    scale = Normalization::fit(in.data).range;
+  } else {
+    const double range = (in.data.max() - in.data.min()).item<double>();
+    scale = at::full({in.features()}, range > 0 ? range : 1.0, at::kDouble);
+  }
+  const at::Tensor ndiff = diff / scale;
+  const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
+  const int64_t worst = col_rmse.argmax().item<int64_t>();
+  json where;
+  if (in.data_dimension() == 2) {
+    const int64_t w = in.original_shape[2];
+    where = "pixel (" + std::to_string(worst / w) + ", " + std::to_string(worst % w) + ")";
+  } else {
+    where = worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst);
+  }
+  return {{"rmse", diff.pow(2).mean().sqrt().item<double>()},
+          {"max_abs_error", diff.abs().max().item<double>()},
+          {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
+          {"normalization", in.data_dimension() == 1 ? "per-column range" : "global range"},
+          {"worst_feature", where},
+          {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
+}
+
+}  // namespace balerbench

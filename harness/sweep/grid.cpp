@@ -1,0 +1,205 @@
+// grid.cpp: the trials of an experiment (experiment.h): the grid expanded in order, each trial's
+// spec and key (the dataset named by its content, the system by its fingerprint), the order a run
+// takes them in, warm-up trials, and shards of the grid for job arrays.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "datasets/error.h"
+#include "datasets/paths.h"
+#include "harness/base/strict_json.h"
+#include "harness/base/system_info.h"
+#include "harness/sweep/experiment.h"
+
+namespace balerbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A file's content hash: 64-bit words through two multiply-xorshift lanes (fast on gigabytes;
+// identity, not security).
+std::string file_content_hash(const std::string& path, uint64_t& bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  uint64_t a = 0x9E3779B97F4A7C15ULL, b = 0xC2B2AE3D27D4EB4FULL;
+  std::vector<char> buf(1 << 20);
+  bytes = 0;
+  auto mix = [](uint64_t h, uint64_t w) {
+    h ^= w * 0xFF51AFD7ED558CCDULL;
+    h = (h << 31) | (h >> 33);
+    return h * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+  };
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const std::size_t n = static_cast<std::size_t>(in.gcount());
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      uint64_t w1, w2;
+      std::memcpy(&w1, buf.data() + i, 8);
+      std::memcpy(&w2, buf.data() + i + 8, 8);
+      a = mix(a, w1);
+      b = mix(b, w2);
+    }
+    for (; i < n; ++i) a = mix(a, static_cast<unsigned char>(buf[i]) | (static_cast<uint64_t>(i) << 8));
+    bytes += n;
+  }
+  b = mix(b, bytes);
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(a), static_cast<unsigned long long>(b));
+  return out;
+}
+
+TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p, EngineKind engine,
+                     const std::optional<double>& pl, int64_t ep, int64_t rep, const json& dataset_id,
+                     const std::string& fingerprint) {
+  TrialSpec t;
+  t.grid_index = index;
+  t.repeat = rep;
+  t.batch_size = bs;
+  t.precision = p;
+  t.engine = engine;
+  t.power_limit_w = pl;
+  t.epochs = ep;
+  t.config = e.base;
+  t.config.batch_size = bs;
+  t.config.epochs = ep;
+  t.config.precision = p;
+  t.config.engine = engine;
+  t.config.seed = e.base.seed + rep;
+  t.config.progress = e.base.progress;
+  json run = t.config.to_json();
+  run.erase("monitoring");  // live monitoring does not shape the measurement
+  run.erase("progress");
+  run.erase("progress_interval_s");
+  t.spec = {{"experiment", e.name},
+            {"dataset", e.dataset.to_json()},
+            {"run_config", run},
+            {"power_limit_w", pl ? json(*pl) : json(nullptr)},
+            {"repeat", rep},
+            {"target", e.target.to_json()},
+            {"cooldown_s", e.cooldown_s},
+            {"power_limit_optimizer", e.optimizer.to_json()}};
+  // The key names the data by content and no path: the input path in the run config is the
+  // dataset's own, so it leaves the key too.
+  json keyed = t.spec;
+  keyed["dataset"] = dataset_id;
+  if (keyed["run_config"].contains("input_path")) keyed["run_config"].erase("input_path");
+  t.spec_key = spec_hash(keyed);
+  t.key = fingerprint.empty() ? t.spec_key : text_hash(t.spec_key + "@" + fingerprint);
+  return t;
+}
+
+}  // namespace
+
+json dataset_identity(const DatasetSpec& d) {
+  if (d.path.empty()) return d.to_json();
+  std::error_code ec;
+  if (!fs::is_regular_file(d.path, ec)) return d.to_json();  // not a file (a device, a pipe): named by its path
+  uint64_t bytes = 0;
+  const std::string hash = file_content_hash(d.path, bytes);
+  if (hash.empty()) return d.to_json();  // unreadable: loading it fails with its own message
+  return {{"content_hash", hash}, {"bytes", bytes}};
+}
+
+std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& system_fingerprint) {
+  std::vector<TrialSpec> out;
+  const json dataset_id = dataset_identity(e.dataset);
+  int64_t index = 0;
+  for (int64_t bs : e.batch_sizes)
+    for (const Precision p : e.precisions)
+      for (const EngineKind engine : e.engines)
+        for (const auto& pl : e.power_limits_w)
+          for (int64_t ep : e.epochs)
+            for (int64_t rep = 0; rep < e.repeats; ++rep)
+              out.push_back(make_trial(e, index++, bs, p, engine, pl, ep, rep, dataset_id, system_fingerprint));
+  return out;
+}
+
+std::vector<std::size_t> run_order(const Experiment& e, const std::vector<const TrialSpec*>& trials) {
+  std::vector<std::size_t> order(trials.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (e.order == "grid") return order;
+  // Rounds: repeat 0 of every configuration, then repeat 1, ...; within a round, grid order or a
+  // shuffle drawn from (order_seed, round).
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::make_pair(trials[a]->repeat, trials[a]->grid_index) < std::make_pair(trials[b]->repeat, trials[b]->grid_index);
+  });
+  if (e.order == "shuffled") {
+    std::size_t begin = 0;
+    while (begin < order.size()) {
+      std::size_t end = begin;
+      while (end < order.size() && trials[order[end]]->repeat == trials[order[begin]]->repeat) ++end;
+      std::mt19937_64 rng(static_cast<uint64_t>(e.order_seed) * 1000003ULL + static_cast<uint64_t>(trials[order[begin]]->repeat));
+      for (std::size_t i = end - begin; i > 1; --i) {  // Fisher-Yates with the generator's raw draws: portable
+        const std::size_t j = static_cast<std::size_t>(rng() % i);
+        std::swap(order[begin + i - 1], order[begin + j]);
+      }
+      begin = end;
+    }
+  }
+  return order;
+}
+
+TrialSpec warmup_trial(const Experiment& e, int64_t n, const std::string& run_id, const std::string& system_fingerprint) {
+  TrialSpec t = make_trial(e, -1 - n, e.batch_sizes.front(), e.precisions.front(), e.engines.front(),
+                           e.power_limits_w.front(), e.epochs.front(), 0, dataset_identity(e.dataset), "");
+  t.warmup = true;
+  t.repeat = -1 - n;
+  t.spec["warmup"] = {{"run_id", run_id}, {"number", n}};
+  t.spec["repeat"] = nullptr;
+  t.key = text_hash(t.spec_key + "@warmup@" + run_id + "#" + std::to_string(n) + "@" + system_fingerprint);
+  return t;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  auto bad = [&] {
+    throw InputError("--shard '" + text + "': expected i/N with 0 <= i < N",
+                     "e.g. --shard 0/4 ... --shard 3/4 split the grid into four slices");
+  };
+  if (slash == std::string::npos) bad();
+  Shard s;
+  try {
+    std::size_t n1 = 0, n2 = 0;
+    s.index = std::stoll(text.substr(0, slash), &n1);
+    s.count = std::stoll(text.substr(slash + 1), &n2);
+    if (n1 != slash || n2 != text.size() - slash - 1) bad();
+  } catch (const std::logic_error&) {
+    bad();
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count) bad();
+  return s;
+}
+
+std::optional<Shard> shard_from_slurm_env() {
+  const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
+  const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
+  if (!id || !count || !*id || !*count) return std::nullopt;
+  const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
+  Shard s;
+  try {
+    s.index = std::stoll(id) - (min && *min ? std::stoll(min) : 0);
+    s.count = std::stoll(count);
+  } catch (const std::logic_error&) {
+    throw InputError(std::string("SLURM_ARRAY_TASK_ID='") + id + "', SLURM_ARRAY_TASK_COUNT='" + count +
+                     "': not integers");
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count)
+    throw InputError(
+        "Slurm array task " + std::to_string(s.index) + " of " + std::to_string(s.count) + " is outside the array",
+        "use a contiguous array (#SBATCH --array=0-N), or pass --shard i/N");
+  return s;
+}
+
+std::string spec_hash(const json& spec) {
+  return text_hash(shown(spec));  // nlohmann sorts object keys: canonical
+}
+
+}  // namespace balerbench

@@ -1,0 +1,367 @@
+// trial_stages.cpp: see trial_stages.h.
+#include "harness/sweep/trial_stages.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "datasets/dataset.h"
+#include "harness/base/clock.h"
+#include "harness/energy/carbon.h"
+#include "harness/energy/simulated_gpu.h"
+#include "harness/engine/codec.h"
+#include "harness/engine/engine_registry.h"
+#include "harness/engine/runtime.h"
+#include "harness/engine/system_description.h"
+#include "harness/engine/torch_compat.h"
+#include "harness/power/optimizer.h"
+#include "harness/power/power_limit.h"
+#include "harness/run/result_sections.h"
+#include "harness/sweep/stop_signals.h"
+#include "models/architecture.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+void interruptible_sleep(double seconds, const std::atomic<int>* stop) {
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < until) {
+    check_stop(stop);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    std::this_thread::sleep_for(std::min(std::chrono::milliseconds(100), left));
+  }
+  check_stop(stop);
+}
+
+// The trial's hardware: the GPUs its meters measured (simulated ones marked), else the provenance's.
+std::string trial_hardware(const json& provenance, const json* energy_report) {
+  std::string gpus;
+  if (energy_report)
+    for (const GpuLabel& g : gpu_labels((*energy_report)["meters"])) gpus += (gpus.empty() ? "" : " + ") + g.display();
+  return hardware_label(provenance, gpus);
+}
+
+// The sampler's series as power per interval, labelled with the phase it falls in.
+// Snapshots taken at window edges land between the sampler's ticks; intervals
+// are merged until they are at least `min_interval_s` long (half the sampling
+// period), so a few-millisecond sliver does not show as a spike or a dip.
+std::vector<SampleRow> power_series(const EnergySession& s, double min_interval_s,
+                                    const std::vector<std::pair<std::string, std::pair<double, double>>>& phases) {
+  std::vector<SampleRow> out;
+  const std::vector<Snapshot> series = s.sampler().series();
+  if (series.size() < 2) return out;
+  const auto t0 = series.front().time;
+  std::size_t prev = 0;
+  for (std::size_t i = 1; i < series.size(); ++i) {
+    if (std::chrono::duration<double>(series[i].time - series[prev].time).count() < min_interval_s) continue;
+    const WindowResult w = s.counter_window("sample", series[prev], series[i]);
+    const double mid_unix = 0.5 * (series[prev].unix_s + series[i].unix_s);
+    prev = i;
+    if (w.duration_s <= 0) continue;
+    SampleRow r;
+    r.t_s = std::chrono::duration<double>(series[i].time - t0).count();
+    r.power_w = w.total_energy_j() / w.duration_s;
+    r.phase = "idle";
+    for (const auto& [name, span] : phases)
+      if (mid_unix >= span.first && mid_unix <= span.second) r.phase = name;
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The first epoch that meets the experiment's target gives TTA, ETA and the epochs to target.
+class TargetTracker {
+ public:
+  explicit TargetTracker(const TargetSpec& target) : target_(target) {}
+  // Marks `row` as meeting the target or not; true the first time it does.
+  bool on_epoch(const EpochRecord& e, EpochRow& row) {
+    if (!target_.enabled()) return false;
+    const double metric = target_.metric == "val_loss" ? e.val_loss : e.relative_error.value_or(NAN);
+    row.target_met = std::isfinite(metric) && metric <= target_.value;
+    if (!row.target_met || hit_) return false;
+    hit_ = true;
+    return true;
+  }
+  bool stop() const { return hit_ && target_.stop_when_reached; }
+
+ private:
+  const TargetSpec& target_;
+  bool hit_ = false;
+};
+
+// The Zeus-style power-limit optimiser of the experiment, when it has one: it sets limits through
+// the guard (the last one into `t`) and reads the training's time and energy so far.
+std::unique_ptr<PowerLimitOptimizer> make_optimizer(const TrialContext& ctx, EnergySession* energy,
+                                                    const Snapshot& train_begin, Training& t) {
+  const OptimizerSpec& spec = ctx.experiment->optimizer;
+  if (!spec.enabled) return nullptr;
+  if (!ctx.power || !ctx.guard)
+    throw PowerLimitError("the power-limit optimiser needs GPUs whose limits NVML can set (none here)", false);
+  // The experiment parser refuses the optimiser with energy off: it must never weigh time against 0 J.
+  if (!energy) throw std::logic_error("power-limit optimiser without an energy session");
+  const auto [lo, hi] = ctx.power->constraints_w(0);
+  OptimizerOptions oo{spec.eta,           spec.wait_steps, spec.warmup_steps,
+                      spec.profile_steps, spec.pl_step_w,  static_cast<int>(ctx.power->count())};
+  PowerLimitGuard* guard = ctx.guard;
+  auto optimizer = std::make_unique<PowerLimitOptimizer>(
+      oo, power_limit_candidates(lo, hi, spec.pl_step_w),
+      [guard, &t](double w) {
+        const std::vector<AppliedLimit> applied = guard->apply(w);
+        if (applied.empty()) throw PowerLimitError("no GPU power limit was applied: the guard returned no GPU", false);
+        t.optimizer_limit_w = applied.front().enforced_w;
+      },
+      [energy, train_begin]() -> PowerLimitOptimizer::Reading {
+        const WindowResult w = energy->counter_window("optimizer", train_begin, energy->mark());
+        return {w.duration_s, w.total_energy_j()};
+      });
+  t.optimizer_max_power_w = optimizer->max_power_w();
+  return optimizer;
+}
+
+// The row of one epoch, without its cumulative time and energy.
+EpochRow epoch_row(const EpochRecord& e) {
+  EpochRow row;
+  row.epoch = e.epoch;
+  row.train_loss = e.train_loss;
+  row.val_loss = e.val_loss;
+  row.lr = e.lr;
+  row.duration_s = e.duration_s;
+  row.relative_error = e.relative_error;
+  row.eval_s = e.eval_duration_s;
+  return row;
+}
+
+// The training options of a trial: the session's, with its place in the run and the target's metric.
+TrainOptions trial_options(const TrainingSession& session, const TrialContext& ctx) {
+  TrainOptions o = session.options();
+  o.progress_context.run_ordinal = ctx.run_ordinal;
+  o.progress_context.run_count = ctx.run_count;
+  o.progress_context.trials_after = ctx.run_count - ctx.run_ordinal;
+  o.relative_error = ctx.experiment->target.metric == "relative_error";
+  return o;
+}
+
+}  // namespace
+
+void check_stop(const std::atomic<int>* stop) {
+  if (stop && stop->load() != 0) throw Interrupted{stop->load()};
+}
+
+TrialRecord start_record(const TrialSpec& spec, const TrialContext& ctx) {
+  const Experiment& ex = *ctx.experiment;
+  TrialRecord rec;
+  rec.key = spec.key;
+  rec.experiment = ex.name;
+  rec.grid_index = spec.grid_index;
+  rec.repeat = spec.repeat;
+  rec.batch_size = spec.batch_size;
+  rec.epochs = spec.epochs;
+  rec.precision = precision_name(spec.precision);
+  rec.engine = engine_name(spec.engine);  // the resolved engine replaces it once the session chose
+  rec.power_limit_w = spec.power_limit_w;
+  rec.spec = spec.spec;
+  rec.started_unix_s = unix_now_s();
+  rec.provenance = ctx.provenance.is_null() ? base_provenance() : ctx.provenance;
+  rec.provenance["system"] = current_system();  // the BLAS's and LibTorch's threads as now
+  rec.provenance["system_fingerprint"] = rec.provenance["system"]["fingerprint"];
+  rec.provenance["system_label"] = rec.provenance["system"]["label"];
+  rec.system_fingerprint = rec.provenance["system_fingerprint"].get<std::string>();
+  rec.hardware = trial_hardware(rec.provenance, nullptr);
+  rec.max_power_w = ex.max_power_w;
+  return rec;
+}
+
+HardwareSetup prepare_hardware(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c) {
+  const Experiment& ex = *ctx.experiment;
+  check_stop(ctx.stop);
+  if (ex.cooldown_s > 0) interruptible_sleep(ex.cooldown_s, ctx.stop);
+  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
+  HardwareSetup hw;
+  hw.threads = at::get_num_threads();  // as this trial's config set them
+  hw.max_power_w = ex.max_power_w;
+  const bool simulated_gpu =
+      std::find(c.energy.meters.begin(), c.energy.meters.end(), MeterChoice::kSimulatedGpu) != c.energy.meters.end();
+  if (ctx.power) {
+    double max_w = 0;
+    for (std::size_t i = 0; i < ctx.power->count(); ++i) max_w += ctx.power->constraints_w(i).second;
+    if (!hw.max_power_w) hw.max_power_w = max_w;
+  } else if (simulated_gpu && !hw.max_power_w) {
+    hw.max_power_w = c.energy.simulated_gpu.max_limit_w;
+  }
+  if (!spec.power_limit_w) return hw;
+  if (ctx.power && ctx.guard) {
+    for (const AppliedLimit& a : ctx.guard->apply(*spec.power_limit_w)) hw.power_limits.push_back(a.to_json());
+    if (hw.power_limits.empty())
+      throw PowerLimitError("no GPU power limit was applied: the guard returned no GPU", false);
+    hw.enforced_power_limit_w = hw.power_limits[0]["enforced_w"].get<double>();
+  } else if (simulated_gpu) {
+    SimulatedGpuModel model{c.energy.simulated_gpu};
+    model.set_power_limit_w(*spec.power_limit_w);  // InputError outside the constraints
+    c.energy.simulated_gpu.power_limit_w = *spec.power_limit_w;
+    hw.enforced_power_limit_w = *spec.power_limit_w;
+    hw.power_limits.push_back({{"uuid", "simulated"},
+                               {"name", c.energy.simulated_gpu.name},
+                               {"requested_w", *spec.power_limit_w},
+                               {"enforced_w", *spec.power_limit_w},
+                               {"simulated", true}});
+  } else {
+    throw PowerLimitError("no GPU power limit to set: NVML sees no GPU and the experiment has no simulated_gpu meter",
+                          false);
+  }
+  return hw;
+}
+
+json describe_setup(const TrainingSession& session, const Experiment& ex, const Dataset& ds, int64_t batch_size) {
+  const Architecture& arch = session.model().architecture();
+  json layers = json::array();
+  for (const auto& l : arch.layers)
+    layers.push_back({{"name", l.name},
+                      {"kind", l.kind},
+                      {"part", l.part},
+                      {"in", l.in_features},
+                      {"out", l.out_features},
+                      {"parameters", l.parameters()},
+                      {"macs_per_sample", l.macs_per_sample()},
+                      {"t1_operations", l.t1_operations(batch_size)}});
+  json setup;
+  setup["model"] = {{"name", arch.model_name},
+                    {"n_features", arch.n_features},
+                    {"latent", arch.latent},
+                    {"parameters", arch.parameters()},
+                    {"macs_per_sample", arch.macs_per_sample()},
+                    {"layers", layers}};
+  setup["dataset"] = dataset_json(ds);
+  setup["dataset"]["label"] = ex.dataset.label();
+  setup["dataset"]["bytes"] = ds.rows() * ds.features() * ds.source_item_bytes;
+  return setup;
+}
+
+// The labels of the live trial (Prometheus, InfluxDB, the progress line).
+TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const PrecisionPolicy& policy) {
+  TrialLabels t;
+  t.experiment = ctx.experiment->name;
+  t.run_ordinal = ctx.run_ordinal;
+  t.run_count = ctx.run_count;
+  t.batch_size = spec.batch_size;
+  t.precision = policy.name();
+  t.power_limit_w = spec.power_limit_w ? json(*spec.power_limit_w).dump() : "none";
+  return t;
+}
+
+Training train_to_target(TrainingSession& session, EnergySession* energy, const TrialContext& ctx) {
+  TrainOptions o = trial_options(session, ctx);
+  session.choose_threads(o);  // a calibration, if any, before the training's time and energy start
+  Training t;
+  MemoryPeakTracker memory(cuda_allocator_index(session.device()));
+  memory.start();
+  const Snapshot begin = energy ? energy->mark() : Snapshot{};
+  const auto t_train = SteadyClock::now();
+  t.begin_unix_s = unix_now_s();
+  std::unique_ptr<PowerLimitOptimizer> optimizer = make_optimizer(ctx, energy, begin, t);
+  o.on_step = [&](bool end) {
+    check_stop(ctx.stop);
+    if (optimizer) end ? optimizer->on_step_end() : optimizer->on_step_begin();
+  };
+  TargetTracker target(ctx.experiment->target);
+  o.stop_training = [&] { return target.stop(); };
+  t.result = session.train(o, [&](const EpochRecord& e) {
+    if (optimizer) optimizer->on_epoch_end();
+    EpochRow row = epoch_row(e);
+    t.eval_s += e.eval_duration_s;
+    std::optional<double> pm_j;
+    if (energy) {
+      const WindowResult w = energy->counter_window("epochs", begin, energy->mark());
+      row.elapsed_s = w.duration_s;
+      row.energy_j = w.total_energy_j();
+      row.energy_pm_j = pm_j = w.total_uncertainty_j();
+    } else {
+      synchronize_device(session.device());
+      row.elapsed_s = seconds_since(t_train);
+    }
+    // ETA is the window from the training's start to this epoch.
+    if (target.on_epoch(e, row)) t.target = TargetHit{e.number(), row.elapsed_s, row.energy_j, pm_j};
+    t.epoch_rows.push_back(row);
+  });
+  const Snapshot end = energy ? energy->mark() : Snapshot{};
+  t.memory = memory.finish();
+  t.end_unix_s = unix_now_s();
+  t.train_s = seconds_since(t_train);
+  if (energy) {
+    const WindowResult w = energy->window("fit", begin, end);
+    t.train_s = w.duration_s;
+    t.train_energy_j = w.total_energy_j();
+    t.fit_uncertainty_j = w.total_uncertainty_j();
+  }
+  if (optimizer) t.optimizer = optimizer->to_json();
+  return t;
+}
+
+CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
+                       const std::atomic<int>* stop) {
+  const PrecisionPolicy& policy = session.policy();
+  const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
+  CodecRun codec;
+  const std::unique_ptr<Engine> engine = make_inference_engine(inference_decision(session.engine(), policy).engine,
+                                                               session.model(), {policy, c.codec_chunk_rows, 0});
+  codec.compress_begin_unix_s = unix_now_s();
+  check_stop(stop);
+  MemoryPeakTracker memory(cuda_allocator_index(session.device()));
+  memory.start();
+  codec.compress = measure_window(energy, "compress", [&] {
+    codec.latent = encode_rows(session.model(), *engine, ds.data, norm,
+                               latent_scalar_type(c.latent_dtype, policy.param_dtype), c.codec_chunk_rows);
+  });
+  codec.compress_memory = memory.finish();
+  codec.compress_end_unix_s = unix_now_s();
+  check_stop(stop);
+  memory.start();
+  codec.decompress = measure_window(energy, "decompress", [&] {
+    codec.reconstruction = decode_rows(session.model(), *engine, codec.latent, norm, c.codec_chunk_rows);
+    if (ds.data_dimension() == 1) cast_integer_columns(codec.reconstruction, c.type_list, c.truncate);
+  });
+  codec.decompress_memory = memory.finish();
+  codec.decompress_end_unix_s = unix_now_s();
+  return codec;
+}
+
+EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Training& t, const CodecRun& codec) {
+  EnergyFigures f;
+  if (!energy) return f;
+  energy->finish();
+  f.report = energy->report();
+  f.total_energy_j = energy->total().total_energy_j();
+  f.co2_g = emissions_g(*f.total_energy_j, energy->carbon());
+  f.kind = energy->total().kinds();
+  for (const auto& p : energy->phases().phases())
+    f.phases.push_back({p.name, "energy", p.duration_s, p.total_energy_j(),
+                        emissions_g(p.total_energy_j(), energy->carbon()), p.kinds()});
+  // The measurement ± of each figure (from the meters' resolution, energy_window.h), apart from the
+  // spread over repeats that the reports compute.
+  const auto pm = [](const std::optional<double>& u) { return u ? json(*u) : json(nullptr); };
+  const WindowResult* compress = energy->phases().find("compress");
+  const WindowResult* decompress = energy->phases().find("decompress");
+  f.uncertainty = {{"train_j", pm(t.fit_uncertainty_j)},
+                   {"eta_j", pm(t.target ? t.target->eta_uncertainty_j : std::nullopt)},
+                   {"compress_j", pm(compress ? compress->total_uncertainty_j() : std::nullopt)},
+                   {"decompress_j", pm(decompress ? decompress->total_uncertainty_j() : std::nullopt)},
+                   {"total_j", pm(energy->total().total_uncertainty_j())},
+                   {"coverage", energy->total().uncertainty_coverage()}};
+  for (const char* phase : {"train", "compress", "decompress"})
+    if (const WindowResult* w = energy->phases().find(phase)) f.gpu_memory_peak_mib[phase] = w->gpu_memory_peak_mib();
+  f.samples = power_series(*energy, c.energy.sample_hz > 0 ? 0.5 / c.energy.sample_hz : 0.0,
+                           {{"train", {t.begin_unix_s, t.end_unix_s}},
+                            {"compress", {codec.compress_begin_unix_s, codec.compress_end_unix_s}},
+                            {"decompress", {codec.compress_end_unix_s, codec.decompress_end_unix_s}}});
+  return f;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,162 @@
+// test_trial_stages.cpp: the stages of a sweep trial (sweep/trial_stages.h), each run in-process on
+// a small synthetic experiment, without the binary: what each returns, and what build_record makes
+// of a trial whose stages all ran or stopped part-way.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "datasets/dataset.h"
+#include "harness/power/power_limit.h"
+#include "harness/sweep/experiment.h"
+#include "harness/sweep/trial_stages.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+// 400 CMS-like rows, AE at ratio 1.6 (24 -> 15), energy off unless `energy` says otherwise.
+Experiment small_experiment(const json& sweep, const json& target = nullptr, const json& energy = nullptr,
+                            bool allow_limits = false) {
+  json j = {{"schema_version", 1},
+            {"name", "stages"},
+            {"dataset", {{"generator", {{"kind", "cms"}, {"rows", 400}, {"seed", 0}}}}},
+            {"model", {{"name", "AE"}, {"compression_ratio", 1.6}}},
+            {"training", {{"lr", 0.001}, {"test_size", 0.25}, {"progress", "none"}, {"threads", 1}}},
+            {"sweep", sweep},
+            {"energy", energy.is_null() ? json{{"enabled", false}} : energy}};
+  if (!target.is_null()) j["target"] = target;
+  if (allow_limits) j["allow_power_limit_changes"] = true;
+  return parse_experiment(j, "stages.json", ".");
+}
+
+struct Trial {
+  explicit Trial(Experiment e) : ex(std::move(e)), spec(expand_grid(ex).front()), config(spec.config) {
+    ctx.experiment = &ex;
+    ctx.dataset = load_experiment_dataset(ex.dataset);
+    ctx.progress = "none";
+    ctx.provenance = base_provenance();
+    config.progress = "none";
+  }
+  Experiment ex;
+  TrialSpec spec;
+  TrialContext ctx;
+  RunConfig config;
+};
+
+TEST(TrialStages, PrepareHardwareSetsTheSimulatedGpusLimit) {
+  const json sim = {{"meters", {"simulated_gpu"}},
+                    {"simulated_gpu",
+                     {{"idle_power_w", 60}, {"max_power_w", 300}, {"min_limit_w", 100}, {"max_limit_w", 300},
+                      {"power_limit_w", 300}, {"load", 0.9}}}};
+  Trial t(small_experiment({{"batch_size", {64}}, {"epochs", {1}}, {"power_limit_w", {200}}}, nullptr, sim, true));
+  const HardwareSetup hw = prepare_hardware(t.spec, t.ctx, t.config);
+  ASSERT_TRUE(hw.enforced_power_limit_w);
+  EXPECT_EQ(*hw.enforced_power_limit_w, 200);
+  EXPECT_EQ(hw.max_power_w, 300);  // the simulated GPU's largest limit, as the experiment gives none
+  ASSERT_EQ(hw.power_limits.size(), 1u);
+  EXPECT_TRUE(hw.power_limits[0]["simulated"].get<bool>());
+  EXPECT_EQ(t.config.energy.simulated_gpu.power_limit_w, 200);  // the trial's meter runs at the limit
+  EXPECT_EQ(hw.threads, 1);
+}
+
+TEST(TrialStages, PrepareHardwareWithNoGpuToLimitIsAFailureNotASkip) {
+  Trial t(small_experiment({{"batch_size", {64}}, {"epochs", {1}}, {"power_limit_w", {200}}}, nullptr, nullptr, true));
+  try {
+    prepare_hardware(t.spec, t.ctx, t.config);
+    FAIL() << "a power limit with no GPU and no simulated GPU must throw";
+  } catch (const PowerLimitError& e) {
+    EXPECT_FALSE(e.permission);
+    EXPECT_NE(std::string(e.what()).find("no GPU power limit to set"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TrialStages, TrainToTargetKeepsEveryEpochAndTheFirstThatMetTheTarget) {
+  // A relative error of 10 is met by the first epoch: TTA is that epoch's elapsed time.
+  Trial t(small_experiment({{"batch_size", {64}}, {"epochs", {3}}}, {{"relative_error", 10.0}}));
+  const Dataset& ds = *t.ctx.dataset;
+  TrainingSession session(t.config, ds, c10::Device(c10::kCPU), nullptr, nullptr);
+  const Training tr = train_to_target(session, nullptr, t.ctx);
+  ASSERT_EQ(tr.epoch_rows.size(), 3u);
+  for (std::size_t i = 0; i < tr.epoch_rows.size(); ++i) {
+    EXPECT_EQ(tr.epoch_rows[i].epoch, static_cast<int64_t>(i));
+    EXPECT_TRUE(tr.epoch_rows[i].target_met);
+    EXPECT_FALSE(tr.epoch_rows[i].energy_j);  // no energy session
+    if (i > 0) EXPECT_GE(tr.epoch_rows[i].elapsed_s, tr.epoch_rows[i - 1].elapsed_s);
+  }
+  ASSERT_TRUE(tr.target);
+  EXPECT_EQ(tr.target->epochs_to_target, 1);
+  EXPECT_EQ(tr.target->tta_s, tr.epoch_rows[0].elapsed_s);
+  EXPECT_FALSE(tr.target->eta_j);
+  EXPECT_FALSE(tr.train_energy_j);
+  EXPECT_EQ(tr.result.epoch_records.size(), 3u);
+  EXPECT_TRUE(tr.optimizer.is_null());
+
+  // stop_when_reached ends training at that epoch; an unreachable target is never hit.
+  Trial stop(small_experiment({{"batch_size", {64}}, {"epochs", {3}}},
+                              {{"relative_error", 10.0}, {"stop_when_reached", true}}));
+  TrainingSession s2(stop.config, *stop.ctx.dataset, c10::Device(c10::kCPU), nullptr, nullptr);
+  EXPECT_EQ(train_to_target(s2, nullptr, stop.ctx).epoch_rows.size(), 1u);
+  Trial never(small_experiment({{"batch_size", {64}}, {"epochs", {2}}}, {{"relative_error", 0.0}}));
+  TrainingSession s3(never.config, *never.ctx.dataset, c10::Device(c10::kCPU), nullptr, nullptr);
+  EXPECT_FALSE(train_to_target(s3, nullptr, never.ctx).target);
+}
+
+TEST(TrialStages, MeasureCodecCompressesAndDecompressesTheWholeDataset) {
+  Trial t(small_experiment({{"batch_size", {64}}, {"epochs", {1}}}));
+  const Dataset& ds = *t.ctx.dataset;
+  TrainingSession session(t.config, ds, c10::Device(c10::kCPU), nullptr, nullptr);
+  const CodecRun codec = measure_codec(session, nullptr, ds, t.config, nullptr);
+  EXPECT_EQ(codec.latent.sizes(), (std::vector<int64_t>{400, 15}));
+  EXPECT_EQ(codec.reconstruction.sizes(), (std::vector<int64_t>{400, 24}));
+  EXPECT_GE(codec.compress.duration_s, 0);
+  EXPECT_FALSE(codec.compress.energy_j);
+  EXPECT_LE(codec.compress_begin_unix_s, codec.compress_end_unix_s);
+  EXPECT_LE(codec.compress_end_unix_s, codec.decompress_end_unix_s);
+}
+
+TEST(TrialStages, BuildRecordWritesWhatTheStagesThatRanReturned) {
+  Trial t(small_experiment({{"batch_size", {64}}, {"epochs", {2}}}, {{"relative_error", 10.0}}));
+  const Dataset& ds = *t.ctx.dataset;
+  // A trial that failed after its hardware stage keeps the limits and nothing of training.
+  TrialOutcome part;
+  part.hardware = HardwareSetup{json::array({{{"uuid", "simulated"}}}), 150.0, 300.0, 1};
+  TrialRecord failed = start_record(t.spec, t.ctx);
+  build_record(part, t.config, t.ex, failed);
+  EXPECT_EQ(failed.result["power_limits"].size(), 1u);
+  EXPECT_EQ(failed.enforced_power_limit_w, 150.0);
+  EXPECT_FALSE(failed.train_s);
+  EXPECT_TRUE(failed.epoch_rows.empty());
+  EXPECT_FALSE(failed.result.contains("memory"));
+  EXPECT_EQ(failed.energy_kind, "");
+
+  // Every stage: the record has the training's rows and target, the codec's figures, "none" energy.
+  TrainingSession session(t.config, ds, c10::Device(c10::kCPU), nullptr, nullptr);
+  TrialOutcome all;
+  all.hardware = prepare_hardware(t.spec, t.ctx, t.config);
+  all.setup = describe_setup(session, t.ex, ds, 64);
+  all.training = train_to_target(session, nullptr, t.ctx);
+  all.codec = measure_codec(session, nullptr, ds, t.config, nullptr);
+  all.reconstruction = {{"rmse", 0.5}};
+  all.energy = read_energy(nullptr, t.config, *all.training, *all.codec);
+  all.device = "cpu";
+  TrialRecord rec = start_record(t.spec, t.ctx);
+  build_record(all, t.config, t.ex, rec);
+  EXPECT_EQ(rec.engine, engine_name(all.training->result.engine));
+  EXPECT_EQ(rec.epoch_rows.size(), 2u);
+  EXPECT_TRUE(rec.target_reached);
+  EXPECT_EQ(rec.epochs_to_target, 1);
+  EXPECT_EQ(rec.train_s, all.training->train_s);
+  EXPECT_EQ(rec.compress_s, all.codec->compress.duration_s);
+  EXPECT_EQ(rec.result["latent_shape"], json({400, 15}));
+  EXPECT_EQ(rec.result["reconstruction"]["rmse"], 0.5);
+  EXPECT_EQ(rec.result["model"]["name"], "AE");
+  EXPECT_EQ(rec.result["device"], "cpu");
+  EXPECT_TRUE(rec.result.contains("memory"));
+  EXPECT_EQ(rec.energy_kind, "none");
+  EXPECT_EQ(rec.provenance["meters"], json::array());
+  EXPECT_FALSE(rec.total_energy_j);
+}
+
+}  // namespace
+}  // namespace balerbench
