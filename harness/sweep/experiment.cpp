@@ -329,9 +329,9 @@ int64_t Experiment::grid_size() const {
 }
 
 std::string TrialSpec::label() const {
-  return "bs=" + std::to_string(batch_size) + " " + precision_name(precision) + " " + engine_name(engine) +
+  return "bs=" + std::to_string(batch_size()) + " " + precision_name(precision()) + " " + engine_name(engine()) +
          " pl=" + (power_limit_w ? format_number(*power_limit_w) + "W" : std::string("-")) +
-         " ep=" + std::to_string(epochs) + (warmup ? " warm-up" : " #" + std::to_string(repeat));
+         " ep=" + std::to_string(epochs()) + (warmup ? " warm-up" : " #" + std::to_string(repeat));
 }
 
 std::string experiment_name_problem(const std::string& name) {

@@ -90,12 +90,12 @@ struct Experiment {
   int64_t grid_size() const;
 };
 
+// One trial of the grid. Its coordinates on the batch size, precision, engine and epochs axes live
+// in `config` only (read them with the accessors); `spec` is everything that shapes the trial, as
+// JSON for its key and the database, made from `config` and the rest.
 struct TrialSpec {
   int64_t grid_index = 0;  // position in the full grid (0-based; TrialRecord::grid_index)
   int64_t repeat = 0;
-  int64_t batch_size = 0, epochs = 0;
-  Precision precision = Precision::kAuto;
-  EngineKind engine = EngineKind::kAuto;
   std::optional<double> power_limit_w;
   RunConfig config;           // the resolved run config of this trial (seed = training seed + repeat)
   nlohmann::json spec;        // everything that shapes the trial, resolved
@@ -103,6 +103,10 @@ struct TrialSpec {
   std::string key;            // spec_key on this system: hash of spec_key and the system fingerprint
   bool warmup = false;        // a warm-up trial: stored, left out of statistics
   std::string label() const;  // "bs=512 fp32 pl=- ep=10 #0"
+  int64_t batch_size() const { return config.batch_size; }
+  int64_t epochs() const { return config.epochs; }
+  Precision precision() const { return config.precision; }
+  EngineKind engine() const { return config.engine; }
 };
 
 // Why `name` cannot name an experiment, or "" when it can: it is part of file names (report's CSV

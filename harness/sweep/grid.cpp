@@ -62,11 +62,7 @@ TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p
   TrialSpec t;
   t.grid_index = index;
   t.repeat = rep;
-  t.batch_size = bs;
-  t.precision = p;
-  t.engine = engine;
   t.power_limit_w = pl;
-  t.epochs = ep;
   t.config = e.base;
   t.config.batch_size = bs;
   t.config.epochs = ep;

@@ -38,7 +38,7 @@ TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const Pr
   t.experiment = ctx.experiment->name;
   t.run_ordinal = ctx.run_ordinal;
   t.run_count = ctx.run_count;
-  t.batch_size = spec.batch_size;
+  t.batch_size = spec.batch_size();
   t.precision = policy.name();
   t.power_limit_w = spec.power_limit_w ? json(*spec.power_limit_w).dump() : "none";
   return t;

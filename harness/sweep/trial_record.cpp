@@ -13,13 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-// The trial's hardware: the GPUs its meters measured (simulated ones marked), else the provenance's.
-std::string trial_hardware(const json& provenance, const json& energy_report) {
-  std::string gpus;
-  for (const GpuLabel& g : gpu_labels(energy_report["meters"])) gpus += (gpus.empty() ? "" : " + ") + g.display();
-  return hardware_label(provenance, gpus);
-}
-
 void record_hardware(const HardwareSetup& hw, TrialRecord& rec) {
   rec.result["power_limits"] = hw.power_limits;
   rec.provenance["threads"] = hw.threads;
@@ -85,7 +78,7 @@ void record_energy(const EnergyFigures& f, TrialRecord& rec) {
     rec.provenance["meters"] = json::array();
     return;
   }
-  rec.hardware = trial_hardware(rec.provenance, f.report);
+  rec.hardware = trial_hardware(rec.provenance, &f.report);
   rec.total_energy_j = f.total_energy_j;
   rec.co2_g = f.co2_g;
   rec.energy_kind = f.kind;

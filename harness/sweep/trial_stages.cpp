@@ -42,14 +42,6 @@ void interruptible_sleep(double seconds, const std::atomic<int>* stop) {
   check_stop(stop);
 }
 
-// The trial's hardware: the GPUs its meters measured (simulated ones marked), else the provenance's.
-std::string trial_hardware(const json& provenance, const json* energy_report) {
-  std::string gpus;
-  if (energy_report)
-    for (const GpuLabel& g : gpu_labels((*energy_report)["meters"])) gpus += (gpus.empty() ? "" : " + ") + g.display();
-  return hardware_label(provenance, gpus);
-}
-
 // The sampler's series as power per interval, labelled with the phase it falls in.
 // Snapshots taken at window edges land between the sampler's ticks; intervals
 // are merged until they are at least `min_interval_s` long (half the sampling
@@ -152,6 +144,13 @@ TrainOptions trial_options(const TrainingSession& session, const TrialContext& c
 
 }  // namespace
 
+std::string trial_hardware(const json& provenance, const json* energy_report) {
+  std::string gpus;
+  if (energy_report)
+    for (const GpuLabel& g : gpu_labels((*energy_report)["meters"])) gpus += (gpus.empty() ? "" : " + ") + g.display();
+  return hardware_label(provenance, gpus);
+}
+
 void check_stop(const std::atomic<int>* stop) {
   if (stop && stop->load() != 0) throw Interrupted{stop->load()};
 }
@@ -163,10 +162,10 @@ TrialRecord start_record(const TrialSpec& spec, const TrialContext& ctx) {
   rec.experiment = ex.name;
   rec.grid_index = spec.grid_index;
   rec.repeat = spec.repeat;
-  rec.batch_size = spec.batch_size;
-  rec.epochs = spec.epochs;
-  rec.precision = precision_name(spec.precision);
-  rec.engine = engine_name(spec.engine);  // the resolved engine replaces it once the session chose
+  rec.batch_size = spec.batch_size();
+  rec.epochs = spec.epochs();
+  rec.precision = precision_name(spec.precision());
+  rec.engine = engine_name(spec.engine());  // the resolved engine replaces it once the session chose
   rec.power_limit_w = spec.power_limit_w;
   rec.spec = spec.spec;
   rec.started_unix_s = unix_now_s();
@@ -243,18 +242,6 @@ json describe_setup(const TrainingSession& session, const Experiment& ex, const 
   setup["dataset"]["label"] = ex.dataset.label();
   setup["dataset"]["bytes"] = ds.rows() * ds.features() * ds.source_item_bytes;
   return setup;
-}
-
-// The labels of the live trial (Prometheus, InfluxDB, the progress line).
-TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const PrecisionPolicy& policy) {
-  TrialLabels t;
-  t.experiment = ctx.experiment->name;
-  t.run_ordinal = ctx.run_ordinal;
-  t.run_count = ctx.run_count;
-  t.batch_size = spec.batch_size;
-  t.precision = policy.name();
-  t.power_limit_w = spec.power_limit_w ? json(*spec.power_limit_w).dump() : "none";
-  return t;
 }
 
 Training train_to_target(TrainingSession& session, EnergySession* energy, const TrialContext& ctx) {

@@ -32,6 +32,10 @@
 
 namespace balerbench {
 
+// The trial's hardware label: the GPUs its meters measured (simulated ones marked), from the energy
+// session's report when there is one, else the provenance's.
+std::string trial_hardware(const nlohmann::json& provenance, const nlohmann::json* energy_report);
+
 // Throws Interrupted when a stop signal has arrived.
 void check_stop(const std::atomic<int>* stop);
 

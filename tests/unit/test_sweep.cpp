@@ -144,7 +144,7 @@ TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
     EXPECT_EQ(grid[i].grid_index, static_cast<int64_t>(i));
     keys.insert(grid[i].key);
     EXPECT_EQ(grid[i].config.seed, grid[i].repeat);  // training seed 0 + repeat
-    EXPECT_EQ(grid[i].config.batch_size, grid[i].batch_size);
+    EXPECT_EQ(grid[i].spec["run_config"]["batch_size"].get<int64_t>(), grid[i].batch_size());  // one source: config
   }
   EXPECT_EQ(keys.size(), grid.size());
   // Repeats innermost, then epochs, power limit, engine, precision, batch size.
@@ -261,7 +261,7 @@ TEST(Grid, EngineIsAnAxisParsedOnce) {
   EXPECT_EQ(e.engines, (std::vector<EngineKind>{EngineKind::kLibtorch, EngineKind::kFused}));
   const auto grid = expand_grid(e);
   EXPECT_EQ(e.grid_size(), 2 * parse(minimal_experiment()).grid_size());
-  EXPECT_EQ(grid[0].engine, EngineKind::kLibtorch);
+  EXPECT_EQ(grid[0].engine(), EngineKind::kLibtorch);
   EXPECT_EQ(grid[0].config.engine, EngineKind::kLibtorch);
   EXPECT_EQ(grid[6].label(), "bs=128 fp32 fused pl=- ep=2 #0");
   EXPECT_EQ(grid[6].spec["run_config"]["engine"], "fused");
