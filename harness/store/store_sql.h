@@ -1,0 +1,221 @@
+// store_sql.h: what the results database's files (store.cpp, store_schema.cpp, store_claims.cpp)
+// share: SQLite errors and statements, and the tables' columns, listed once so that the schema,
+// the inserts and the selects are made from one list. Internal to store/.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "datasets/error.h"
+#include "harness/store/store.h"
+
+namespace balerbench {
+namespace store_sql {
+
+
+using nlohmann::json;
+
+// A damaged file (SQLITE_CORRUPT, SQLITE_NOTADB) is the user's to mend, so an InputError that names
+// it, wherever it is found; every other SQLite failure stays a runtime_error for the caller to place.
+[[noreturn]] inline void throw_sqlite(sqlite3* db, const std::string& context) {
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  const std::string msg = std::string("sqlite: ") + sqlite3_errmsg(db) + context;
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+    const char* file = sqlite3_db_filename(db, "main");
+    throw InputError(std::string(file && *file ? file : "results database") + ": the file is damaged (" + msg + ")",
+                     "restore it from a copy, or check it with sqlite3 FILE 'PRAGMA integrity_check'");
+  }
+  throw std::runtime_error(msg);
+}
+
+// A prepared statement, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK) throw_sqlite(db, " in: " + sql);
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, const char* v) { return bind(i, std::string(v)); }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(s_, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, bool v) { return bind(i, static_cast<int64_t>(v)); }
+  template <typename T>
+  Stmt& bind(int i, const std::optional<T>& v) {
+    if (v) return bind(i, *v);
+    sqlite3_bind_null(s_, i);
+    return *this;
+  }
+  Stmt& bind_null(int i) {
+    sqlite3_bind_null(s_, i);
+    return *this;
+  }
+  bool step() {
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw_sqlite(db_, "");
+  }
+  void run() {
+    step();
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  bool null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+  std::string text(int c) const {
+    const unsigned char* t = sqlite3_column_text(s_, c);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+  double real(int c) const { return sqlite3_column_double(s_, c); }
+  int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
+  std::optional<double> opt_real(int c) const { return null(c) ? std::nullopt : std::optional<double>(real(c)); }
+  std::optional<int64_t> opt_int(int c) const { return null(c) ? std::nullopt : std::optional<int64_t>(integer(c)); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+// What a full disk or a file-size limit needs from the user (SQLITE_FULL, SQLITE_IOERR).
+inline constexpr char kDiskFullHint[] =
+    "the disk may be full or a file-size limit reached; make room and run the same command again";
+
+inline bool disk_error(sqlite3* db) {
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  return code == SQLITE_FULL || code == SQLITE_IOERR;
+}
+
+// Empty text is null; text that is not JSON is an error (a damaged or hand-edited database), never a
+// value that reads as something else downstream.
+inline json parse_or_null(const std::string& text) {
+  if (text.empty()) return nullptr;
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw std::invalid_argument("holds text that is not JSON: '" + (text.size() > 60 ? text.substr(0, 57) + "..." : text) +
+                                "'");
+  return j;
+}
+
+// ---- the columns, listed once: the schema, the inserts and the selects are made from these ----
+
+// A value as a statement binds it and a row gives it back.
+inline void put(Stmt& s, int i, const std::string& v) { s.bind(i, v); }
+inline void put(Stmt& s, int i, double v) { s.bind(i, v); }
+inline void put(Stmt& s, int i, int64_t v) { s.bind(i, v); }
+inline void put(Stmt& s, int i, bool v) { s.bind(i, v); }
+inline void put(Stmt& s, int i, const std::optional<double>& v) { s.bind(i, v); }
+inline void put(Stmt& s, int i, const std::optional<int64_t>& v) { s.bind(i, v); }
+inline void put(Stmt& s, int i, const json& v) { s.bind(i, v.dump()); }
+inline void get(const Stmt& s, int c, std::string& v) { v = s.text(c); }
+inline void get(const Stmt& s, int c, double& v) { v = s.real(c); }
+inline void get(const Stmt& s, int c, int64_t& v) { v = s.integer(c); }
+inline void get(const Stmt& s, int c, bool& v) { v = s.integer(c) != 0; }
+inline void get(const Stmt& s, int c, std::optional<double>& v) { v = s.opt_real(c); }
+inline void get(const Stmt& s, int c, std::optional<int64_t>& v) { v = s.opt_int(c); }
+inline void get(const Stmt& s, int c, json& v) { v = parse_or_null(s.text(c)); }
+inline void put(Stmt& s, int i, TrialStatus v) { s.bind(i, trial_status_name(v)); }
+inline void get(const Stmt& s, int c, TrialStatus& v) { v = parse_trial_status(s.text(c)); }
+
+// One column of a table of records R: its name, its SQL type, and the record's member.
+template <typename R>
+struct Column {
+  using Record = R;
+  const char* name;
+  const char* sql;  // type and constraints
+  std::function<void(Stmt&, int, const R&)> bind;
+  std::function<void(const Stmt&, int, R&)> read;
+};
+
+template <typename R, typename T>
+Column<R> column(const char* name, const char* sql, T R::*member) {
+  return {name, sql, [member](Stmt& s, int i, const R& r) { put(s, i, r.*member); },
+          [member, name](const Stmt& s, int c, R& r) {
+            try {
+              get(s, c, r.*member);
+            } catch (const std::invalid_argument& e) {
+              throw InputError(std::string("results database: column ") + name + " " + e.what(),
+                               "the file was damaged or edited by hand; restore it or run the trials again");
+            }
+          }};
+}
+
+// The columns of each table after its key (the trials table after `id INTEGER PRIMARY KEY`).
+const std::vector<Column<TrialRecord>>& trial_columns();
+const std::vector<Column<EpochRow>>& epoch_columns();
+const std::vector<Column<PhaseRow>>& phase_columns();
+const std::vector<Column<SampleRow>>& sample_columns();
+
+template <typename R>
+std::string names(const std::vector<Column<R>>& cols, const std::string& first = "") {
+  std::string s = first;
+  for (const auto& c : cols) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+template <typename R>
+std::string definitions(const std::vector<Column<R>>& cols) {
+  std::string s;
+  for (const auto& c : cols) s += ", " + std::string(c.name) + " " + c.sql;
+  return s;
+}
+
+// INSERT INTO table(first..., columns...) VALUES(?, ...).
+template <typename R>
+std::string insert_sql(const char* table, const std::vector<Column<R>>& cols, const std::string& first) {
+  std::string q;
+  const std::size_t n = cols.size() + (first.empty() ? 0 : 1);
+  for (std::size_t i = 0; i < n; ++i) q += i ? ",?" : "?";
+  return std::string("INSERT INTO ") + table + "(" + names(cols, first) + ") VALUES(" + q + ")";
+}
+
+template <typename R>
+void bind_all(Stmt& s, const std::vector<Column<R>>& cols, const R& r, int first_index) {
+  for (std::size_t i = 0; i < cols.size(); ++i) cols[i].bind(s, first_index + static_cast<int>(i), r);
+}
+
+template <typename R>
+void read_all(const Stmt& s, const std::vector<Column<R>>& cols, R& r, int first_column) {
+  for (std::size_t i = 0; i < cols.size(); ++i) cols[i].read(s, first_column + static_cast<int>(i), r);
+}
+
+// The schema of the current version, made from the column lists.
+std::string schema_sql();
+
+// Forward migrations: `sql` takes a database of version to_version - 1 to to_version. Each must
+// leave the tables exactly as schema_sql() makes them for to_version (a test compares the two).
+struct Migration {
+  int to_version;
+  const char* what;
+  const char* sql;
+};
+const std::vector<Migration>& migrations();
+
+// The claims of trials being run (Store::claim_trial). Not part of the results: a writer makes the
+// table when it opens the file, and merge never copies it.
+inline constexpr char kClaimsSql[] =
+    "CREATE TABLE IF NOT EXISTS claims(trial_key TEXT PRIMARY KEY, host TEXT NOT NULL, boot_id TEXT NOT NULL, "
+    "pid INTEGER NOT NULL, pid_start TEXT NOT NULL, claimed_unix_s REAL NOT NULL, heartbeat_unix_s REAL NOT NULL)";
+
+inline double now_unix_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace store_sql
+}  // namespace balerbench
