@@ -306,13 +306,12 @@ void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, 
 
 FusedDenseEngine::~FusedDenseEngine() = default;
 
-double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* timer) {
+void FusedDenseEngine::split_batch(const at::Tensor& xb) {
   if (!flat_grads_.defined()) throw std::logic_error("fused engine: built for inference, not for training");
   const int64_t n = xb.size(0);
   if (n < 1 || n > max_rows_ || !xb.is_contiguous() || xb.scalar_type() != flat_grads_.scalar_type() ||
       xb.size(1) != layers_.front().in)
     throw std::logic_error("fused engine: a batch of " + std::to_string(n) + " rows does not fit the engine");
-  const int64_t features = xb.size(1);
   const int64_t count = static_cast<int64_t>(workers_.size());
   // Worker w takes rows [w * share, (w + 1) * share): worker 0 always has some, so the flat
   // gradient it writes in place is always complete.
@@ -324,59 +323,66 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
     worker.squared_error = 0;
     worker.part = worker.rows ? xb.narrow(0, first, worker.rows) : at::Tensor();
   }
+}
+
+void FusedDenseEngine::run_parts(int parts, double norm, double grad_output) {
+  const bool f64 = flat_grads_.scalar_type() == at::kDouble;
+  const std::size_t encoder = encoder_layers_, all = layers_.size();
+  at::parallel_for(0, static_cast<int64_t>(workers_.size()), 1, [&](int64_t begin, int64_t end) {
+    c10::AutoGradMode no_grad(false);  // thread-local: these may be pool threads
+    for (int64_t w = begin; w < end; ++w) {
+      Worker& k = *workers_[static_cast<std::size_t>(w)];
+      if (k.rows == 0) continue;
+      if (bf16_) {
+        if (parts & kForwardEncoder) k.forward_bf16(layers_, 0, encoder);
+        if (parts & kForwardDecoder) k.forward_bf16(layers_, encoder, all);
+        if (parts & kLoss) k.loss_bf16(layers_, static_cast<float>(norm), static_cast<float>(grad_output));
+        if (parts & kBackward) k.backward_bf16(layers_);
+        continue;
+      }
+      if (f64)
+        k.run<double>(layers_, parts, encoder, norm, grad_output);
+      else
+        k.run<float>(layers_, parts, encoder, static_cast<float>(norm), static_cast<float>(grad_output));
+    }
+  });
+}
+
+void FusedDenseEngine::reduce_gradients() {
+  // Fixed order: worker 0's gradient (already in place) + worker 1's + ...
+  c10::AutoGradMode no_grad(false);
+  for (std::size_t w = 1; w < workers_.size(); ++w)
+    if (workers_[w]->rows > 0) flat_grads_.add_(workers_[w]->grads);
+}
+
+double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* timer) {
+  split_batch(xb);
+  const int64_t n = xb.size(0), features = xb.size(1);
   // mse_loss's norm (2, or 2/numel for the mean) and the gradient of the division by n_features.
   const double norm = loss_ == LossKind::kMseMean ? 2.0 / static_cast<double>(n * features) : 2.0;
   const double grad_output = loss_ == LossKind::kMseMean ? 1.0 : 1.0 / static_cast<double>(features);
-  const bool f64 = xb.scalar_type() == at::kDouble;
-  const std::size_t encoder = encoder_layers_, all = layers_.size();
-  const auto run = [&](int parts) {
-    at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
-      c10::AutoGradMode no_grad(false);  // thread-local: these may be pool threads
-      for (int64_t w = begin; w < end; ++w) {
-        Worker& k = *workers_[static_cast<std::size_t>(w)];
-        if (k.rows == 0) continue;
-        if (bf16_) {
-          if (parts & kForwardEncoder) k.forward_bf16(layers_, 0, encoder);
-          if (parts & kForwardDecoder) k.forward_bf16(layers_, encoder, all);
-          if (parts & kLoss) k.loss_bf16(layers_, static_cast<float>(norm), static_cast<float>(grad_output));
-          if (parts & kBackward) k.backward_bf16(layers_);
-          continue;
-        }
-        if (f64)
-          k.run<double>(layers_, parts, encoder, norm, grad_output);
-        else
-          k.run<float>(layers_, parts, encoder, static_cast<float>(norm), static_cast<float>(grad_output));
-      }
-    });
-  };
-  const auto reduce = [&] {
-    // Fixed order: worker 0's gradient (already in place) + worker 1's + ...
-    c10::AutoGradMode no_grad(false);
-    for (std::size_t w = 1; w < workers_.size(); ++w)
-      if (workers_[w]->rows > 0) flat_grads_.add_(workers_[w]->grads);
-  };
   if (timer && timer->enabled()) {
     // Profiled: the same work phase by phase, so the profile's rows mean what they mean for libtorch.
     {
       PhaseTimer::Scope s(*timer, Phase::kEncode);
       if (bf16_) cast_weights_bf16();
-      run(kForwardEncoder);
+      run_parts(kForwardEncoder, norm, grad_output);
     }
     {
       PhaseTimer::Scope s(*timer, Phase::kDecode);
-      run(kForwardDecoder);
+      run_parts(kForwardDecoder, norm, grad_output);
     }
     {
       PhaseTimer::Scope s(*timer, Phase::kLoss);
-      run(kLoss);
+      run_parts(kLoss, norm, grad_output);
     }
     PhaseTimer::Scope s(*timer, Phase::kBackward);
-    run(kBackward);
-    reduce();
+    run_parts(kBackward, norm, grad_output);
+    reduce_gradients();
   } else {
     if (bf16_) cast_weights_bf16();
-    run(kForwardEncoder | kForwardDecoder | kLoss | kBackward);
-    reduce();
+    run_parts(kForwardEncoder | kForwardDecoder | kLoss | kBackward, norm, grad_output);
+    reduce_gradients();
   }
   double squared_error = 0;
   for (const auto& w : workers_) squared_error += w->squared_error;  // in worker order

@@ -97,6 +97,12 @@ class FusedDenseEngine final : public Engine {
   struct Worker;
   void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers);
   void cast_weights_bf16();
+  // A training step in parts: the batch shared out among the workers (contiguous rows, in order),
+  // the Part flags of fused_engine.cpp run by every worker on its rows, and the workers' gradients
+  // summed into the optimizer's in worker order.
+  void split_batch(const at::Tensor& xb);
+  void run_parts(int parts, double norm, double grad_output);
+  void reduce_gradients();
   at::Tensor run_layers(const at::Tensor& x, std::size_t first, std::size_t last);
 
   std::vector<Layer> layers_;
