@@ -126,6 +126,13 @@ start() {
 
 stop() {
   local name pid i
+  # Jobs still queued or running on this cluster (a test that failed half-way) go first, so that no
+  # slurmstepd or job outlives the daemons.
+  if [ -n "$(pid_of slurmctld)" ] && [ -n "$(squeue -h 2>/dev/null)" ]; then
+    scancel --quiet --full --user="$(id -un)" 2>/dev/null || true
+    for i in $(seq 30); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.5; done
+    say "cancelled the jobs left on the cluster"
+  fi
   for name in slurmd slurmctld munged; do
     pid="$(pid_of "$name")"
     [ -n "$pid" ] || continue
