@@ -101,6 +101,10 @@ start() {
     die "a cluster started from $DIR is running already (scripts/slurm/local_cluster.sh stop)"
   fi
   install_packages
+  case "$DIR" in
+    /tmp/*|/var/tmp/*|"$HOME"/*) ;;
+    *) die "BALERBENCH_SLURM_DIR=$DIR: start empties this folder, so it must lie under /tmp, /var/tmp or \$HOME" ;;
+  esac
   rm -rf "$DIR"
   mkdir -p "$DIR/state" "$DIR/spool"
   chmod 0755 "$DIR"
