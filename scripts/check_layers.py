@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_layers.py: every #include of the project's own headers points down the layers of
-ARCHITECTURE.md, never up. Run by scripts/test.sh; exits 1 and names each offending line.
+docs/ARCHITECTURE.md, never up. Run by scripts/test.sh; exits 1 and names each offending line.
 
   models, datasets            know nothing of harness (and models nothing of datasets' callers)
   harness floors, top down:   cli > sweep, baler > run > engine > report, power > energy, store > base

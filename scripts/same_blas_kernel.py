@@ -2,8 +2,9 @@
 balerbench runs on, so that a ratio between the two compares code, not kernels.
 
 Debian's OpenBLAS picks its kernel when it is loaded; on a CPU newer than the library it falls back to
-the generic Prescott kernel, and balerbench then switches itself to the best one (README, Comparable
-results). A Python process beside it would stay on Prescott and look 2-3x slower than it is. Call
+the generic Prescott kernel, and balerbench then switches itself to the best one
+(docs/comparable_results.md). A Python process beside it would stay on Prescott and look 2-3x
+slower than it is. Call
 align(binary) before numpy or torch is imported: it asks `balerbench system --json` which kernel
 balerbench uses and sets OPENBLAS_CORETYPE to it, unless the user set OPENBLAS_CORETYPE. After the
 imports, describe() says which kernel this process really runs (OpenBLAS answers by name).

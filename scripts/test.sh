@@ -5,6 +5,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BALERBENCH_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh"
-python3 "$ROOT/scripts/check_layers.py"  # includes point down the layers (ARCHITECTURE.md)
+python3 "$ROOT/scripts/check_layers.py"  # includes point down the layers (docs/ARCHITECTURE.md)
 cd "$BUILD_DIR"
 ctest --output-on-failure -j "$(nproc)" "$@"

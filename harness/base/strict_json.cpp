@@ -145,6 +145,14 @@ void rethrow_with_origin(const JsonPathError& e, const JsonOrigins& origins) {
 
 std::string shown(const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
+namespace {
+thread_local KeyRecording* active_recording = nullptr;
+}  // namespace
+
+KeyRecording::KeyRecording() : outer_(active_recording) { active_recording = this; }
+KeyRecording::~KeyRecording() { active_recording = outer_; }
+KeyRecording* KeyRecording::active() { return active_recording; }
+
 StrictReader::StrictReader(const json& j, std::string source, std::string path)
     : j_(j), source_(std::move(source)), path_(std::move(path)) {
   if (!j_.is_object())
@@ -158,6 +166,7 @@ void StrictReader::fail(const std::string& key, const std::string& what, const s
 
 const json* StrictReader::get(const std::string& key) {
   seen_.insert(key);
+  if (KeyRecording* recording = active_recording) recording->record(path_of(key));
   auto it = j_.find(key);
   if (it == j_.end() || it->is_null()) return nullptr;
   return &*it;

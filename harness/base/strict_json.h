@@ -55,6 +55,25 @@ using JsonOrigins = std::map<std::string, std::string>;
 // itself throw.
 std::string shown(const nlohmann::json& v);
 
+// Records the JSON path of every key a StrictReader asks for ("/energy/sample_hz"), present in the
+// input or not, while a KeyRecording is alive on this thread. Off by default: parsing behaves the same
+// either way. `balerbench config reference` uses it to list the keys the parsers themselves read.
+class KeyRecording {
+ public:
+  KeyRecording();
+  ~KeyRecording();
+  KeyRecording(const KeyRecording&) = delete;
+  KeyRecording& operator=(const KeyRecording&) = delete;
+  const std::set<std::string>& paths() const { return paths_; }
+  // The recording in force on this thread, or nullptr.
+  static KeyRecording* active();
+  void record(const std::string& path) { paths_.insert(path); }
+
+ private:
+  std::set<std::string> paths_;
+  KeyRecording* outer_;
+};
+
 class StrictReader {
  public:
   // `path` is the JSON path of `j` itself: "" for the root, "/energy" for a section.
@@ -78,7 +97,7 @@ class StrictReader {
   const nlohmann::json* object(const std::string& key);
 
   // Throws for the first key never read. `extra_hint` decides the hint.
-  void reject_unknown(const std::string& hint = "see README.md 'Configuration' for the valid keys") const;
+  void reject_unknown(const std::string& hint = "see docs/configuration.md (or `balerbench config reference`) for the valid keys") const;
 
   std::string path_of(const std::string& key) const { return path_ + "/" + key; }
   const std::string& source() const { return source_; }

@@ -5,6 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/base/config_key_docs.h"
 
 namespace balerbench::cli {
 
@@ -21,5 +25,15 @@ void register_serve_metrics(CLI::App& app, Action& run);
 void register_run(CLI::App& app, Action& run);     // run (experiment sweeps)
 void register_report(CLI::App& app, Action& run);  // report, merge
 void register_system(CLI::App& app, Action& run);  // system
+void register_config(CLI::App& app, Action& run);  // config reference
+
+// The configuration reference (cmd_config.cpp), for docs/configuration.md and its tests.
+std::string config_reference(const std::string& format);  // "markdown" | "json"
+struct ConfigKeyProblems {
+  std::vector<std::string> undocumented;  // read by a parser, no entry in the docs
+  std::vector<std::string> stale;         // documented, no longer read
+};
+ConfigKeyProblems check_config_key_docs(const std::vector<ConfigKeyDoc>& run_docs,
+                                        const std::vector<ConfigKeyDoc>& experiment_docs);
 
 }  // namespace balerbench::cli

@@ -5,7 +5,7 @@
 #   scripts/slurm/merge.sh experiments/batch_size_sweep.json
 #SBATCH --job-name=balerbench-merge
 #SBATCH --time=00:10:00
-#SBATCH --output=results/slurm/%x_%j.log
+#SBATCH --output=%x_%j.log
 set -euo pipefail
 EXPERIMENT="${1:?usage: merge.sh EXPERIMENT.json}"
 ROOT="${BALERBENCH_ROOT:-${SLURM_SUBMIT_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}}"

@@ -1,0 +1,187 @@
+// config_key_docs.cpp: the words of the configuration reference. See config_key_docs.h. Keep one
+// entry per key the parsers read; the order here is the order of the reference.
+#include "harness/base/config_key_docs.h"
+
+namespace balerbench {
+
+const std::vector<ConfigKeyDoc>& run_config_key_docs() {
+  static const std::vector<ConfigKeyDoc> kDocs = {
+      {"/input_path", "`.npz` with `data` (N, C) or (N, H, W) and optionally `names`; relative to the config file's folder", "required"},
+      {"/model_name", "`AE`, `AE_Dropout_BN`, `FPGA_prototype_model` (tables), `CFD_dense_AE` (frames)", "required"},
+      {"/compression_ratio", "latent size = ceil(features / ratio)", "required"},
+      {"/data_dimension", "1 (tables) or 2 (frames); accepted for Baler configs and checked against the data", "from the data"},
+      {"/model_type", "only `dense`; accepted for Baler configs", ""},
+      {"/epochs", "training epochs", ""},
+      {"/batch_size", "rows per training step", ""},
+      {"/lr", "Adam's learning rate (betas 0.9/0.999, eps 1e-8)", ""},
+      {"/test_size", "validation fraction in [0, 1): a seeded shuffle split of ceil(test_size x N) rows", ""},
+      {"/apply_normalization", "min-max normalization per feature", ""},
+      {"/custom_norm", "`true` means no scaling, as in Baler", ""},
+      {"/early_stopping", "Baler's EarlyStopping rule on the validation loss", ""},
+      {"/early_stopping_patience", "epochs without improvement before stopping", ""},
+      {"/min_delta", "the improvement that resets early stopping's patience", ""},
+      {"/lr_scheduler", "ReduceLROnPlateau (factor 0.5, min_lr 1e-6, relative threshold 1e-4)", ""},
+      {"/lr_scheduler_patience", "the scheduler's patience in epochs", ""},
+      {"/deterministic_algorithm", "LibTorch's deterministic algorithms", ""},
+      {"/extra_compression", "deflate the output `.npz` files (`numpy.savez_compressed`)", ""},
+      {"/intermittent_model_saving", "write `model_<epoch>.pt` every `intermittent_saving_patience` epochs (epoch 0 included)", ""},
+      {"/intermittent_saving_patience", "epochs between intermediate models", ""},
+      {"/type_list", "per column `float64`, `float32`, `int`, `int64` or `int32`; integer columns are rounded on decompress", "none"},
+      {"/activation_extraction", "a Baler key, accepted only as `false`", "false"},
+      {"/compress_to_latent_space", "a Baler key, accepted only as `false`", "false"},
+      {"/convert_to_blocks", "a Baler key, accepted only as `false`", "false"},
+      {"/save_error_bounded_deltas", "a Baler key, accepted only as `false`", "false"},
+      {"/separate_model_saving", "a Baler key, accepted only as `false`", "false"},
+      {"/loss", "`baler_sum` (Baler's: batch sum of squared errors / features) or `mse_mean` (the paper's mean MSE)", ""},
+      {"/shuffle", "one seeded permutation of the training rows per epoch", ""},
+      {"/seed", "fixes initial weights, the validation split and shuffling", ""},
+      {"/latent_dtype", "`float64`, `float32` or `float16` for `compressed.npz`", "the model's"},
+      {"/truncate", "truncate integer columns toward zero as Baler does, instead of rounding", ""},
+      {"/device", "`cpu`, `cuda` or `cuda:N`", ""},
+      {"/threads", "intra-op threads; 0 = measured: a short calibration of real steps picks 1 or every CPU (cached for an hour)", ""},
+      {"/flush_denormal", "flush subnormal floats to zero on every worker thread (below 2.2e-308 in float64)", ""},
+      {"/progress", "`auto` (`bar` on a terminal, `lines` otherwise), `bar`, `lines` or `none`", ""},
+      {"/codec_chunk_rows", "rows per compress/decompress step (1,024 keeps the widest layer in L2)", ""},
+      {"/progress_interval_s", "`lines`: at most one epoch line per interval (first, last and learning-rate drops always); 0 = every epoch", ""},
+      {"/precision", "`fp64`, `fp32`, `tf32`, `amp_fp16`, `amp_fp16_noscale`, `amp_bf16`; `auto` = the model's Baler dtype (see [Precision and engines](precision.md))", ""},
+      {"/engine", "`libtorch` (autograd), `fused` (hand-written step), `auto` = fused for fp64/fp32 where it can (see [Precision and engines](precision.md))", ""},
+      {"/grad_scaler", "section: loss scaling for `amp_fp16` (PyTorch's GradScaler)", "PyTorch's"},
+      {"/grad_scaler/init_scale", "the first loss scale", ""},
+      {"/grad_scaler/growth_factor", "scale multiplier after `growth_interval` clean steps", ""},
+      {"/grad_scaler/backoff_factor", "scale multiplier after a step with inf/NaN gradients (the step is skipped)", ""},
+      {"/grad_scaler/growth_interval", "clean steps before the scale grows", ""},
+      {"/cuda_graphs", "CUDA: capture the training step once and replay it for every full batch", ""},
+      {"/profile", "per-phase timers (data, forward, loss, backward, optimizer, evaluation)", ""},
+      {"/profile_sync", "`false`: time CUDA phases with events instead of synchronising the device", ""},
+      {"/profile_trace", "with `profile`: write LibTorch's profiler trace (Chrome trace JSON) to this file", "none"},
+      {"/energy", "section: the energy meters, carbon and the simulated GPU (below)", ""},
+      {"/energy/enabled", "`false`: no meters, no energy outputs", ""},
+      {"/energy/meters", "meter names (`nvml`, `rapl`, `cpu_estimate`, `ram_estimate`, `wattmeter`, `simulated_gpu`) or `auto`", ""},
+      {"/energy/sample_hz", "sampler rate; 0 = reads at window edges only (raised automatically against RAPL wraparound)", ""},
+      {"/energy/idle_baseline_s", "seconds of idle power measured first; phases then also report net energy", ""},
+      {"/energy/carbon_intensity_g_per_kwh", "explicit carbon intensity; else `country_iso_code`, else the world default of 475 g/kWh", "none"},
+      {"/energy/country_iso_code", "ISO 3166 alpha-3 code looked up in the built-in carbon-intensity table", "none"},
+      {"/energy/pue", "power usage effectiveness, multiplies the energy for CO2", ""},
+      {"/energy/cpu_tdp_w", "`cpu_estimate`: TDP per socket; else a built-in table, else 4 W per logical CPU", "table"},
+      {"/energy/cpu_estimate_mode", "`cpu_estimate`: utilisation of the `machine` or of this `process` tree", ""},
+      {"/energy/ram_power_w", "`ram_estimate`: constant RAM power", "CodeCarbon v3's rule"},
+      {"/energy/ram_power_w_per_gb", "`ram_estimate`: power per installed GB", "CodeCarbon v3's rule"},
+      {"/energy/wattmeter_log", "`wattmeter`: the log an external meter's reader is writing", "none"},
+      {"/energy/wattmeter_format", "`auto`, `omegawatt` (OmegaWatt's CSV) or `csv` (`timestamp_s,power_w`)", ""},
+      {"/energy/wattmeter_socket", "the socket to read (from 1); -1 sums every socket", ""},
+      {"/energy/wattmeter_clock_offset_s", "seconds added to the log's timestamps to match this host's clock", ""},
+      {"/energy/wattmeter_accuracy_pct", "the instrument's stated accuracy, added to the measurement's ±", "none"},
+      {"/energy/simulated_gpu", "section: the simulated GPU's model (for demonstrations and tests; always labelled SIMULATED)", ""},
+      {"/energy/simulated_gpu/name", "the name it reports", ""},
+      {"/energy/simulated_gpu/idle_power_w", "power at no load", ""},
+      {"/energy/simulated_gpu/max_power_w", "power at full load", ""},
+      {"/energy/simulated_gpu/min_limit_w", "the lowest power limit it accepts", ""},
+      {"/energy/simulated_gpu/max_limit_w", "the highest power limit it accepts", ""},
+      {"/energy/simulated_gpu/power_limit_w", "its limit at start", "max_limit_w"},
+      {"/energy/simulated_gpu/load", "a fixed load in [0, 1]; absent = follow this process tree's CPU use", "none"},
+      {"/monitoring", "section: live metrics (Prometheus, InfluxDB); flags `--prometheus-port`, `--influx`, ... set the same keys", ""},
+      {"/monitoring/prometheus_port", "serve `/metrics` on this port while the command runs; 0 = any free port (printed), -1 = off", ""},
+      {"/monitoring/prometheus_address", "the address to listen on; another than loopback only when you ask for it", ""},
+      {"/monitoring/prometheus_linger_s", "keep serving the final values this long after the command ends", ""},
+      {"/monitoring/influx_url", "InfluxDB 1.x HTTP API (`http://` or `https://`, optional path prefix); empty = off", "none"},
+      {"/monitoring/influx_database", "the database written to", ""},
+      {"/monitoring/influx_retention_policy", "the retention policy; empty = the database's default", "the default"},
+      {"/monitoring/influx_username", "basic-auth user", "none"},
+      {"/monitoring/influx_password_env", "the environment variable that holds the password (never the file)", ""},
+      {"/monitoring/influx_create_database", "`CREATE DATABASE` (idempotent) before the first write", ""},
+      {"/monitoring/influx_file", "write the same line protocol to a file (`FILE.partial` until the command ends)", "none"},
+      {"/monitoring/influx_flush_interval_s", "seconds between batches", ""},
+      {"/monitoring/influx_batch_points", "points per request", ""},
+      {"/monitoring/influx_buffer_points", "the buffer's bound; new points past it are dropped, and counted", ""},
+      {"/monitoring/influx_timeout_s", "request timeout", ""},
+      {"/monitoring/experiment", "the `experiment` label of the live metrics", "the config file's name"},
+  };
+  return kDocs;
+}
+
+const std::vector<ConfigSectionDoc>& run_config_section_docs() {
+  static const std::vector<ConfigSectionDoc> kSections = {
+      {"", "Run config",
+       "The file given to `train`, `compress`, `decompress` and `info` with `--config`, and an experiment's "
+       "`training` section. Keys keep Baler's names. `--set key=value` overrides a key "
+       "(`--set energy.sample_hz=100` reaches into a section). Baler's dead keys (`reg_param`, `RHO`, `l1`, "
+       "`mse_avg`, `mse_sum`, `emd`) are refused with a hint."},
+      {"/grad_scaler", "The grad_scaler section", "Loss scaling, used by `amp_fp16` only."},
+      {"/energy", "The energy section",
+       "Every key optional. See [Energy and meters](energy.md) for the meters and how to read their figures."},
+      {"/energy/simulated_gpu", "The energy section's simulated_gpu",
+       "power = min(idle + (max - idle) x load, limit); under a cap, throughput = cbrt(allowed / demanded dynamic "
+       "power)."},
+      {"/monitoring", "The monitoring section", "Every key optional. See [Live monitoring](monitoring.md)."},
+  };
+  return kSections;
+}
+
+const std::vector<ConfigKeyDoc>& experiment_key_docs() {
+  static const std::vector<ConfigKeyDoc> kDocs = {
+      {"/schema_version", "the experiment schema this file is written for", "required"},
+      {"/name", "the experiment's name, part of report file names: not empty, no `/`, `\\` or control character, not starting with `.`, at most 120 bytes", "the file's name"},
+      {"/description", "free text", ""},
+      {"/dataset", "section: exactly one of `path` and `generator`", "required"},
+      {"/dataset/path", "an `.npz` file, relative to the experiment file", "none"},
+      {"/dataset/generator", "section: seeded synthetic data", "none"},
+      {"/dataset/generator/kind", "`cms` (CMS-like jets) or `cfd` (CFD-like frames)", "required"},
+      {"/dataset/generator/rows", "`cms`: rows", "required"},
+      {"/dataset/generator/frames", "`cfd`: frames", "required"},
+      {"/dataset/generator/height", "`cfd`: frame height", ""},
+      {"/dataset/generator/width", "`cfd`: frame width", ""},
+      {"/dataset/generator/seed", "the generator's seed", ""},
+      {"/model", "section: the model", "required"},
+      {"/model/name", "`AE`, `AE_Dropout_BN`, `FPGA_prototype_model`, `CFD_dense_AE`", "required"},
+      {"/model/compression_ratio", "latent size = ceil(features / ratio)", "required"},
+      {"/training", "any run-config key except those set elsewhere (`input_path`, `model_name`, `compression_ratio`, `epochs`, `batch_size`, `precision`, `engine`, `energy`, `intermittent_model_saving`)", "{}"},
+      {"/sweep", "section: the axes; the grid is their product, repeats innermost", "required"},
+      {"/sweep/batch_size", "batch sizes", ""},
+      {"/sweep/precision", "precision modes", ""},
+      {"/sweep/engine", "engines", "`training.engine`"},
+      {"/sweep/power_limit_w", "GPU power limits in W; `null` = leave the limit in force", ""},
+      {"/sweep/epochs", "epoch counts", "`training.epochs`"},
+      {"/sweep/repeats", "repeats per configuration; repeat r uses seed `training.seed + r`", ""},
+      {"/sweep/order", "`interleaved` (every configuration once per round), `shuffled` (each round in a random order from `order_seed`) or `grid` (repeats back to back)", ""},
+      {"/sweep/order_seed", "the seed of `shuffled`", ""},
+      {"/sweep/warmup_trials", "warm-up trials of the first configuration, stored and left out of every statistic", ""},
+      {"/target", "section: the target that gives time and energy to target (TTA, ETA)", "none"},
+      {"/target/val_loss", "validation loss at or below this; exactly one of `val_loss` and `relative_error`", "none"},
+      {"/target/relative_error", "‖x̂ − x‖ / ‖x‖ on the validation rows (normalized units) at or below this", "none"},
+      {"/target/stop_when_reached", "stop training at the target (default: train every epoch anyway)", ""},
+      {"/energy", "section: the run config's energy keys, plus `cooldown_s`", "the run config's"},
+      {"/energy/cooldown_s", "seconds to wait before each trial", "", true},
+      {"/cost", "section: the Zeus cost", ""},
+      {"/cost/eta", "eta values: cost = eta x ETA + (1 - eta) x MaxPower x TTA", ""},
+      {"/cost/max_power_w", "MaxPower of the cost", "the GPUs' maximum limit x their count (or the simulated GPU's)"},
+      {"/allow_power_limit_changes", "must be `true` for any `power_limit_w` other than null, or for the optimiser", ""},
+      {"/power_limit_optimizer", "section: a Zeus-style power-limit optimiser inside each training run", "off"},
+      {"/power_limit_optimizer/enabled", "turn it on", ""},
+      {"/power_limit_optimizer/eta", "the eta of the cost it minimises", ""},
+      {"/power_limit_optimizer/wait_steps", "steps skipped before profiling", ""},
+      {"/power_limit_optimizer/warmup_steps", "steps at each limit before measuring", ""},
+      {"/power_limit_optimizer/profile_steps", "steps measured at each limit", ""},
+      {"/power_limit_optimizer/pl_step_w", "watts between the limits tried, from the maximum down", ""},
+  };
+  return kDocs;
+}
+
+const std::vector<ConfigSectionDoc>& experiment_section_docs() {
+  static const std::vector<ConfigSectionDoc> kSections = {
+      {"", "Experiment file",
+       "The file given to `balerbench run`. Strict JSON, schema-versioned; an unknown key or a bad value is an "
+       "error naming its JSON path, before anything is written. See [Sweeps and the results database](sweeps.md)."},
+      {"/dataset", "The dataset section", ""},
+      {"/dataset/generator", "The dataset section's generator", ""},
+      {"/model", "The model section", ""},
+      {"/sweep", "The sweep section", ""},
+      {"/target", "The target section", ""},
+      {"/energy", "The energy section of an experiment",
+       "The run config's energy keys (see above), and this one more."},
+      {"/cost", "The cost section", ""},
+      {"/power_limit_optimizer", "The power_limit_optimizer section", "Zeus' GlobalPowerLimitOptimizer defaults."},
+  };
+  return kSections;
+}
+
+}  // namespace balerbench
