@@ -13,7 +13,7 @@
 #include "harness/energy/hazards.h"
 #include "harness/engine/cycle.h"
 #include "harness/engine/run_config.h"
-#include "harness/report/monitor.h"
+#include "harness/monitor/monitor.h"
 #include "harness/report/phase_table.h"
 
 #include <filesystem>

@@ -9,7 +9,7 @@
 #include "harness/cli/option_checks.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/hazards.h"
-#include "harness/report/monitor.h"
+#include "harness/monitor/monitor.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"

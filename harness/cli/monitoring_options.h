@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/engine/run_config.h"
-#include "harness/report/monitoring_settings.h"
+#include "harness/monitor/monitoring_settings.h"
 
 namespace balerbench::cli {
 

@@ -30,8 +30,8 @@
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "harness/engine/training_session.h"
-#include "harness/report/live_metrics.h"
-#include "harness/report/monitor.h"
+#include "harness/monitor/live_metrics.h"
+#include "harness/monitor/monitor.h"
 #include "harness/engine/system_description.h"
 #include "models/autoencoder.h"
 
