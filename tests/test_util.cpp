@@ -6,11 +6,13 @@
 #include <zip.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <sys/wait.h>
 
 #include "datasets/error.h"
@@ -56,6 +58,15 @@ void expect_input_error(const std::function<void()>& f, const std::string& fragm
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << "message: " << e.what();
   }
+}
+
+bool eventually(const std::function<bool()>& condition, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
 }
 
 void write_raw_member_npz(const std::string& path, const std::string& member, const std::vector<uint8_t>& bytes) {

@@ -31,6 +31,11 @@ std::vector<std::string> read_lines(const std::string& path);
 // Runs `f`, expects an InputError whose message contains `fragment`.
 void expect_input_error(const std::function<void()>& f, const std::string& fragment);
 
+// Polls `condition` every 10 ms until it holds or `timeout_s` passes; true when it held. For a test
+// that waits on a background thread (sampler reads, exporter sends): a deadline far beyond what a
+// quiet machine needs, so that the test holds on a loaded one.
+bool eventually(const std::function<bool()>& condition, double timeout_s = 30.0);
+
 // A zip with one stored member holding `bytes` verbatim (for hostile inputs).
 void write_raw_member_npz(const std::string& path, const std::string& member, const std::vector<uint8_t>& bytes);
 

@@ -11,9 +11,9 @@
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/hazards.h"
+#include "harness/monitor/monitor.h"
 #include "harness/run/cycle.h"
 #include "harness/run/run_config.h"
-#include "harness/report/monitor.h"
 #include "harness/report/phase_table.h"
 
 #include <filesystem>

@@ -30,7 +30,7 @@
 #include "harness/cli/monitoring_options.h"
 #include "harness/cli/output_check.h"
 #include "harness/energy/energy_session.h"
-#include "harness/report/monitor.h"
+#include "harness/monitor/monitor.h"
 #include "harness/engine/system_description.h"
 
 namespace balerbench::cli {

@@ -236,11 +236,9 @@ void register_report(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand("report", "Tables from the results database (Markdown, CSV, LaTeX, JSON)");
   cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)")->check(non_empty_path());
   cmd->add_option("--experiment", a->experiment, "only this experiment (default: every one stored)");
-  cmd->add_option("--table", a->table,
-                  "precision | phases | batch_size | power_limit | cost | complexity | datasets | crosscheck | "
-                  "attribution | systems | across | trials | all");
-  cmd->add_option("--format", a->format, "md | csv | latex | json")
-      ->check(CLI::IsMember({"md", "csv", "latex", "json"}));
+  cmd->add_option("--table", a->table, join_names(report_table_names(), " | ") + " | all");
+  cmd->add_option("--format", a->format, join_names(report_format_names(), " | "))
+      ->check(CLI::IsMember(report_format_names()));
   cmd->add_option("--out", a->out,
                   "write to FILE instead of stdout; with --format csv a folder: one EXPERIMENT.TABLE.csv per table "
                   "and EXPERIMENT.tables.json with their titles and notes")

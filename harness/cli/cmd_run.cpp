@@ -9,7 +9,7 @@
 #include "harness/cli/option_checks.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/hazards.h"
-#include "harness/report/monitor.h"
+#include "harness/monitor/monitor.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
@@ -84,10 +84,8 @@ int run(const Args& a) {
     for (const auto& n : names) {
       std::printf("\n%s", render_tables(make_tables(trials, n, ex.etas), "md").c_str());
     }
-    std::printf(
-        "\n(balerbench report --db %s --experiment %s --table NAME: precision, phases, batch_size, "
-        "power_limit, cost, complexity, datasets, crosscheck, attribution, systems, across, trials)\n",
-        shell_quoted(a.db).c_str(), shell_quoted(ex.name).c_str());
+    std::printf("\n(balerbench report --db %s --experiment %s --table NAME: %s)\n", shell_quoted(a.db).c_str(),
+                shell_quoted(ex.name).c_str(), join_names(report_table_names(), ", ").c_str());
   }
   return s.exit_code();
 }

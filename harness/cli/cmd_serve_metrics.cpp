@@ -14,7 +14,7 @@
 #include "harness/cli/monitoring_options.h"
 #include "harness/cli/option_checks.h"
 #include "harness/energy/energy_session.h"
-#include "harness/report/monitor.h"
+#include "harness/monitor/monitor.h"
 
 namespace balerbench::cli {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/monitor/monitoring_settings.h"
 #include "harness/run/run_config.h"
-#include "harness/report/monitoring_settings.h"
 
 namespace balerbench::cli {
 

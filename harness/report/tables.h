@@ -1,18 +1,13 @@
 // tables.h: the report tables, made from the results database only, and
 // rendered as Markdown, CSV, LaTeX or JSON.
 //
-// Tables (REFERENCE_TABLES.md): precision (T3), phases (T4 energy, CO2 and
-// duration per mode; T5 time breakdown when trials were profiled),
-// batch_size, power_limit, cost (Zeus cost per eta, best configuration,
-// Pareto frontier), complexity (T1), datasets (T2), crosscheck (T6),
-// attribution (T7), systems, across (the same configuration on each system),
-// trials. Trials are grouped by configuration (batch size, precision, engine,
-// power limit, epochs) within one system (trial_identity.h's fingerprint) and
-// one spec variant; repeats give mean, spread and a 95% confidence interval,
-// and ratios an interval and a verdict. A comparing table is made once per
-// system and variant when the trials hold several, never mixing them. Warm-up
-// trials are listed but in no statistic. Every table with energy says which
-// kind it is (measured, estimated, simulated) in an "energy" column, and names
+// The tables are listed once, in table_registry.cpp (one file each: precision_table.cpp, ...), and
+// the formats in table_renderer.cpp (one renderer each). Trials are grouped by configuration (batch
+// size, precision, engine, power limit, epochs) within one system (trial_identity.h's fingerprint)
+// and one spec variant; repeats give mean, spread and a 95% confidence interval, and ratios an
+// interval and a verdict. A comparing table is made once per system and variant when the trials
+// hold several, never mixing them. Warm-up trials are listed but in no statistic. Every table with
+// energy says which kind it is (measured, estimated, simulated) in an "energy" column, and names
 // the system.
 #pragma once
 
@@ -35,6 +30,9 @@ struct Table {
 };
 
 const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ..., systems, across, trials
+const std::vector<std::string>& report_format_names();  // md, csv, latex, json
+// Names joined by `separator` ("precision | phases | ..."), for help texts and error hints.
+std::string join_names(const std::vector<std::string>& names, const std::string& separator);
 // InputError listing the valid names unless `table` is one of report_table_names() or "all";
 // `option` names where it came from.
 void check_table_name(const std::string& table, const std::string& option = "--table");

@@ -20,7 +20,7 @@
 #include "harness/base/precision_mode.h"
 #include "harness/energy/energy_settings.h"
 #include "harness/engine/training_defaults.h"
-#include "harness/report/monitoring_settings.h"
+#include "harness/monitor/monitoring_settings.h"
 
 namespace balerbench {
 

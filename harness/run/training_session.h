@@ -24,7 +24,7 @@
 #include "harness/run/thread_calibration.h"
 #include "harness/run/run_config.h"
 #include "harness/engine/trainer.h"
-#include "harness/report/live_metrics.h"
+#include "harness/monitor/live_metrics.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {

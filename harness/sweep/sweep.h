@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/report/monitoring_settings.h"
+#include "harness/monitor/monitoring_settings.h"
 #include "harness/sweep/experiment.h"
 
 namespace balerbench {

@@ -36,7 +36,7 @@
 #include "harness/energy/sampler.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/trainer.h"
-#include "harness/report/monitor.h"
+#include "harness/monitor/monitor.h"
 #include "models/autoencoder.h"
 #include "tests/fakes/fake_powercap.h"
 

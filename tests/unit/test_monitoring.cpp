@@ -14,18 +14,17 @@
 #include <mutex>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "harness/energy/sampler.h"
 #include "harness/engine/memory_peak.h"
 #include "harness/engine/progress.h"
-#include "harness/report/influx_exporter.h"
-#include "harness/report/influx_line.h"
-#include "harness/report/live_metrics.h"
-#include "harness/report/monitoring_settings.h"
-#include "harness/report/process_stats.h"
-#include "harness/report/prometheus_server.h"
-#include "harness/report/prometheus_text.h"
+#include "harness/monitor/influx_exporter.h"
+#include "harness/monitor/influx_line.h"
+#include "harness/monitor/live_metrics.h"
+#include "harness/monitor/monitoring_settings.h"
+#include "harness/monitor/process_stats.h"
+#include "harness/monitor/prometheus_server.h"
+#include "harness/monitor/prometheus_text.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
@@ -403,12 +402,12 @@ TEST(InfluxExporter, RetriesAfterAFailureWithoutLosingOrRepeatingPoints) {
   s->fail = true;
   InfluxExporter ex(std::move(sink), exporter_settings(1000, 10000, 0.01, 1), {"h", "r"});
   for (int i = 0; i < 10; ++i) ex.push("m v=" + std::to_string(i) + " " + std::to_string(i));
-  while (ex.stats().requests_failed == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(eventually([&] { return ex.stats().requests_failed > 0; }));
   {
     std::lock_guard<std::mutex> lock(s->mu);
     s->fail = false;
   }
-  while (ex.stats().points_sent < 10) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the backoff retry
+  ASSERT_TRUE(eventually([&] { return ex.stats().points_sent >= 10; }));  // the backoff retry
   const InfluxStats st = ex.finish();
   EXPECT_EQ(st.points_sent, 10);
   EXPECT_GE(st.requests_failed, 1);
@@ -436,7 +435,7 @@ TEST(InfluxExporter, FileSinkWritesUnderAPartialNameAndRenamesAtTheEnd) {
   InfluxExporter ex(make_file_sink(path), exporter_settings(2, 100, 0.01, 1), {"h", "r"});
   ex.push("m v=1 1");
   ex.push("m v=2 2");
-  while (ex.stats().points_sent < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(eventually([&] { return ex.stats().points_sent >= 2; }));
   EXPECT_TRUE(fs::exists(path + ".partial"));
   EXPECT_FALSE(fs::exists(path));
   ex.push("m v=3 3");

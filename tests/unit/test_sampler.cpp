@@ -188,12 +188,16 @@ TEST(CrossCheck, WallAgainstComponentMeters) {
 
 TEST(Sampler, PollsAtTheRateAndReportsItsCost) {
   Sampler sampler(scripted(100, 100, 1e9), 100);
+  const auto start = std::chrono::steady_clock::now();
   sampler.start();
   sleep_s(0.5);
+  // 50 reads in 0.5 s at 100 Hz on a quiet machine; a loaded one may take longer to make 30.
+  EXPECT_TRUE(eventually([&] { return sampler.series().size() >= 30; }));
   sampler.stop();
+  const double ran_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto n = sampler.series().size();
-  EXPECT_GE(n, 30u);  // ~50 at 100 Hz; a loaded VM may lose some
-  EXPECT_LE(n, 55u);
+  EXPECT_GE(n, 30u);
+  EXPECT_LE(static_cast<double>(n), 100.0 * ran_s + 5);  // never faster than the rate
   const SamplerOverhead o = sampler.overhead();
   EXPECT_EQ(o.reads, static_cast<long long>(n));
   EXPECT_GT(o.read_time_s, 0.0);
@@ -220,15 +224,21 @@ TEST(Window, EnergyMeanPeakAndNetOfIdle) {
   EXPECT_NEAR(idle.power_w[0][0], 100.0, 1e-6);
   const Snapshot a = sampler.snapshot();
   sleep_s(0.5);  // 0.2 s more at 100 W, then 0.3 s at 300 W
-  const Snapshot b = sampler.snapshot();
+  // More than 50 reads in the window (100 in 0.5 s at 200 Hz on a quiet machine; a loaded one may
+  // need longer, at 300 W).
+  Snapshot b;
+  EXPECT_TRUE(eventually([&] {
+    b = sampler.snapshot();
+    return sampler.series_between(a.time, b.time).size() > 50;
+  }));
   sampler.stop();
   const WindowResult w = make_window("train", a, b, sampler.series_between(a.time, b.time), sampler.meters(), &idle);
   const DomainEnergy& e = w.domains.at(0);
   const double dt = w.duration_s;
   EXPECT_NEAR(e.avg_power_w, e.energy_j / dt, 1e-9);
   EXPECT_NEAR(e.peak_power_w, 300.0, 1.0);
-  EXPECT_GT(e.avg_power_w, 150.0);
-  EXPECT_LT(e.avg_power_w, 250.0);
+  EXPECT_GT(e.avg_power_w, 150.0);  // 0.2 s at 100 W, then 0.3 s or more at 300 W
+  EXPECT_LT(e.avg_power_w, 300.0);
   ASSERT_TRUE(e.net_energy_j.has_value());
   EXPECT_NEAR(*e.net_energy_j, e.energy_j - 100.0 * dt, 1e-6);
   EXPECT_GT(w.samples, 50);

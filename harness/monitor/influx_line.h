@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/report/live_metrics.h"
-#include "harness/report/process_stats.h"
+#include "harness/monitor/live_metrics.h"
+#include "harness/monitor/process_stats.h"
 
 namespace balerbench {
 

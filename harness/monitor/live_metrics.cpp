@@ -1,5 +1,5 @@
 // live_metrics.cpp: see live_metrics.h.
-#include "harness/report/live_metrics.h"
+#include "harness/monitor/live_metrics.h"
 
 #include <algorithm>
 #include <cmath>

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/report/influx_line.h"
-#include "harness/report/live_metrics.h"
-#include "harness/report/process_stats.h"
+#include "harness/monitor/influx_line.h"
+#include "harness/monitor/live_metrics.h"
+#include "harness/monitor/process_stats.h"
 
 namespace balerbench {
 

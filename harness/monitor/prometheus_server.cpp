@@ -1,5 +1,5 @@
 // prometheus_server.cpp: see prometheus_server.h.
-#include "harness/report/prometheus_server.h"
+#include "harness/monitor/prometheus_server.h"
 
 #include <httplib.h>
 

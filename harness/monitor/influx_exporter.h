@@ -24,10 +24,10 @@
 #include <thread>
 #include <vector>
 
-#include "harness/report/influx_line.h"
-#include "harness/report/live_metrics.h"
-#include "harness/report/monitoring_settings.h"
-#include "harness/report/process_stats.h"
+#include "harness/monitor/influx_line.h"
+#include "harness/monitor/live_metrics.h"
+#include "harness/monitor/monitoring_settings.h"
+#include "harness/monitor/process_stats.h"
 
 namespace balerbench {
 

@@ -1,5 +1,5 @@
 // monitoring_settings.cpp: see monitoring_settings.h.
-#include "harness/report/monitoring_settings.h"
+#include "harness/monitor/monitoring_settings.h"
 
 #include <filesystem>
 

@@ -1,5 +1,5 @@
 // influx_line.cpp: see influx_line.h.
-#include "harness/report/influx_line.h"
+#include "harness/monitor/influx_line.h"
 
 #include <cmath>
 #include <cstdio>

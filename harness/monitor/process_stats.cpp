@@ -1,5 +1,5 @@
 // process_stats.cpp: see process_stats.h.
-#include "harness/report/process_stats.h"
+#include "harness/monitor/process_stats.h"
 
 #include <unistd.h>
 

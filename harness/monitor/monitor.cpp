@@ -1,5 +1,5 @@
 // monitor.cpp: see monitor.h.
-#include "harness/report/monitor.h"
+#include "harness/monitor/monitor.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "harness/energy/energy_session.h"
-#include "harness/report/prometheus_text.h"
+#include "harness/monitor/prometheus_text.h"
 #include "harness/version.h"
 
 namespace balerbench {

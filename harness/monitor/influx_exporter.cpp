@@ -1,5 +1,5 @@
 // influx_exporter.cpp: see influx_exporter.h.
-#include "harness/report/influx_exporter.h"
+#include "harness/monitor/influx_exporter.h"
 
 #include <httplib.h>
 #include <time.h>

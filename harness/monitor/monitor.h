@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/report/influx_exporter.h"
-#include "harness/report/live_metrics.h"
-#include "harness/report/monitoring_settings.h"
-#include "harness/report/process_stats.h"
-#include "harness/report/prometheus_server.h"
+#include "harness/monitor/influx_exporter.h"
+#include "harness/monitor/live_metrics.h"
+#include "harness/monitor/monitoring_settings.h"
+#include "harness/monitor/process_stats.h"
+#include "harness/monitor/prometheus_server.h"
 
 namespace balerbench {
 

@@ -1,5 +1,5 @@
 // prometheus_text.cpp: see prometheus_text.h.
-#include "harness/report/prometheus_text.h"
+#include "harness/monitor/prometheus_text.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,96 @@
+// cost_table.cpp: --table cost: Zeus's cost (eta x ETA + (1 - eta) x MaxPower x TTA) picks the best
+// configuration at each eta; and the time-energy Pareto frontier (cost_pareto), the configurations
+// that no other beats in both.
+#include <cmath>
+#include <vector>
+
+#include "harness/base/analysis.h"
+#include "harness/report/group_cost.h"
+#include "harness/report/table_cells.h"
+#include "harness/report/table_notes.h"
+#include "harness/report/trial_groups.h"
+
+namespace balerbench::report {
+namespace {
+
+using nlohmann::json;
+
+// The row of the cheapest configuration at `eta` among those with a cost.
+std::vector<json> best_row(double eta, const std::vector<Group>& groups, const std::vector<CostInputs>& inputs) {
+  int best_i = -1;
+  double best_cost = INFINITY;
+  int64_t candidates = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (!inputs[i].ok) continue;
+    ++candidates;
+    const double c = zeus_cost(eta, inputs[i].energy_j, inputs[i].time_s, inputs[i].max_power_w);
+    if (c < best_cost) {
+      best_cost = c;
+      best_i = static_cast<int>(i);
+    }
+  }
+  if (best_i < 0)
+    return {eta, "none (no configuration reached the target with energy and MaxPower)", nullptr, nullptr,
+            nullptr, nullptr, candidates, "-"};
+  const CostInputs& ci = inputs[best_i];
+  return {eta, groups[best_i].label(), num(best_cost), num(ci.time_s), num(ci.energy_j),
+          num(ci.max_power_w), candidates, groups[best_i].energy_kind()};
+}
+
+Table best_table(const std::vector<TrialRecord>& trials, const std::vector<Group>& groups,
+                 const std::vector<double>& etas, bool target) {
+  Table best;
+  best.name = "cost";
+  best.title = "Best configuration per eta (Zeus cost) on " + where_run(trials);
+  best.columns = {"eta", "best_configuration", "cost_j", "time_s", "energy_j", "max_power_w", "candidates", "energy"};
+  std::vector<CostInputs> inputs;
+  for (const auto& g : groups) inputs.push_back(cost_inputs(g, target));
+  for (double eta : etas) best.rows.push_back(best_row(eta, groups, inputs));
+  best.notes.push_back(target ? "time and energy are mean TTA and ETA to the target (" + target_text(trials) +
+                                    "); configurations where any repeat missed it are not candidates. " +
+                                    kTtaIncludesNote
+                              : "No target in the experiment: time and energy of the whole training.");
+  best.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA; eta = 0 minimises time, eta = 1 energy.");
+  best.notes.push_back(energy_kind_note());
+  run_notes(best, groups);
+  return best;
+}
+
+// Every configuration whose repeats all have a time and an energy (to the target, when there is one);
+// unlike the cost, the frontier needs no MaxPower.
+std::vector<ParetoPoint> pareto_candidates(const std::vector<Group>& groups, bool target) {
+  std::vector<ParetoPoint> points;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const Summary tm = groups[i].stat(
+        [&](const TrialRecord& r) { return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s; });
+    const Summary en = groups[i].stat([&](const TrialRecord& r) {
+      return target ? (r.target_reached ? r.eta_j : std::nullopt) : r.train_energy_j;
+    });
+    if (tm.n == groups[i].ok.size() && en.n == groups[i].ok.size() && tm.n > 0) points.push_back({tm.mean, en.mean, i});
+  }
+  return points;
+}
+
+Table pareto_table(const std::vector<TrialRecord>& trials, const std::vector<Group>& groups, bool target) {
+  Table front;
+  front.name = "cost_pareto";
+  front.title = "Time-energy Pareto frontier on " + where_run(trials);
+  front.columns = {"configuration", "time_s", "energy_j", "energy"};
+  const std::vector<ParetoPoint> points = pareto_candidates(groups, target);
+  for (const auto& p : pareto_frontier(points))
+    front.rows.push_back({groups[p.id].label(), num(p.time_s), num(p.energy_j), groups[p.id].energy_kind()});
+  front.notes.push_back("Configurations no other beats in both time and energy (" + std::to_string(front.rows.size()) +
+                        " of " + std::to_string(points.size()) + "), fastest first.");
+  run_notes(front, groups);
+  return front;
+}
+
+}  // namespace
+
+std::vector<Table> make_cost_tables(const std::vector<TrialRecord>& trials, const std::vector<double>& etas) {
+  const std::vector<Group> groups = group_trials(trials);
+  const bool target = has_target(trials);
+  return {best_table(trials, groups, etas, target), pareto_table(trials, groups, target)};
+}
+
+}  // namespace balerbench::report

@@ -1,0 +1,43 @@
+// datasets_table.cpp: --table datasets, REFERENCE_TABLES.md T2's shape: each dataset the finished
+// trials used, with its shape, dtype, size and the number of trials on it.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/report/tables.h"
+
+namespace balerbench::report {
+
+using nlohmann::json;
+
+std::vector<Table> make_datasets_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+  Table t;
+  t.name = "datasets";
+  t.title = "Datasets (T2's shape)";
+  t.columns = {"dataset", "shape", "dtype", "bytes", "trials"};
+  std::map<std::string, std::pair<std::vector<json>, int64_t>> rows;
+  std::vector<std::string> order;
+  for (const auto& r : trials) {
+    if (r.status != TrialStatus::kOk || !r.result.contains("dataset")) continue;
+    const json& d = r.result["dataset"];
+    const std::string label = d.value("label", d.value("path", std::string("?")));
+    if (!rows.count(label)) {
+      std::string shape = "(";
+      for (std::size_t i = 0; i < d["shape"].size(); ++i)
+        shape += (i ? ", " : "") + std::to_string(d["shape"][i].get<int64_t>());
+      rows[label] = {{label, shape + ")", d["dtype"], d.value("bytes", json(nullptr))}, 0};
+      order.push_back(label);
+    }
+    ++rows[label].second;
+  }
+  for (const auto& l : order) {
+    auto row = rows[l].first;
+    row.push_back(rows[l].second);
+    t.rows.push_back(row);
+  }
+  t.notes.push_back("bytes = rows x features x the file's item size (the data array alone, not the .npz).");
+  return {t};
+}
+
+}  // namespace balerbench::report

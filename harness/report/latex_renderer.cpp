@@ -1,0 +1,60 @@
+// latex_renderer.cpp: --format latex: each table as a table environment (first column left, the
+// others right), its title as the caption and its notes as comments below.
+#include <sstream>
+
+#include "harness/report/table_renderer.h"
+
+namespace balerbench::report {
+namespace {
+
+std::string latex_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '%' || c == '&' || c == '#' || c == '$') out += '\\';
+    if (c == '>') {
+      out += "$>$";
+      continue;
+    }
+    if (c == '~') {  // "~12 repeats would resolve it": a tilde, not LaTeX's non-breaking space
+      out += "\\textasciitilde{}";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void render_one(std::ostringstream& o, const Table& t) {
+  o << "% " << t.title << "\n\\begin{table}[ht]\n\\centering\n\\begin{tabular}{";
+  for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "r" : "l");
+  o << "}\n\\hline\n";
+  for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? " & " : "") << latex_escape(t.columns[i]);
+  o << " \\\\\n\\hline\n";
+  for (const auto& r : t.rows) {
+    for (std::size_t i = 0; i < r.size(); ++i) o << (i ? " & " : "") << latex_escape(cell_text(r[i]));
+    o << " \\\\\n";
+  }
+  o << "\\hline\n\\end{tabular}\n\\caption{" << latex_escape(t.title) << "}\n\\end{table}\n";
+  for (const auto& n : t.notes) o << "% " << n << "\n";
+}
+
+class LatexRenderer : public TableRenderer {
+ public:
+  std::string render(const std::vector<Table>& tables) const override {
+    std::ostringstream o;
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      if (k) o << "\n";
+      render_one(o, tables[k]);
+    }
+    return o.str();
+  }
+};
+
+}  // namespace
+
+const TableRenderer& latex_renderer() {
+  static const LatexRenderer r;
+  return r;
+}
+
+}  // namespace balerbench::report

@@ -1,0 +1,44 @@
+// markdown_renderer.cpp: --format md: each table under a "###" title, its cells as cell_text gives
+// them, its notes as a list below; tables apart by an empty line.
+#include <sstream>
+
+#include "harness/report/table_renderer.h"
+
+namespace balerbench::report {
+namespace {
+
+void render_one(std::ostringstream& o, const Table& t) {
+  o << "### " << t.title << "\n\n|";
+  for (const auto& c : t.columns) o << " " << c << " |";
+  o << "\n|";
+  for (std::size_t i = 0; i < t.columns.size(); ++i) o << "---|";
+  o << "\n";
+  for (const auto& r : t.rows) {
+    o << "|";
+    for (const auto& v : r) o << " " << cell_text(v) << " |";
+    o << "\n";
+  }
+  if (!t.notes.empty()) o << "\n";
+  for (const auto& n : t.notes) o << "- " << n << "\n";
+}
+
+class MarkdownRenderer : public TableRenderer {
+ public:
+  std::string render(const std::vector<Table>& tables) const override {
+    std::ostringstream o;
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      if (k) o << "\n";
+      render_one(o, tables[k]);
+    }
+    return o.str();
+  }
+};
+
+}  // namespace
+
+const TableRenderer& markdown_renderer() {
+  static const MarkdownRenderer r;
+  return r;
+}
+
+}  // namespace balerbench::report

@@ -1,0 +1,102 @@
+// precision_table.cpp: --table precision, REFERENCE_TABLES.md T3's shape: training time and energy
+// per precision mode, each configuration against the FP32 row with the same other settings (ratio,
+// its 95% interval and a verdict).
+#include <algorithm>
+#include <vector>
+
+#include "harness/base/precision_mode.h"
+#include "harness/energy/carbon.h"
+#include "harness/report/ratio_comparison.h"
+#include "harness/report/table_cells.h"
+#include "harness/report/table_notes.h"
+#include "harness/report/trial_groups.h"
+
+namespace balerbench::report {
+namespace {
+
+using nlohmann::json;
+
+// Batch size, power limit and epochs, then precision modes in the report's order, then engine.
+void sort_for_precision(std::vector<Group>& groups) {
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    if (a.batch_size != b.batch_size) return a.batch_size < b.batch_size;
+    if (a.power_limit_w != b.power_limit_w) return watts_label(a.power_limit_w) < watts_label(b.power_limit_w);
+    if (a.epochs != b.epochs) return a.epochs < b.epochs;
+    if (a.precision != b.precision) return precision_rank(a.precision) < precision_rank(b.precision);
+    return a.engine < b.engine;
+  });
+}
+
+// The FP32 row with the same other settings, system and spec variant: of the same engine where
+// there is one (engines compared side by side), else of whichever engine ran fp32 (auto runs
+// amp_bf16 on libtorch and fp32 on fused: the ratio is then AMP against FP32 as auto runs them).
+const Group* fp32_baseline(const Group& g, const std::vector<Group>& groups) {
+  const Group* base = nullptr;
+  for (const auto& h : groups)
+    if (find_precision(h.precision) == Precision::kFp32 && h.batch_size == g.batch_size && h.epochs == g.epochs &&
+        h.power_limit_w == g.power_limit_w && h.system == g.system && h.variant == g.variant &&
+        (!base || h.engine == g.engine))
+      base = &h;
+  return base;
+}
+
+// A group's time and energy against its baseline: "baseline" on the baseline's own row.
+std::pair<Comparison, Comparison> against_fp32(const Group& g, const std::vector<Group>& groups) {
+  const Group* base = fp32_baseline(g, groups);
+  const Summary time = g.stat(kTrainTime.get);
+  const Summary energy = g.stat(kTrainEnergy.get);
+  if (base == &g)
+    return {{time.n ? num(1) : json(nullptr), nullptr, nullptr, time.n ? json("baseline") : json(nullptr)},
+            {energy.n ? num(1) : json(nullptr), nullptr, nullptr, energy.n ? json("baseline") : json(nullptr)}};
+  if (base) return {compare(g, *base, kTrainTime), compare(g, *base, kTrainEnergy)};
+  return {};
+}
+
+std::vector<json> precision_row(const Group& g, const std::vector<Group>& groups, const Axes& a) {
+  const Summary time = g.stat(kTrainTime.get);
+  const Summary energy = g.stat(kTrainEnergy.get);
+  const auto [tc, ec] = against_fp32(g, groups);
+  std::vector<json> row = {mode_name(g.precision), g.precision};
+  axis_cells(row, g, a, false);
+  for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time),
+                        time.n ? num(time.median) : json(nullptr), sd_or_null(time), ci_or_null(time), tc.ratio,
+                        tc.low, tc.high, tc.verdict, mean_or_null(energy),
+                        energy.n ? num(energy.median) : json(nullptr), sd_or_null(energy),
+                        energy.n ? num(energy.mean / kJoulesPerKwh) : json(nullptr), ec.ratio, ec.low, ec.high,
+                        ec.verdict, json(g.energy_kind())})
+    row.push_back(v);
+  return row;
+}
+
+}  // namespace
+
+std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+  const std::vector<Group> all = group_trials(trials);
+  std::vector<Group> groups = finished(all);
+  sort_for_precision(groups);
+  Table t;
+  t.name = "precision";
+  t.title = "Training time and energy per precision mode (T3's shape) on " + where_run(trials);
+  const Axes a = varying(groups);
+  t.columns = {"mode", "precision"};
+  axis_columns(t, a, false);
+  for (const char* c : {"n", "time_s", "time_median_s", "time_sd_s", "time_ci95_s", "time_vs_fp32",
+                        "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
+                        "energy_median_j", "energy_sd_j", "energy_kwh", "energy_vs_fp32", "energy_vs_fp32_ci95_low",
+                        "energy_vs_fp32_ci95_high", "energy_verdict", "energy"})
+    t.columns.push_back(c);
+  for (const auto& g : groups) t.rows.push_back(precision_row(g, groups, a));
+  if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
+  t.notes.push_back(
+      "time and energy: the whole training (every epoch with its evaluation), mean and median over "
+      "repeats; sd = standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios "
+      "(*_vs_fp32, of the means) are to the FP32 row with the same other settings, on the same system and spec "
+      "variant (of the same engine where there is one).");
+  t.notes.push_back(std::string(kIntervalNote) + " " + kVerdictWords);
+  t.notes.push_back(energy_kind_note());
+  failures_note(t, all);
+  run_notes(t, all);
+  return {t};
+}
+
+}  // namespace balerbench::report

@@ -1,0 +1,65 @@
+// table_renderer.cpp: see table_renderer.h; also render_tables and report_format_names (tables.h).
+#include "harness/report/table_renderer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+
+#include "datasets/error.h"
+
+namespace balerbench {
+namespace report {
+namespace {
+
+struct Format {
+  const char* name;
+  const TableRenderer& (*renderer)();
+};
+const Format kFormats[] = {
+    {"md", markdown_renderer}, {"csv", csv_renderer}, {"latex", latex_renderer}, {"json", json_renderer}};
+
+}  // namespace
+
+const TableRenderer& renderer_for(const std::string& format) {
+  for (const Format& f : kFormats)
+    if (format == f.name) return f.renderer();
+  std::string names;
+  const std::size_t n = std::size(kFormats);
+  for (std::size_t i = 0; i < n; ++i) names += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(kFormats[i].name);
+  throw InputError("--format '" + format + "': unknown", names);
+}
+
+std::string cell_text(const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  const double x = v.get<double>();
+  char buf[64];
+  const double ax = std::fabs(x);
+  if (ax == 0) return "0";
+  if (ax >= 1e7 || ax < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3e", x);
+  else if (ax >= 1000)
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+
+}  // namespace report
+
+const std::vector<std::string>& report_format_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const report::Format& f : report::kFormats) out.emplace_back(f.name);
+    return out;
+  }();
+  return names;
+}
+
+std::string render_tables(const std::vector<Table>& tables, const std::string& format) {
+  return report::renderer_for(format).render(tables);
+}
+
+}  // namespace balerbench

@@ -1,0 +1,137 @@
+// trial_groups.cpp: see trial_groups.h.
+#include "harness/report/trial_groups.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "harness/base/precision_mode.h"
+
+namespace balerbench::report {
+namespace {
+
+using nlohmann::json;
+
+// Where a trial sits among the groups: its grid coordinates, system and spec variant.
+struct TrialKey {
+  const TrialRecord* trial;
+  std::string system, variant;
+};
+TrialKey key_of(const TrialRecord& t) { return {&t, system_of(t).fingerprint, spec_variant_of(t)}; }
+
+bool same_config(const Group& g, const TrialKey& k) {
+  const TrialRecord& t = *k.trial;
+  return g.batch_size == t.batch_size && g.precision == t.precision && g.engine == t.engine &&
+         g.epochs == t.epochs && g.power_limit_w == t.power_limit_w && g.system == k.system && g.variant == k.variant;
+}
+
+}  // namespace
+
+// Stored trials name their precision as text; a name this version does not know (a newer
+// version's database) keeps its name, sorts last and is described as itself.
+std::string mode_name(const std::string& p) {
+  const std::optional<Precision> mode = find_precision(p);
+  return mode ? precision_info(*mode).description : p;
+}
+
+int precision_rank(const std::string& p) {
+  const std::optional<Precision> mode = find_precision(p);
+  return mode ? precision_info(*mode).report_rank : static_cast<int>(precision_table().size());
+}
+
+std::string watts_label(const std::optional<double>& w) {
+  if (!w) return "as found";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g W", *w);
+  return buf;
+}
+
+std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
+  std::vector<Group> groups;
+  for (const auto& t : trials) {
+    const TrialKey k = key_of(t);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_config(g, k); });
+    if (it == groups.end()) {
+      Group g;
+      g.batch_size = t.batch_size;
+      g.precision = t.precision;
+      g.engine = t.engine;
+      g.power_limit_w = t.power_limit_w;
+      g.epochs = t.epochs;
+      g.system = k.system;
+      g.variant = k.variant;
+      groups.push_back(g);
+      it = groups.end() - 1;
+    }
+    if (is_warmup(t))
+      ++it->warmups;
+    else if (t.status == TrialStatus::kOk)
+      it->ok.push_back(&t);
+    else if (t.status == TrialStatus::kSkipped)
+      ++it->skipped;
+    else
+      ++it->failed;
+  }
+  return groups;
+}
+
+// Grid points with at least one finished trial: the measured tables show only these (the trials
+// table lists the failures, and failures_note counts them).
+std::vector<Group> finished(const std::vector<Group>& groups) {
+  std::vector<Group> out;
+  for (const auto& g : groups)
+    if (!g.ok.empty()) out.push_back(g);
+  return out;
+}
+
+// The configuration of a group, system aside: what --table across matches between systems.
+bool same_configuration(const Group& a, const Group& b) {
+  return a.batch_size == b.batch_size && a.precision == b.precision && a.engine == b.engine && a.epochs == b.epochs &&
+         a.power_limit_w == b.power_limit_w && a.variant == b.variant;
+}
+
+Axes varying(const std::vector<Group>& groups) {
+  std::set<int64_t> b, e;
+  std::set<std::string> p, n, l;
+  for (const auto& g : groups) {
+    b.insert(g.batch_size);
+    e.insert(g.epochs);
+    p.insert(g.precision);
+    n.insert(g.engine);
+    l.insert(watts_label(g.power_limit_w));
+  }
+  return {b.size() > 1, p.size() > 1, n.size() > 1, l.size() > 1, e.size() > 1};
+}
+
+void axis_columns(Table& t, const Axes& a, bool with_precision) {
+  if (a.batch) t.columns.push_back("batch_size");
+  if (a.precision && with_precision) t.columns.push_back("precision");
+  if (a.engine) t.columns.push_back("engine");
+  if (a.limit) t.columns.push_back("power_limit");
+  if (a.epochs) t.columns.push_back("epochs");
+}
+
+void axis_cells(std::vector<json>& row, const Group& g, const Axes& a, bool with_precision) {
+  if (a.batch) row.push_back(g.batch_size);
+  if (a.precision && with_precision) row.push_back(g.precision);
+  if (a.engine) row.push_back(g.engine);
+  if (a.limit) row.push_back(watts_label(g.power_limit_w));
+  if (a.epochs) row.push_back(g.epochs);
+}
+
+std::vector<SystemTrials> systems_in(const std::vector<TrialRecord>& trials) {
+  std::vector<SystemTrials> out;
+  for (const auto& t : trials) {
+    const SystemId id = system_of(t);
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const SystemTrials& s) { return s.id.fingerprint == id.fingerprint; });
+    if (it == out.end()) {
+      out.push_back({id, {}});
+      it = out.end() - 1;
+    }
+    it->trials.push_back(&t);
+  }
+  return out;
+}
+
+}  // namespace balerbench::report

@@ -1,0 +1,113 @@
+// trials_table.cpp: --table trials: every stored trial, one row each, failed, skipped and warm-up
+// trials included, with the notes that say why a trial is flagged (a disturbed machine, energy
+// windows not to trust).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "harness/report/table_cells.h"
+#include "harness/report/table_notes.h"
+#include "harness/report/trial_groups.h"
+#include "harness/report/trial_identity.h"
+
+namespace balerbench::report {
+namespace {
+
+using nlohmann::json;
+
+std::vector<json> trial_row(const TrialRecord& r, bool target) {
+  const auto pm = [](const std::optional<double>& u) { return u ? num(*u) : json("-"); };
+  const Disturbance d = disturbance_of(r);
+  const json disturbed = !d.known ? "-" : d.disturbed ? "yes" : "no";
+  const json not_reached = r.status == TrialStatus::kOk && target ? "not reached" : "-";
+  return {r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
+          r.epochs,
+          trial_status_name(r.status), r.train_s ? num(*r.train_s) : json(nullptr),
+          r.train_energy_j ? num(*r.train_energy_j) : json(nullptr), pm(uncertainty_of(r, "train_j")),
+          r.tta_s ? num(*r.tta_s) : not_reached,
+          r.eta_j ? num(*r.eta_j) : not_reached,
+          pm(uncertainty_of(r, "eta_j")), pm(trial_memory_peak(r, "host_peak_rss_mib")),
+          pm(trial_memory_peak(r, "cuda_peak_reserved_mib")),
+          pm(trial_memory_peak(r, "gpu_memory_used_peak_mib")),
+          r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
+                                                                          : json(nullptr),
+          is_warmup(r) ? "yes" : "no", disturbed, system_of(r).fingerprint, spec_variant_of(r),
+          r.error};
+}
+
+// A trial's energy flags (failed meter reads, windows shorter than a meter's update period), each
+// as "phase: flag", once; the windows are its phases, then its total.
+std::vector<std::string> energy_flags(const TrialRecord& r) {
+  std::vector<std::string> flags;
+  if (!r.result.is_object() || !r.result.contains("energy") || !r.result["energy"].is_object()) return flags;
+  const json& energy = r.result["energy"];
+  const auto collect = [&flags](const json& window) {
+    if (!window.is_object() || !window.contains("flags") || !window["flags"].is_array()) return;
+    const std::string phase = window.value("phase", std::string("window"));
+    for (const auto& f : window["flags"]) {
+      if (!f.is_string()) continue;
+      const std::string line = phase + ": " + f.get<std::string>();
+      if (std::find(flags.begin(), flags.end(), line) == flags.end()) flags.push_back(line);
+    }
+  };
+  if (energy.contains("phases") && energy["phases"].is_array())
+    for (const auto& w : energy["phases"]) collect(w);
+  if (energy.contains("total")) collect(energy["total"]);
+  return flags;
+}
+
+void column_notes(Table& t) {
+  t.notes.push_back(
+      "overhead_s: the trial's wall time minus its training, compress and decompress windows (and the "
+      "cooldown): meters, idle baseline, set-up, per-epoch snapshots, provenance. Storing the trial "
+      "comes after; bench_sweep measures it.");
+  t.notes.push_back(kUncertaintyNote);
+  t.notes.push_back(std::string(kMemoryNote) + " Here the highest of the trial's three phases.");
+  t.notes.push_back(
+      "warmup: a warm-up trial (run_design.warmup), listed here and left out of every statistic; disturbed: yes when "
+      "other processes' CPU use or steal time during the trial passed the threshold, '-' when not recorded; system: "
+      "the system fingerprint (--table systems describes each); variant: the spec variant (the experiment's spec "
+      "without its grid coordinates; a change in the file between runs gives a new one).");
+}
+
+// Warm-ups, disturbed trials and their reasons, and what not to trust in a trial's energy.
+void trial_notes(Table& t, const std::vector<TrialRecord>& trials) {
+  std::vector<const TrialRecord*> all;
+  int64_t warmups = 0;
+  for (const auto& r : trials) {
+    all.push_back(&r);
+    warmups += is_warmup(r);
+  }
+  if (warmups)
+    t.notes.push_back(std::to_string(warmups) + " warm-up trial(s) here: left out of every other table's statistics.");
+  disturbed_note(t, all);
+  for (const auto& r : trials)
+    if (const Disturbance d = disturbance_of(r); d.disturbed && !d.reason.empty())
+      t.notes.push_back("trial " + std::to_string(r.id) + " disturbed: " + d.reason);
+  for (const auto& r : trials) {
+    const std::vector<std::string> flags = energy_flags(r);
+    if (flags.empty()) continue;
+    std::string note = "trial " + std::to_string(r.id) + " energy flags: ";
+    for (std::size_t i = 0; i < flags.size(); ++i) note += (i ? "; " : "") + flags[i];
+    t.notes.push_back(note);
+  }
+}
+
+}  // namespace
+
+std::vector<Table> make_trials_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+  Table t;
+  t.name = "trials";
+  t.title = "Every trial stored";
+  const bool target = has_target(trials);
+  t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
+               "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "peak_rss_mib",
+               "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "warmup", "disturbed", "system", "variant",
+               "error"};
+  for (const auto& r : trials) t.rows.push_back(trial_row(r, target));
+  column_notes(t);
+  trial_notes(t, trials);
+  return {t};
+}
+
+}  // namespace balerbench::report

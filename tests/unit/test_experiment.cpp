@@ -1,0 +1,288 @@
+// test_experiment.cpp: experiment files (sweep/experiment.h): parsing with defaults and errors
+// that name the JSON path, the shipped experiments, the grid (order, keys, repeats, warm-up,
+// engines) and its shards, from --shard and from Slurm's array environment. No LibTorch headers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "datasets/error.h"
+#include "harness/sweep/experiment.h"
+#include "tests/test_util.h"
+#include "tests/unit/trial_fixtures.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+Experiment parse(const json& j) { return parse_experiment(j, "exp.json", "/tmp"); }
+
+void expect_bad(const std::function<void(json&)>& edit, const std::string& fragment) {
+  json j = minimal_experiment();
+  edit(j);
+  expect_input_error([&] { parse(j); }, fragment);
+}
+
+TEST(Experiment, ParsesAndFillsDefaults) {
+  const Experiment e = parse(minimal_experiment());
+  EXPECT_EQ(e.name, "t");
+  EXPECT_EQ(e.dataset.generator, "cms");
+  EXPECT_EQ(e.dataset.rows, 1000);
+  EXPECT_EQ(e.base.model_name, "AE");
+  EXPECT_DOUBLE_EQ(e.base.test_size, 0.2);
+  EXPECT_EQ(e.base.type_list.size(), 24u);  // the CMS generator's integer columns
+  EXPECT_EQ(e.grid_size(), 3 * 2 * 1 * 2 * 3);
+  EXPECT_EQ(e.target.metric, "val_loss");
+  ASSERT_TRUE(e.max_power_w.has_value());
+  EXPECT_DOUBLE_EQ(*e.max_power_w, 200);
+  EXPECT_FALSE(e.allow_power_limit_changes);
+}
+
+TEST(Experiment, BadFilesNameTheJsonPath) {
+  expect_bad([](json& j) { j.erase("schema_version"); }, "/schema_version: is required");
+  expect_bad([](json& j) { j["schema_version"] = 2; }, "this balerbench reads version 1");
+  expect_bad([](json& j) { j["sweeep"] = 1; }, "/sweeep: unknown key");
+  expect_bad([](json& j) { j["sweep"]["batchsize"] = {1}; }, "/sweep/batchsize: unknown key");
+  expect_bad([](json& j) { j["sweep"]["precision"] = {"fp32", "fp12"}; }, "/sweep/precision/1: invalid precision");
+  expect_bad([](json& j) { j["sweep"]["batch_size"] = {512, 0}; }, "/sweep/batch_size/1: must be a positive integer");
+  expect_bad([](json& j) { j["sweep"]["epochs"] = json::array(); }, "/sweep/epochs: must list at least one value");
+  expect_bad([](json& j) { j["sweep"]["power_limit_w"] = {300, -5}; }, "/sweep/power_limit_w/1");
+  expect_bad([](json& j) { j["sweep"]["power_limit_w"] = {250}; }, "/allow_power_limit_changes");
+  expect_bad([](json& j) { j["training"]["epochs"] = 3; }, "/training/epochs: not allowed here");
+  expect_bad([](json& j) { j["training"]["lr"] = -1; }, "/training/lr: must be a positive number");
+  expect_bad([](json& j) { j["training"]["grad_scaler"] = {{"init_scal", 2}}; }, "/training/grad_scaler/init_scal");
+  expect_bad([](json& j) { j["target"] = {{"val_loss", 1}, {"relative_error", 0.1}}; }, "exactly one of");
+  expect_bad([](json& j) { j["energy"] = {{"cooldown_s", -1}}; }, "/energy/cooldown_s");
+  expect_bad([](json& j) { j["energy"] = {{"sample_hz", "fast"}}; }, "/energy/sample_hz");
+  expect_bad([](json& j) { j["cost"]["eta"] = {0, 1.5}; }, "/cost/eta/1: must be a number in [0, 1]");
+  expect_bad([](json& j) { j["model"]["name"] = "BigAE"; }, "/model/name");
+  expect_bad(
+      [](json& j) {
+        j["dataset"] = {{"path", "a.npz"}, {"generator", {{"kind", "cms"}, {"rows", 5}}}};
+      },
+      "exactly one of path and generator");
+  expect_bad([](json& j) { j["dataset"]["generator"]["kind"] = "lhc"; }, "/dataset/generator/kind: invalid value");
+  expect_bad([](json& j) { j["power_limit_optimizer"] = {{"enabled", true}}; }, "/allow_power_limit_changes");
+  expect_bad(
+      [](json& j) {
+        j["allow_power_limit_changes"] = true;
+        j["power_limit_optimizer"] = {{"enabled", true}};
+        j["energy"] = {{"enabled", false}};
+      },
+      "/power_limit_optimizer: the optimiser weighs measured energy against time, but /energy/enabled is false");
+}
+
+TEST(Experiment, AKeyGivenTwiceOrANumberBeyondADoubleIsAnInputError) {
+  TempDir dir;
+  const std::string text = read_text(source_dir() + "/experiments/quickstart.json");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  write_text(dir.path("dup.json"), with(R"("lr": 0.001,)", R"("lr": 0.001, "lr": 0.01,)"));
+  expect_input_error([&] { load_experiment(dir.path("dup.json")); }, "dup.json: /training/lr: the key is given twice");
+  write_text(dir.path("big.json"), with(R"("max_power_w": 100)", R"("max_power_w": 1e400)"));
+  expect_input_error([&] { load_experiment(dir.path("big.json")); },
+                     "big.json: /cost/max_power_w: the number 1e400 does not fit a double");
+}
+
+TEST(Experiment, ShippedExperimentsParse) {
+  int experiments = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir() + "/experiments")) {
+    if (entry.path().extension() != ".json") continue;
+    if (read_text(entry.path().string()).find("\"schema_version\"") == std::string::npos) continue;  // a run config
+    const Experiment e = load_experiment(entry.path().string());
+    EXPECT_GE(e.grid_size(), 1) << entry.path();
+    EXPECT_EQ(e.name, entry.path().stem().string()) << "the name should match the file";
+    ++experiments;
+  }
+  EXPECT_GE(experiments, 8);
+  const Experiment q = load_experiment(source_dir() + "/experiments/quickstart.json");
+  EXPECT_EQ(q.grid_size(), 12);
+  EXPECT_EQ(q.target.metric, "relative_error");
+  const Experiment t4 = load_experiment(source_dir() + "/experiments/t4_phases.json");
+  EXPECT_EQ(std::filesystem::path(t4.dataset.path),
+            std::filesystem::path(source_dir()).parent_path() / "shared/data/CFD_animation.npz");
+}
+
+TEST(Grid, ExpandsInOrderWithUniqueStableKeys) {
+  const Experiment e = parse(minimal_experiment());
+  const auto grid = expand_grid(e);
+  ASSERT_EQ(static_cast<int64_t>(grid.size()), e.grid_size());
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    EXPECT_EQ(grid[i].grid_index, static_cast<int64_t>(i));
+    keys.insert(grid[i].key);
+    EXPECT_EQ(grid[i].config.seed, grid[i].repeat);  // training seed 0 + repeat
+    EXPECT_EQ(grid[i].spec["run_config"]["batch_size"].get<int64_t>(), grid[i].batch_size());  // one source: config
+  }
+  EXPECT_EQ(keys.size(), grid.size());
+  // Repeats innermost, then epochs, power limit, engine, precision, batch size.
+  EXPECT_EQ(grid[0].label(), "bs=128 fp32 auto pl=- ep=2 #0");
+  EXPECT_EQ(grid[1].label(), "bs=128 fp32 auto pl=- ep=2 #1");
+  EXPECT_EQ(grid[3].label(), "bs=128 fp32 auto pl=- ep=4 #0");
+  EXPECT_EQ(grid[6].label(), "bs=128 fp64 auto pl=- ep=2 #0");
+  EXPECT_EQ(grid[12].label(), "bs=256 fp32 auto pl=- ep=2 #0");
+  // The same file gives the same keys; a changed setting changes every key.
+  const auto again = expand_grid(parse(minimal_experiment()));
+  EXPECT_EQ(again[7].key, grid[7].key);
+  json j = minimal_experiment();
+  j["training"]["lr"] = 0.002;
+  EXPECT_NE(expand_grid(parse(j))[7].key, grid[7].key);
+  EXPECT_EQ(grid[0].key.size(), 32u);
+}
+
+TEST(Grid, KeysNameTheSpecOnASystem) {
+  const Experiment e = parse(minimal_experiment());
+  const auto plain = expand_grid(e), here = expand_grid(e, "aaaaaaaaaaaa"), there = expand_grid(e, "bbbbbbbbbbbb");
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(plain[i].key, plain[i].spec_key);  // no system: the spec's key alone
+    EXPECT_EQ(here[i].spec_key, there[i].spec_key);
+    EXPECT_NE(here[i].key, there[i].key);  // the same trial on two systems: two keys
+    EXPECT_NE(here[i].key, plain[i].key);
+  }
+  EXPECT_EQ(expand_grid(e, "aaaaaaaaaaaa")[5].key, here[5].key);  // stable
+}
+
+TEST(Grid, AFileDatasetIsNamedByItsContentNotItsPath) {
+  TempDir t;
+  std::filesystem::create_directories(t.path("a/b"));
+  write_text(t.path("a/data.npz"), "not really a zip, but bytes to hash");
+  json j = minimal_experiment();
+  j["dataset"] = {{"path", "data.npz"}};
+  const Experiment from_a = parse_experiment(j, "a/exp.json", t.path("a"));
+  j["dataset"] = {{"path", "../data.npz"}};
+  const Experiment from_b = parse_experiment(j, "a/b/exp.json", t.path("a/b"));
+  j["dataset"] = {{"path", t.path("a/b/../data.npz")}};
+  const Experiment absolute = parse_experiment(j, "/abs/exp.json", "/elsewhere");
+  EXPECT_EQ(from_a.dataset.path, std::filesystem::canonical(t.path("a/data.npz")).string());  // canonical
+  EXPECT_EQ(from_b.dataset.path, from_a.dataset.path);
+  EXPECT_EQ(absolute.dataset.path, from_a.dataset.path);
+  EXPECT_EQ(expand_grid(from_a, "f")[3].key, expand_grid(from_b, "f")[3].key);
+  // The same bytes elsewhere are the same data; other bytes are not.
+  write_text(t.path("copy.npz"), "not really a zip, but bytes to hash");
+  j["dataset"] = {{"path", t.path("copy.npz")}};
+  EXPECT_EQ(expand_grid(parse_experiment(j, "x.json", "/"), "f")[3].key, expand_grid(from_a, "f")[3].key);
+  write_text(t.path("copy.npz"), "other bytes");
+  EXPECT_NE(expand_grid(parse_experiment(j, "x.json", "/"), "f")[3].key, expand_grid(from_a, "f")[3].key);
+  EXPECT_EQ(dataset_identity(from_a.dataset)["bytes"], 35);
+  DatasetSpec device;  // not a file: never read (a device would never end), named by its path
+  device.path = "/dev/zero";
+  EXPECT_EQ(dataset_identity(device), device.to_json());
+}
+
+std::vector<std::string> labels_in_order(const Experiment& e) {
+  const auto grid = expand_grid(e);
+  std::vector<const TrialSpec*> todo;
+  for (const auto& t : grid) todo.push_back(&t);
+  std::vector<std::string> out;
+  for (std::size_t i : run_order(e, todo)) out.push_back(todo[i]->label());
+  return out;
+}
+
+TEST(Grid, RepeatsAreInterleavedByDefaultAndShuffledReproducibly) {
+  json j = minimal_experiment();
+  j["sweep"] = {{"batch_size", {128}}, {"precision", {"fp32", "fp64"}}, {"epochs", {2}}, {"repeats", 2}};
+  EXPECT_EQ(parse(j).order, "interleaved");
+  EXPECT_EQ(labels_in_order(parse(j)), (std::vector<std::string>{"bs=128 fp32 auto pl=- ep=2 #0",
+                                                                  "bs=128 fp64 auto pl=- ep=2 #0",
+                                                                  "bs=128 fp32 auto pl=- ep=2 #1",
+                                                                  "bs=128 fp64 auto pl=- ep=2 #1"}));
+  j["sweep"]["order"] = "grid";
+  EXPECT_EQ(labels_in_order(parse(j))[1], "bs=128 fp32 auto pl=- ep=2 #1");  // repeats back to back
+  j["sweep"] = minimal_experiment()["sweep"];
+  j["sweep"]["order"] = "shuffled";
+  j["sweep"]["order_seed"] = 7;
+  const auto a = labels_in_order(parse(j)), b = labels_in_order(parse(j));
+  EXPECT_EQ(a, b);  // the seed is the order
+  j["sweep"]["order_seed"] = 8;
+  EXPECT_NE(labels_in_order(parse(j)), a);
+  // Shuffled within rounds: the first 12 are repeat 0, each configuration once.
+  std::set<std::string> round0;
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_NE(a[i].find(" #0"), std::string::npos) << a[i];
+    round0.insert(a[i]);
+  }
+  EXPECT_EQ(round0.size(), 12u);
+  const auto interleaved = labels_in_order(parse(minimal_experiment()));
+  EXPECT_NE(std::vector<std::string>(a.begin(), a.begin() + 12),
+            std::vector<std::string>(interleaved.begin(), interleaved.begin() + 12));
+  expect_bad([](json& x) { x["sweep"]["order"] = "random"; }, "/sweep/order: invalid value 'random'");
+  expect_bad([](json& x) { x["sweep"]["warmup_trials"] = -1; }, "/sweep/warmup_trials");
+}
+
+TEST(Grid, AWarmUpTrialIsTheFirstConfigurationFlaggedAndKeyedByItsRun) {
+  json j = minimal_experiment();
+  j["sweep"]["warmup_trials"] = 1;
+  const Experiment e = parse(j);
+  EXPECT_EQ(e.warmup_trials, 1);
+  const TrialSpec w = warmup_trial(e, 0, "run-1", "f"), w2 = warmup_trial(e, 0, "run-2", "f");
+  EXPECT_TRUE(w.warmup);
+  EXPECT_EQ(w.label(), "bs=128 fp32 auto pl=- ep=2 warm-up");
+  EXPECT_EQ(w.spec["warmup"]["run_id"], "run-1");
+  EXPECT_NE(w.key, w2.key);  // every run's warm-up is its own trial
+  for (const auto& t : expand_grid(e, "f")) EXPECT_NE(t.key, w.key);
+}
+
+TEST(Grid, EngineIsAnAxisParsedOnce) {
+  json j = minimal_experiment();
+  j["sweep"]["engine"] = {"libtorch", "fused"};
+  const Experiment e = parse(j);
+  EXPECT_EQ(e.engines, (std::vector<EngineKind>{EngineKind::kLibtorch, EngineKind::kFused}));
+  const auto grid = expand_grid(e);
+  EXPECT_EQ(e.grid_size(), 2 * parse(minimal_experiment()).grid_size());
+  EXPECT_EQ(grid[0].engine(), EngineKind::kLibtorch);
+  EXPECT_EQ(grid[0].config.engine, EngineKind::kLibtorch);
+  EXPECT_EQ(grid[6].label(), "bs=128 fp32 fused pl=- ep=2 #0");
+  EXPECT_EQ(grid[6].spec["run_config"]["engine"], "fused");
+  EXPECT_NE(grid[0].key, grid[6].key);
+  EXPECT_EQ(parse(minimal_experiment()).engines, (std::vector<EngineKind>{EngineKind::kAuto}));
+  expect_bad([](json& x) { x["sweep"]["engine"] = {"fused", "cuda"}; }, "/sweep/engine/1: invalid engine \"cuda\"");
+  expect_bad([](json& x) { x["training"]["engine"] = "fused"; }, "engine is a sweep axis: /sweep/engine");
+}
+
+TEST(Grid, ShardsCoverEveryTrialExactlyOnce) {
+  const auto grid = expand_grid(parse(minimal_experiment()));
+  for (int64_t n = 1; n <= 7; ++n) {
+    std::map<int64_t, int> seen;
+    for (int64_t i = 0; i < n; ++i) {
+      const Shard s = parse_shard(std::to_string(i) + "/" + std::to_string(n));
+      for (const auto& t : grid)
+        if (s.contains(t.grid_index)) ++seen[t.grid_index];
+    }
+    ASSERT_EQ(seen.size(), grid.size()) << n << " shards";
+    for (const auto& [index, count] : seen) EXPECT_EQ(count, 1) << "trial " << index << " with " << n << " shards";
+  }
+  expect_input_error([] { parse_shard("2/2"); }, "0 <= i < N");
+  expect_input_error([] { parse_shard("1"); }, "expected i/N");
+  expect_input_error([] { parse_shard("a/3"); }, "expected i/N");
+  expect_input_error([] { parse_shard("0/0"); }, "expected i/N");
+}
+
+TEST(Grid, SlurmArrayEnvironment) {
+  unsetenv("SLURM_ARRAY_TASK_ID");
+  EXPECT_FALSE(shard_from_slurm_env().has_value());
+  setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+  setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+  setenv("SLURM_ARRAY_TASK_MIN", "1", 1);  // --array=1-4
+  const auto s = shard_from_slurm_env();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->index, 2);
+  EXPECT_EQ(s->count, 4);
+  setenv("SLURM_ARRAY_TASK_ID", "9", 1);
+  expect_input_error([] { shard_from_slurm_env(); }, "outside the array");
+  unsetenv("SLURM_ARRAY_TASK_ID");
+  unsetenv("SLURM_ARRAY_TASK_COUNT");
+  unsetenv("SLURM_ARRAY_TASK_MIN");
+}
+
+}  // namespace
+}  // namespace balerbench
