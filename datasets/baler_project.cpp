@@ -1,7 +1,7 @@
 // baler_project.cpp: see baler_project.h.
 #include "datasets/baler_project.h"
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

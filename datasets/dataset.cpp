@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

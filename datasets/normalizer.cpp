@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "datasets/dataset.h"
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

@@ -68,15 +68,6 @@ NpyArray read_npy(const std::string& path);
 // Written to a temporary name and renamed: a failure leaves no partial file.
 void write_npy(const std::string& path, const NpyArray& array);
 
-// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename), creating the
-// folder. Every write and the close are checked; on any failure the temporary is removed. A path that
-// cannot be written (a folder, a part that is a file, no permission) is an InputError; a write that
-// fails (a full disk, a file-size limit, an I/O error) a WriteError.
-void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
-// The error for `path` after `what` failed with `error` (an errno): WriteError for a full disk, a
-// file-size limit or an I/O error, InputError otherwise.
-[[noreturn]] void throw_write_failure(const std::string& path, const std::string& what, int error);
-
 // IEEE half <-> float conversions (round to nearest even).
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);

@@ -9,8 +9,9 @@
 #include <random>
 #include <unistd.h>
 
-#include "datasets/error.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

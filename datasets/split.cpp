@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

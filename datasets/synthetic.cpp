@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/strict_json.h"
 #include "harness/sweep/experiment.h"
 

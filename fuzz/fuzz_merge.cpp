@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/store/store.h"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

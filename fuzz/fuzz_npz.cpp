@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

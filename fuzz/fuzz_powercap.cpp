@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/energy/rapl_meter.h"
 
 namespace fs = std::filesystem;

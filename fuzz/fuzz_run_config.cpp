@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/strict_json.h"
 #include "harness/run/run_config.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/energy/wattmeter_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

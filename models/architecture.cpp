@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

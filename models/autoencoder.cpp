@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "datasets/error.h"
-#include "datasets/npy.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
 #include "models/torch_save.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

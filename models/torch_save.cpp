@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

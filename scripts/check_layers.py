@@ -1,20 +1,43 @@
 #!/usr/bin/env python3
-"""check_layers.py: every #include of the project's own headers points down the layers of
-docs/ARCHITECTURE.md, never up. Run by scripts/test.sh; exits 1 and names each offending line.
+"""check_layers.py: every #include of the project's own headers points down the floors of
+docs/ARCHITECTURE.md, never up. The floors are read from that page's table (between its
+"<!-- floors" and "<!-- /floors -->" markers), so the page and the check cannot disagree. Run by
+scripts/test.sh; exits 1 and names each offending line.
 
-  models, datasets            know nothing of harness (and models nothing of datasets' callers)
-  harness floors, top down:   cli > sweep, baler > run > engine > report, monitor, power > energy, store > base
-  an include may point within its own folder or to a lower floor; folders on one floor
-  (report and power; energy and store) may not include each other.
+  common                      includes nothing of the project (below everything)
+  models, datasets            may include common; know nothing of harness (models nothing of datasets)
+  harness floors              an include may point within its own folder or to a lower floor;
+                              folders on one floor may not include each other
 """
 import os
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLOORS = {"cli": 7, "sweep": 6, "baler": 6, "run": 5, "engine": 4, "report": 3, "monitor": 3, "power": 3, "energy": 2, "store": 2,
-          "base": 1}
-INCLUDE = re.compile(r'^\s*#\s*include\s+"(harness|models|datasets)/([^"/]+)/?([^"]*)"')
+ARCHITECTURE = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
+ROW = re.compile(r"^\|\s*(\d+)\s*\|([^|]*)\|")
+
+
+def read_floors(path=ARCHITECTURE):
+    """{folder: floor} from the table of floors in docs/ARCHITECTURE.md."""
+    floors, inside = {}, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("<!-- floors"):
+                inside = True
+            elif line.startswith("<!-- /floors"):
+                inside = False
+            elif inside and (m := ROW.match(line)):
+                for folder in re.findall(r"`([a-z_]+)`", m.group(2)):
+                    floors[folder] = int(m.group(1))
+    if not floors:
+        sys.exit(f"check_layers: no table of floors in {path} (hint: the rows between '<!-- floors' and "
+                 "'<!-- /floors -->' name each floor's folders in backquotes)")
+    return floors
+
+
+FLOORS = read_floors()
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(harness|models|datasets|common)/([^"/]+)/?([^"]*)"')
 
 
 def folder_of(path):
@@ -33,8 +56,12 @@ def check(path, problems):
                 continue
             target_top, target = m.group(1), m.group(2)
             where = f"{os.path.relpath(path, ROOT)}:{n}: {line.strip()}"
-            if top in ("models", "datasets") and target_top == "harness":
+            if top == "common" and target_top != "common":
+                problems.append(f"{where}: common/ is below everything and includes nothing of {target_top}/")
+            elif top in ("models", "datasets") and target_top == "harness":
                 problems.append(f"{where}: {top}/ must not know harness/")
+            elif top == "models" and target_top == "datasets":
+                problems.append(f"{where}: models/ must not know datasets/ (hint: what both need goes to common/)")
             elif top == "harness" and target_top == "harness" and floor and target in FLOORS:
                 if target != floor and FLOORS[target] >= FLOORS[floor]:
                     problems.append(f"{where}: {floor}/ (floor {FLOORS[floor]}) includes {target}/ "
@@ -45,15 +72,21 @@ def check(path, problems):
 
 def main():
     problems, files = [], 0
-    for top in ("harness", "models", "datasets"):
+    for top in ("harness", "models", "datasets", "common"):
         for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
             for name in sorted(names):
                 if name.endswith((".h", ".cpp")):
                     files += 1
                     check(os.path.join(dirpath, name), problems)
+    for folder in sorted(os.listdir(os.path.join(ROOT, "harness"))):
+        if os.path.isdir(os.path.join(ROOT, "harness", folder)) and folder not in FLOORS:
+            problems.append(f"harness/{folder}/ is on no floor of docs/ARCHITECTURE.md (hint: add it to the table)")
+    for folder in sorted(FLOORS):
+        if not os.path.isdir(os.path.join(ROOT, "harness", folder)):
+            problems.append(f"docs/ARCHITECTURE.md lists harness/{folder}/, which does not exist")
     for p in problems:
         print(p)
-    print(f"check_layers: {files} files, {len(problems)} include(s) pointing up a layer")
+    print(f"check_layers: {files} files, {len(problems)} problem(s)")
     return 1 if problems else 0
 
 

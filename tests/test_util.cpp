@@ -15,7 +15,7 @@
 #include <thread>
 #include <sys/wait.h>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

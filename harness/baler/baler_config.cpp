@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/strict_json.h"
 #include "harness/baler/python_process.h"
 #include "models/architecture.h"

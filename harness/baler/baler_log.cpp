@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "datasets/dataset.h"
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npz.h"
 #include "harness/baler/baler_log.h"
 #include "harness/baler/project_outputs.h"

@@ -1,7 +1,7 @@
 // engine_choice.cpp: see engine_choice.h.
 #include "harness/base/engine_choice.h"
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/name_table.h"
 
 namespace balerbench {

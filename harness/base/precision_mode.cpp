@@ -1,7 +1,7 @@
 // precision_mode.cpp: see precision_mode.h.
 #include "harness/base/precision_mode.h"
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/name_table.h"
 
 namespace balerbench {

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/baler/side_by_side.h"
 
 namespace balerbench::cli {

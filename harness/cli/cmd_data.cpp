@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.h"
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npz.h"
 #include "datasets/synthetic.h"
 #include "harness/cli/commands.h"

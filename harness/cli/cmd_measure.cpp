@@ -20,9 +20,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
-#include "datasets/paths.h"
+#include "common/paths.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
@@ -32,6 +32,7 @@
 #include "harness/energy/energy_session.h"
 #include "harness/monitor/monitor.h"
 #include "harness/engine/system_description.h"
+#include "common/atomic_file.h"
 
 namespace balerbench::cli {
 namespace {

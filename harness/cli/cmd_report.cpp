@@ -11,15 +11,16 @@
 #include <memory>
 #include <random>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
-#include "datasets/paths.h"
+#include "common/paths.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/output_check.h"
 #include "harness/report/tables.h"
 #include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
+#include "common/atomic_file.h"
 
 namespace balerbench::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "datasets/paths.h"
+#include "common/paths.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/monitoring_options.h"

@@ -7,7 +7,7 @@
 #include <exception>
 #include <new>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/output_check.h"

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench::cli {
 namespace {

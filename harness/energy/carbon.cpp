@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

@@ -7,8 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

@@ -7,8 +7,9 @@
 #include <thread>
 
 #include "datasets/npy.h"
-#include "datasets/paths.h"
+#include "common/paths.h"
 #include "harness/energy/emissions_csv.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/energy/cpu_estimate_meter.h"
 #include "harness/energy/nvml_meter.h"
 #include "harness/energy/ram_estimate_meter.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

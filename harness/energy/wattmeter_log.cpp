@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

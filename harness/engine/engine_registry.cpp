@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_kernels.h"

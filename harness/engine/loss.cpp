@@ -3,7 +3,7 @@
 
 #include <ATen/ATen.h>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

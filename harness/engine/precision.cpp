@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 

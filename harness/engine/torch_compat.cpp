@@ -11,8 +11,8 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "datasets/error.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
 
 #if BALERBENCH_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>

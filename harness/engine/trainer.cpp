@@ -8,7 +8,7 @@
 #include <cmath>
 #include <memory>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/clock.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"

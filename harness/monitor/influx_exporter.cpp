@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "datasets/error.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
 #include "harness/base/clock.h"
 #include "harness/energy/sampler.h"
 

@@ -9,7 +9,7 @@
 
 #include <chrono>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {

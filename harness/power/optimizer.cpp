@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/analysis.h"
 
 namespace balerbench {

@@ -9,9 +9,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
 #include "harness/energy/nvml_library.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

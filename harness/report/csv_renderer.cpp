@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/report/table_renderer.h"
 
 namespace balerbench::report {

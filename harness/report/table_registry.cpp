@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/report/table_slices.h"
 #include "harness/report/trial_groups.h"
 

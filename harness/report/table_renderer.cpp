@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <iterator>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace report {

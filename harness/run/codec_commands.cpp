@@ -9,7 +9,7 @@
 
 #include "datasets/cycle_files.h"
 #include "datasets/dataset.h"
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npz.h"
 #include "harness/engine/codec.h"
 #include "harness/run/cycle.h"

@@ -10,10 +10,10 @@
 
 #include "datasets/cycle_files.h"
 #include "datasets/dataset.h"
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/normalizer.h"
 #include "datasets/npz.h"
-#include "datasets/paths.h"
+#include "common/paths.h"
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
 #include "harness/energy/emissions_csv.h"

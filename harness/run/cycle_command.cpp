@@ -3,9 +3,9 @@
 
 #include <cstdio>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
-#include "datasets/paths.h"
+#include "common/paths.h"
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
 #include "harness/energy/emissions_csv.h"
@@ -14,6 +14,7 @@
 #include "harness/engine/system_description.h"
 #include "harness/run/result_sections.h"
 #include "models/architecture.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

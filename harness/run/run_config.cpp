@@ -8,8 +8,8 @@
 #include <set>
 
 #include "datasets/dataset.h"
-#include "datasets/error.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
 #include "harness/base/strict_json.h"
 #include "models/architecture.h"
 

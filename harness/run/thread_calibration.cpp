@@ -18,6 +18,7 @@
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
 #include "harness/engine/runtime.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

@@ -15,8 +15,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "datasets/error.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
 #include "harness/store/store_sql.h"
 
 namespace balerbench {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/store/store.h"
 
 namespace balerbench {

@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "datasets/error.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
 #include "datasets/synthetic.h"
 #include "harness/base/strict_json.h"
 #include "harness/base/system_info.h"

@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "datasets/error.h"
-#include "datasets/paths.h"
+#include "common/error.h"
+#include "common/paths.h"
 #include "harness/base/strict_json.h"
 #include "harness/base/system_info.h"
 #include "harness/sweep/experiment.h"

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "datasets/dataset.h"
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/base/processes.h"
 #include "harness/energy/energy_session.h"

@@ -2,7 +2,7 @@
 // REFERENCE_TABLES.md T1 operation counts, row by row.
 #include <gtest/gtest.h>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "models/architecture.h"
 #include "tests/test_util.h"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "datasets/baler_project.h"
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/baler/baler_config.h"
 #include "harness/baler/baler_log.h"
 #include "harness/baler/project_outputs.h"

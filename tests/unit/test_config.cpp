@@ -1,7 +1,7 @@
 // test_config.cpp: strict JSON configs with Baler's key names.
 #include <gtest/gtest.h>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include <filesystem>
 #include <set>
 

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "datasets/dataset.h"
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/normalizer.h"
 #include "tests/test_util.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/sweep/experiment.h"
 #include "tests/test_util.h"
 #include "tests/unit/trial_fixtures.h"

@@ -4,7 +4,7 @@
 
 #include <torch/torch.h>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "models/autoencoder.h"
 #include "tests/test_util.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
 
 namespace balerbench {

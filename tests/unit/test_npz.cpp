@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npz.h"
 #include "tests/test_util.h"
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/energy/simulated_gpu.h"
 #include "harness/power/optimizer.h"
 #include "harness/power/power_limit.h"

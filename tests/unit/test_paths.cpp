@@ -10,11 +10,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/npy.h"
-#include "datasets/paths.h"
+#include "common/paths.h"
 #include "harness/sweep/experiment.h"
 #include "tests/test_util.h"
+#include "common/atomic_file.h"
 
 namespace balerbench {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/power/power_limit.h"
 #include "tests/test_util.h"
 #include "tests/unit/power_test.h"

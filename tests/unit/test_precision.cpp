@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
 #include "harness/engine/flat_adam.h"

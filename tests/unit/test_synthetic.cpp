@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "datasets/synthetic.h"
 #include "tests/test_util.h"
 

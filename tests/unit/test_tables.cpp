@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/error.h"
+#include "common/error.h"
 #include "harness/energy/energy_window.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"

@@ -1,5 +1,5 @@
 // paths.cpp: see paths.h.
-#include "datasets/paths.h"
+#include "common/paths.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "datasets/error.h"
+#include "common/error.h"
 
 namespace balerbench {
 namespace {
