@@ -50,7 +50,7 @@ int run_model_info(const Args& a) {
                       {"conventions", {{"parameters", "linear: in*out + out; batchnorm: 2*n (affine)"},
                                        {"macs", "linear: in*out per sample (bias adds not counted); batchnorm: n"},
                                        {"flops", "2 per MAC"},
-                                       {"t1_operations", "REFERENCE_TABLES.md T1: in*out*batch + out"}}}};
+                                       {"t1_operations", "docs/reference_tables.md, T1: in*out*batch + out"}}}};
   if (a.format == "json") {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
@@ -72,7 +72,7 @@ int run_model_info(const Args& a) {
               group(t1_total).c_str());
   std::printf("Conventions: parameters = in*out + out (batchnorm: 2n); MACs = in*out per sample, bias adds not\n"
               "counted (batchnorm: n); FLOPs = 2 x MACs; T1 operations = in*out*batch + out, the convention of\n"
-              "the published table (REFERENCE_TABLES.md T1), which counts each bias once per batch.\n");
+              "the published table (docs/reference_tables.md, T1), which counts each bias once per batch.\n");
   return 0;
 }
 

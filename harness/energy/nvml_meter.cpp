@@ -191,6 +191,67 @@ void NvmlMeter::sample_process_use(Device& d) {
   d.last_seen_us = newest;
 }
 
+void NvmlMeter::read_counter(Device& d, SteadyClock::time_point reading_time, std::vector<double>& pending,
+                             std::vector<double>& pending_u) {
+  unsigned long long mj = 0;
+  const auto call_time = SteadyClock::now();
+  const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
+  const auto read_time = SteadyClock::now();  // right after the counter: its age is measured from here
+  if (rc != NVML_SUCCESS || mj < d.start_mj) {
+    ++d.read_errors;
+    d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
+    return;
+  }
+  d.total_j = static_cast<double>(mj - d.start_mj) * 1e-3;
+  track_counter(d, mj, call_time, read_time);
+  // Only with the phase known to 5% of a period: else the edge-read bound is the honest one.
+  if (d.period_s <= 0 || d.anchor_error_s > 0.05 * d.period_s) return;
+  unsigned mw = 0;
+  if (lib_->device_get_power_usage(d.gpu.handle, &mw) != NVML_SUCCESS) return;
+  const double p_w = mw * 1e-3;
+  // The last update before the counter was read: the anchor, whole periods on. The energy is wanted
+  // at the reading's time (its windows' edges), which came a moment before the counter call: power x
+  // (reading_time - that update), negative when the update fell between reading_time and the call (a
+  // busy machine can put milliseconds there).
+  const double age = std::fmod(std::max(0.0, seconds_between(d.anchor, read_time)), d.period_s);
+  const double since = age - seconds_between(reading_time, read_time);
+  pending.push_back(p_w * since);
+  pending_u.push_back(p_w * (d.anchor_error_s + d.period_error_s) + std::fabs(p_w - d.last_power_read_w) * std::fabs(since));
+  d.last_power_read_w = p_w;
+}
+
+void NvmlMeter::read_power_poll(Device& d, double dt_s) {
+  unsigned mw = 0;
+  const nvmlReturn_t rc = lib_->device_get_power_usage(d.gpu.handle, &mw);
+  d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
+  if (rc == NVML_SUCCESS) {
+    const double p_w = mw * 1e-3;
+    d.total_j += 0.5 * (d.last_power_w + p_w) * dt_s;
+    d.last_power_w = p_w;
+  } else {
+    d.total_j += d.last_power_w * dt_s;  // hold the last reading across a failed poll
+    ++d.read_errors;
+  }
+}
+
+void NvmlMeter::add_device_state(Device& d, MeterReading& r) {
+  nvmlMemory_t mem{};
+  r.memory_used_bytes.push_back(!d.lost && lib_->device_get_memory_info(d.gpu.handle, &mem) == NVML_SUCCESS
+                                    ? static_cast<double>(mem.used)
+                                    : std::nan(""));
+  if (tree_) {
+    sample_process_use(d);
+    const double nan = std::nan("");
+    r.tree_use.push_back(d.use_unavailable.empty() ? d.tree_sm_use : nan);
+    r.all_use.push_back(d.use_unavailable.empty() ? d.all_sm_use : nan);
+    r.use_samples += d.use_samples;
+  }
+  r.read_errors += d.read_errors;
+  if (d.lost)
+    r.lost += (r.lost.empty() ? "" : "; ") + std::string("gpu") + std::to_string(d.gpu.index) + " (" + d.gpu.name +
+              ", " + d.gpu.uuid + ") is lost (NVML_ERROR_GPU_IS_LOST)";
+}
+
 MeterReading NvmlMeter::read() {
   MeterReading r;
   std::vector<double> pending, pending_u;
@@ -198,64 +259,12 @@ MeterReading NvmlMeter::read() {
   const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
   last_read_ = r.time;
   for (auto& d : devices_) {
-    if (d.counter) {
-      unsigned long long mj = 0;
-      const auto call_time = SteadyClock::now();
-      const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
-      const auto read_time = SteadyClock::now();  // right after the counter: its age is measured from here
-      if (rc == NVML_SUCCESS && mj >= d.start_mj) {
-        d.total_j = static_cast<double>(mj - d.start_mj) * 1e-3;
-        track_counter(d, mj, call_time, read_time);
-        // Only with the phase known to 5% of a period: else the edge-read bound is the honest one.
-        if (d.period_s > 0 && d.anchor_error_s <= 0.05 * d.period_s) {
-          unsigned mw = 0;
-          if (lib_->device_get_power_usage(d.gpu.handle, &mw) == NVML_SUCCESS) {
-            const double p_w = mw * 1e-3;
-            // The last update before the counter was read: the anchor, whole periods on. The energy
-            // is wanted at r.time, the reading's time (its windows' edges), which came a moment before
-            // the counter call: power x (r.time - that update), negative when the update fell between
-            // r.time and the call (a busy machine can put milliseconds there).
-            const double age = std::fmod(std::max(0.0, seconds_between(d.anchor, read_time)), d.period_s);
-            const double since = age - seconds_between(r.time, read_time);
-            pending.push_back(p_w * since);
-            pending_u.push_back(p_w * (d.anchor_error_s + d.period_error_s) +
-                                std::fabs(p_w - d.last_power_read_w) * std::fabs(since));
-            d.last_power_read_w = p_w;
-          }
-        }
-      } else {
-        ++d.read_errors;
-        d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
-      }
-    } else {
-      unsigned mw = 0;
-      const nvmlReturn_t rc = lib_->device_get_power_usage(d.gpu.handle, &mw);
-      d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
-      if (rc == NVML_SUCCESS) {
-        const double p_w = mw * 1e-3;
-        d.total_j += 0.5 * (d.last_power_w + p_w) * dt_s;
-        d.last_power_w = p_w;
-      } else {
-        d.total_j += d.last_power_w * dt_s;  // hold the last reading across a failed poll
-        ++d.read_errors;
-      }
-    }
+    if (d.counter)
+      read_counter(d, r.time, pending, pending_u);
+    else
+      read_power_poll(d, dt_s);
     r.energy_j.push_back(d.total_j);
-    nvmlMemory_t mem{};
-    r.memory_used_bytes.push_back(!d.lost && lib_->device_get_memory_info(d.gpu.handle, &mem) == NVML_SUCCESS
-                                      ? static_cast<double>(mem.used)
-                                      : std::nan(""));
-    if (tree_) {
-      sample_process_use(d);
-      const double nan = std::nan("");
-      r.tree_use.push_back(d.use_unavailable.empty() ? d.tree_sm_use : nan);
-      r.all_use.push_back(d.use_unavailable.empty() ? d.all_sm_use : nan);
-      r.use_samples += d.use_samples;
-    }
-    r.read_errors += d.read_errors;
-    if (d.lost)
-      r.lost += (r.lost.empty() ? "" : "; ") + std::string("gpu") + std::to_string(d.gpu.index) + " (" + d.gpu.name +
-                ", " + d.gpu.uuid + ") is lost (NVML_ERROR_GPU_IS_LOST)";
+    add_device_state(d, r);
   }
   if (pending.size() == devices_.size()) {  // every domain estimated, or none
     r.pending_j = std::move(pending);

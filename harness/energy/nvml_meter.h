@@ -74,6 +74,13 @@ class NvmlMeter : public EnergyMeter {
  private:
   NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection);
   void sample_process_use(Device& d);
+  // read()'s parts, per GPU: the energy counter (and, with its update phase known, the energy
+  // pending since its last update), or the power polled and integrated; then its memory, its
+  // per-process use, its errors and whether it is lost.
+  void read_counter(Device& d, SteadyClock::time_point reading_time, std::vector<double>& pending,
+                    std::vector<double>& pending_u);
+  void read_power_poll(Device& d, double dt_s);
+  void add_device_state(Device& d, MeterReading& r);
   static void track_counter(Device& d, unsigned long long mj, SteadyClock::time_point before,
                             SteadyClock::time_point now);
   std::shared_ptr<NvmlLibrary> lib_;

@@ -83,6 +83,56 @@ ProcessTree::ProcessTree(std::string proc_root, int root_pid)
   tick_s_ = hz > 0 ? 1.0 / static_cast<double>(hz) : 0.01;
 }
 
+// The processes of the tree and their CPU ticks, as one read sees them.
+struct ProcessTree::Walk {
+  std::map<int, std::vector<int>> children;
+  std::map<int, double> ticks;
+  double tree_ticks = 0;
+  long long processes = 0;
+};
+
+void ProcessTree::scan_every_process(Walk& w) const {
+  for (const auto& pid : numeric_entries(proc_root_)) {
+    const ProcStat st = parse_stat(slurp(proc_root_ + "/" + pid + "/stat"));
+    if (!st.ok) continue;  // gone since the listing
+    const int p = std::atoi(pid.c_str());
+    w.ticks[p] = st.ticks;
+    if (p != root_pid_) w.children[st.ppid].push_back(p);
+  }
+}
+
+void ProcessTree::read_children(int pid, Walk& w) const {
+  const std::string dir = proc_root_ + "/" + std::to_string(pid);
+  if (pid != root_pid_) {
+    const ProcStat st = parse_stat(slurp(dir + "/stat"));
+    if (!st.ok) return;  // ended between its parent's list and now
+    w.ticks[pid] = st.ticks;
+  }
+  for (const auto& tid : numeric_entries(dir + "/task")) {
+    std::istringstream list(slurp(dir + "/task/" + tid + "/children"));
+    int child = 0;
+    while (list >> child) w.children[pid].push_back(child);
+  }
+}
+
+void ProcessTree::walk(Walk& w) {
+  std::vector<int> todo = {root_pid_};
+  std::set<int> done;
+  while (!todo.empty()) {
+    const int pid = todo.back();
+    todo.pop_back();
+    if (!done.insert(pid).second) continue;
+    if (!scanned_) read_children(pid, w);
+    const auto t = w.ticks.find(pid);
+    if (t == w.ticks.end()) continue;
+    w.tree_ticks += t->second;
+    if (seen_.size() < 65536) seen_.insert(static_cast<unsigned>(pid));
+    ++w.processes;
+    const auto c = w.children.find(pid);
+    if (c != w.children.end()) todo.insert(todo.end(), c->second.begin(), c->second.end());
+  }
+}
+
 ProcessCpu ProcessTree::read() {
   ProcessCpu out;
   out.tick_s = tick_s_;
@@ -99,49 +149,14 @@ ProcessCpu ProcessTree::read() {
     return out;
   }
   // Parents from the kernel's children lists, or from every process's stat where there are none.
-  std::map<int, std::vector<int>> children;
-  std::map<int, double> ticks;
-  ticks[root_pid_] = root_stat.ticks;
+  Walk w;
+  w.ticks[root_pid_] = root_stat.ticks;
   const std::vector<std::string> root_tasks = numeric_entries(proc_root_ + "/" + root + "/task");
   scanned_ = root_tasks.empty() || !std::ifstream(proc_root_ + "/" + root + "/task/" + root_tasks.front() + "/children");
-  if (scanned_) {
-    for (const auto& pid : numeric_entries(proc_root_)) {
-      const ProcStat st = parse_stat(slurp(proc_root_ + "/" + pid + "/stat"));
-      if (!st.ok) continue;  // gone since the listing
-      const int p = std::atoi(pid.c_str());
-      ticks[p] = st.ticks;
-      if (p != root_pid_) children[st.ppid].push_back(p);
-    }
-  }
-  double tree_ticks = 0;
-  std::vector<int> todo = {root_pid_};
-  std::set<int> done;
-  while (!todo.empty()) {
-    const int pid = todo.back();
-    todo.pop_back();
-    if (!done.insert(pid).second) continue;
-    const std::string dir = proc_root_ + "/" + std::to_string(pid);
-    if (!scanned_) {
-      if (pid != root_pid_) {
-        const ProcStat st = parse_stat(slurp(dir + "/stat"));
-        if (!st.ok) continue;  // ended between its parent's list and now
-        ticks[pid] = st.ticks;
-      }
-      for (const auto& tid : numeric_entries(dir + "/task")) {
-        std::istringstream list(slurp(dir + "/task/" + tid + "/children"));
-        int child = 0;
-        while (list >> child) children[pid].push_back(child);
-      }
-    }
-    const auto t = ticks.find(pid);
-    if (t == ticks.end()) continue;
-    tree_ticks += t->second;
-    if (seen_.size() < 65536) seen_.insert(static_cast<unsigned>(pid));
-    ++out.processes;
-    const auto c = children.find(pid);
-    if (c != children.end()) todo.insert(todo.end(), c->second.begin(), c->second.end());
-  }
-  const double tree_raw = tree_ticks * tick_s_, busy_raw = busy * tick_s_;
+  if (scanned_) scan_every_process(w);
+  walk(w);
+  out.processes = w.processes;
+  const double tree_raw = w.tree_ticks * tick_s_, busy_raw = busy * tick_s_;
   if (started_) {
     // A process of the tree reaped by one outside it takes its time along: never count backwards.
     tree_s_ += std::max(0.0, tree_raw - tree_raw_s_);

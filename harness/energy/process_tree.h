@@ -55,6 +55,13 @@ class ProcessTree {
   nlohmann::json describe() const;
 
  private:
+  // read()'s parts: every process's stat when the kernel keeps no children lists (scanned_), else
+  // one process's stat and children; the walk down the tree from the root, summing its ticks.
+  struct Walk;
+  void scan_every_process(Walk& w) const;
+  void read_children(int pid, Walk& w) const;
+  void walk(Walk& w);
+
   std::string proc_root_;
   int root_pid_;
   double tick_s_;

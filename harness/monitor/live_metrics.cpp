@@ -47,20 +47,92 @@ void LiveMetrics::remove_observer(LiveObserver* observer) {
   observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
 }
 
+LiveMetrics::Point LiveMetrics::flatten(const Snapshot& s) {
+  Point p{s.time, {}, {}, {}, s.process};
+  for (const MeterReading& r : s.readings) {
+    p.energy_j.insert(p.energy_j.end(), r.energy_j.begin(), r.energy_j.end());
+    const bool use = r.tree_use.size() == r.energy_j.size() && r.all_use.size() == r.energy_j.size();
+    for (std::size_t d = 0; d < r.energy_j.size(); ++d) {
+      p.tree_use.push_back(use ? r.tree_use[d] : kNoValue);
+      p.all_use.push_back(use ? r.all_use[d] : kNoValue);
+    }
+  }
+  return p;
+}
+
+const LiveMetrics::Point& LiveMetrics::anchor(const Point& now, double window_s) const {
+  // The newest point at least a window before now, else the oldest kept.
+  for (auto it = recent_.rbegin() + 1; it != recent_.rend(); ++it)
+    if (std::chrono::duration<double>(now.time - it->time).count() >= window_s) return *it;
+  return recent_.front();
+}
+
+double LiveMetrics::update_domain(std::size_t i, const Point& now, double since_s) {
+  DomainPower& d = state_.power.domains[i];
+  d.energy_j = now.energy_j[i] - first_energy_j_[i];
+  const Point& from = anchor(now, meter_window_s_[meter_of_[i]]);
+  const double dt = std::chrono::duration<double>(now.time - from.time).count();
+  d.power_w = dt > 0 ? (now.energy_j[i] - from.energy_j[i]) / dt : kNoValue;
+  // The ± of both, from the meter's resolution: a lag of one update period at each end (at the
+  // higher of the current and the mean power), a count at each end, and the stated accuracy.
+  const EdgeModel& em = edges_[meter_of_[i]];
+  d.power_uncertainty_w = d.energy_uncertainty_j = kNoValue;
+  double edge_j = 0;
+  if (em.quantified) {
+    const double mean_w = since_s > 0 ? d.energy_j / since_s : 0;
+    const double edge_w = std::max(0.0, std::isnan(d.power_w) ? mean_w : std::max(d.power_w, mean_w));
+    edge_j = 2 * em.step_j + edge_w * em.update_period_s;
+    d.energy_uncertainty_j = edge_j + em.accuracy_fraction * std::fabs(d.energy_j);
+    if (dt > 0 && !std::isnan(d.power_w))
+      d.power_uncertainty_w = (2 * em.step_j + std::max(0.0, d.power_w) * em.update_period_s) / dt +
+                              em.accuracy_fraction * std::fabs(d.power_w);
+  }
+  // T7 over the same trailing window.
+  d.attributable_power_w = kNoValue;
+  if (std::isnan(d.power_w)) return edge_j;
+  if (category_of_[i] == DomainCategory::kCpu && now.process.valid && from.process.valid) {
+    const double busy = now.process.busy_cpu_s - from.process.busy_cpu_s;
+    if (busy > 0)
+      d.attributable_power_w =
+          d.power_w * std::min(1.0, std::max(0.0, now.process.tree_cpu_s - from.process.tree_cpu_s) / busy);
+  } else if (category_of_[i] == DomainCategory::kGpu && std::isfinite(now.all_use[i]) &&
+             std::isfinite(from.all_use[i])) {
+    const double all = now.all_use[i] - from.all_use[i];
+    d.attributable_power_w =
+        all > 0 ? d.power_w * std::min(1.0, std::max(0.0, now.tree_use[i] - from.tree_use[i]) / all) : 0.0;
+  }
+  return edge_j;
+}
+
+void LiveMetrics::update_totals(const std::vector<double>& edge_j) {
+  LivePower& out = state_.power;
+  out.total_power_w = 0;
+  out.total_energy_j = 0;
+  bool total_known = true, total_quantified = false;
+  double total_edge2 = 0, total_accuracy = 0;
+  for (std::size_t i = 0; i < out.domains.size(); ++i) {
+    const DomainPower& d = out.domains[i];
+    if (!d.in_total) continue;
+    const EdgeModel& em = edges_[meter_of_[i]];
+    if (em.quantified) {
+      total_quantified = true;
+      total_edge2 += edge_j[i] * edge_j[i];
+      total_accuracy += em.accuracy_fraction * std::fabs(d.energy_j);
+    }
+    out.total_energy_j += d.energy_j;
+    if (std::isnan(d.power_w)) total_known = false;
+    else out.total_power_w += d.power_w;
+  }
+  if (!total_known || out.domains.empty()) out.total_power_w = kNoValue;
+  out.total_energy_uncertainty_j = total_quantified ? std::sqrt(total_edge2) + total_accuracy : kNoValue;
+}
+
 void LiveMetrics::on_snapshot(const Snapshot& s) {
   LiveState copy;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!recent_.empty() && s.time <= recent_.back().time) return;
-    Point p{s.time, {}, {}, {}, s.process};
-    for (const MeterReading& r : s.readings) {
-      p.energy_j.insert(p.energy_j.end(), r.energy_j.begin(), r.energy_j.end());
-      const bool use = r.tree_use.size() == r.energy_j.size() && r.all_use.size() == r.energy_j.size();
-      for (std::size_t d = 0; d < r.energy_j.size(); ++d) {
-        p.tree_use.push_back(use ? r.tree_use[d] : kNoValue);
-        p.all_use.push_back(use ? r.all_use[d] : kNoValue);
-      }
-    }
+    Point p = flatten(s);
     if (p.energy_j.size() != state_.power.domains.size()) return;  // not the meters we were given
     if (first_energy_j_.empty()) {
       first_energy_j_ = p.energy_j;
@@ -68,72 +140,16 @@ void LiveMetrics::on_snapshot(const Snapshot& s) {
     }
     recent_.push_back(std::move(p));
     const Point& now = recent_.back();
-    const double longest_s = meter_window_s_.empty() ? window_s_ : *std::max_element(meter_window_s_.begin(), meter_window_s_.end());
+    const double longest_s =
+        meter_window_s_.empty() ? window_s_ : *std::max_element(meter_window_s_.begin(), meter_window_s_.end());
     // Keep one point older than the longest window, drop the rest.
     while (recent_.size() > 2 && std::chrono::duration<double>(now.time - recent_[1].time).count() >= longest_s)
       recent_.pop_front();
-    LivePower& out = state_.power;
-    out.unix_s = s.unix_s;
-    out.total_power_w = 0;
-    out.total_energy_j = 0;
-    bool total_known = true;
-    double total_edge2 = 0, total_accuracy = 0;
-    bool total_quantified = false;
+    state_.power.unix_s = s.unix_s;
     const double since_s = std::chrono::duration<double>(now.time - first_time_).count();
-    for (std::size_t i = 0; i < out.domains.size(); ++i) {
-      DomainPower& d = out.domains[i];
-      d.energy_j = now.energy_j[i] - first_energy_j_[i];
-      // The newest point at least a window before now, else the oldest kept.
-      const double w = meter_window_s_[meter_of_[i]];
-      const Point* anchor = &recent_.front();
-      for (auto it = recent_.rbegin() + 1; it != recent_.rend(); ++it)
-        if (std::chrono::duration<double>(now.time - it->time).count() >= w) {
-          anchor = &*it;
-          break;
-        }
-      const double dt = std::chrono::duration<double>(now.time - anchor->time).count();
-      d.power_w = dt > 0 ? (now.energy_j[i] - anchor->energy_j[i]) / dt : kNoValue;
-      // The ± of both, from the meter's resolution: a lag of one update period at each end (at the
-      // higher of the current and the mean power), a count at each end, and the stated accuracy.
-      const EdgeModel& em = edges_[meter_of_[i]];
-      d.power_uncertainty_w = d.energy_uncertainty_j = kNoValue;
-      double edge_j = 0;
-      if (em.quantified) {
-        const double mean_w = since_s > 0 ? d.energy_j / since_s : 0;
-        const double edge_w = std::max(0.0, std::isnan(d.power_w) ? mean_w : std::max(d.power_w, mean_w));
-        edge_j = 2 * em.step_j + edge_w * em.update_period_s;
-        d.energy_uncertainty_j = edge_j + em.accuracy_fraction * std::fabs(d.energy_j);
-        if (dt > 0 && !std::isnan(d.power_w))
-          d.power_uncertainty_w = (2 * em.step_j + std::max(0.0, d.power_w) * em.update_period_s) / dt +
-                                  em.accuracy_fraction * std::fabs(d.power_w);
-      }
-      // T7 over the same trailing window.
-      d.attributable_power_w = kNoValue;
-      if (!std::isnan(d.power_w)) {
-        if (category_of_[i] == DomainCategory::kCpu && now.process.valid && anchor->process.valid) {
-          const double busy = now.process.busy_cpu_s - anchor->process.busy_cpu_s;
-          if (busy > 0)
-            d.attributable_power_w =
-                d.power_w * std::min(1.0, std::max(0.0, now.process.tree_cpu_s - anchor->process.tree_cpu_s) / busy);
-        } else if (category_of_[i] == DomainCategory::kGpu && std::isfinite(now.all_use[i]) &&
-                   std::isfinite(anchor->all_use[i])) {
-          const double all = now.all_use[i] - anchor->all_use[i];
-          d.attributable_power_w =
-              all > 0 ? d.power_w * std::min(1.0, std::max(0.0, now.tree_use[i] - anchor->tree_use[i]) / all) : 0.0;
-        }
-      }
-      if (!d.in_total) continue;
-      if (em.quantified) {
-        total_quantified = true;
-        total_edge2 += edge_j * edge_j;
-        total_accuracy += em.accuracy_fraction * std::fabs(d.energy_j);
-      }
-      out.total_energy_j += d.energy_j;
-      if (std::isnan(d.power_w)) total_known = false;
-      else out.total_power_w += d.power_w;
-    }
-    if (!total_known || out.domains.empty()) out.total_power_w = kNoValue;
-    out.total_energy_uncertainty_j = total_quantified ? std::sqrt(total_edge2) + total_accuracy : kNoValue;
+    std::vector<double> edge_j(state_.power.domains.size());
+    for (std::size_t i = 0; i < edge_j.size(); ++i) edge_j[i] = update_domain(i, now, since_s);
+    update_totals(edge_j);
     ++state_.snapshots;
     copy = state_locked();
   }

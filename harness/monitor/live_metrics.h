@@ -115,6 +115,13 @@ class LiveMetrics {
     ProcessCpu process;
   };
   LiveState state_locked() const;
+  // on_snapshot's parts, under mu_: the snapshot's readings flattened over meters and domains; the
+  // point a trailing window of window_s starts at; one domain's energy, power, their ± and
+  // attributable power (returns its edge term of the ±); the totals over the domains in the total.
+  static Point flatten(const Snapshot& s);
+  const Point& anchor(const Point& now, double window_s) const;
+  double update_domain(std::size_t i, const Point& now, double since_s);
+  void update_totals(const std::vector<double>& edge_j);
   std::string command_;
   double window_s_;
   std::vector<std::size_t> meter_of_;  // flattened domain -> meter

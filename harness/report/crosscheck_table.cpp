@@ -61,7 +61,7 @@ std::vector<Table> make_crosscheck_tables(const std::vector<TrialRecord>& trials
       "wall_j: the wattmeter over the window; components_j: the measured domains of the total (estimates left out); "
       "ratio = components / wall; unseen = wall - components: fans, disks, network, the rest of the board and the "
       "power supply's loss. Published: AIPowerMeter's RAPL + NVML read 14,107 J against an OmegaWatt's 19,181 J "
-      "(ratio 0.735; REFERENCE_TABLES.md T6).");
+      "(ratio 0.735; docs/reference_tables.md, T6).");
   t.notes.push_back("wall_pm_j, components_pm_j: each side's measurement ± ('-' where not quantified); a difference "
                     "within their sum is not resolved, and the reading says so.");
   return {t};
