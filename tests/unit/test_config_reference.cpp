@@ -89,7 +89,8 @@ TEST(ConfigReference, KeyRecordingIsOffByDefaultAndScoped) {
   KeyRecording outer;
   {
     KeyRecording inner;
-    StrictReader r(json{{"a", 1}}, "x.json", "/s");
+    const json section = {{"a", 1}};  // StrictReader keeps a reference: the JSON must outlive it
+    StrictReader r(section, "x.json", "/s");
     (void)r.get("a");
     (void)r.get("b");
     EXPECT_EQ(inner.paths(), (std::set<std::string>{"/s/a", "/s/b"}));
