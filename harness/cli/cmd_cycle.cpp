@@ -188,8 +188,8 @@ void register_cycle(CLI::App& app, Action& run) {
       cmd->add_option("--precision", a->precision,
                       "fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16 | auto (= --set precision=...)");
       cmd->add_option("--engine", a->engine,
-                      "libtorch (autograd) | fused (hand-written step: dense models, CPU, fp64/fp32) | auto (fused "
-                      "where it can; = --set engine=...)");
+                      "libtorch (autograd) | fused (hand-written step: dense models, CPU, fp64/fp32/amp_bf16) | auto "
+                      "(fused for fp64/fp32 where it can, else libtorch; = --set engine=...)");
       cmd->add_flag("--profile", a->profile, "time each phase and print the breakdown (T5's shape)");
       cmd->add_flag("--no-profile-sync", a->no_profile_sync,
                     "profile without synchronising the device at each phase edge (CUDA events)");
