@@ -36,13 +36,28 @@ int write_all(int fd, const std::vector<uint8_t>& bytes) {
   throw InputError(message, "check that the folder is writable");
 }
 
-void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
+AtomicWrite begin_atomic_write(const std::string& path) {
   namespace fs = std::filesystem;
   check_output_file(path);
   const fs::path target(output_target(path));  // a link's file is replaced, the link kept
   if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
   std::random_device rd;
-  const std::string tmp = target.string() + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
+  return {path, target.string(), target.string() + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd())};
+}
+
+void commit_atomic_write(const AtomicWrite& w) {
+  std::error_code ec;
+  std::filesystem::rename(w.temporary, w.target, ec);
+  if (ec) {
+    ::unlink(w.temporary.c_str());
+    throw InputError(w.path + ": cannot rename the temporary file into place: " + ec.message(),
+                     "choose another output file");
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
+  const AtomicWrite w = begin_atomic_write(path);
+  const std::string& tmp = w.temporary;
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) throw_write_failure(path, "cannot create a file in its folder", errno);
   const int write_error = write_all(fd, bytes);
@@ -51,13 +66,7 @@ void write_file_atomic(const std::string& path, const std::vector<uint8_t>& byte
     ::unlink(tmp.c_str());
     throw_write_failure(path, "write failed", write_error ? write_error : close_error);
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    ::unlink(tmp.c_str());
-    throw InputError(path + ": cannot rename the temporary file into place: " + ec.message(),
-                     "choose another output file");
-  }
+  commit_atomic_write(w);
 }
 
 }  // namespace balerbench

@@ -17,4 +17,14 @@ void write_file_atomic(const std::string& path, const std::vector<uint8_t>& byte
 // file-size limit or an I/O error, InputError otherwise.
 [[noreturn]] void throw_write_failure(const std::string& path, const std::string& what, int error);
 
+// The two names of an atomic write of `path`: `path` checked as an output file and its folder
+// created, then `temporary` beside `target` (the file a link points to: the file is replaced, the
+// link kept). The writer fills `temporary` and calls commit_atomic_write, or removes it on failure.
+struct AtomicWrite {
+  std::string path, target, temporary;
+};
+AtomicWrite begin_atomic_write(const std::string& path);
+// Renames the temporary into place; on failure removes it and throws an InputError naming `path`.
+void commit_atomic_write(const AtomicWrite& w);
+
 }  // namespace balerbench

@@ -161,12 +161,8 @@ NpzMembers parse_npz(const uint8_t* bytes, std::size_t size, const std::string& 
 }
 
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, NpyArray>>& members, bool deflate) {
-  namespace fs = std::filesystem;
-  check_output_file(path);
-  const fs::path target(output_target(path));  // a link's file is replaced, the link kept
-  if (target.has_parent_path()) create_output_folder(target.parent_path().string(), "choose another output file");
-  std::random_device rd;
-  const std::string tmp = target.string() + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
+  const AtomicWrite w = begin_atomic_write(path);
+  const std::string& tmp = w.temporary;
   int code = 0;
   zip_t* z = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
   if (!z) throw InputError(path + ": cannot create archive: " + zip_open_error(code), "check that the folder is writable");
@@ -200,12 +196,7 @@ void write_npz(const std::string& path, const std::vector<std::pair<std::string,
     if (error) throw_write_failure(path, "cannot write the archive", error);
     throw InputError(path + ": cannot write the archive: " + reason);
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw InputError(path + ": cannot rename temporary file into place: " + ec.message());
-  }
+  commit_atomic_write(w);
 }
 
 }  // namespace balerbench

@@ -24,7 +24,7 @@ std::string latex_escape(const std::string& s) {
   return out;
 }
 
-void render_one(std::ostringstream& o, const Table& t) {
+void render_one(std::ostream& o, const Table& t) {
   o << "% " << t.title << "\n\\begin{table}[ht]\n\\centering\n\\begin{tabular}{";
   for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "r" : "l");
   o << "}\n\\hline\n";
@@ -40,14 +40,7 @@ void render_one(std::ostringstream& o, const Table& t) {
 
 class LatexRenderer : public TableRenderer {
  public:
-  std::string render(const std::vector<Table>& tables) const override {
-    std::ostringstream o;
-    for (std::size_t k = 0; k < tables.size(); ++k) {
-      if (k) o << "\n";
-      render_one(o, tables[k]);
-    }
-    return o.str();
-  }
+  std::string render(const std::vector<Table>& tables) const override { return render_each(tables, render_one); }
 };
 
 }  // namespace

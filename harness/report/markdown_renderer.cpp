@@ -7,7 +7,7 @@
 namespace balerbench::report {
 namespace {
 
-void render_one(std::ostringstream& o, const Table& t) {
+void render_one(std::ostream& o, const Table& t) {
   o << "### " << t.title << "\n\n|";
   for (const auto& c : t.columns) o << " " << c << " |";
   o << "\n|";
@@ -24,14 +24,7 @@ void render_one(std::ostringstream& o, const Table& t) {
 
 class MarkdownRenderer : public TableRenderer {
  public:
-  std::string render(const std::vector<Table>& tables) const override {
-    std::ostringstream o;
-    for (std::size_t k = 0; k < tables.size(); ++k) {
-      if (k) o << "\n";
-      render_one(o, tables[k]);
-    }
-    return o.str();
-  }
+  std::string render(const std::vector<Table>& tables) const override { return render_each(tables, render_one); }
 };
 
 }  // namespace

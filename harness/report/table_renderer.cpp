@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <sstream>
 
 #include "common/error.h"
 
@@ -45,6 +46,15 @@ std::string cell_text(const nlohmann::json& v) {
   else
     std::snprintf(buf, sizeof buf, "%.4g", x);
   return buf;
+}
+
+std::string render_each(const std::vector<Table>& tables, const std::function<void(std::ostream&, const Table&)>& one) {
+  std::ostringstream o;
+  for (std::size_t k = 0; k < tables.size(); ++k) {
+    if (k) o << "\n";
+    one(o, tables[k]);
+  }
+  return o.str();
 }
 
 }  // namespace report

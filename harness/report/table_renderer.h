@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@ class TableRenderer {
   // Every table in one text, in order; "" (JSON: no tables) when there is none.
   virtual std::string render(const std::vector<Table>& tables) const = 0;
 };
+
+// Every table written by `one`, with a blank line between two tables (Markdown, LaTeX).
+std::string render_each(const std::vector<Table>& tables, const std::function<void(std::ostream&, const Table&)>& one);
 
 const TableRenderer& markdown_renderer();
 const TableRenderer& csv_renderer();
