@@ -120,6 +120,11 @@ at::ScalarType AutoEncoder::dtype() const {
   return params.empty() ? baler_dtype() : params.front().scalar_type();
 }
 
+c10::Device AutoEncoder::device() const {
+  const auto params = parameters();
+  return params.empty() ? c10::Device(c10::kCPU) : params.front().device();
+}
+
 std::shared_ptr<AutoEncoder> make_model(const std::string& name, int64_t n_features, int64_t latent) {
   Architecture arch = describe_model(name, n_features, latent);
   std::shared_ptr<AutoEncoder> m;

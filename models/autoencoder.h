@@ -5,6 +5,8 @@
 // torch.load() as a plain state dict, and the reverse.
 #pragma once
 
+#include <c10/core/Device.h>
+
 #include <torch/nn/module.h>
 
 #include <memory>
@@ -26,6 +28,8 @@ class AutoEncoder : public torch::nn::Module {
   const Architecture& architecture() const { return arch_; }
   // The parameters' dtype now (a precision policy may have converted them).
   at::ScalarType dtype() const;
+  // The parameters' device now (the CPU for a model without parameters).
+  c10::Device device() const;
   // Baler's dtype for this architecture: float64 (AE) or float32 (CFD_dense_AE).
   at::ScalarType baler_dtype() const;
 

@@ -8,11 +8,6 @@
 namespace balerbench {
 namespace {
 
-c10::Device model_device(AutoEncoder& model) {
-  const auto params = model.parameters();
-  return params.empty() ? c10::Device(c10::kCPU) : params.front().device();
-}
-
 // Applies `step` to chunks of `in` and writes each result into `out`.
 template <typename Step>
 void chunked(const at::Tensor& in, at::Tensor& out, int64_t chunk_rows, Step step) {
@@ -31,7 +26,7 @@ at::Tensor encode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& x, 
   model.eval();
   PhaseTimer off;
   PhaseTimer& t = timer ? *timer : off;
-  const c10::Device device = model_device(model);
+  const c10::Device device = model.device();
   at::Tensor out = torch::empty({x.size(0), model.architecture().latent}, x.options().dtype(latent_dtype));
   chunked(x, out, chunk_rows, [&](const at::Tensor& c) {
     at::Tensor xn;
@@ -51,7 +46,7 @@ at::Tensor decode_rows(AutoEncoder& model, Engine& engine, const at::Tensor& z, 
   model.eval();
   PhaseTimer off;
   PhaseTimer& t = timer ? *timer : off;
-  const c10::Device device = model_device(model);
+  const c10::Device device = model.device();
   at::Tensor out = torch::empty({z.size(0), model.architecture().n_features}, z.options().dtype(model.dtype()));
   chunked(z, out, chunk_rows, [&](const at::Tensor& c) {
     at::Tensor zc, y;

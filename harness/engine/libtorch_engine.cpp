@@ -23,16 +23,11 @@ namespace {
 // Batches in the graph are replayed only after this many eager warm-up steps.
 constexpr int kGraphWarmupSteps = 3;
 
-c10::Device device_of(AutoEncoder& model) {
-  const auto params = model.parameters();
-  return params.empty() ? c10::Device(c10::kCPU) : params.front().device();
-}
-
 class LibtorchEngine final : public Engine {
  public:
   // Inference only.
   LibtorchEngine(AutoEncoder& model, const PrecisionPolicy& policy)
-      : model_(model), policy_(policy), device_type_(device_of(model).type()) {}
+      : model_(model), policy_(policy), device_type_(model.device().type()) {}
 
   LibtorchEngine(AutoEncoder& model, const TrainingSetup& setup)
       : model_(model), policy_(setup.policy), device_type_(setup.device.type()) {

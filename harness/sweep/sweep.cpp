@@ -162,7 +162,7 @@ struct TrialTurn {
         claim = store.claim_trial(t.key, claims.holder, claims.retry_before,
                                   [this](const Claim& c) { return claim_alive(c, claims.me, unix_time_s()); });
       } catch (const StoreWriteError& e) {  // a full disk before the trial: nothing after it could be stored
-        return stop_on(e, "not run");
+        return stop_on(e, "\n   not run");
       }
       if (claim.kind != ClaimOutcome::kClaimed) {
         skipped(t, claim, i, n);
@@ -199,9 +199,10 @@ struct TrialTurn {
     return true;
   }
 
+  // `what` is the line's start as printed ("\n   not run", "   not stored").
   bool stop_on(const StoreWriteError& e, const char* what) {
     sum.store_error = e.what();
-    std::fprintf(out, "%s%s: %s\n", what[0] == ' ' ? "" : "\n   ", what, e.what());
+    std::fprintf(out, "%s: %s\n", what, e.what());
     std::fflush(out);
     return false;
   }
