@@ -16,6 +16,11 @@
 #                                step, per precision (Nsight Compute, one duration metric per kernel)
 #   scripts/gpu_check.sh amp     scripts/bench_gpu_amp.py: our engine against PyTorch eager, one graph
 #                                per step, and torch.compile inside the graph, per precision
+#   scripts/gpu_check.sh state   the GPU as balerbench reads it (system --json, doctor --json) beside
+#                                nvidia-smi -q, and a 2-trial sweep's provenance (gpu_state.py compares)
+#   scripts/gpu_check.sh interop the Baler interop tests with this machine's PyTorch (weights_only by
+#                                default since 2.6), and a Baler project trained with c.device = "cuda";
+#                                needs the real Baler copied to .peers/baler and carried
 #
 # Device tool: run(command="OUT=$OUT scripts/gpu_check.sh build test", carry=[".carry"]), then
 # "scripts/gpu_check.sh bench" on the same warm machine (build-gpu/ stays there).
@@ -32,6 +37,20 @@ export LD_LIBRARY_PATH="$ROOT/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 JOBS="${JOBS:-$(nproc)}"
 PY="${PYTHON:-python3}"
 mkdir -p "$OUT"
+# PyTorch's wheels link parts of a newer libstdc++ into libtorch.so and export them. Programs built
+# against it bind std::filesystem::remove_all (and others) to libtorch's copy, and the test programs'
+# TempDir crashed on a null call there (PyTorch 2.11: 104 of 293 unit tests; 0 with the preload).
+# Debian's LibTorch exports none, so this is for the GPU machine's PyTorch only.
+preload_libstdcxx() {
+  local torch_lib std
+  torch_lib="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch.so"))' 2>/dev/null)" || return 0
+  if [ -f "$torch_lib" ] && nm -D --defined-only "$torch_lib" 2>/dev/null | grep -q '_ZNSt10filesystem.*remove_all'; then
+    std="$(${CXX:-c++} -print-file-name=libstdc++.so.6)"
+    [ -f "$std" ] && export LD_PRELOAD="$std${LD_PRELOAD:+:$LD_PRELOAD}" &&
+      echo "libtorch.so exports std::filesystem: LD_PRELOAD=$std"
+  fi
+}
+preload_libstdcxx
 [ -d "$ROOT/.carry" ] || { echo "gpu_check.sh: .carry/ missing (run scripts/gpu_carry.sh here and carry it)" >&2; exit 2; }
 
 gpu_state() {  # the GPU as found: name, driver, power limits (read only)
@@ -150,6 +169,104 @@ JSON
   "$PY" "$ROOT/scripts/kernel_summary.py" "$OUT"/kernels_*.csv | tee "$OUT/kernels_summary.md"
 }
 
+stage_state() {  # read only: nvidia-smi is queried, balerbench reads NVML
+  local bb="$BUILD/harness/balerbench" d="$OUT/state"
+  mkdir -p "$d"
+  nvidia-smi -q > "$d/nvidia_smi_q.txt" 2>&1
+  "$bb" system --json > "$d/system.json" 2> "$d/system.log"; echo "system --json: exit $?"
+  "$bb" doctor --json > "$d/doctor.json" 2> "$d/doctor.log"; echo "doctor --json: exit $? (1 when it lists hazards)"
+  cat > "$BUILD/state_sweep.json" <<JSON
+{"schema_version": 1, "name": "gpu_state",
+ "description": "Two short CUDA trials whose provenance records the GPU's state and software.",
+ "dataset": {"generator": {"kind": "cms", "rows": 20000, "seed": 0}},
+ "model": {"name": "AE", "compression_ratio": 1.6},
+ "training": {"lr": 0.001, "device": "cuda", "progress_interval_s": 30},
+ "sweep": {"batch_size": [512], "precision": ["fp32", "amp_bf16"], "power_limit_w": [null], "epochs": [2], "repeats": 1},
+ "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0, "cooldown_s": 0},
+ "cost": {"eta": [0.5]}}
+JSON
+  rm -f "$d/gpu_state.sqlite"
+  "$bb" run "$BUILD/state_sweep.json" --db "$d/gpu_state.sqlite" --progress none --tables trials > "$d/sweep.log" 2>&1
+  echo "sweep: exit $?"
+  "$PY" "$ROOT/scripts/gpu_state.py" "$d" | tee "$d/comparison.md"
+  tar czf "$OUT/state.tgz" -C "$OUT" state && rm -rf "$d"
+}
+
+stage_interop() {
+  local bb="$BUILD/harness/balerbench" d="$OUT/interop" peer="${BALERBENCH_BALER_PEER:-$ROOT/.peers/baler}"
+  mkdir -p "$d"
+  [ -f "$peer/baler/__init__.py" ] || { echo "interop: no Baler at $peer (copy ../shared/peers/baler to .peers/baler, carry .peers)"; return 2; }
+  "$PY" -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$d/python.txt"
+  (cd "$BUILD" && BALERBENCH_BALER_PYTHON="$(command -v "$PY")" BALERBENCH_BALER_PEER="$peer" \
+     ctest -R 'BalerInterop|BalerProjectCli|TorchSave' --output-on-failure > "$d/ctest_interop.log" 2>&1)
+  local t=$?
+  echo "ctest interop: $(grep -E 'tests passed|tests failed' "$d/ctest_interop.log")"
+  grep -E "Skipped|\(Failed\)" "$d/ctest_interop.log" | head
+  # A Baler project with balerbench's own key c.device = "cuda": balerbench trains and compresses on
+  # the GPU, Baler (on this machine's PyTorch, its device chosen by Baler) decompresses, and back.
+  local w="$d/project" data="$BUILD/cms_2000.npz" types
+  [ -f "$data" ] || "$bb" data generate --kind cms --rows 2000 --seed 0 --out "$data" > /dev/null
+  types="$("$PY" -c 'import numpy as n; d=n.load("'"$data"'"); print(len(d["names"]))')"
+  rm -rf "$w" && mkdir -p "$w/workspaces/WS/P/config" "$w/workspaces/WS/data"
+  cp "$data" "$w/workspaces/WS/data/cms.npz"
+  cat > "$w/workspaces/WS/P/config/P_config.py" <<PYCFG
+def set_config(c):
+    c.input_path = "workspaces/WS/data/cms.npz"
+    c.data_dimension = 1
+    c.compression_ratio = 1.6
+    c.apply_normalization = True
+    c.model_name = "AE"
+    c.model_type = "dense"
+    c.epochs = 3
+    c.lr = 0.001
+    c.batch_size = 512
+    c.early_stopping = False
+    c.lr_scheduler = False
+    c.test_size = 0
+    c.extra_compression = False
+    c.intermittent_model_saving = False
+    c.separate_model_saving = False
+    c.deterministic_algorithm = True
+    c.custom_norm = False
+    c.reg_param = 0.001
+    c.RHO = 0.05
+    c.mse_avg = False
+    c.mse_sum = True
+    c.emd = False
+    c.l1 = True
+    c.activation_extraction = False
+    c.save_error_bounded_deltas = False
+    c.device = "cuda"
+PYCFG
+  local ok=0
+  (cd "$w" && for m in train compress decompress; do
+     "$bb" "$m" --json --baler-project workspaces/WS/P > "$d/bb_$m.json" 2> "$d/bb_$m.log" || { echo "balerbench $m: failed"; tail -5 "$d/bb_$m.log"; exit 1; }
+   done) || ok=1
+  "$PY" - "$d" <<'PYEOF' | tee "$d/device.txt"
+import json, sys
+d = sys.argv[1]
+for m in ("train", "compress", "decompress"):
+    try:
+        r = json.load(open(f"{d}/bb_{m}.json"))
+        print(f"balerbench {m}: device {r.get('device')}, engine {r.get('engine')}")
+    except Exception as e:
+        print(f"balerbench {m}: no report ({e})")
+PYEOF
+  cp "$w/workspaces/WS/P/output/decompressed_output/decompressed.npz" "$d/bb_decompressed.npz" 2>/dev/null
+  # Baler decompresses balerbench's compressed file on this PyTorch; then both decompressions agree.
+  (cd "$w" && PYTHONPATH="$peer" "$PY" -m baler --mode decompress --project WS P > "$d/baler_decompress.log" 2>&1) ||
+    { echo "Baler decompress failed"; tail -5 "$d/baler_decompress.log"; ok=1; }
+  "$PY" - "$d/bb_decompressed.npz" "$w/workspaces/WS/P/output/decompressed_output/decompressed.npz" <<'PYEOF' | tee -a "$d/device.txt"
+import sys, numpy as np, torch
+a, b = (np.load(p)["data"] for p in sys.argv[1:3])
+print(f"Baler's decompress of balerbench's cuda-trained files vs balerbench's: shape {a.shape}, "
+      f"max abs {np.max(np.abs(a - b)):.3g}, max rel {np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)):.3g}")
+PYEOF
+  "$PY" "$ROOT/tests/integration/baler_interop.py" model "$w/workspaces/WS/P/output/compressed_output/model.pt" | tee -a "$d/device.txt"
+  tar czf "$OUT/interop.tgz" -C "$OUT" interop && rm -rf "$d"
+  return $(( t || ok ))
+}
+
 gpu_state
 status=0
 stages=("$@")
@@ -162,9 +279,11 @@ for stage in "${stages[@]}"; do
     sweep) stage_sweep || status=1 ;;
     amp) stage_amp || status=1 ;;
     kernels) stage_kernels || status=1 ;;
+    state) stage_state || status=1 ;;
+    interop) stage_interop || status=1 ;;
     gputest) (cd "$BUILD" && ctest -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1) || status=1
              grep -E "tests passed|tests failed|Failed|Skipped" "$OUT/ctest_gpu.log" ;;
-    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, amp, kernels)" >&2; exit 2 ;;
+    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, amp, kernels, state, interop)" >&2; exit 2 ;;
   esac
 done
 exit $status

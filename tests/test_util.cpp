@@ -101,7 +101,12 @@ bool python_has(const std::string& modules) {
   return run_command(python_binary() + " -c 'import " + modules + "'").exit_code == 0;
 }
 
-std::string baler_peer_dir() { return BALERBENCH_SOURCE_DIR "/../shared/peers/baler"; }
+// BALERBENCH_BALER_PEER points elsewhere (scripts/gpu_check.sh interop, where ../shared is not beside
+// the checkout).
+std::string baler_peer_dir() {
+  const char* env = std::getenv("BALERBENCH_BALER_PEER");
+  return env && *env ? env : BALERBENCH_SOURCE_DIR "/../shared/peers/baler";
+}
 
 std::string debian_python() {
   const char* env = std::getenv("BALERBENCH_BALER_PYTHON");

@@ -321,7 +321,12 @@ class BalerInterop : public BalerProjectCli {
     const auto r = run_command("cd " + dir.root() + " && PYTHONPATH=" + baler_peer_dir() + " " + debian_python() +
                                " -m baler --mode " + mode + " --project W " + name + " > " + out + ".log 2> " + out +
                                ".stderr");
-    ASSERT_EQ(r.exit_code, 0) << "Baler --mode " << mode << ": " << read_text(out + ".stderr");
+    if (r.exit_code != 0) {  // Baler prints some failures on stdout: both, the console's last 2,000 characters
+      const std::string console = read_text(out + ".log");
+      FAIL() << "Baler --mode " << mode << " ended with exit code " << r.exit_code << "\nstderr: "
+             << read_text(out + ".stderr") << "\nconsole (end): "
+             << console.substr(console.size() > 2000 ? console.size() - 2000 : 0);
+    }
   }
   void balerbench(const std::string& command, const std::string& p) {
     const auto r = bb(command, p);
