@@ -3,7 +3,7 @@
 # machine lacks, to be named in the device tool's `carry` list. Run it here,
 # after scripts/setup.sh: it copies from this machine's Debian packages.
 #
-#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), httplib.h, zip.h, zipconf.h, sqlite3.h
+#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), eigen3/, httplib.h, zip.h, zipconf.h, sqlite3.h
 #   .carry/share/cmake/  the nlohmann_json and CLI11 CMake package configs (they point at ../../include)
 #   .carry/lib/          Debian 12's libzip.so.4, libsqlite3.so, and libcpp-httplib.so: Debian's httplib.h
 #                        is the split header (declarations only), so the library that defines it travels
@@ -19,7 +19,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 C="$ROOT/.carry"
 need() { [ -e "$1" ] || { echo "gpu_carry.sh: $1 is missing (hint: run scripts/setup.sh first)" >&2; exit 2; }; }
 LIB=/usr/lib/x86_64-linux-gnu
-for f in /usr/include/nlohmann/json.hpp /usr/share/cmake/nlohmann_json /usr/include/CLI /usr/share/cmake/CLI11 \
+for f in /usr/include/eigen3/signature_of_eigen3_matrix_library /usr/include/nlohmann/json.hpp /usr/share/cmake/nlohmann_json /usr/include/CLI /usr/share/cmake/CLI11 \
          /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/src/googletest /usr/include/sqlite3.h \
          "$LIB/libcpp-httplib.so" "$LIB/libssl.so.3" "$LIB/libcrypto.so.3" "$LIB/libbrotlidec.so.1" \
          "$LIB/libbrotlienc.so.1" "$LIB/libbrotlicommon.so.1"; do need "$f"; done
@@ -29,6 +29,7 @@ need "$ZIPLIB"
 rm -rf "$C.tmp" && mkdir -p "$C.tmp"/{include,share/cmake,lib,src}
 cp -r /usr/include/nlohmann "$C.tmp/include/"
 cp -r /usr/include/CLI "$C.tmp/include/"
+cp -r /usr/include/eigen3 "$C.tmp/include/"  # headers only; found by signature_of_eigen3_matrix_library
 cp /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/include/sqlite3.h "$C.tmp/include/"
 cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$C.tmp/share/cmake/"
 cp "$ZIPLIB" "$C.tmp/lib/libzip.so.4"

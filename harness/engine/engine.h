@@ -28,6 +28,15 @@ namespace balerbench {
 class FlatAdam;
 class GradScaler;
 
+// The fused engine's products (fused_engine.h): backend "auto" | "eigen" | "openblas" (auto measures
+// both on the step's shapes when the engine is made, and keeps Eigen unless OpenBLAS is clearly
+// faster); isa "auto" | "generic" | "avx2" | "avx512", the level of Eigen's kernels (auto: the widest
+// this CPU runs). Other engines ignore it.
+struct FusedProductsChoice {
+  std::string backend = "auto";
+  std::string isa = "auto";
+};
+
 // What an engine made for training is given, once, by fit.
 struct TrainingSetup {
   FlatAdam& opt;                // the model's parameters, seated in its flat buffers; the step ends with opt.step()
@@ -42,6 +51,7 @@ struct TrainingSetup {
   bool cuda_graphs = true;      // libtorch on CUDA: capture the step and replay it
   bool profile = false;         // per-phase timers on: steps run eagerly, phase by phase
   c10::Device device = c10::kCPU;  // the model's and the data's
+  FusedProductsChoice products;   // the fused engine's products
 };
 
 // What an engine made for inference only (compress, decompress) is given.
@@ -49,6 +59,7 @@ struct InferenceSetup {
   PrecisionPolicy policy;  // autocast as in training
   int64_t max_rows = 0;    // rows of the largest chunk
   int workers = 0;         // 0: the intra-op threads
+  FusedProductsChoice products;
 };
 
 // What an engine says about itself after a run, for the results.
@@ -57,6 +68,8 @@ struct EngineStatus {
   std::string note;            // e.g. why a CUDA graph was not used; "" when nothing to say
   bool cuda_graph = false;     // full batches replayed a captured CUDA graph
   int64_t graph_replays = 0;
+  std::string products;        // fused: what ran the products and why, e.g. "eigen avx512 (auto: ...)"
+  std::string threads_note;    // fused: how the workers' threads fared (one thread after a collapse, ...)
 };
 
 class Engine {

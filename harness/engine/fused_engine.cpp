@@ -5,14 +5,18 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
 
 #include "common/error.h"
+#include "harness/engine/dense_products.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_kernels.h"
+#include "harness/engine/shard_pool.h"
 
 namespace balerbench {
 using namespace fused_kernels;
@@ -40,6 +44,7 @@ enum Part { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 }
 
 struct FusedDenseEngine::Worker {
   int64_t max_rows = 0;
+  const DenseProducts* products = nullptr;  // Eigen's kernels, or null for at::mm_out (OpenBLAS)
   std::vector<at::Tensor> acts;  // acts[i]: layer i's output (after its activation), (max_rows, out_i)
   at::Tensor grad_a, grad_b;     // ping-pong gradient buffers, max_rows x widest, flat
   at::Tensor grads;              // worker 0: the optimizer's flat gradients; others: their own
@@ -96,7 +101,12 @@ void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tenso
   const int64_t m = a.size(0);
   for (std::size_t i = first; i < last; ++i) {
     at::Tensor y = out && i + 1 == last ? *out : rows_of(acts[i], m);
-    if (y.is_contiguous()) {
+    if (y.is_contiguous() && products && a.is_contiguous()) {
+      // (m x out) = (m x in) . (out x in)^T
+      products->of<T>().forward(a.data_ptr<T>(), layers[i].weight.data_ptr<T>(), y.data_ptr<T>(), m, layers[i].out,
+                                layers[i].in);
+      bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
+    } else if (y.is_contiguous()) {
       at::mm_out(y, a, layers[i].weight.t());
       bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
     } else {
@@ -148,10 +158,16 @@ void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
   for (std::size_t i = layers.size(); i-- > 0;) {
     const Layer& L = layers[i];
     const at::Tensor a_in = i == 0 ? part : rows_of(acts[i - 1], m);
-    at::mm_out(weight_grads[i], g.t(), a_in);
+    if (products)  // dW (out x in) = g^T (out x m) . a_in (m x in)
+      products->of<T>().weight_grad(g.data_ptr<T>(), a_in.data_ptr<T>(), weight_grads[i].data_ptr<T>(), m, L.out, L.in);
+    else
+      at::mm_out(weight_grads[i], g.t(), a_in);
     if (i == 0) break;
     at::Tensor g_in = as_matrix(*spare, m, L.in);
-    at::mm_out(g_in, g, L.weight);
+    if (products)  // g_in (m x in) = g (m x out) . W (out x in)
+      products->of<T>().input_grad(g.data_ptr<T>(), L.weight.data_ptr<T>(), g_in.data_ptr<T>(), m, L.out, L.in);
+    else
+      at::mm_out(g_in, g, L.weight);
     const Layer& below = layers[i - 1];
     activation_backward_and_bias<T>(g_in.data_ptr<T>(), a_in.data_ptr<T>(), m, L.in, below.after,
                                     grads_base + below.bias_offset);
@@ -210,7 +226,7 @@ void FusedDenseEngine::cast_weights_bf16() {
 }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows,
-                                   int workers, at::ScalarType compute_dtype)
+                                   int workers, at::ScalarType compute_dtype, const FusedProductsChoice& products)
     : flat_grads_(opt.flat_grads()), loss_(loss), max_rows_(max_rows) {
   const at::ScalarType param_dtype = opt.flat_params().scalar_type();
   const at::ScalarType compute = compute_dtype == at::ScalarType::Undefined ? param_dtype : compute_dtype;
@@ -218,12 +234,14 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, Loss
   if (!why.empty()) throw InputError(why);
   bf16_ = compute == at::kBFloat16;
   build(model, &opt.flat_params(), max_rows, workers);
+  choose_products(products);
+  if (products_ && workers_.size() > 1) governor_ = std::make_unique<ThreadGovernor>(static_cast<int>(workers_.size()));
 }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
     : FusedDenseEngine(model, s.opt, s.loss, std::min(s.batch_size, s.train_rows),
                        s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()),
-                       s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined) {
+                       s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined, s.products) {
   opt_ = &s.opt;
   timer_ = &s.timer;
 }
@@ -235,12 +253,129 @@ void FusedDenseEngine::step(const at::Tensor& xb) {
   opt_->step();  // the engine overwrote the gradients: no zero_grad needed
 }
 
-FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers)
+FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers,
+                                   const FusedProductsChoice& products)
     : loss_(LossKind::kBalerSum), max_rows_(max_rows) {
   const at::ScalarType dtype = model.dtype();
   const std::string why = fused_unsupported_reason(model, dtype, dtype, model.parameters().front().device());
   if (!why.empty()) throw InputError(why);
   build(model, nullptr, max_rows, workers);
+  choose_products(products);
+}
+
+const char* FusedDenseEngine::isa() const { return products_ ? isa_name(products_->level) : ""; }
+
+EngineStatus FusedDenseEngine::status() const {
+  EngineStatus st{workers(), "", false, 0};
+  st.products = products_note_;
+  if (governor_) st.threads_note = governor_->summary();
+  if (pool_ && !governor_ && workers() > 1)
+    st.threads_note = std::to_string(pool_->tasks_by_caller()) + " chunks by the calling thread, " +
+                      std::to_string(pool_->tasks_by_helpers()) + " by the other " + std::to_string(workers() - 1);
+  return st;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::string ms_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  return buf;
+}
+
+}  // namespace
+
+double FusedDenseEngine::time_products(bool eigen) {
+  // Worker 0's shard, as a full step gives it: every layer's forward product, and in training its
+  // two backward products, on buffers filled with small numbers (never on zeros or leftovers).
+  Worker& w = *workers_[0];
+  const int64_t m = w.max_rows;
+  const bool f64 = layers_.front().weight.scalar_type() == at::kDouble;
+  const at::Tensor x = at::full({m, layers_.front().in}, 0.25, layers_.front().weight.options());
+  const DenseProducts* saved = w.products;
+  w.products = eigen ? products_ : nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
+  at::Tensor out = at::empty({m, layers_.back().out}, x.options());
+  if (f64)
+    w.chain<double>(layers_, x, 0, layers_.size(), &out);
+  else
+    w.chain<float>(layers_, x, 0, layers_.size(), &out);
+  if (flat_grads_.defined()) {
+    w.part = x;
+    w.rows = m;
+    w.grad_a.fill_(0.125);
+    if (f64)
+      w.backward<double>(layers_);
+    else
+      w.backward<float>(layers_);
+    w.part = at::Tensor();
+    w.rows = 0;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  w.products = saved;
+  return s;
+}
+
+void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
+  if (choice.backend != "auto" && choice.backend != "eigen" && choice.backend != "openblas")
+    throw InputError("fused engine: unknown products backend '" + choice.backend + "'", "auto, eigen or openblas");
+  IsaLevel level = host_isa_level();
+  if (choice.isa != "auto") {
+    if (!parse_isa_level(choice.isa, level))
+      throw InputError("fused engine: unknown instruction-set level '" + choice.isa + "'", "auto, generic, avx2 or avx512");
+    if (!isa_supported(level))
+      throw InputError(std::string("fused engine: this CPU cannot run the ") + choice.isa + " products",
+                       std::string("use auto (here: ") + isa_name(host_isa_level()) + ")");
+  }
+  if (bf16_) {  // amp_bf16's products stay LibTorch's (oneDNN's bfloat16 kernels)
+    backend_ = "libtorch";
+    products_note_ = "libtorch (amp_bf16's bfloat16 products)";
+    return;
+  }
+  products_ = &dense_products(level);
+  const std::string eigen_name = std::string("eigen ") + isa_name(level);
+  std::string why = choice.isa == "auto" ? " (the widest level this CPU runs)" : " (asked)";
+  if (choice.backend == "auto") {
+    // Alternating rounds on the step's own shapes; one warm-up of each first.
+    c10::AutoGradMode no_grad(false);
+    const int saved_threads = at::get_num_threads();
+    at::set_num_threads(1);  // OpenBLAS's products single-threaded, as each worker runs them
+    time_products(true);
+    time_products(false);
+    std::vector<double> eigen_s, blas_s;
+    for (int r = 0; r < 3; ++r) {
+      eigen_s.push_back(time_products(true));
+      blas_s.push_back(time_products(false));
+    }
+    at::set_num_threads(saved_threads);
+    const double e = median_of(eigen_s), b = median_of(blas_s);
+    const bool blas = b * 1.15 < e;
+    why = " (auto: one shard's products " + ms_text(e) + " on Eigen, " + ms_text(b) +
+          " on OpenBLAS, medians of 3; Eigen unless OpenBLAS is 15% faster)";
+    if (blas) products_ = nullptr;
+  } else if (choice.backend == "openblas") {
+    products_ = nullptr;
+    why = " (asked)";
+  }
+  backend_ = products_ ? "eigen" : "openblas";
+  products_note_ = (products_ ? eigen_name : std::string("openblas")) + why;
+  for (auto& w : workers_) w->products = products_;
+  if (products_ && workers_.size() > 1) pool_ = std::make_unique<ShardPool>(static_cast<int>(workers_.size()));
+}
+
+void FusedDenseEngine::for_each_worker(int threads_now, const std::function<void(int)>& fn) {
+  if (pool_) {
+    pool_->run(static_cast<int>(workers_.size()), [&](int task, int) { fn(task); }, threads_now);
+    return;
+  }
+  at::parallel_for(0, static_cast<int64_t>(workers_.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) fn(static_cast<int>(w));
+  });
 }
 
 void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers) {
@@ -325,26 +460,24 @@ void FusedDenseEngine::split_batch(const at::Tensor& xb) {
   }
 }
 
-void FusedDenseEngine::run_parts(int parts, double norm, double grad_output) {
+void FusedDenseEngine::run_parts(int parts, double norm, double grad_output, int threads_now) {
   const bool f64 = flat_grads_.scalar_type() == at::kDouble;
   const std::size_t encoder = encoder_layers_, all = layers_.size();
-  at::parallel_for(0, static_cast<int64_t>(workers_.size()), 1, [&](int64_t begin, int64_t end) {
+  for_each_worker(threads_now, [&](int w) {
     c10::AutoGradMode no_grad(false);  // thread-local: these may be pool threads
-    for (int64_t w = begin; w < end; ++w) {
-      Worker& k = *workers_[static_cast<std::size_t>(w)];
-      if (k.rows == 0) continue;
-      if (bf16_) {
-        if (parts & kForwardEncoder) k.forward_bf16(layers_, 0, encoder);
-        if (parts & kForwardDecoder) k.forward_bf16(layers_, encoder, all);
-        if (parts & kLoss) k.loss_bf16(layers_, static_cast<float>(norm), static_cast<float>(grad_output));
-        if (parts & kBackward) k.backward_bf16(layers_);
-        continue;
-      }
-      if (f64)
-        k.run<double>(layers_, parts, encoder, norm, grad_output);
-      else
-        k.run<float>(layers_, parts, encoder, static_cast<float>(norm), static_cast<float>(grad_output));
+    Worker& k = *workers_[static_cast<std::size_t>(w)];
+    if (k.rows == 0) return;
+    if (bf16_) {
+      if (parts & kForwardEncoder) k.forward_bf16(layers_, 0, encoder);
+      if (parts & kForwardDecoder) k.forward_bf16(layers_, encoder, all);
+      if (parts & kLoss) k.loss_bf16(layers_, static_cast<float>(norm), static_cast<float>(grad_output));
+      if (parts & kBackward) k.backward_bf16(layers_);
+      return;
     }
+    if (f64)
+      k.run<double>(layers_, parts, encoder, norm, grad_output);
+    else
+      k.run<float>(layers_, parts, encoder, static_cast<float>(norm), static_cast<float>(grad_output));
   });
 }
 
@@ -366,23 +499,28 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
     {
       PhaseTimer::Scope s(*timer, Phase::kEncode);
       if (bf16_) cast_weights_bf16();
-      run_parts(kForwardEncoder, norm, grad_output);
+      run_parts(kForwardEncoder, norm, grad_output, workers());
     }
     {
       PhaseTimer::Scope s(*timer, Phase::kDecode);
-      run_parts(kForwardDecoder, norm, grad_output);
+      run_parts(kForwardDecoder, norm, grad_output, workers());
     }
     {
       PhaseTimer::Scope s(*timer, Phase::kLoss);
-      run_parts(kLoss, norm, grad_output);
+      run_parts(kLoss, norm, grad_output, workers());
     }
     PhaseTimer::Scope s(*timer, Phase::kBackward);
-    run_parts(kBackward, norm, grad_output);
+    run_parts(kBackward, norm, grad_output, workers());
     reduce_gradients();
   } else {
+    // Full batches are timed for the governor, which says how many threads the next one gets.
+    const bool timed = governor_ && n == max_rows_;
+    const int threads_now = timed ? governor_->threads_for_next_step() : workers();
+    const auto t0 = std::chrono::steady_clock::now();
     if (bf16_) cast_weights_bf16();
-    run_parts(kForwardEncoder | kForwardDecoder | kLoss | kBackward, norm, grad_output);
+    run_parts(kForwardEncoder | kForwardDecoder | kLoss | kBackward, norm, grad_output, threads_now);
     reduce_gradients();
+    if (timed) governor_->record(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   double squared_error = 0;
   for (const auto& w : workers_) squared_error += w->squared_error;  // in worker order
@@ -398,14 +536,24 @@ at::Tensor FusedDenseEngine::run_layers(const at::Tensor& x_in, std::size_t firs
   const int64_t count = static_cast<int64_t>(workers_.size());
   const int64_t per_worker = workers_[0]->max_rows;
   const int64_t chunks = (rows + per_worker - 1) / per_worker;
+  const auto chunk = [&](int64_t c, std::size_t w) {  // chunk c with worker w's buffers
+    const int64_t start = c * per_worker, m = std::min(per_worker, rows - start);
+    at::Tensor slice = out.narrow(0, start, m);
+    workers_[w]->forward(layers_, x.narrow(0, start, m), first, last, slice);
+  };
+  if (pool_ && chunks <= 0xFFFF) {
+    // Each chunk to whichever thread claims it (a descheduled thread's share goes to the others);
+    // a chunk's rows come out the same whichever thread runs them.
+    pool_->run(static_cast<int>(chunks), [&](int c, int thread) {
+      c10::AutoGradMode no_grad_here(false);
+      chunk(c, static_cast<std::size_t>(thread));
+    }, workers());
+    return out;
+  }
   at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
     c10::AutoGradMode no_grad_here(false);
     for (int64_t w = begin; w < end; ++w)
-      for (int64_t c = w; c < chunks; c += count) {  // chunk c goes to worker c mod count
-        const int64_t start = c * per_worker, m = std::min(per_worker, rows - start);
-        at::Tensor slice = out.narrow(0, start, m);
-        workers_[static_cast<std::size_t>(w)]->forward(layers_, x.narrow(0, start, m), first, last, slice);
-      }
+      for (int64_t c = w; c < chunks; c += count) chunk(c, static_cast<std::size_t>(w));  // chunk c to worker c mod count
   });
   return out;
 }
@@ -445,7 +593,8 @@ const EngineEntry& fused_engine_entry() {
       },
       [](AutoEncoder& model, const InferenceSetup& s) -> std::unique_ptr<Engine> {
         return std::make_unique<FusedDenseEngine>(model, s.max_rows,
-                                                  s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()));
+                                                  s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()),
+                                                  s.products);
       }};
   return entry;
 }

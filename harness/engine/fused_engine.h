@@ -3,16 +3,25 @@
 // Baler's dense autoencoders (AE, CFD_dense_AE, FPGA_prototype_model) are fixed chains of
 // Linear layers, each followed by LeakyReLU(0.01), ReLU or nothing. Their forward and backward
 // passes need no autograd graph: this engine keeps every layer's activation in a preallocated
-// buffer, runs the layer products as single-threaded GEMMs (at::addmm_out / at::mm_out into those
-// buffers), and fuses the rest into plain loops: the activation with the forward product's
-// output, the loss with its gradient, the activation's derivative with the bias gradient. The
-// step ends with the model's FlatAdam, whose flat gradient buffer the engine writes directly.
+// buffer, runs the layer products as single-threaded GEMMs into those buffers, and fuses the rest
+// into plain loops: the activation with the forward product's output, the loss with its gradient,
+// the activation's derivative with the bias gradient. The step ends with the model's FlatAdam,
+// whose flat gradient buffer the engine writes directly.
 //
-// Threads: each of `workers` threads takes its share of the batch's rows (contiguous, in order)
-// and runs the whole forward and backward pass on it with its own buffers. The gradients are
-// then summed in worker order, so a result never depends on scheduling: the same inputs give the
-// same bits, run after run. With one worker it is the same arithmetic as LibTorch's autograd,
-// term by term, up to the summation order inside the GEMMs.
+// Products (fp64, fp32): Eigen's, compiled per instruction-set level and chosen from CPUID
+// (dense_products.h), or OpenBLAS's through at::mm_out. `auto` times both on the step's own shapes
+// when the engine is made and keeps Eigen unless OpenBLAS is more than 15% faster; the choice and
+// its times are in status().products. amp_bf16 runs its products through LibTorch (oneDNN).
+//
+// Threads: the batch is cut into `workers` shards (contiguous rows, in order), each run through the
+// whole forward and backward pass with its own buffers. The gradients are then summed in shard
+// order, so a result never depends on scheduling: the same inputs give the same bits, run after
+// run, whichever threads ran the shards. On Eigen, the shards go to a pool of threads that claim
+// them (shard_pool.h): a thread descheduled by a neighbour leaves its shard to the others, and a
+// governor measures whether the step is faster on all threads or on one and switches (a collapse
+// under load is noticed within three steps; status().threads_note says what happened). With one
+// worker it is the same arithmetic as LibTorch's autograd, term by term, up to the summation order
+// inside the products.
 //
 // It implements engine.h's Engine; the LibTorch autograd engine (libtorch_engine.cpp) stays the
 // reference. fused_unsupported_reason says which models, precisions and devices this engine takes.
@@ -21,6 +30,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +44,9 @@
 namespace balerbench {
 
 class FlatAdam;
+struct DenseProducts;
+class ShardPool;
+class ThreadGovernor;
 
 enum class Activation { kNone, kLeakyRelu, kRelu };
 
@@ -54,11 +67,11 @@ class FusedDenseEngine final : public Engine {
   // activations in bfloat16, the loss in float32, each weight and bias gradient rounded to bfloat16
   // and then accumulated in float32. Undefined: the parameters' dtype.
   FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int workers,
-                   at::ScalarType compute_dtype = at::ScalarType::Undefined);
+                   at::ScalarType compute_dtype = at::ScalarType::Undefined, const FusedProductsChoice& products = {});
   // For fit (engine_registry.h): as above, with the optimizer it steps and the timer it books to.
   FusedDenseEngine(AutoEncoder& model, const TrainingSetup& setup);
   // Inference only (compress, decompress): encode, decode and forward; forward_backward throws.
-  FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers);
+  FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers, const FusedProductsChoice& products = {});
   ~FusedDenseEngine() override;
   FusedDenseEngine(const FusedDenseEngine&) = delete;
   FusedDenseEngine& operator=(const FusedDenseEngine&) = delete;
@@ -71,7 +84,7 @@ class FusedDenseEngine final : public Engine {
 
   // Engine: a step is forward_backward and the optimizer's step (made with a TrainingSetup only).
   EngineKind kind() const override { return EngineKind::kFused; }
-  EngineStatus status() const override { return {workers(), "", false, 0}; }
+  EngineStatus status() const override;
   void begin_epoch() override { loss_sum_ = 0; }
   void step(const at::Tensor& xb) override;
   double epoch_loss_sum() override { return loss_sum_; }
@@ -83,6 +96,9 @@ class FusedDenseEngine final : public Engine {
   at::Tensor forward(const at::Tensor& x);
 
   int workers() const { return static_cast<int>(workers_.size()); }
+  // "eigen" or "openblas", and Eigen's instruction-set level ("" for openblas).
+  const std::string& backend() const { return backend_; }
+  const char* isa() const;
   int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
 
   struct Layer {
@@ -101,9 +117,14 @@ class FusedDenseEngine final : public Engine {
   // the Part flags of fused_engine.cpp run by every worker on its rows, and the workers' gradients
   // summed into the optimizer's in worker order.
   void split_batch(const at::Tensor& xb);
-  void run_parts(int parts, double norm, double grad_output);
+  void run_parts(int parts, double norm, double grad_output, int threads_now);
   void reduce_gradients();
   at::Tensor run_layers(const at::Tensor& x, std::size_t first, std::size_t last);
+  // The products' backend and level: as asked, or by measurement (auto); sets products_note_.
+  void choose_products(const FusedProductsChoice& choice);
+  double time_products(bool eigen);  // seconds for one shard's products of a step, this backend
+  // Runs fn(worker) for every worker: on the shard pool (Eigen), else LibTorch's intra-op threads.
+  void for_each_worker(int threads_now, const std::function<void(int)>& fn);
 
   std::vector<Layer> layers_;
   std::size_t encoder_layers_ = 0;  // layers up to and including the latent one
@@ -115,6 +136,11 @@ class FusedDenseEngine final : public Engine {
   PhaseTimer* timer_ = nullptr;  // and the timer it books to
   double loss_sum_ = 0;          // the epoch's batch losses, on the host
   std::vector<std::unique_ptr<Worker>> workers_;
+  const DenseProducts* products_ = nullptr;  // Eigen's kernels; null: OpenBLAS through at::mm_out
+  std::string backend_ = "openblas";
+  std::string products_note_;
+  std::unique_ptr<ShardPool> pool_;          // Eigen's workers' threads
+  std::unique_ptr<ThreadGovernor> governor_; // training with more than one worker on the pool
 };
 
 }  // namespace balerbench

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "harness/base/engine_choice.h"
+#include "harness/engine/engine.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
@@ -72,6 +73,7 @@ struct TrainOptions {
   // here is an error.
   EngineKind engine = EngineKind::kLibtorch;
   int engine_workers = 0;     // engines that split a batch: threads sharing it (0: at::get_num_threads())
+  FusedProductsChoice products;  // the fused engine's products (engine.h)
   bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
   bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
   bool profile_sync = true;   // see phase_timer.h
@@ -112,6 +114,8 @@ struct TrainResult {
   int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
   EngineKind engine = EngineKind::kLibtorch;  // the engine that trained
   int engine_workers = 0;             // fused: threads that shared each batch
+  std::string engine_products;        // fused: what ran the products, and why
+  std::string engine_threads_note;    // fused: how the threads fared (the governor's summary)
   std::string engine_note;            // how engine auto chose (set by TrainingSession)
   nlohmann::json threads;             // the thread count and its source (thread_calibration.h; set by TrainingSession)
 };

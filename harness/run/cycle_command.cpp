@@ -117,7 +117,7 @@ void CodecCommand::load_model(const CycleFiles& L, int64_t features, int64_t lat
   policy_ = apply_precision(c_.precision, *model_, device_);
   norm_ = training_normalization(c_, L, features);
   engine_decision_ = inference_decision(choose_engine(c_.engine, *model_, policy_, device_), policy_);
-  engine_ = make_inference_engine(engine_decision_.engine, *model_, {policy_, c_.codec_chunk_rows, 0});
+  engine_ = make_inference_engine(engine_decision_.engine, *model_, {policy_, c_.codec_chunk_rows, 0, {c_.fused_products, c_.fused_isa}});
   run_->begin(energy_.get(), c_, policy_);
   timer_ = std::make_unique<PhaseTimer>(device_, c_.profile, c_.profile_sync);
 }
@@ -133,6 +133,11 @@ double CodecCommand::measure(const std::function<void()>& work) {
 json CodecCommand::finish(json report) {
   report["precision"] = policy_.to_json();
   report["engine"] = engine_json(engine_decision_);
+  if (engine_) {
+    const EngineStatus st = engine_->status();
+    if (!st.products.empty()) report["engine"]["products"] = st.products;
+    if (!st.threads_note.empty()) report["engine"]["threads"] = st.threads_note;
+  }
   report["device"] = device_.str();
   report["memory"] = memory_.to_json();
   report["total_duration_s"] = seconds_since(t_total_);

@@ -62,6 +62,8 @@ struct RunConfig {
   double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
   Precision precision = Precision::kAuto;
   EngineKind engine = EngineKind::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h
+  std::string fused_products = "auto";  // the fused engine's products: auto | eigen | openblas
+  std::string fused_isa = "auto";       // Eigen's instruction-set level: auto | generic | avx2 | avx512
   struct GradScalerKeys {             // the "grad_scaler" section (amp_fp16); PyTorch's defaults
     double init_scale = 65536.0;
     double growth_factor = 2.0;

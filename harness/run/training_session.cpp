@@ -37,6 +37,7 @@ TrainOptions train_options(const RunConfig& c) {
   o.scaler = {c.grad_scaler.init_scale, c.grad_scaler.growth_factor, c.grad_scaler.backoff_factor,
               c.grad_scaler.growth_interval};
   o.engine = c.engine;
+  o.products = {c.fused_products, c.fused_isa};
   o.cuda_graphs = c.cuda_graphs;
   o.profile = c.profile;
   o.profile_sync = c.profile_sync;

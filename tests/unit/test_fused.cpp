@@ -7,10 +7,13 @@
 #include <cstdlib>
 #include <random>
 
+#include "harness/engine/dense_products.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_engine.h"
 #include "harness/engine/runtime.h"
+#include "harness/engine/shard_pool.h"
+#include "common/error.h"
 #include "harness/run/thread_calibration.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
@@ -46,7 +49,8 @@ struct Case {
 
 // Gradients and loss of one batch: autograd through the model, then the fused engine, into the
 // same flat buffer.
-void expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t rows, uint64_t seed) {
+void expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t rows, uint64_t seed,
+                            const FusedProductsChoice& products) {
   torch::manual_seed(seed);
   auto model = make_model(c.model, c.features, std::max<int64_t>(1, c.features * 10 / 16));
   model->to(c.dtype);
@@ -58,14 +62,15 @@ void expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t r
   const at::Tensor autograd = opt.flat_grads().clone();
   const double autograd_loss = l.item<double>();
 
-  FusedDenseEngine engine(*model, opt, loss, rows, workers);
+  FusedDenseEngine engine(*model, opt, loss, rows, workers, at::ScalarType::Undefined, products);
+  EXPECT_EQ(engine.backend(), products.backend);
   opt.flat_grads().fill_(12345.0);  // the engine must overwrite every element
   const double fused_loss = engine.forward_backward(x);
   const double tolerance = c.dtype == at::kDouble ? 1e-12 : 1e-5;
   const std::string what = std::string(c.model) + " " + c10::toString(c.dtype) + " loss " +
                            (loss == LossKind::kBalerSum ? "baler_sum" : "mse_mean") + ", " +
-                           std::to_string(workers) + " workers, " + std::to_string(rows) + " rows, seed " +
-                           std::to_string(seed);
+                           std::to_string(workers) + " workers, " + std::to_string(rows) + " rows, " +
+                           products.backend + " " + products.isa + ", seed " + std::to_string(seed);
   EXPECT_LE(max_relative_difference(opt.flat_grads(), autograd), tolerance) << what;
   EXPECT_NEAR(fused_loss, autograd_loss, tolerance * std::abs(autograd_loss)) << what;
   // Layer by layer too, so a small layer's error cannot hide behind a large one's scale.
@@ -80,6 +85,19 @@ void expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t r
   }
 }
 
+// Every backend of the products, and every instruction-set level of Eigen's this CPU runs (the
+// others are named as skipped).
+std::vector<FusedProductsChoice> every_products_choice() {
+  std::vector<FusedProductsChoice> out = {{"openblas", "auto"}};
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (isa_supported(level))
+      out.push_back({"eigen", isa_name(level)});
+    else
+      std::printf("this CPU cannot run the %s products: not tested here\n", isa_name(level));
+  }
+  return out;
+}
+
 TEST(FusedEngine, GradientsEqualAutogradForEveryFusedModel) {
   const uint64_t seed = fresh_seed();
   std::printf("seed %llu (BALERBENCH_TEST_SEED replays it)\n", static_cast<unsigned long long>(seed));
@@ -90,9 +108,11 @@ TEST(FusedEngine, GradientsEqualAutogradForEveryFusedModel) {
                         {"FPGA_prototype_model", 16, at::kDouble},
                         {"FPGA_prototype_model", 16, at::kFloat}};
   uint64_t s = seed;
-  for (const Case& c : cases)
-    for (LossKind loss : {LossKind::kBalerSum, LossKind::kMseMean})
-      for (int workers : {1, 2, 3}) expect_gradients_match(c, loss, workers, 37 + static_cast<int64_t>(s % 100), s++);
+  for (const FusedProductsChoice& products : every_products_choice())
+    for (const Case& c : cases)
+      for (LossKind loss : {LossKind::kBalerSum, LossKind::kMseMean})
+        for (int workers : {1, 2, 3})
+          expect_gradients_match(c, loss, workers, 37 + static_cast<int64_t>(s % 100), s++, products);
 }
 
 // amp_bf16: the fused step against autograd under LibTorch's CPU autocast. Both round at the same
@@ -144,8 +164,10 @@ TEST(FusedEngine, AmpBf16GradientsFollowAutocast) {
 
 TEST(FusedEngine, ABatchSmallerThanTheWorkersStillGetsEveryGradient) {
   const uint64_t seed = fresh_seed();
-  expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 1, seed);
-  expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 3, seed + 1);
+  for (const FusedProductsChoice& products : every_products_choice()) {
+    expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 1, seed, products);
+    expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 3, seed + 1, products);
+  }
 }
 
 TEST(FusedEngine, EncodeAndDecodeEqualTheModel) {
@@ -181,6 +203,7 @@ TrainOptions trajectory_options(EngineKind engine, int workers) {
   o.engine = engine;
   o.engine_workers = workers;
   o.save_every_epochs = 3;
+  o.products = {"eigen", "auto"};  // fixed: auto may choose either by timing
   return o;
 }
 
@@ -190,11 +213,13 @@ struct Trajectory {
   at::Tensor params;
 };
 
-Trajectory train(EngineKind engine, int workers, const at::Tensor& x, const at::Tensor& val, uint64_t seed) {
+Trajectory train(EngineKind engine, int workers, const at::Tensor& x, const at::Tensor& val, uint64_t seed,
+                 const std::string& backend = "eigen") {
   torch::manual_seed(seed);
   auto model = make_model("AE", 24, 15);
   Trajectory t;
   TrainOptions o = trajectory_options(engine, workers);
+  o.products.backend = backend;
   o.save_checkpoint = [&t](int64_t epoch) { t.checkpoints.push_back(epoch); };
   t.result = fit(*model, x, val, o);
   std::vector<at::Tensor> flat;
@@ -211,7 +236,9 @@ TEST(FusedEngine, OneWorkerTrajectoryEqualsLibtorchFor20Epochs) {
   const at::Tensor x = random_rows(900, 24, at::kDouble, seed);
   const at::Tensor val = random_rows(200, 24, at::kDouble, seed + 7);
   const Trajectory a = train(EngineKind::kLibtorch, 0, x, val, seed);
-  const Trajectory f = train(EngineKind::kFused, 1, x, val, seed);
+  for (const char* backend : {"eigen", "openblas"}) {
+  SCOPED_TRACE(backend);
+  const Trajectory f = train(EngineKind::kFused, 1, x, val, seed, backend);
   EXPECT_EQ(f.result.engine, EngineKind::kFused);
   EXPECT_EQ(f.result.engine_workers, 1);
   ASSERT_EQ(a.result.epoch_records.size(), f.result.epoch_records.size());
@@ -228,6 +255,51 @@ TEST(FusedEngine, OneWorkerTrajectoryEqualsLibtorchFor20Epochs) {
   EXPECT_EQ(f.result.early_stopped, a.result.early_stopped);
   EXPECT_EQ(f.checkpoints, a.checkpoints);
   EXPECT_LE(max_relative_difference(f.params, a.params), 1e-9);
+  }
+}
+
+// The shards' results, whichever thread runs them: one batch through two workers on two threads,
+// then (a second engine, same start) with every step on one thread. Same bits.
+TEST(FusedEngine, TheThreadsThatRunTheShardsNeverChangeTheResult) {
+  const uint64_t seed = fresh_seed();
+  for (const char* isa : {"generic", "auto"}) {
+    torch::manual_seed(seed);
+    auto model = make_model("AE", 24, 15);
+    model->to(at::kFloat);
+    FlatAdam opt(model->parameters(), 1e-3);
+    const at::Tensor x = random_rows(256, 24, at::kFloat, seed + 1);
+    FusedDenseEngine engine(*model, opt, LossKind::kBalerSum, 256, 2, at::ScalarType::Undefined, {"eigen", isa});
+    ASSERT_EQ(engine.backend(), "eigen");
+    std::vector<at::Tensor> grads;
+    // The governor runs steps 2 to 7 alternately on 2 threads and on 1: compare steps 2 and 3.
+    for (int step = 0; step < 4; ++step) {
+      engine.forward_backward(x);
+      grads.push_back(opt.flat_grads().clone());
+    }
+    EXPECT_TRUE(at::equal(grads[2], grads[3])) << isa;
+    EXPECT_TRUE(at::equal(grads[0], grads[3])) << isa;
+    const EngineStatus st = engine.status();
+    EXPECT_NE(st.products.find("eigen"), std::string::npos) << st.products;
+    EXPECT_NE(st.threads_note.find("on 1"), std::string::npos) << st.threads_note;
+  }
+}
+
+TEST(FusedEngine, ProductsChoiceIsRecordedAndBadChoicesAreClearErrors) {
+  torch::manual_seed(3);
+  auto model = make_model("AE", 24, 15);
+  FlatAdam opt(model->parameters(), 1e-3);
+  FusedDenseEngine automatic(*model, opt, LossKind::kBalerSum, 128, 1);
+  const std::string note = automatic.status().products;
+  EXPECT_NE(note.find("auto: one shard's products"), std::string::npos) << note;
+  EXPECT_NE(note.find("on Eigen"), std::string::npos) << note;
+  EXPECT_NE(note.find(automatic.backend()), std::string::npos) << note;
+  FusedDenseEngine generic(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"eigen", "generic"});
+  EXPECT_STREQ(generic.isa(), "generic");
+  EXPECT_EQ(generic.status().products, "eigen generic (asked)");
+  EXPECT_THROW(FusedDenseEngine(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"mkl", "auto"}),
+               InputError);
+  EXPECT_THROW(FusedDenseEngine(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"eigen", "sse9"}),
+               InputError);
 }
 
 // Two workers sum their gradients in a fixed order: the same bits on every run.
@@ -353,6 +425,89 @@ TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
   c.cache_dir = "-";  // no cache at all
   EXPECT_EQ(calibrate_threads(*model, x, o, "host AE fused", c).source, "calibrated");
   at::set_num_threads(available_cpus());
+}
+
+}  // namespace
+}  // namespace balerbench
+
+namespace balerbench {
+namespace {
+
+TEST(ShardPool, EveryTaskOnceWhateverTheThreads) {
+  ShardPool pool(3, 5);
+  for (int threads_now : {1, 2, 3})
+    for (int round = 0; round < 200; ++round) {
+      const int tasks = 1 + round % 7;
+      std::vector<std::atomic<int>> done(static_cast<std::size_t>(tasks));
+      for (auto& d : done) d.store(0);
+      std::atomic<int> bad_slot{0};
+      pool.run(tasks, [&](int t, int slot) {
+        done[static_cast<std::size_t>(t)].fetch_add(1);
+        if (slot < 0 || slot >= threads_now) bad_slot.fetch_add(1);
+      }, threads_now);
+      for (int t = 0; t < tasks; ++t) ASSERT_EQ(done[static_cast<std::size_t>(t)].load(), 1) << "task " << t;
+      ASSERT_EQ(bad_slot.load(), 0);
+    }
+  EXPECT_EQ(pool.tasks_by_caller() + pool.tasks_by_helpers(), 3 * (200 / 7 * 28 + (1 + 2 + 3 + 4)));
+}
+
+TEST(ShardPool, OneThreadRunsEveryTaskOnTheCaller) {
+  ShardPool pool(2, 5);
+  const auto caller = std::this_thread::get_id();
+  int elsewhere = 0;
+  pool.run(5, [&](int, int slot) { elsewhere += std::this_thread::get_id() != caller || slot != 0; }, 1);
+  EXPECT_EQ(elsewhere, 0);
+  EXPECT_EQ(pool.tasks_by_helpers(), 0);
+}
+
+TEST(ShardPool, ATasksExceptionReachesTheCallerAndTheOthersStillRun) {
+  ShardPool pool(2, 5);
+  std::atomic<int> ran{0};
+  EXPECT_THROW(pool.run(4, [&](int t, int) {
+    ran.fetch_add(1);
+    if (t == 1) throw std::runtime_error("task 1");
+  }, 2), std::runtime_error);
+  EXPECT_EQ(ran.load(), 4);
+  pool.run(2, [&](int, int) { ran.fetch_add(1); }, 2);  // and it still works
+  EXPECT_EQ(ran.load(), 6);
+}
+
+// The governor on made-up step times (seconds): its choices, never the clock.
+TEST(ThreadGovernor, ChoosesTheFasterWayAndFallsBackOnACollapse) {
+  ThreadGovernor g(2, 20);
+  std::vector<int> ways;
+  const auto step = [&](double all_s, double one_s) {
+    const int t = g.threads_for_next_step();
+    ways.push_back(t);
+    g.record(t == 2 ? all_s : one_s);
+  };
+  for (int i = 0; i < 8; ++i) step(1.0, 1.9);  // two threads faster
+  EXPECT_EQ(ways, (std::vector<int>{2, 2, 2, 1, 2, 1, 2, 1}));
+  EXPECT_EQ(g.threads_for_next_step(), 2);
+  for (int i = 0; i < 5; ++i) step(1.0, 1.9);
+  EXPECT_EQ(g.threads_for_next_step(), 2);
+  // A neighbour: two threads now take 6x as long; within three steps the next runs on one.
+  for (int i = 0; i < 3; ++i) step(6.0, 1.9);
+  EXPECT_EQ(g.collapses(), 1);
+  EXPECT_EQ(g.threads_for_next_step(), 1);
+  // Quiet again: the probes (two steps on two threads every 20) see two threads faster and switch
+  // back; after that, only the probes run on one thread.
+  for (int i = 0; i < 100; ++i) step(1.0, 1.9);
+  EXPECT_GE(g.switches(), 2);
+  EXPECT_GE(std::count(ways.end() - 20, ways.end(), 2), 18);
+  EXPECT_NE(g.summary().find("collapse"), std::string::npos) << g.summary();
+}
+
+TEST(ThreadGovernor, OneThreadWhenItIsFasterFromTheStart) {
+  ThreadGovernor g(2, 20);
+  for (int i = 0; i < 8; ++i) g.record(g.threads_for_next_step() == 2 ? 3.0 : 1.0);
+  EXPECT_EQ(g.threads_for_next_step(), 1);
+  ThreadGovernor single(1);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(single.threads_for_next_step(), 1);
+    single.record(1.0);
+  }
+  EXPECT_EQ(single.summary(), "");
 }
 
 }  // namespace
