@@ -8,12 +8,14 @@
 //   BM_Compress / BM_Decompress: encode / decode 100,000 rows in 65,536-row chunks.
 //   BM_Evaluate/<dtype>/<chunk>: the per-epoch evaluation, chunked against the batch-by-batch baseline.
 //   BM_EngineEpoch/<precision>/<engine>/<threads>: one epoch as BM_TrainEpoch (64 fp64, 32 fp32,
-//     16 amp_bf16), engine 0 = libtorch (autograd), 1 = fused (fused_engine.h), 1 or 2 threads.
-//   BM_GemmFloor/<dtype>/<threads>: the same epoch's GEMMs alone (8 forward, 15 backward per batch,
-//     into preallocated buffers), each of `threads` workers on its share of every batch with
-//     single-threaded GEMMs, as the fused engine splits it: the floor the fused engine is held to.
-//   BM_FusedBreakdown/<dtype>/<threads>: a fused epoch split into GEMMs, the rest of forward and
-//     backward (activations, loss, bias gradients, the workers' gradient sum) and Adam.
+//     16 amp_bf16), engine 0 = libtorch (autograd), 1 = fused on OpenBLAS's products, 2 = fused on
+//     Eigen's (fused_engine.h, dense_products.h), 1 or 2 threads.
+//   BM_GemmFloor/<dtype>/<threads>/<products>: the same epoch's products alone (8 forward, 15 backward
+//     per batch, into preallocated buffers), each of `threads` workers on its share of every batch
+//     with single-threaded products (0 OpenBLAS on LibTorch's threads, 1 Eigen on the engine's
+//     pool), as the fused engine splits it: the floor the fused engine is held to.
+//   BM_FusedBreakdown/<dtype>/<threads>: a fused epoch (Eigen) split into products, the rest of
+//     forward and backward (activations, loss, bias gradients, the workers' gradient sum) and Adam.
 // Compare engines side by side: --benchmark_filter='Engine|Gemm|Breakdown'
 //   --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true (medians, alternating).
 // Items are rows, so items_per_second is rows/s.
@@ -32,6 +34,8 @@
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
 #include "harness/engine/codec.h"
+#include "harness/engine/dense_products.h"
+#include "harness/engine/shard_pool.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_engine.h"
@@ -196,7 +200,8 @@ BENCHMARK(BM_Evaluate)
 
 constexpr int64_t kBatch = 512;
 
-// Args: 64 fp64, 32 fp32, 16 amp_bf16 (float32 master weights); engine (0 libtorch, 1 fused); threads.
+// Args: 64 fp64, 32 fp32, 16 amp_bf16 (float32 master weights); engine (0 libtorch, 1 fused on
+// OpenBLAS's products, 2 fused on Eigen's at the host's level); threads.
 void BM_EngineEpoch(benchmark::State& state) {
   const at::ScalarType dtype = dtype_of(state);
   const Precision mode = state.range(0) == 64 ? Precision::kFp64
@@ -213,14 +218,18 @@ void BM_EngineEpoch(benchmark::State& state) {
   o.progress = "none";
   o.precision = resolve_precision(mode, at::kDouble, c10::Device(c10::kCPU));
   o.engine = state.range(1) ? EngineKind::kFused : EngineKind::kLibtorch;
-  for (auto _ : state) benchmark::DoNotOptimize(fit(*model, x, {}, o));
+  o.products.backend = state.range(1) == 2 ? "eigen" : "openblas";
+  std::string products;
+  for (auto _ : state) products = fit(*model, x, {}, o).engine_products;
   state.SetItemsProcessed(state.iterations() * kRows);
-  state.SetLabel(std::string(o.precision.name()) + ", " + engine_name(o.engine) + ", " +
+  state.SetLabel(std::string(o.precision.name()) + ", " + engine_name(o.engine) +
+                 (state.range(1) ? " " + products.substr(0, products.find(" (")) : std::string()) + ", " +
                  std::to_string(state.range(2)) + " thread(s)");
   at::set_num_threads(available_cpus());
 }
 BENCHMARK(BM_EngineEpoch)
-    ->ArgsProduct({{16, 32, 64}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{32, 64}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{16}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
 
@@ -228,7 +237,9 @@ BENCHMARK(BM_EngineEpoch)
 struct GemmWorker {
   std::vector<at::Tensor> w, acts, wgrad, ginput;
   at::Tensor g_out;
-  GemmWorker(const std::vector<at::Tensor>& weights, int64_t rows, at::ScalarType dtype) : w(weights) {
+  const DenseProducts* eigen = nullptr;  // null: at::mm_out (OpenBLAS)
+  GemmWorker(const std::vector<at::Tensor>& weights, int64_t rows, at::ScalarType dtype, const DenseProducts* products)
+      : w(weights), eigen(dtype == at::kBFloat16 ? nullptr : products) {
     const auto opt = at::TensorOptions().dtype(dtype);
     for (const auto& W : w) {
       acts.push_back(at::rand({rows, W.size(0)}, opt));
@@ -237,7 +248,30 @@ struct GemmWorker {
     }
     g_out = at::rand({rows, w.back().size(0)}, opt);
   }
+  template <typename T>
+  void run_eigen(const at::Tensor& x) {
+    const auto& k = eigen->of<T>();
+    const int64_t m = x.size(0);
+    const T* a = x.data_ptr<T>();
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      k.forward(a, w[i].data_ptr<T>(), acts[i].data_ptr<T>(), m, w[i].size(0), w[i].size(1));
+      a = acts[i].data_ptr<T>();
+    }
+    for (std::size_t i = w.size(); i-- > 0;) {
+      const T* g = (i + 1 == w.size() ? g_out : ginput[i + 1]).template data_ptr<T>();
+      k.weight_grad(g, (i == 0 ? x : acts[i - 1]).template data_ptr<T>(), wgrad[i].data_ptr<T>(), m, w[i].size(0),
+                    w[i].size(1));
+      if (i > 0) k.input_grad(g, w[i].data_ptr<T>(), ginput[i].data_ptr<T>(), m, w[i].size(0), w[i].size(1));
+    }
+  }
   void run(const at::Tensor& x) {
+    if (eigen) {
+      if (x.scalar_type() == at::kDouble)
+        run_eigen<double>(x);
+      else
+        run_eigen<float>(x);
+      return;
+    }
     at::Tensor a = x;
     for (std::size_t i = 0; i < w.size(); ++i) {
       at::mm_out(acts[i], a, w[i].t());
@@ -255,17 +289,26 @@ struct GemmFloor {
   std::vector<std::unique_ptr<GemmWorker>> workers;
   at::Tensor x;
   int64_t share = 0;
-  GemmFloor(at::ScalarType dtype, int threads) {
+  std::unique_ptr<ShardPool> pool;  // Eigen's workers run on the fused engine's pool, as in a step
+  GemmFloor(at::ScalarType dtype, int threads, bool eigen = false) {
     torch::manual_seed(0);
     std::vector<at::Tensor> weights;
     const int64_t sizes[9] = {24, 200, 100, 50, 15, 50, 100, 200, 24};
     for (int i = 0; i < 8; ++i) weights.push_back(at::rand({sizes[i + 1], sizes[i]}, at::TensorOptions().dtype(dtype)));
     share = (kBatch + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t) workers.push_back(std::make_unique<GemmWorker>(weights, share, dtype));
+    const DenseProducts* products = eigen ? &dense_products(host_isa_level()) : nullptr;
+    for (int t = 0; t < threads; ++t) workers.push_back(std::make_unique<GemmWorker>(weights, share, dtype, products));
+    if (eigen && threads > 1) pool = std::make_unique<ShardPool>(threads);
     x = cms_rows().narrow(0, 0, kBatch).to(dtype).contiguous();
   }
   void step() {
     const int64_t n = static_cast<int64_t>(workers.size());
+    if (pool) {
+      pool->run(static_cast<int>(n), [&](int w, int) {
+        workers[w]->run(x.narrow(0, w * share, std::min(share, kBatch - w * share)));
+      }, static_cast<int>(n));
+      return;
+    }
     at::parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
       for (int64_t w = b; w < e; ++w) workers[w]->run(x.narrow(0, w * share, std::min(share, kBatch - w * share)));
     });
@@ -274,19 +317,27 @@ struct GemmFloor {
 
 constexpr int64_t kBatchesPerEpoch = (kRows + kBatch - 1) / kBatch;
 
-// Args: dtype bits (64, 32, 16 = bfloat16); threads. Time per epoch of full batches (196 steps).
+// Args: dtype bits (64, 32, 16 = bfloat16); threads; products (0 OpenBLAS through at::mm_out on
+// LibTorch's threads, 1 Eigen at the host's level on the engine's pool). Time per epoch of full
+// batches (196 steps).
 void BM_GemmFloor(benchmark::State& state) {
   at::set_num_threads(static_cast<int>(state.range(1)));
   const at::ScalarType dtype = state.range(0) == 16 ? at::kBFloat16 : dtype_of(state);
-  GemmFloor floor(dtype, static_cast<int>(state.range(1)));
+  const bool eigen = state.range(2) == 1 && dtype != at::kBFloat16;
+  GemmFloor floor(dtype, static_cast<int>(state.range(1)), eigen);
   for (auto _ : state)
     for (int64_t b = 0; b < kBatchesPerEpoch; ++b) floor.step();
   state.SetItemsProcessed(state.iterations() * kRows);
   state.SetLabel(std::string(dtype == at::kDouble ? "fp64" : dtype == at::kFloat ? "fp32" : "bf16") + ", GEMMs only, " +
+                 (eigen ? std::string("eigen ") + isa_name(host_isa_level()) : std::string("openblas")) + ", " +
                  std::to_string(state.range(1)) + " worker(s)");
   at::set_num_threads(available_cpus());
 }
-BENCHMARK(BM_GemmFloor)->ArgsProduct({{16, 32, 64}, {1, 2}})->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_GemmFloor)
+    ->ArgsProduct({{32, 64}, {1, 2}, {0, 1}})
+    ->ArgsProduct({{16}, {1, 2}, {0}})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
 
 // Args: dtype bits; threads. Counters: microseconds per step in each part.
 void BM_FusedBreakdown(benchmark::State& state) {
@@ -298,8 +349,8 @@ void BM_FusedBreakdown(benchmark::State& state) {
   auto model = make_model("AE", 24, 15);
   model->to(dtype);
   FlatAdam opt(model->parameters(), 1e-3);
-  FusedDenseEngine engine(*model, opt, LossKind::kBalerSum, kBatch, threads);
-  GemmFloor floor(dtype, threads);
+  FusedDenseEngine engine(*model, opt, LossKind::kBalerSum, kBatch, threads, at::ScalarType::Undefined, {"eigen", "auto"});
+  GemmFloor floor(dtype, threads, true);
   const at::Tensor x = cms_rows().to(dtype);
   double fwd_bwd_s = 0, adam_s = 0, gemm_s = 0;
   int64_t steps = 0;
