@@ -35,6 +35,7 @@ class GradScaler;
 struct FusedProductsChoice {
   std::string backend = "auto";
   std::string isa = "auto";
+  bool adaptive_threads = true;  // training: the governor may run a step on one thread (shard_pool.h)
 };
 
 // What an engine made for training is given, once, by fit.

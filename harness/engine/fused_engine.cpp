@@ -235,7 +235,8 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, Loss
   bf16_ = compute == at::kBFloat16;
   build(model, &opt.flat_params(), max_rows, workers);
   choose_products(products);
-  if (products_ && workers_.size() > 1) governor_ = std::make_unique<ThreadGovernor>(static_cast<int>(workers_.size()));
+  if (products_ && workers_.size() > 1 && products.adaptive_threads)
+    governor_ = std::make_unique<ThreadGovernor>(static_cast<int>(workers_.size()));
 }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)

@@ -157,6 +157,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
   o.on_phase = nullptr;
   o.on_step = nullptr;
   o.stop_training = nullptr;
+  o.products.adaptive_threads = false;  // each candidate's own count on every step
   const std::vector<int> candidates = {1, most};
   std::map<int, std::vector<double>> times;
   ModelState state(model);
