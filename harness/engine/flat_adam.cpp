@@ -177,6 +177,23 @@ void FlatAdam::step_cpu() {
   }
 }
 
+void FlatAdam::begin_cpu_step() {
+  if (capturable_) throw std::logic_error("FlatAdam: the step in parts runs on the CPU only");
+  ++step_;
+}
+
+void FlatAdam::step_cpu_part(int64_t begin, int64_t end) {
+  const int64_t n = end - begin;
+  if (n <= 0) return;
+  if (params_.scalar_type() == at::kDouble) {
+    adam_cpu(params_.data_ptr<double>() + begin, grads_.data_ptr<double>() + begin, exp_avg_.data_ptr<double>() + begin,
+             exp_avg_sq_.data_ptr<double>() + begin, n, lr_, beta1_, beta2_, eps_, step_);
+  } else {
+    adam_cpu(params_.data_ptr<float>() + begin, grads_.data_ptr<float>() + begin, exp_avg_.data_ptr<float>() + begin,
+             exp_avg_sq_.data_ptr<float>() + begin, n, lr_, beta1_, beta2_, eps_, step_);
+  }
+}
+
 void FlatAdam::step_kernel(const at::Tensor* found_inf) {
   // As torch.optim.Adam(fused=True, capturable=True): count the step, run the kernel (which leaves
   // everything untouched when found_inf is non-zero), and take the skipped step back off the count.

@@ -38,6 +38,11 @@ class FlatAdam {
   // As step(), but leaves parameters, moments and the step count untouched
   // when found_inf (float, one element, on the parameters' device) is non-zero.
   void step(const at::Tensor& found_inf);
+  // The CPU step in parts, for an engine that runs them on its own threads: begin_cpu_step() counts
+  // the step, then step_cpu_part(begin, end) for disjoint ranges covering [0, numel) updates those
+  // elements. Element by element the same arithmetic as step(). std::logic_error when capturable.
+  void begin_cpu_step();
+  void step_cpu_part(int64_t begin, int64_t end);
   void set_lr(double lr);
   double lr() const { return lr_; }
   bool capturable() const { return capturable_; }

@@ -249,7 +249,11 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
 
 void FusedDenseEngine::step(const at::Tensor& xb) {
   if (!opt_) throw std::logic_error("fused engine: step() needs the engine made with a TrainingSetup");
-  loss_sum_ += forward_backward(xb, timer_);  // books encode, decode, loss, backward
+  // On the pool, unprofiled: the gradient sum and Adam run on the workers' threads, each on its
+  // part of the flat buffers, within pass().
+  const bool adam_in_pass = pool_ && !opt_->capturable() && !(timer_ && timer_->enabled());
+  loss_sum_ += pass(xb, timer_, adam_in_pass);  // books encode, decode, loss, backward
+  if (adam_in_pass) return;
   PhaseTimer::Scope s(*timer_, Phase::kOptimizer);
   opt_->step();  // the engine overwrote the gradients: no zero_grad needed
 }
@@ -366,7 +370,11 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
   backend_ = products_ ? "eigen" : "openblas";
   products_note_ = (products_ ? eigen_name : std::string("openblas")) + why;
   for (auto& w : workers_) w->products = products_;
-  if (products_ && workers_.size() > 1) pool_ = std::make_unique<ShardPool>(static_cast<int>(workers_.size()));
+  if (products_ && workers_.size() > 1) {
+    pool_ = std::make_unique<ShardPool>(static_cast<int>(workers_.size()));
+    saved_intra_op_threads_ = at::get_num_threads();
+    at::set_num_threads(1);
+  }
 }
 
 void FusedDenseEngine::for_each_worker(int threads_now, const std::function<void(int)>& fn) {
@@ -440,7 +448,9 @@ void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, 
   }
 }
 
-FusedDenseEngine::~FusedDenseEngine() = default;
+FusedDenseEngine::~FusedDenseEngine() {
+  if (saved_intra_op_threads_ > 0) at::set_num_threads(saved_intra_op_threads_);
+}
 
 void FusedDenseEngine::split_batch(const at::Tensor& xb) {
   if (!flat_grads_.defined()) throw std::logic_error("fused engine: built for inference, not for training");
@@ -482,6 +492,32 @@ void FusedDenseEngine::run_parts(int parts, double norm, double grad_output, int
   });
 }
 
+void FusedDenseEngine::reduce_and_step(int threads_now) {
+  // Each part of the flat buffers: worker 0's gradient + worker 1's + ... (the order of
+  // reduce_gradients), then Adam on those elements. Parts on 16-element boundaries.
+  opt_->begin_cpu_step();
+  const int64_t n = flat_grads_.numel();
+  const int parts = static_cast<int>(workers_.size());
+  const bool f64 = flat_grads_.scalar_type() == at::kDouble;
+  pool_->run(parts, [&](int part, int) {
+    const int64_t begin = std::min(n, (n * part / parts) & ~int64_t{15});
+    const int64_t end = part + 1 == parts ? n : std::min(n, (n * (part + 1) / parts) & ~int64_t{15});
+    for (std::size_t w = 1; w < workers_.size(); ++w) {
+      if (workers_[w]->rows == 0) continue;
+      if (f64) {
+        double* __restrict sum = flat_grads_.data_ptr<double>();
+        const double* __restrict g = workers_[w]->grads.data_ptr<double>();
+        for (int64_t i = begin; i < end; ++i) sum[i] += g[i];
+      } else {
+        float* __restrict sum = flat_grads_.data_ptr<float>();
+        const float* __restrict g = workers_[w]->grads.data_ptr<float>();
+        for (int64_t i = begin; i < end; ++i) sum[i] += g[i];
+      }
+    }
+    opt_->step_cpu_part(begin, end);
+  }, threads_now);
+}
+
 void FusedDenseEngine::reduce_gradients() {
   // Fixed order: worker 0's gradient (already in place) + worker 1's + ...
   c10::AutoGradMode no_grad(false);
@@ -489,7 +525,9 @@ void FusedDenseEngine::reduce_gradients() {
     if (workers_[w]->rows > 0) flat_grads_.add_(workers_[w]->grads);
 }
 
-double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* timer) {
+double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* timer) { return pass(xb, timer, false); }
+
+double FusedDenseEngine::pass(const at::Tensor& xb, PhaseTimer* timer, bool adam) {
   split_batch(xb);
   const int64_t n = xb.size(0), features = xb.size(1);
   // mse_loss's norm (2, or 2/numel for the mean) and the gradient of the division by n_features.
@@ -520,7 +558,10 @@ double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* time
     const auto t0 = std::chrono::steady_clock::now();
     if (bf16_) cast_weights_bf16();
     run_parts(kForwardEncoder | kForwardDecoder | kLoss | kBackward, norm, grad_output, threads_now);
-    reduce_gradients();
+    if (adam)
+      reduce_and_step(threads_now);
+    else
+      reduce_gradients();
     if (timed) governor_->record(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   double squared_error = 0;

@@ -119,6 +119,10 @@ class FusedDenseEngine final : public Engine {
   void split_batch(const at::Tensor& xb);
   void run_parts(int parts, double norm, double grad_output, int threads_now);
   void reduce_gradients();
+  // The gradient sum and the optimizer's step together, in parts on the pool's threads.
+  void reduce_and_step(int threads_now);
+  // forward_backward, and with `adam` (on the pool, unprofiled) the optimizer's step too.
+  double pass(const at::Tensor& xb, PhaseTimer* timer, bool adam);
   at::Tensor run_layers(const at::Tensor& x, std::size_t first, std::size_t last);
   // The products' backend and level: as asked, or by measurement (auto); sets products_note_.
   void choose_products(const FusedProductsChoice& choice);
@@ -140,6 +144,10 @@ class FusedDenseEngine final : public Engine {
   std::string backend_ = "openblas";
   std::string products_note_;
   std::unique_ptr<ShardPool> pool_;          // Eigen's workers' threads
+  // While the pool runs the workers, LibTorch's own intra-op threads are set to one (restored by the
+  // destructor): an OpenMP thread that spins after a parallel region (the gradient sum, Adam) would
+  // take the core a pool thread needs at the next step.
+  int saved_intra_op_threads_ = 0;
   std::unique_ptr<ThreadGovernor> governor_; // training with more than one worker on the pool
 };
 

@@ -284,6 +284,28 @@ TEST(FusedEngine, TheThreadsThatRunTheShardsNeverChangeTheResult) {
   }
 }
 
+// On the pool, the gradient sum and Adam run in parts on the workers' threads; profiled, they run
+// whole on the caller (reduce_gradients, then FlatAdam::step). The same arithmetic: the same bits.
+TEST(FusedEngine, AdamInPartsOnThePoolEqualsTheWholeStep) {
+  const uint64_t seed = fresh_seed();
+  const at::Tensor x = random_rows(700, 24, at::kFloat, seed);
+  auto run = [&](bool profile) {
+    torch::manual_seed(seed);
+    auto model = make_model("AE", 24, 15);
+    model->to(at::kFloat);
+    TrainOptions o = trajectory_options(EngineKind::kFused, 2);
+    o.epochs = 3;
+    o.early_stopping = false;
+    o.profile = profile;
+    o.precision = resolve_precision(Precision::kFp32, at::kDouble, c10::Device(c10::kCPU));
+    fit(*model, x, at::Tensor(), o);
+    std::vector<at::Tensor> flat;
+    for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten());
+    return at::cat(flat);
+  };
+  EXPECT_TRUE(at::equal(run(false), run(true))) << "seed " << seed;
+}
+
 TEST(FusedEngine, ProductsChoiceIsRecordedAndBadChoicesAreClearErrors) {
   torch::manual_seed(3);
   auto model = make_model("AE", 24, 15);
