@@ -15,6 +15,7 @@
 #include "datasets/split.h"
 #include "harness/run/result_sections.h"
 #include "harness/run/thread_calibration.h"
+#include "harness/version.h"
 #include "models/architecture.h"
 
 namespace balerbench {
@@ -110,7 +111,9 @@ const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
     gethostname(host, sizeof host - 1);
     const std::string key = std::string(host) + " " + config_.model_name + " " + std::to_string(features_) + "->" +
                             std::to_string(latent_) + " batch " + std::to_string(o.batch_size) + " " +
-                            policy_.name() + " " + engine_name(engine_.engine) + " blas " + query_blas().core;
+                            policy_.name() + " " + engine_name(engine_.engine) + " blas " + query_blas().core +
+                            // a new build may be faster or slower at either count: measured again
+                            " products " + config_.fused_products + "/" + config_.fused_isa + " build " + git_revision();
     threads_ = calibrate_threads(*model_, x_train_, o, key);
   }
   return *threads_;
