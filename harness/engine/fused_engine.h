@@ -10,14 +10,14 @@
 //
 // Products (fp64, fp32): Eigen's, compiled per instruction-set level and chosen from CPUID
 // (dense_products.h), or OpenBLAS's through at::mm_out. `auto` times both on the step's own shapes
-// when the engine is made and keeps Eigen unless OpenBLAS is more than 15% faster; the choice and
-// its times are in status().products. amp_bf16 runs its products through LibTorch (oneDNN).
+// when the engine is made (the fastest of 5 rounds each) and keeps Eigen unless OpenBLAS is more
+// than 15% faster; the choice and its times are in status().products. amp_bf16 runs its products through LibTorch (oneDNN).
 //
 // Threads: the batch is cut into `workers` shards (contiguous rows, in order), each run through the
 // whole forward and backward pass with its own buffers. The gradients are then summed in shard
 // order, so a result never depends on scheduling: the same inputs give the same bits, run after
-// run, whichever threads ran the shards. On Eigen, the shards go to a pool of threads that claim
-// them (shard_pool.h): a thread descheduled by a neighbour leaves its shard to the others, and a
+// run, whichever threads ran the shards. The shards go to a pool of threads that claim them
+// (shard_pool.h; amp_bf16 keeps LibTorch's intra-op threads): a thread descheduled by a neighbour leaves its shard to the others, and a
 // governor measures whether the step is faster on all threads or on one and switches (a collapse
 // under load is noticed within three steps; status().threads_note says what happened). With one
 // worker it is the same arithmetic as LibTorch's autograd, term by term, up to the summation order
@@ -127,7 +127,7 @@ class FusedDenseEngine final : public Engine {
   // The products' backend and level: as asked, or by measurement (auto); sets products_note_.
   void choose_products(const FusedProductsChoice& choice);
   double time_products(bool eigen);  // seconds for one shard's products of a step, this backend
-  // Runs fn(worker) for every worker: on the shard pool (Eigen), else LibTorch's intra-op threads.
+  // Runs fn(worker) for every worker: on the shard pool, else (amp_bf16) LibTorch's intra-op threads.
   void for_each_worker(int threads_now, const std::function<void(int)>& fn);
 
   std::vector<Layer> layers_;
@@ -143,7 +143,7 @@ class FusedDenseEngine final : public Engine {
   const DenseProducts* products_ = nullptr;  // Eigen's kernels; null: OpenBLAS through at::mm_out
   std::string backend_ = "openblas";
   std::string products_note_;
-  std::unique_ptr<ShardPool> pool_;          // Eigen's workers' threads
+  std::unique_ptr<ShardPool> pool_;          // the workers' threads (fp64, fp32; more than one worker)
   // While the pool runs the workers, LibTorch's own intra-op threads are set to one (restored by the
   // destructor): an OpenMP thread that spins after a parallel region (the gradient sum, Adam) would
   // take the core a pool thread needs at the next step.

@@ -32,9 +32,13 @@ bool spin_until(Done done, int spin_us) {
 
 }  // namespace
 
-ShardPool::ShardPool(int threads, int spin_us) : spin_us_(spin_us) {
+ShardPool::ShardPool(int threads, int spin_us, std::function<void()> on_start) : spin_us_(spin_us) {
   if (threads < 1) throw std::invalid_argument("ShardPool: threads must be at least 1");
-  for (int i = 0; i + 1 < threads; ++i) helpers_.emplace_back([this, i] { helper_loop(i); });
+  for (int i = 0; i + 1 < threads; ++i)
+    helpers_.emplace_back([this, i, on_start] {
+      if (on_start) on_start();
+      helper_loop(i);
+    });
 }
 
 ShardPool::~ShardPool() {
@@ -152,6 +156,7 @@ void ThreadGovernor::decide(int64_t step, const char* why) {
                         " threads " + ms(all) + ", 1 thread " + ms(one) + " -> " +
                         (want == 0 ? std::to_string(threads_) + " threads" : std::string("1 thread")));
     if (want != mode_ && step != 8) ++switches_;
+    if (want != mode_) since_switch_ = 0;
     mode_ = want;
   }
 }
@@ -180,17 +185,22 @@ void ThreadGovernor::record(double step_s) {
     probe_at_ = s + 1 + probe_every_;
     return;
   }
-  // A collapse: all threads, 3 steps in a row far slower than one thread alone.
+  // A collapse: all threads, 3 steps in a row far slower than one thread alone, or the last 5
+  // steps' median 20% slower (a neighbour taking turns with a pool thread slows steps unevenly).
   if (ran == 0 && mode_ == 0 && probe_left_ == 0) {
     const double one = median(1);
     slow_run_ = one > 0 && step_s > 1.5 * one ? slow_run_ + 1 : 0;
-    if (slow_run_ >= 3) {
+    ++since_switch_;
+    const bool slow_median = one > 0 && since_switch_ >= kWindow && median(0) > 1.2 * one;
+    if (slow_run_ >= 3 || slow_median) {
+      since_switch_ = 0;
       ++collapses_;
       ++switches_;
       slow_run_ = 0;
       if (events_.size() < 6)
         events_.push_back("step " + std::to_string(s + 1) + ": collapse, " + std::to_string(threads_) +
-                          " threads took " + ms(step_s) + " against 1 thread's " + ms(one) + " -> 1 thread");
+                          " threads took " + ms(step_s) + " (median of their last 5: " + ms(median(0)) +
+                          ") against 1 thread's " + ms(one) + " -> 1 thread");
       mode_ = 1;
       next_ = 1;
       probe_at_ = s + 1 + probe_every_;

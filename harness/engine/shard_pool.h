@@ -26,7 +26,9 @@ class ShardPool {
  public:
   // `threads` >= 1: the caller and threads - 1 helpers. `spin_us`: how long a waiting thread spins
   // before it sleeps.
-  explicit ShardPool(int threads, int spin_us = 50);
+  // `on_start` runs first on each helper thread (the fused engine sets the thread's OpenMP threads to
+  // one there, so that a BLAS call from it stays on it).
+  explicit ShardPool(int threads, int spin_us = 50, std::function<void()> on_start = nullptr);
   ~ShardPool();
   ShardPool(const ShardPool&) = delete;
   ShardPool& operator=(const ShardPool&) = delete;
@@ -74,8 +76,9 @@ class ShardPool {
 //     the faster (median) wins.
 //   - Every `probe_every` steps, two steps run the other way; the answer changes when the other way's
 //     median (of its last 5 steps) is more than 10% faster.
-//   - A collapse: on all threads, 3 steps in a row slower than 1.5 x one thread's median. The next
-//     step runs on one thread, and the event is kept for the notes.
+//   - A collapse: on all threads, 3 steps in a row slower than 1.5 x one thread's median, or the
+//     median of the last 5 (all of them since the last change) 20% slower than one thread's. The
+//     next step runs on one thread, and the event is kept for the notes.
 // Feed it only steps of the same size (full batches).
 class ThreadGovernor {
  public:
@@ -101,6 +104,7 @@ class ThreadGovernor {
   int64_t probe_at_ = 0;    // the next probe's first step
   int probe_left_ = 0;      // probe steps still to run the other way
   int slow_run_ = 0;        // consecutive slow steps on all threads
+  int since_switch_ = 0;    // steps on all threads since the last change of way
   std::vector<double> samples_[2];
   int64_t steps_all_ = 0, steps_one_ = 0;
   int switches_ = 0, collapses_ = 0;

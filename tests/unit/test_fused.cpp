@@ -520,6 +520,21 @@ TEST(ThreadGovernor, ChoosesTheFasterWayAndFallsBackOnACollapse) {
   EXPECT_NE(g.summary().find("collapse"), std::string::npos) << g.summary();
 }
 
+// A neighbour that takes turns with a pool thread: two threads 26% slower than one, never 1.5x.
+TEST(ThreadGovernor, AModerateButSteadySlowdownIsACollapseToo) {
+  ThreadGovernor g(2, 100);
+  for (int i = 0; i < 8; ++i) g.record(g.threads_for_next_step() == 2 ? 1.0 : 1.9);
+  ASSERT_EQ(g.threads_for_next_step(), 2);
+  int steps = 0;
+  while (g.threads_for_next_step() == 2 && steps < 20) {
+    g.record(2.4);
+    ++steps;
+  }
+  EXPECT_EQ(g.threads_for_next_step(), 1);
+  EXPECT_LE(steps, 5);
+  EXPECT_EQ(g.collapses(), 1);
+}
+
 TEST(ThreadGovernor, OneThreadWhenItIsFasterFromTheStart) {
   ThreadGovernor g(2, 20);
   for (int i = 0; i < 8; ++i) g.record(g.threads_for_next_step() == 2 ? 3.0 : 1.0);
