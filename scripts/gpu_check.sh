@@ -70,9 +70,10 @@ stage_build() {
       cmake --build "$BUILD/gtest" -j "$JOBS" --target install >> "$OUT/gtest_build.log" 2>&1 || { tail -20 "$OUT/gtest_build.log"; return 1; }
   fi
   # No pkg-config here: what Debian's .pc files would give comes from .carry/ (found on the prefix
-  # path). RPATH rather than RUNPATH, so the carried libraries' own needs are found there too.
+  # path). RPATH rather than RUNPATH, so the carried libraries' own needs are found there too. Eigen too:
+  # no CMake package there, its headers from .carry/include/eigen3.
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBALERBENCH_BUILD_BENCHMARKS=OFF \
-    -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
+    -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -DCMAKE_DISABLE_FIND_PACKAGE_Eigen3=ON \
     -DCMAKE_PREFIX_PATH="$ROOT/.carry;$torch_prefix;$gtest_prefix" -DBALERBENCH_PYTHON="$(command -v "$PY")" \
     -DCMAKE_BUILD_RPATH="$ROOT/.carry/lib" -DCMAKE_EXE_LINKER_FLAGS="-Wl,--disable-new-dtags" \
     > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; return 1; }

@@ -41,7 +41,7 @@ const std::vector<ConfigKeyDoc>& run_config_key_docs() {
       {"/threads", "intra-op threads; 0 = measured: a short calibration of real steps picks 1 or every CPU (cached for an hour)", ""},
       {"/flush_denormal", "flush subnormal floats to zero on every worker thread (below 2.2e-308 in float64)", ""},
       {"/progress", "`auto` (`bar` on a terminal, `lines` otherwise), `bar`, `lines` or `none`", ""},
-      {"/fused_products", "the fused engine's matrix products: `eigen` (compiled per instruction-set level, chosen from CPUID), `openblas` (LibTorch's BLAS), or `auto` (both timed on the step's shapes when the engine is made; Eigen unless OpenBLAS is 15% faster)", ""},
+      {"/fused_products", "the fused engine's matrix products: `eigen` (compiled per instruction-set level, chosen from CPUID), `openblas` (LibTorch's BLAS), or `auto` (Eigen; both are timed on the step's shapes when the engine is made and the report gives the times, with a hint when OpenBLAS was 15% faster)", ""},
       {"/fused_isa", "the level of Eigen's kernels: `generic` (SSE2), `avx2` (with FMA), `avx512`, or `auto` (the widest this CPU and OS run); a level the CPU lacks is an error", ""},
       {"/codec_chunk_rows", "rows per compress/decompress step (1,024 keeps the widest layer in L2)", ""},
       {"/progress_interval_s", "`lines`: at most one epoch line per interval (first, last and learning-rate drops always); 0 = every epoch", ""},

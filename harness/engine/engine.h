@@ -28,9 +28,8 @@ namespace balerbench {
 class FlatAdam;
 class GradScaler;
 
-// The fused engine's products (fused_engine.h): backend "auto" | "eigen" | "openblas" (auto measures
-// both on the step's shapes when the engine is made, and keeps Eigen unless OpenBLAS is clearly
-// faster); isa "auto" | "generic" | "avx2" | "avx512", the level of Eigen's kernels (auto: the widest
+// The fused engine's products (fused_engine.h): backend "auto" | "eigen" | "openblas" (auto runs
+// Eigen and reports both backends' times on the step's shapes); isa "auto" | "generic" | "avx2" | "avx512", the level of Eigen's kernels (auto: the widest
 // this CPU runs). Other engines ignore it.
 struct FusedProductsChoice {
   std::string backend = "auto";

@@ -353,10 +353,10 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
       b = std::min(b, time_products(false));
     }
     at::set_num_threads(saved_threads);
-    const bool blas = b * 1.15 < e;
-    why = " (auto: one shard's products " + ms_text(e) + " on Eigen, " + ms_text(b) +
-          " on OpenBLAS, fastest of 5; Eigen unless OpenBLAS is 15% faster)";
-    if (blas) products_ = nullptr;
+    // Measured and said, but not acted on: which products run is a numerical choice (the sums'
+    // order), and a timing must not make two runs of one config differ in their bits.
+    why = " (auto: one shard's products " + ms_text(e) + " on Eigen, " + ms_text(b) + " on OpenBLAS, fastest of 5" +
+          (b * 1.15 < e ? "; OpenBLAS was 15% faster here: fused_products = openblas would use it)" : ")");
   } else if (choice.backend == "openblas") {
     products_ = nullptr;
     why = " (asked)";

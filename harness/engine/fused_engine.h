@@ -9,9 +9,10 @@
 // whose flat gradient buffer the engine writes directly.
 //
 // Products (fp64, fp32): Eigen's, compiled per instruction-set level and chosen from CPUID
-// (dense_products.h), or OpenBLAS's through at::mm_out. `auto` times both on the step's own shapes
-// when the engine is made (the fastest of 5 rounds each) and keeps Eigen unless OpenBLAS is more
-// than 15% faster; the choice and its times are in status().products. amp_bf16 runs its products through LibTorch (oneDNN).
+// (dense_products.h), or OpenBLAS's through at::mm_out. `auto` runs Eigen, and times both on the
+// step's own shapes when the engine is made (the fastest of 5 rounds each): the times, and a hint
+// when OpenBLAS was 15% faster, are in status().products. It does not switch on them: the products'
+// summation order is part of the result, and a timing must not make two runs differ in their bits. amp_bf16 runs its products through LibTorch (oneDNN).
 //
 // Threads: the batch is cut into `workers` shards (contiguous rows, in order), each run through the
 // whole forward and backward pass with its own buffers. The gradients are then summed in shard
