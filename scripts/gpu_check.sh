@@ -44,7 +44,9 @@ mkdir -p "$OUT"
 preload_libstdcxx() {
   local torch_lib std
   torch_lib="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch.so"))' 2>/dev/null)" || return 0
-  if [ -f "$torch_lib" ] && nm -D --defined-only "$torch_lib" 2>/dev/null | grep -q '_ZNSt10filesystem.*remove_all'; then
+  # grep reads all of nm's output (no -q): under pipefail, nm killed by SIGPIPE after an early
+  # match made the test false, and the preload never happened (2026-11-25, PyTorch 2.11).
+  if [ -f "$torch_lib" ] && nm -D --defined-only "$torch_lib" 2>/dev/null | grep '_ZNSt10filesystem.*remove_all' > /dev/null; then
     std="$(${CXX:-c++} -print-file-name=libstdc++.so.6)"
     [ -f "$std" ] && export LD_PRELOAD="$std${LD_PRELOAD:+:$LD_PRELOAD}" &&
       echo "libtorch.so exports std::filesystem: LD_PRELOAD=$std"

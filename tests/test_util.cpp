@@ -130,7 +130,19 @@ std::string why_baler_cannot_run() {
   static const std::string why = [] {
     if (!fs::exists(baler_peer_dir() + "/baler/__init__.py"))
       return "the real Baler is not at " + baler_peer_dir() + " (../shared/peers/baler)";
-    return why_python_lacks("torch, numpy, tqdm, sklearn, scipy, matplotlib");
+    if (std::string lacks = why_python_lacks("torch, numpy, tqdm, sklearn, scipy, matplotlib"); !lacks.empty())
+      return lacks;
+    // Baler's utils.LRScheduler passes verbose= to ReduceLROnPlateau, which newer PyTorch no longer
+    // takes (2.11 on the GPU machine: "unexpected keyword argument 'verbose'", Baler's train exits 1).
+    // The tests' projects use Baler's scheduler, so Baler cannot train them there.
+    const auto r = run_command(debian_python() +
+                               " -c 'import inspect, torch; print(torch.__version__, \"verbose\" in "
+                               "inspect.signature(torch.optim.lr_scheduler.ReduceLROnPlateau.__init__).parameters)' "
+                               "2>&1");
+    if (r.exit_code == 0 && r.out.find("False") != std::string::npos)
+      return "the real Baler cannot train with lr_scheduler on this PyTorch (" + r.out.substr(0, r.out.find(' ')) +
+             "): its LRScheduler passes verbose= to ReduceLROnPlateau, which this PyTorch no longer takes";
+    return std::string();
   }();
   return why;
 }

@@ -43,6 +43,7 @@ const std::vector<ConfigKeyDoc>& run_config_key_docs() {
       {"/progress", "`auto` (`bar` on a terminal, `lines` otherwise), `bar`, `lines` or `none`", ""},
       {"/fused_products", "the fused engine's matrix products: `eigen` (compiled per instruction-set level, chosen from CPUID), `openblas` (LibTorch's BLAS), or `auto` (Eigen; both are timed on the step's shapes when the engine is made and the report gives the times, with a hint when OpenBLAS was 15% faster)", ""},
       {"/fused_isa", "the level of Eigen's kernels: `generic` (SSE2), `avx2` (with FMA), `avx512`, or `auto` (the widest this CPU and OS run); a level the CPU lacks is an error", ""},
+      {"/fused_shards", "the parts the fused engine cuts each batch into, run by the threads: the result depends on the shards alone, never on the threads (0 = this machine's CPUs, at most 8; set it to get another machine's bits)", ""},
       {"/codec_chunk_rows", "rows per compress/decompress step (1,024 keeps the widest layer in L2)", ""},
       {"/progress_interval_s", "`lines`: at most one epoch line per interval (first, last and learning-rate drops always); 0 = every epoch", ""},
       {"/precision", "`fp64`, `fp32`, `tf32`, `amp_fp16`, `amp_fp16_noscale`, `amp_bf16`; `auto` = the model's Baler dtype (see [Precision and engines](precision.md))", ""},

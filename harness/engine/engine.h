@@ -52,6 +52,11 @@ struct TrainingSetup {
   bool profile = false;         // per-phase timers on: steps run eagerly, phase by phase
   c10::Device device = c10::kCPU;  // the model's and the data's
   FusedProductsChoice products;   // the fused engine's products
+  // Parts each batch is cut into, for engines that split it (the fused engine). The result depends
+  // on the shards alone, never on the threads that run them. 0: `workers` when set, else
+  // default_shards() (the machine's CPUs, not the timed thread choice: two runs of one config on one
+  // machine give the same bits whatever the calibration picked).
+  int shards = 0;
 };
 
 // What an engine made for inference only (compress, decompress) is given.
@@ -60,6 +65,7 @@ struct InferenceSetup {
   int64_t max_rows = 0;    // rows of the largest chunk
   int workers = 0;         // 0: the intra-op threads
   FusedProductsChoice products;
+  int shards = 0;          // as TrainingSetup's
 };
 
 // What an engine says about itself after a run, for the results.
@@ -70,6 +76,7 @@ struct EngineStatus {
   int64_t graph_replays = 0;
   std::string products;        // fused: what ran the products and why, e.g. "eigen avx512 (auto: ...)"
   std::string threads_note;    // fused: how the workers' threads fared (one thread after a collapse, ...)
+  int shards = 0;              // parts each batch was cut into (the fused engine); 0: not split
 };
 
 class Engine {

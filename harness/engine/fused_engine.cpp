@@ -16,6 +16,7 @@
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_kernels.h"
+#include "harness/engine/runtime.h"
 #include "harness/engine/shard_pool.h"
 
 namespace balerbench {
@@ -226,23 +227,24 @@ void FusedDenseEngine::cast_weights_bf16() {
 }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows,
-                                   int workers, at::ScalarType compute_dtype, const FusedProductsChoice& products)
+                                   int shards, at::ScalarType compute_dtype, const FusedProductsChoice& products,
+                                   int threads)
     : flat_grads_(opt.flat_grads()), loss_(loss), max_rows_(max_rows) {
   const at::ScalarType param_dtype = opt.flat_params().scalar_type();
   const at::ScalarType compute = compute_dtype == at::ScalarType::Undefined ? param_dtype : compute_dtype;
   const std::string why = fused_unsupported_reason(model, param_dtype, compute, opt.flat_params().device());
   if (!why.empty()) throw InputError(why);
   bf16_ = compute == at::kBFloat16;
-  build(model, &opt.flat_params(), max_rows, workers);
+  build(model, &opt.flat_params(), max_rows, shards, threads);
   choose_products(products);
-  if (pool_ && products.adaptive_threads)
-    governor_ = std::make_unique<ThreadGovernor>(static_cast<int>(workers_.size()));
+  if (pool_ && threads_ > 1 && products.adaptive_threads) governor_ = std::make_unique<ThreadGovernor>(threads_);
 }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
     : FusedDenseEngine(model, s.opt, s.loss, std::min(s.batch_size, s.train_rows),
-                       s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()),
-                       s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined, s.products) {
+                       s.shards > 0 ? s.shards : s.workers > 0 ? s.workers : default_shards(),
+                       s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined, s.products,
+                       s.workers > 0 ? s.workers : std::max(1, at::get_num_threads())) {
   opt_ = &s.opt;
   timer_ = &s.timer;
 }
@@ -258,25 +260,28 @@ void FusedDenseEngine::step(const at::Tensor& xb) {
   opt_->step();  // the engine overwrote the gradients: no zero_grad needed
 }
 
-FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers,
-                                   const FusedProductsChoice& products)
+FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int shards,
+                                   const FusedProductsChoice& products, int threads)
     : loss_(LossKind::kBalerSum), max_rows_(max_rows) {
   const at::ScalarType dtype = model.dtype();
   const std::string why = fused_unsupported_reason(model, dtype, dtype, model.parameters().front().device());
   if (!why.empty()) throw InputError(why);
-  build(model, nullptr, max_rows, workers);
+  build(model, nullptr, max_rows, shards, threads);
   choose_products(products);
 }
+
+int FusedDenseEngine::default_shards() { return std::min(8, available_cpus()); }
 
 const char* FusedDenseEngine::isa() const { return products_ ? isa_name(products_->level) : ""; }
 
 EngineStatus FusedDenseEngine::status() const {
-  EngineStatus st{workers(), "", false, 0};
+  EngineStatus st{threads_, "", false, 0};
+  st.shards = shards();
   st.products = products_note_;
   if (governor_) st.threads_note = governor_->summary();
-  if (pool_ && !governor_ && workers() > 1)
+  if (pool_ && !governor_ && threads_ > 1)
     st.threads_note = std::to_string(pool_->tasks_by_caller()) + " chunks by the calling thread, " +
-                      std::to_string(pool_->tasks_by_helpers()) + " by the other " + std::to_string(workers() - 1);
+                      std::to_string(pool_->tasks_by_helpers()) + " by the other " + std::to_string(threads_ - 1);
   return st;
 }
 
@@ -366,16 +371,17 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
   for (auto& w : workers_) w->products = products_;
   if (workers_.size() > 1) {
     // Both backends on the pool: OpenBLAS's products then run single-threaded on each pool thread
-    // (its OpenMP threads set to one there and on the caller).
-    pool_ = std::make_unique<ShardPool>(static_cast<int>(workers_.size()), 50, [] { at::set_num_threads(1); });
+    // (its OpenMP threads set to one there and on the caller). The count in force is read before
+    // the pool's threads start (their on_start sets it too).
     saved_intra_op_threads_ = at::get_num_threads();
+    pool_ = std::make_unique<ShardPool>(threads_, 50, [] { at::set_num_threads(1); });
     at::set_num_threads(1);
   }
 }
 
 void FusedDenseEngine::for_each_worker(int threads_now, const std::function<void(int)>& fn) {
   if (pool_) {
-    pool_->run(static_cast<int>(workers_.size()), [&](int task, int) { fn(task); }, threads_now);
+    pool_->run(static_cast<int>(workers_.size()), [&](int task, int) { fn(task); }, std::min(threads_now, threads_));
     return;
   }
   at::parallel_for(0, static_cast<int64_t>(workers_.size()), 1, [&](int64_t begin, int64_t end) {
@@ -383,9 +389,12 @@ void FusedDenseEngine::for_each_worker(int threads_now, const std::function<void
   });
 }
 
-void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers) {
+void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers,
+                             int threads) {
   const at::TensorOptions options = flat_params ? flat_params->options() : model.parameters().front().options();
-  if (max_rows < 1 || workers < 1) throw InputError("fused engine: max_rows and workers must be at least 1");
+  if (max_rows < 1 || workers < 1 || threads < 0)
+    throw InputError("fused engine: max_rows and shards must be at least 1, threads at least 0");
+  threads_ = threads > 0 ? std::min(threads, workers) : workers;
   std::map<std::string, at::Tensor> params;
   for (const auto& p : model.named_parameters(true)) params[p.key()] = p.value();
   const auto offset_of = [flat_params](const at::Tensor& t) -> int64_t {
@@ -534,23 +543,23 @@ double FusedDenseEngine::pass(const at::Tensor& xb, PhaseTimer* timer, bool adam
     {
       PhaseTimer::Scope s(*timer, Phase::kEncode);
       if (bf16_) cast_weights_bf16();
-      run_parts(kForwardEncoder, norm, grad_output, workers());
+      run_parts(kForwardEncoder, norm, grad_output, threads_);
     }
     {
       PhaseTimer::Scope s(*timer, Phase::kDecode);
-      run_parts(kForwardDecoder, norm, grad_output, workers());
+      run_parts(kForwardDecoder, norm, grad_output, threads_);
     }
     {
       PhaseTimer::Scope s(*timer, Phase::kLoss);
-      run_parts(kLoss, norm, grad_output, workers());
+      run_parts(kLoss, norm, grad_output, threads_);
     }
     PhaseTimer::Scope s(*timer, Phase::kBackward);
-    run_parts(kBackward, norm, grad_output, workers());
+    run_parts(kBackward, norm, grad_output, threads_);
     reduce_gradients();
   } else {
     // Full batches are timed for the governor, which says how many threads the next one gets.
     const bool timed = governor_ && n == max_rows_;
-    const int threads_now = timed ? governor_->threads_for_next_step() : workers();
+    const int threads_now = timed ? governor_->threads_for_next_step() : threads_;
     const auto t0 = std::chrono::steady_clock::now();
     if (bf16_) cast_weights_bf16();
     run_parts(kForwardEncoder | kForwardDecoder | kLoss | kBackward, norm, grad_output, threads_now);
@@ -585,7 +594,7 @@ at::Tensor FusedDenseEngine::run_layers(const at::Tensor& x_in, std::size_t firs
     pool_->run(static_cast<int>(chunks), [&](int c, int thread) {
       c10::AutoGradMode no_grad_here(false);
       chunk(c, static_cast<std::size_t>(thread));
-    }, workers());
+    }, threads_);
     return out;
   }
   at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
@@ -630,9 +639,10 @@ const EngineEntry& fused_engine_entry() {
         return std::make_unique<FusedDenseEngine>(model, s);
       },
       [](AutoEncoder& model, const InferenceSetup& s) -> std::unique_ptr<Engine> {
-        return std::make_unique<FusedDenseEngine>(model, s.max_rows,
-                                                  s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()),
-                                                  s.products);
+        return std::make_unique<FusedDenseEngine>(
+            model, s.max_rows,
+            s.shards > 0 ? s.shards : s.workers > 0 ? s.workers : FusedDenseEngine::default_shards(), s.products,
+            s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()));
       }};
   return entry;
 }

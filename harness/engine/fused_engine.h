@@ -14,10 +14,12 @@
 // when OpenBLAS was 15% faster, are in status().products. It does not switch on them: the products'
 // summation order is part of the result, and a timing must not make two runs differ in their bits. amp_bf16 runs its products through LibTorch (oneDNN).
 //
-// Threads: the batch is cut into `workers` shards (contiguous rows, in order), each run through the
+// Threads: the batch is cut into `shards` parts (contiguous rows, in order), each run through the
 // whole forward and backward pass with its own buffers. The gradients are then summed in shard
 // order, so a result never depends on scheduling: the same inputs give the same bits, run after
-// run, whichever threads ran the shards. The shards go to a pool of threads that claim them
+// run, whichever threads ran the shards and however many there were. The number of shards is fixed
+// when the engine is made (by default the machine's CPUs, at most 8: default_shards()), never by a
+// timing: the thread calibration and the governor change how fast a step is, not its bits. The shards go to a pool of threads that claim them
 // (shard_pool.h; amp_bf16 keeps LibTorch's intra-op threads): a thread descheduled by a neighbour leaves its shard to the others, and a
 // governor measures whether the step is faster on all threads or on one and switches (a collapse
 // under load is noticed within three steps; status().threads_note says what happened). With one
@@ -61,18 +63,24 @@ std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType pa
 class FusedDenseEngine final : public Engine {
  public:
   // `model`'s parameters must already be seated in `opt`'s flat buffers (FlatAdam's
-  // constructor does that). `max_rows` is the largest batch a step will see; `workers` >= 1.
+  // constructor does that). `max_rows` is the largest batch a step will see; `shards` >= 1 parts per
+  // batch, run on `threads` threads (0: as many as shards; at most shards).
   // InputError (with fused_unsupported_reason) when the model cannot be fused.
   // `compute_dtype` kBFloat16 (with float32 parameters) runs amp_bf16 as LibTorch's CPU autocast
   // does: each product in bfloat16 on bfloat16 copies of the weights and activations, the
   // activations in bfloat16, the loss in float32, each weight and bias gradient rounded to bfloat16
   // and then accumulated in float32. Undefined: the parameters' dtype.
-  FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int workers,
-                   at::ScalarType compute_dtype = at::ScalarType::Undefined, const FusedProductsChoice& products = {});
+  FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int shards,
+                   at::ScalarType compute_dtype = at::ScalarType::Undefined, const FusedProductsChoice& products = {},
+                   int threads = 0);
   // For fit (engine_registry.h): as above, with the optimizer it steps and the timer it books to.
   FusedDenseEngine(AutoEncoder& model, const TrainingSetup& setup);
   // Inference only (compress, decompress): encode, decode and forward; forward_backward throws.
-  FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int workers, const FusedProductsChoice& products = {});
+  FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int shards, const FusedProductsChoice& products = {},
+                   int threads = 0);
+  // The shards of an engine made from a setup that names neither shards nor workers: the CPUs this
+  // process may run on (available_cpus()), at most 8. A property of the machine, not of a timing.
+  static int default_shards();
   ~FusedDenseEngine() override;
   FusedDenseEngine(const FusedDenseEngine&) = delete;
   FusedDenseEngine& operator=(const FusedDenseEngine&) = delete;
@@ -96,7 +104,8 @@ class FusedDenseEngine final : public Engine {
   at::Tensor decode(const at::Tensor& z) override;
   at::Tensor forward(const at::Tensor& x);
 
-  int workers() const { return static_cast<int>(workers_.size()); }
+  int shards() const { return static_cast<int>(workers_.size()); }
+  int threads() const { return threads_; }  // that run the shards (the governor may use one)
   // "eigen" or "openblas", and Eigen's instruction-set level ("" for openblas).
   const std::string& backend() const { return backend_; }
   const char* isa() const;
@@ -112,7 +121,7 @@ class FusedDenseEngine final : public Engine {
 
  private:
   struct Worker;
-  void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers);
+  void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int shards, int threads);
   void cast_weights_bf16();
   // A training step in parts: the batch shared out among the workers (contiguous rows, in order),
   // the Part flags of fused_engine.cpp run by every worker on its rows, and the workers' gradients
@@ -140,16 +149,17 @@ class FusedDenseEngine final : public Engine {
   FlatAdam* opt_ = nullptr;      // made with a TrainingSetup: the optimizer step() steps
   PhaseTimer* timer_ = nullptr;  // and the timer it books to
   double loss_sum_ = 0;          // the epoch's batch losses, on the host
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // one per shard
+  int threads_ = 1;                               // the pool's threads (at most the shards)
   const DenseProducts* products_ = nullptr;  // Eigen's kernels; null: OpenBLAS through at::mm_out
   std::string backend_ = "openblas";
   std::string products_note_;
-  std::unique_ptr<ShardPool> pool_;          // the workers' threads (fp64, fp32; more than one worker)
+  std::unique_ptr<ShardPool> pool_;          // the shards' threads (fp64, fp32; more than one shard)
   // While the pool runs the workers, LibTorch's own intra-op threads are set to one (restored by the
   // destructor): an OpenMP thread that spins after a parallel region (the gradient sum, Adam) would
   // take the core a pool thread needs at the next step.
   int saved_intra_op_threads_ = 0;
-  std::unique_ptr<ThreadGovernor> governor_; // training with more than one worker on the pool
+  std::unique_ptr<ThreadGovernor> governor_; // training with more than one thread on the pool
 };
 
 }  // namespace balerbench

@@ -144,6 +144,7 @@ void finish_result(TrainResult& result, const Engine& engine, const GradScaler* 
                    const TrainOptions& o) {
   const EngineStatus status = engine.status();
   result.engine_workers = status.workers;
+  result.engine_shards = status.shards;
   result.engine_products = status.products;
   result.engine_threads_note = status.threads_note;
   result.cuda_graph = status.cuda_graph;
@@ -225,7 +226,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   const std::unique_ptr<Engine> engine = make_training_engine(
       o.engine, model,
       TrainingSetup{opt, scaler.get(), timer, o.precision, o.loss, o.batch_size, x_train.size(0), x_train.size(1),
-                    o.engine_workers, o.cuda_graphs, o.profile, device, o.products});
+                    o.engine_workers, o.cuda_graphs, o.profile, device, o.products, o.engine_shards});
   Schedules schedules{ReduceLROnPlateau(o.lr, o.lr_scheduler_patience), EarlyStopping(o.early_stopping_patience, o.min_delta),
                       o.lr};
   Progress progress(o.progress, o.progress_context);

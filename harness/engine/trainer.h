@@ -73,6 +73,7 @@ struct TrainOptions {
   // here is an error.
   EngineKind engine = EngineKind::kLibtorch;
   int engine_workers = 0;     // engines that split a batch: threads sharing it (0: at::get_num_threads())
+  int engine_shards = 0;      // and the parts each batch is cut into (0: engine_workers if set, else the machine's CPUs)
   FusedProductsChoice products;  // the fused engine's products (engine.h)
   bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
   bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
@@ -114,6 +115,7 @@ struct TrainResult {
   int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
   EngineKind engine = EngineKind::kLibtorch;  // the engine that trained
   int engine_workers = 0;             // fused: threads that shared each batch
+  int engine_shards = 0;              // fused: the parts each batch was cut into (the result depends on these)
   std::string engine_products;        // fused: what ran the products, and why
   std::string engine_threads_note;    // fused: how the threads fared (the governor's summary)
   std::string engine_note;            // how engine auto chose (set by TrainingSession)

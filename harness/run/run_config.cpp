@@ -125,6 +125,8 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   }
   r.choice("fused_products", c.fused_products, {"auto", "eigen", "openblas"});
   r.choice("fused_isa", c.fused_isa, {"auto", "generic", "avx2", "avx512"});
+  r.integer("fused_shards", c.fused_shards, 0);
+  if (c.fused_shards > 256) r.fail("fused_shards", "at most 256 shards, got " + std::to_string(c.fused_shards), "0 = the machine's CPUs");
   if (const json* g = r.object("grad_scaler")) {
     StrictReader gr(*g, source, path + "/grad_scaler");
     gr.number_in("init_scale", c.grad_scaler.init_scale, 1e-30, 1e30);
@@ -160,7 +162,7 @@ nlohmann::json RunConfig::to_json() const {
             {"flush_denormal", flush_denormal},
             {"progress", progress}, {"progress_interval_s", progress_interval_s},
             {"codec_chunk_rows", codec_chunk_rows}, {"precision", precision_name(precision)}, {"engine", engine_name(engine)},
-            {"fused_products", fused_products}, {"fused_isa", fused_isa},
+            {"fused_products", fused_products}, {"fused_isa", fused_isa}, {"fused_shards", fused_shards},
             {"grad_scaler", {{"init_scale", grad_scaler.init_scale}, {"growth_factor", grad_scaler.growth_factor},
                              {"backoff_factor", grad_scaler.backoff_factor},
                              {"growth_interval", grad_scaler.growth_interval}}},

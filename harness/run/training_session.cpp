@@ -39,6 +39,7 @@ TrainOptions train_options(const RunConfig& c) {
               c.grad_scaler.growth_interval};
   o.engine = c.engine;
   o.products = {c.fused_products, c.fused_isa};
+  o.engine_shards = static_cast<int>(c.fused_shards);
   o.cuda_graphs = c.cuda_graphs;
   o.profile = c.profile;
   o.profile_sync = c.profile_sync;
@@ -113,7 +114,8 @@ const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
                             std::to_string(latent_) + " batch " + std::to_string(o.batch_size) + " " +
                             policy_.name() + " " + engine_name(engine_.engine) + " blas " + query_blas().core +
                             // a new build may be faster or slower at either count: measured again
-                            " products " + config_.fused_products + "/" + config_.fused_isa + " build " + git_revision();
+                             " products " + config_.fused_products + "/" + config_.fused_isa + " shards " +
+                            std::to_string(config_.fused_shards) + " build " + git_revision();
     threads_ = calibrate_threads(*model_, x_train_, o, key);
   }
   return *threads_;

@@ -298,7 +298,8 @@ CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Da
   const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
   CodecRun codec;
   const std::unique_ptr<Engine> engine = make_inference_engine(inference_decision(session.engine(), policy).engine,
-                                                               session.model(), {policy, c.codec_chunk_rows, 0, {c.fused_products, c.fused_isa}});
+                                                               session.model(), {policy, c.codec_chunk_rows, 0, {c.fused_products, c.fused_isa},
+                                                                static_cast<int>(c.fused_shards)});
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
   MemoryPeakTracker memory(cuda_allocator_index(session.device()));

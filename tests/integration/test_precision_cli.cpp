@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "datasets/npy.h"
 #include "datasets/npz.h"
 #include "datasets/synthetic.h"
 #include "tests/test_util.h"
@@ -185,6 +186,51 @@ TEST_F(PrecisionCli, EnginesWriteTheSameOutputsAndSayWhatRan) {
   const auto unknown = bb("train --config " + cfg() + " --out " + bad + " --engine turbo");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
   EXPECT_NE(unknown.out.find("--engine: invalid value 'turbo'"), std::string::npos) << unknown.out;
+}
+
+// What CI once caught: two runs of one config differed in their bits when the calibration (threads
+// = 0, a timing) picked another thread count, because the fused engine's shards followed the threads.
+// fp32 and fp64, threads 1, 2 and calibrated: the same model file, losses and compressed data, and
+// the reports say the same shards.
+TEST_F(PrecisionCli, TheThreadCountNeverChangesWhatATrainingWrites) {
+  for (const char* precision : {"fp32", "fp64"}) {
+    SCOPED_TRACE(precision);
+    std::vector<std::string> outs;
+    for (const char* threads : {"1", "2", "0"}) {
+      const std::string out = dir.path(std::string("t_") + precision + "_" + threads);
+      const std::string set = std::string(" --engine fused --set precision=") + precision + " --set threads=" + threads;
+      const auto r = bb("train --config " + cfg() + " --out " + out + set);
+      ASSERT_EQ(r.exit_code, 0) << r.out;
+      const auto c = bb("compress --config " + cfg() + " --out " + out + set);
+      ASSERT_EQ(c.exit_code, 0) << c.out;
+      outs.push_back(out);
+    }
+    const json first = report(outs[0], "training", "training_report.json");
+    EXPECT_EQ(first["engine"]["workers"], 1);
+    for (std::size_t i = 1; i < outs.size(); ++i) {
+      SCOPED_TRACE(outs[i]);
+      EXPECT_EQ(read_text(outs[i] + "/training/model.pt"), read_text(outs[0] + "/training/model.pt"));
+      EXPECT_EQ(read_npy(outs[i] + "/training/loss_data.npy").to_doubles(),
+                read_npy(outs[0] + "/training/loss_data.npy").to_doubles());
+      EXPECT_EQ(read_npz(outs[i] + "/compressed_output/compressed.npz").at("data").to_doubles(),
+                read_npz(outs[0] + "/compressed_output/compressed.npz").at("data").to_doubles());
+      EXPECT_EQ(report(outs[i], "training", "training_report.json")["engine"]["shards"], first["engine"]["shards"]);
+      EXPECT_EQ(report(outs[i], "compressed_output", "compress_report.json")["engine"]["shards"],
+                first["engine"]["shards"]);
+    }
+  }
+  // Shards set by hand: recorded; a count out of range is refused before any work.
+  const std::string one = dir.path("one_shard");
+  const auto r = bb("train --config " + cfg() + " --out " + one + " --engine fused --set fused_shards=3 --set threads=2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(report(one, "training", "training_report.json")["engine"]["shards"], 3);
+  EXPECT_EQ(report(one, "training", "training_report.json")["engine"]["workers"], 2);
+  for (const char* bad : {"-1", "257", "two"}) {
+    const auto b = bb("train --config " + cfg() + " --out " + dir.path("bad_shards") + " --set fused_shards=" + bad);
+    EXPECT_EQ(b.exit_code, 2) << b.out;
+    EXPECT_NE(b.out.find("fused_shards"), std::string::npos) << b.out;
+    EXPECT_FALSE(fs::exists(dir.path("bad_shards/training/model.pt")));
+  }
 }
 
 }  // namespace

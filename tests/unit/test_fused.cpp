@@ -284,6 +284,40 @@ TEST(FusedEngine, TheThreadsThatRunTheShardsNeverChangeTheResult) {
   }
 }
 
+// What CI once caught: a config that names no threads gets its thread count from a timing (the
+// calibration), and the shards followed it, so two runs of one config could differ in their bits.
+// The shards are now fixed apart from the threads: fp32, 3 epochs of fit with the intra-op threads at
+// 1, then at 2, then 3, give the same weights, on the machine's default shards and on 3 given ones.
+TEST(FusedEngine, TheThreadCountNeverChangesTheTrainedWeights) {
+  const uint64_t seed = fresh_seed();
+  const at::Tensor x = random_rows(700, 24, at::kFloat, seed);
+  const int saved = at::get_num_threads();
+  for (int shards : {0, 3}) {
+    SCOPED_TRACE(shards);
+    std::vector<at::Tensor> weights;
+    for (int threads : {1, 2, 3}) {
+      torch::manual_seed(seed);
+      auto model = make_model("AE", 24, 15);
+      model->to(at::kFloat);
+      TrainOptions o = trajectory_options(EngineKind::kFused, 0);  // no workers: the intra-op threads
+      o.engine_shards = shards;
+      o.epochs = 3;
+      o.early_stopping = false;
+      o.precision = resolve_precision(Precision::kFp32, at::kDouble, c10::Device(c10::kCPU));
+      at::set_num_threads(threads);
+      const TrainResult r = fit(*model, x, at::Tensor(), o);
+      at::set_num_threads(saved);
+      EXPECT_EQ(r.engine_shards, shards > 0 ? shards : FusedDenseEngine::default_shards()) << threads;
+      EXPECT_EQ(r.engine_workers, std::min(threads, r.engine_shards)) << threads;
+      std::vector<at::Tensor> flat;
+      for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten());
+      weights.push_back(at::cat(flat));
+    }
+    EXPECT_TRUE(at::equal(weights[0], weights[1]));
+    EXPECT_TRUE(at::equal(weights[0], weights[2]));
+  }
+}
+
 // On the pool, the gradient sum and Adam run in parts on the workers' threads; profiled, they run
 // whole on the caller (reduce_gradients, then FlatAdam::step). The same arithmetic: the same bits.
 TEST(FusedEngine, AdamInPartsOnThePoolEqualsTheWholeStep) {
