@@ -36,7 +36,7 @@ TORCH_PREFIX=/usr/lib/x86_64-linux-gnu/cmake BALERBENCH_BUILD_DIR="$BUILD" OUT="
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
 [ "$(cache CMAKE_DISABLE_FIND_PACKAGE_PkgConfig)" = "ON" ] || fail "pkg-config was not disabled"
 for v in HTTPLIB_INCLUDE_DIR HTTPLIB_LIBRARY LIBZIP_INCLUDE_DIR LIBZIP_LIBRARY SQLite3_INCLUDE_DIR SQLite3_LIBRARY \
-         nlohmann_json_DIR EIGEN3_INCLUDE_DIR; do
+         nlohmann_json_DIR EIGEN3_INCLUDE_DIR ZFP_INCLUDE_DIR ZFP_LIBRARY ZSTD_INCLUDE_DIR ZSTD_LIBRARY; do
   case "$(cache "$v")" in
     "$CARRY"/*) echo "found in .carry: $v = $(cache "$v")" ;;
     *) fail "$v = '$(cache "$v")', not from $CARRY (hint: scripts/gpu_carry.sh carries it)" ;;

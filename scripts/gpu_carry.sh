@@ -3,9 +3,11 @@
 # machine lacks, to be named in the device tool's `carry` list. Run it here,
 # after scripts/setup.sh: it copies from this machine's Debian packages.
 #
-#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), eigen3/, httplib.h, zip.h, zipconf.h, sqlite3.h
+#   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), eigen3/, httplib.h, zip.h, zipconf.h, sqlite3.h,
+#                        zfp.h and zfp/, zstd.h (the codecs beside Baler's)
 #   .carry/share/cmake/  the nlohmann_json and CLI11 CMake package configs (they point at ../../include)
-#   .carry/lib/          Debian 12's libzip.so.4, libsqlite3.so, and libcpp-httplib.so: Debian's httplib.h
+#   .carry/lib/          Debian 12's libzip.so.4, libsqlite3.so, libzfp.so.1 (it needs libgomp.so.1, which GCC
+#                        brings), libzstd.so.1, and libcpp-httplib.so: Debian's httplib.h
 #                        is the split header (declarations only), so the library that defines it travels
 #                        too, with what it needs beyond glibc and zlib (libssl/libcrypto 3, brotli).
 #                        Built programs find them by RPATH (scripts/gpu_check.sh links with it).
@@ -21,6 +23,7 @@ need() { [ -e "$1" ] || { echo "gpu_carry.sh: $1 is missing (hint: run scripts/s
 LIB=/usr/lib/x86_64-linux-gnu
 for f in /usr/include/eigen3/signature_of_eigen3_matrix_library /usr/include/nlohmann/json.hpp /usr/share/cmake/nlohmann_json /usr/include/CLI /usr/share/cmake/CLI11 \
          /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/src/googletest /usr/include/sqlite3.h \
+         /usr/include/zfp.h /usr/include/zfp /usr/include/zstd.h "$LIB/libzfp.so.1" "$LIB/libzstd.so.1" \
          "$LIB/libcpp-httplib.so" "$LIB/libssl.so.3" "$LIB/libcrypto.so.3" "$LIB/libbrotlidec.so.1" \
          "$LIB/libbrotlienc.so.1" "$LIB/libbrotlicommon.so.1"; do need "$f"; done
 ZIPLIB="$(readlink -f $LIB/libzip.so.4)"
@@ -32,6 +35,11 @@ cp -r /usr/include/CLI "$C.tmp/include/"
 cp -r /usr/include/eigen3 "$C.tmp/include/"  # headers only; found by signature_of_eigen3_matrix_library
 cp /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/include/sqlite3.h "$C.tmp/include/"
 cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$C.tmp/share/cmake/"
+cp -r /usr/include/zfp.h /usr/include/zfp /usr/include/zstd.h /usr/include/zstd_errors.h "$C.tmp/include/"
+for l in libzfp.so.1 libzstd.so.1; do  # under the soname (what programs load) and as libX.so (the linker's name)
+  cp "$(readlink -f "$LIB/$l")" "$C.tmp/lib/$l"
+  cp "$(readlink -f "$LIB/$l")" "$C.tmp/lib/${l%.1}"
+done
 cp "$ZIPLIB" "$C.tmp/lib/libzip.so.4"
 cp "$ZIPLIB" "$C.tmp/lib/libzip.so"  # a copy, not a link: links do not travel with `carry`
 SQLITELIB="$(readlink -f /usr/lib/x86_64-linux-gnu/libsqlite3.so.0)"

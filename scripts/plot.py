@@ -8,9 +8,13 @@ Writes PNG and SVG files into --out:
   vs_power_limit.*      training time and energy against the GPU power limit
   pareto.*              every configuration's time and energy, the Pareto frontier joined
   precision_bars.*      time and energy per precision mode, as bars
+  codecs.*              compression ratio against max abs error, one point per codec (Baler, ZFP,
+                        Zstandard, downcasts), labelled with energy per MB: from a sweep with
+                        "codecs", or from `balerbench codecs`' report (--codecs-report)
 
   scripts/plot.py --db results/balerbench.sqlite --experiment quickstart --out results/plots
   balerbench report --table precision --format csv > p.csv; scripts/plot.py --csv p.csv --out plots
+  scripts/plot.py --codecs-report output/codecs/codecs_report.json --out plots
 
 A chart whose data the experiment does not have (one batch size, no power
 limits) is skipped with a note. Energy that was estimated or simulated says so
@@ -233,6 +237,62 @@ def plot_precision(trials, experiment, out, written, notes):
          f"{kind_label(t['energy_kind'] for t in trials)}", out, written)
 
 
+def codec_points(comparisons):
+    """Per codec, in the first comparison's order: the medians of ratio, max abs error and cost per MB
+    over the comparisons (repeats), with the cost's unit."""
+    first = comparisons[0]
+    energy = first.get("basis") == "energy"
+    key, unit = ("j_per_mb", "J/MB") if energy else ("s_per_mb", "s/MB")
+    points = []
+    for row in first["codecs"]:
+        name = row["codec"]
+        rows = [r for c in comparisons for r in c["codecs"] if r["codec"] == name]
+        med = lambda get: statistics.median(v for v in map(get, rows) if v is not None)  # noqa: E731
+        try:
+            ratio = med(lambda r: r.get("ratio"))
+            err = med(lambda r: r["error"].get("max_abs"))
+            cost = med(lambda r: r.get(key))
+        except statistics.StatisticsError:  # infinite errors (an overflowing downcast) are null
+            continue
+        points.append((name, ratio, err, cost, row.get("lossless", False)))
+    return points, unit
+
+
+def plot_codecs(comparisons, title, out, written, notes):
+    if not comparisons:
+        notes.append("codecs: no trial measured the codecs (add \"codecs\": {} to the experiment); chart skipped")
+        return
+    points, unit = codec_points(comparisons)
+    lossy = [p[2] for p in points if p[2] > 0]
+    floor = min(lossy) / 10 if lossy else 1e-12  # lossless codecs sit at the left edge
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (name, ratio, err, cost, lossless) in enumerate(points):
+        x = err if err > 0 else floor
+        ax.scatter([x], [ratio], s=60, marker="*" if name == "baler" else ("s" if lossless else "o"), zorder=3)
+        ax.annotate(f"{name}\n{cost:.3g} {unit}" + (" (lossless)" if err == 0 else ""), (x, ratio),
+                    textcoords="offset points", xytext=(6, 4 if i % 2 == 0 else -22), fontsize=8)  # neighbours apart
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("max abs error (log)")
+    ax.set_ylabel("compression ratio (log)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    save(fig, out, "codecs", written)
+
+
+def codecs_from_db(trials):
+    """The codec comparisons of the first configuration that has them (one chart: one configuration)."""
+    by_config = collections.OrderedDict()
+    for t in trials:
+        res = json.loads(t.get("result_json") or "{}")
+        if "codecs" in res:
+            by_config.setdefault((t["batch_size"], t["precision"], t.get("engine"), t["epochs"]), []).append(res["codecs"])
+    if not by_config:
+        return [], None
+    config, comparisons = next(iter(by_config.items()))
+    return comparisons, config
+
+
 def plot_from_csv(path, out, written):
     with open(path, newline="") as f:
         lines = [line for line in f if not line.startswith("#")]
@@ -253,6 +313,7 @@ def main():
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--db", help="results database")
     src.add_argument("--csv", help="a precision table from balerbench report --format csv")
+    src.add_argument("--codecs-report", help="a codecs_report.json from balerbench codecs")
     ap.add_argument("--experiment", help="experiment name (default: the last one stored)")
     ap.add_argument("--system", help="system fingerprint (balerbench report --table systems); default: the one "
                                      "with the most trials, as charts never mix systems")
@@ -260,7 +321,18 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     written, notes = [], []
-    if a.csv:
+    if a.codecs_report:
+        try:
+            with open(a.codecs_report) as f:
+                report = json.load(f)
+            comparison = report["comparison"]
+            comparison["codecs"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.exit(f"plot.py: error: {a.codecs_report}: not a codecs report ({e}; hint: balerbench codecs "
+                     "--config C --out DIR writes DIR/codecs/codecs_report.json)")
+        data = (report.get("dataset") or {}).get("path", "the data")
+        plot_codecs([comparison], f"codecs at matched error: {os.path.basename(str(data))}", a.out, written, notes)
+    elif a.csv:
         if not os.path.exists(a.csv):
             sys.exit(f"plot.py: error: {a.csv}: no such file")
         plot_from_csv(a.csv, a.out, written)
@@ -276,6 +348,10 @@ def main():
         plot_axis(trials, experiment, a.out, written, notes, "power_limit_w", "vs_power_limit", "power limit (W)")
         plot_pareto(trials, experiment, a.out, written, notes)
         plot_precision(trials, experiment, a.out, written, notes)
+        comparisons, config = codecs_from_db(trials)
+        if comparisons:
+            plot_codecs(comparisons, f"{experiment}: codecs at matched error (bs {config[0]}, {config[1]}, "
+                        f"{config[3]} epochs; medians of {len(comparisons)})", a.out, written, notes)
     for n in notes:
         print(f"note: {n}")
     for w in written:

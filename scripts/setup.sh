@@ -84,7 +84,7 @@ PACKAGES=(
   libopenblas0-openmp
   nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev
   libgtest-dev libbenchmark-dev
-  libcpp-httplib-dev libsqlite3-dev
+  libcpp-httplib-dev libsqlite3-dev libzfp-dev libzstd-dev
   python3 python3-numpy python3-matplotlib
   python3-tqdm python3-sklearn python3-scipy
   prometheus influxdb influxdb-client curl

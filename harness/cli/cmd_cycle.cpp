@@ -15,6 +15,7 @@
 #include "harness/run/cycle.h"
 #include "harness/run/run_config.h"
 #include "harness/report/phase_table.h"
+#include "harness/report/tables.h"
 
 #include <filesystem>
 
@@ -124,6 +125,7 @@ int run_command(const std::string& name, const Args& a) {
   if (name == "train") r = run_train(c, files, report_hazards);
   else if (name == "compress") r = run_compress(c, files);
   else if (name == "decompress") r = run_decompress(c, files);
+  else if (name == "codecs") r = run_codecs(c, files);
   else r = run_info(c, files);
   if (baler) baler->finish(r);
   if (a.json) {
@@ -142,6 +144,12 @@ int run_command(const std::string& name, const Args& a) {
     std::printf("decompressed to %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n", r["shape"].dump().c_str(),
                 r["dtype"].get<std::string>().c_str(), r["decode_duration_s"].get<double>(),
                 r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
+  } else if (name == "codecs") {
+    const nlohmann::json& k = r["comparison"];
+    std::printf("%s", render_tables({codecs_table(k, "Baler against classical codecs at matched error: " +
+                                                        r["dataset"].value("path", std::string("the data")))},
+                                    "md").c_str());
+    std::printf("report: %s\n", (files.training.parent_path() / "codecs" / "codecs_report.json").string().c_str());
   } else {
     print_info(r);
   }
@@ -170,9 +178,11 @@ int run_command(const std::string& name, const Args& a) {
 }  // namespace
 
 void register_cycle(CLI::App& app, Action& run) {
-  const char* help[4][2] = {{"train", "Train a Baler model on config.input_path"},
+  const char* help[5][2] = {{"train", "Train a Baler model on config.input_path"},
                             {"compress", "Encode config.input_path with the trained model"},
                             {"decompress", "Decode the compressed file back to the data space"},
+                            {"codecs", "Baler (the trained model) against ZFP, Zstandard and downcasts at matched error, "
+                                       "with ratio, error, MB/s and energy per MB (after train)"},
                             {"info", "Sizes, compression ratios and reconstruction error"}};
   for (const auto& h : help) {
     auto a = std::make_shared<Args>();

@@ -24,6 +24,8 @@ std::vector<Table> make_attribution_tables(const std::vector<TrialRecord>&, cons
 std::vector<Table> make_systems_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
 std::vector<Table> make_across_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
 std::vector<Table> make_trials_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
+std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
+bool has_codecs(const std::vector<TrialRecord>&);
 bool batch_size_varies(const std::vector<TrialRecord>&);
 bool power_limit_varies(const std::vector<TrialRecord>&);
 bool has_crosscheck(const std::vector<TrialRecord>&);
@@ -53,6 +55,8 @@ const std::vector<TableKind>& table_registry() {
       {"systems", "the systems the trials ran on", S::kAllTrials, make_systems_tables, nullptr},
       {"across", "the same configuration on each system, against the first", S::kAllTrials, make_across_tables,
        several_systems},
+      {"codecs", "Baler against ZFP, Zstandard and downcasts at matched error: ratio, error, MB/s, J/MB, training amortised",
+       S::kPerSlice, make_codecs_tables, has_codecs},
       {"trials", "every trial stored, failed, skipped and warm-up ones included", S::kAllTrials, make_trials_tables,
        nullptr},
   };

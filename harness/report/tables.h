@@ -42,6 +42,11 @@ void check_table_name(const std::string& table, const std::string& option = "--t
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
                                const std::vector<double>& etas);
 
+// The codecs table (codecs_table.cpp) of one `balerbench codecs` comparison (run/codec_comparison.h),
+// or of several repeats of one configuration (figures: their medians).
+Table codecs_table(const nlohmann::json& comparison, const std::string& title);
+Table codecs_table(const std::vector<const nlohmann::json*>& comparisons, const std::string& title);
+
 // format: md | csv | latex | json. CSV takes exactly one table (header first, no title line: it
 // opens as it is in pandas and spreadsheets); more throw InputError.
 std::string render_tables(const std::vector<Table>& tables, const std::string& format);

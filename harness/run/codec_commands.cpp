@@ -2,7 +2,9 @@
 // scaffold of cycle_command.h: only what a command reads, runs in its window and writes is here.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "common/error.h"
 #include "datasets/npz.h"
 #include "harness/engine/codec.h"
+#include "harness/run/codec_comparison.h"
 #include "harness/run/cycle.h"
 #include "harness/run/cycle_command.h"
 #include "harness/run/result_sections.h"
@@ -140,6 +143,59 @@ json run_decompress(const RunConfig& c, const CycleFiles& L) {
                      {"rows_per_s", static_cast<double>(shape[0]) / std::max(decode_s, 1e-12)},
                      {"output", L.decompressed_npz()},
                      {"output_bytes", file_bytes(L.decompressed_npz())}});
+}
+
+json run_codecs(const RunConfig& c, const CycleFiles& L) {
+  const fs::path folder = L.training.parent_path() / "codecs";
+  CodecCommand cmd(c, "codecs", folder);
+  const Dataset ds = load_dataset(c.input_path);
+  check_dimensions(c, ds);
+  const int64_t latent = latent_size(ds.features(), c.compression_ratio);
+  cmd.load_model(L, ds.features(), latent);
+  const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
+  BalerCodecSide baler;
+  baler.engine = cmd.engine().name();
+  at::Tensor z;
+  baler.compress = measure_repeated(cmd.energy(), "codecs:baler:compress", c.codecs.min_window_s, [&] {
+    z = encode_rows(cmd.model(), cmd.engine(), ds.data, norm,
+                    latent_scalar_type(c.latent_dtype, cmd.policy().param_dtype), c.codec_chunk_rows);
+  });
+  baler.decompress = measure_repeated(cmd.energy(), "codecs:baler:decompress", c.codecs.min_window_s, [&] {
+    baler.reconstruction = decode_rows(cmd.model(), cmd.engine(), z, norm, c.codec_chunk_rows);
+    if (ds.data_dimension() == 1) cast_integer_columns(baler.reconstruction, c.type_list, c.truncate);
+  });
+  baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
+  baler.model_bytes = file_bytes(L.model());
+  baler.normalization_bytes = norm ? std::max<int64_t>(file_bytes(L.norm()), 0) : 0;
+  json training = nullptr;
+  const fs::path train_report = L.training / "training_report.json";
+  if (fs::exists(train_report)) {
+    try {
+      std::ifstream in(train_report);
+      const json t = json::parse(in);
+      if (t.contains("train_s") && t["train_s"].is_number()) baler.train_s = t["train_s"].get<double>();
+      if (t.contains("energy") && t["energy"].contains("phases"))
+        for (const json& p : t["energy"]["phases"])
+          if (p.value("phase", "") == "train") {
+            if (p.contains("total_energy_j") && p["total_energy_j"].is_number())
+              baler.train_energy_j = p["total_energy_j"].get<double>();
+            if (p.contains("total_uncertainty_j") && p["total_uncertainty_j"].is_number())
+              baler.train_uncertainty_j = p["total_uncertainty_j"].get<double>();
+          }
+      training = {{"report", train_report.string()}, {"epochs_run", t.value("epochs_run", json(nullptr))}};
+    } catch (const json::exception& e) {
+      throw InputError(train_report.string() + ": not a training report (" + e.what() + ")",
+                       "run `balerbench train` with the same --out again");
+    }
+  }
+  json comparison = compare_codecs(ds, baler, cmd.energy(), c.codecs);
+  if (training.is_null())
+    comparison["notes"].push_back("no training report in " + L.training.string() +
+                                  ": Baler's training cost is unknown, nothing is amortised");
+  return cmd.finish({{"command", "codecs"},
+                     {"dataset", dataset_json(ds)},
+                     {"training", training},
+                     {"comparison", comparison}});
 }
 
 }  // namespace balerbench

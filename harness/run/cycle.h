@@ -26,6 +26,9 @@ nlohmann::json run_train(const RunConfig& config, const CycleFiles& files,
                          const std::function<void()>& before_training = {});
 nlohmann::json run_compress(const RunConfig& config, const CycleFiles& files);
 nlohmann::json run_decompress(const RunConfig& config, const CycleFiles& files);
+// Baler (the trained model, in process) against the classical codecs on config.input_path, at matched
+// error (codec_comparison.h), into OUT/codecs/codecs_report.json with its energy report.
+nlohmann::json run_codecs(const RunConfig& config, const CycleFiles& files);
 // Sizes, compression ratios and, when the decompressed file exists, the
 // reconstruction error against the input.
 nlohmann::json run_info(const RunConfig& config, const CycleFiles& files);

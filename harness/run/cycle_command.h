@@ -91,6 +91,7 @@ class CodecCommand {
   AutoEncoder& model() { return *model_; }
   Engine& engine() { return *engine_; }
   PhaseTimer& timer() { return *timer_; }
+  EnergySession* energy() { return energy_.get(); }  // null when energy.enabled is false
   const PrecisionPolicy& policy() const { return policy_; }
   const Normalization& normalization() const { return norm_; }
 

@@ -45,6 +45,28 @@ std::string resolve_path(const std::string& p, const std::string& base_dir) {
 
 }  // namespace
 
+RunConfig::CodecsKeys parse_codecs_keys(const json& k, const std::string& source, const std::string& path,
+                                        bool enabled_by_default) {
+  RunConfig::CodecsKeys c;
+  c.enabled = enabled_by_default;
+  StrictReader kr(k, source, path);
+  kr.boolean("enabled", c.enabled);
+  if (const json* u = kr.get("uses")) {
+    if (!u->is_array() || u->empty()) kr.fail("uses", "expected a non-empty list of whole numbers", "e.g. [1, 10, 100]");
+    c.uses.clear();
+    for (const json& v : *u) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1)
+        kr.fail("uses", "every entry must be a whole number of at least 1, got " + v.dump(), "e.g. [1, 10, 100]");
+      c.uses.push_back(v.get<int64_t>());
+    }
+  }
+  kr.integer("zstd_level", c.zstd_level, 1);
+  if (c.zstd_level > 22) kr.fail("zstd_level", "at most 22, got " + std::to_string(c.zstd_level), "1 to 22");
+  kr.number_in("min_window_s", c.min_window_s, 0, 60);
+  kr.reject_unknown();
+  return c;
+}
+
 RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir,
                            const std::string& path) {
   if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
@@ -143,10 +165,17 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   if (!c.profile_trace.empty() && !c.profile)
     r.fail("profile_trace", "needs profile: true", "add --profile (or \"profile\": true)");
   if (const json* e = r.object("energy")) c.energy = parse_energy_settings(*e, source, path + "/energy", base_dir);
+  if (const json* k = r.object("codecs")) c.codecs = parse_codecs_keys(*k, source, path + "/codecs");
   if (const json* m = r.object("monitoring"))
     c.monitoring = parse_monitoring_settings(*m, source, path + "/monitoring", base_dir);
   reject_unknown(j, r);
   return c;
+}
+
+bool RunConfig::CodecsKeys::is_default() const { return to_json() == CodecsKeys().to_json(); }
+
+nlohmann::json RunConfig::CodecsKeys::to_json() const {
+  return {{"enabled", enabled}, {"uses", uses}, {"zstd_level", zstd_level}, {"min_window_s", min_window_s}};
 }
 
 nlohmann::json RunConfig::to_json() const {
@@ -172,6 +201,7 @@ nlohmann::json RunConfig::to_json() const {
   j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);
   j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
   j["energy"] = energy.to_json();
+  if (!codecs.is_default()) j["codecs"] = codecs.to_json();  // absent by default: older trials' keys stay
   j["monitoring"] = monitoring.to_json();
   return j;
 }

@@ -76,11 +76,26 @@ struct RunConfig {
   bool profile_sync = true;           // profile: synchronise the device at each phase edge (else CUDA events)
   std::string profile_trace;          // profile: write LibTorch's profiler trace (Chrome trace JSON) here
   EnergySettings energy;              // the "energy" section: meters, sampling, carbon
+  // The "codecs" section: Baler against classical codecs at matched error (codec_comparison.h), by
+  // `balerbench codecs`, and in a sweep's trials when enabled.
+  struct CodecsKeys {
+    bool enabled = false;                           // sweeps: each trial measures the codecs too
+    std::vector<int64_t> uses = {1, 10, 100};       // compressions the training is spread over
+    int64_t zstd_level = 3;
+    double min_window_s = 0.2;                      // each codec's work repeated to fill a window this long
+    bool is_default() const;
+    nlohmann::json to_json() const;
+  } codecs;
   MonitoringSettings monitoring;      // the "monitoring" section: Prometheus endpoint, InfluxDB
 
   bool normalizes() const { return apply_normalization && !custom_norm; }
   nlohmann::json to_json() const;
 };
+
+// The "codecs" section at `path` of `source` (strict). An experiment's top-level /codecs enables
+// them unless it says "enabled": false.
+RunConfig::CodecsKeys parse_codecs_keys(const nlohmann::json& section, const std::string& source,
+                                        const std::string& path, bool enabled_by_default = false);
 
 // Parses `j` (the whole config object). `source` names the file in errors,
 // `base_dir` resolves relative paths. `path` is the JSON path of `j` in its file

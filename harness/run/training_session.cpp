@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "harness/base/blas_kernel.h"
@@ -63,9 +64,28 @@ Measured measure_window(EnergySession* energy, const std::string& phase, const s
     const WindowResult w = energy->add_window(phase, begin, energy->mark());
     m.duration_s = w.duration_s;
     m.energy_j = w.total_energy_j();
+    m.uncertainty_j = w.total_uncertainty_j();
   } else {
     m.duration_s = seconds_since(t0);
   }
+  return m;
+}
+
+Measured measure_repeated(EnergySession* energy, const std::string& phase, double min_window_s,
+                          const std::function<void()>& work) {
+  work();  // warm-up: first-touch of buffers, caches
+  const auto t0 = SteadyClock::now();
+  work();
+  const double once_s = std::max(seconds_since(t0), 1e-7);
+  const auto repeats = static_cast<int64_t>(std::clamp(std::ceil(min_window_s / once_s), 1.0, 100000.0));
+  Measured m = measure_window(energy, phase, [&] {
+    for (int64_t i = 0; i < repeats; ++i) work();
+  });
+  const auto n = static_cast<double>(repeats);
+  m.duration_s /= n;
+  if (m.energy_j) *m.energy_j /= n;
+  if (m.uncertainty_j) *m.uncertainty_j /= n;
+  m.repeats = repeats;
   return m;
 }
 

@@ -40,10 +40,18 @@ std::unique_ptr<EnergySession> open_energy_session(const EnergySettings& setting
 struct Measured {
   double duration_s = 0;
   std::optional<double> energy_j;
+  std::optional<double> uncertainty_j;  // the meters' ± of energy_j (energy_window.h); empty when unquantified
+  int64_t repeats = 1;                  // measure_repeated: the work ran this many times in the window
 };
 // Runs `work` inside the window `phase` of `energy` (device synchronised at both edges); without an
 // energy session, times it on the host clock.
 Measured measure_window(EnergySession* energy, const std::string& phase, const std::function<void()>& work);
+// Work too short for a meter (a RAPL counter updates every ~1 ms, NVML's every 20-100 ms): run twice
+// outside any window (a warm-up, then once timed), then as many times as fill `min_window_s`
+// (at most 100,000) inside one window. The figures returned are per run (the window's / repeats,
+// its ± too), with `repeats` set.
+Measured measure_repeated(EnergySession* energy, const std::string& phase, double min_window_s,
+                          const std::function<void()>& work);
 
 // The live trial of a command or sweep trial: begun on construction, ended by end() or on
 // destruction, whichever comes first (a failed or interrupted trial ends too).

@@ -35,6 +35,7 @@ const std::vector<std::pair<std::string, std::string>> kTrainingKeysElsewhere = 
     {"precision", "precision is a sweep axis: /sweep/precision"},
     {"engine", "engine is a sweep axis: /sweep/engine"},
     {"energy", "energy settings go in the top-level /energy section"},
+    {"codecs", "the codec comparison goes in the top-level /codecs section"},
     {"monitoring", "live monitoring is set on the command line (balerbench run --prometheus-port ...)"},
     {"profile_trace", "a profiler trace per trial is not supported; use balerbench train --profile-trace"},
     {"intermittent_model_saving", "trials keep no model files"},
@@ -367,12 +368,13 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
   if (const json* t = r.object("target")) parse_target_section(*t, source, e);
   if (const json* en = r.object("energy")) parse_energy_section(*en, source, base_dir, e);
   if (const json* c = r.object("cost")) parse_cost_section(*c, source, e);
+  if (const json* k = r.object("codecs")) e.base.codecs = parse_codecs_keys(*k, source, "/codecs", true);
   r.boolean("allow_power_limit_changes", e.allow_power_limit_changes);
   if (const json* o = r.object("power_limit_optimizer")) parse_optimizer_section(*o, source, e);
   check_power_limit_rules(e, source);
   r.reject_unknown(
       "experiment keys: schema_version, name, description, dataset, model, training, sweep, target, energy, cost, "
-      "allow_power_limit_changes, power_limit_optimizer");
+      "codecs, allow_power_limit_changes, power_limit_optimizer");
   return e;
 }
 

@@ -62,6 +62,10 @@ void run_stages(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c, Pe
   const CpuActivity codec_begin = read_cpu_activity();
   peers.sample();
   out.codec = measure_codec(session, energy.get(), ds, c, ctx.stop);
+  if (c.codecs.enabled) {
+    check_stop(ctx.stop);
+    out.codecs = measure_codecs(session, energy.get(), ds, c, *out.training, *out.codec);
+  }
   out.window_activity = {{"train", disturbance(train_begin, codec_begin)},
                          {"compress_decompress", disturbance(codec_begin, read_cpu_activity())}};
   live.end();

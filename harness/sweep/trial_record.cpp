@@ -67,6 +67,7 @@ void record_codec(const CodecRun& codec, const TrialOutcome& out, TrialRecord& r
   rec.decompress_s = codec.decompress.duration_s;
   rec.decompress_energy_j = codec.decompress.energy_j;
   rec.result["reconstruction"] = out.reconstruction;
+  if (!out.codecs.is_null()) rec.result["codecs"] = out.codecs;
   rec.result["latent_shape"] = {codec.latent.size(0), codec.latent.size(1)};
   rec.result["latent_dtype"] = dtype_name(codec.latent.scalar_type());
 }

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <filesystem>
 #include <thread>
+
+#include <unistd.h>
 
 #include "datasets/dataset.h"
 #include "harness/base/clock.h"
@@ -21,7 +24,9 @@
 #include "harness/engine/torch_compat.h"
 #include "harness/power/optimizer.h"
 #include "harness/power/power_limit.h"
+#include "harness/run/codec_comparison.h"
 #include "harness/run/result_sections.h"
+#include "datasets/npy.h"
 #include "harness/sweep/stop_signals.h"
 #include "models/architecture.h"
 #include "models/autoencoder.h"
@@ -319,6 +324,46 @@ CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Da
   codec.decompress_memory = memory.finish();
   codec.decompress_end_unix_s = unix_now_s();
   return codec;
+}
+
+json measure_codecs(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
+                    const Training& training, const CodecRun& codec) {
+  BalerCodecSide baler;
+  baler.engine = engine_name(inference_decision(session.engine(), session.policy()).engine);
+  baler.reconstruction = codec.reconstruction;
+  baler.latent_bytes = codec.latent.numel() * static_cast<int64_t>(codec.latent.element_size());
+  baler.compress = codec.compress;
+  baler.decompress = codec.decompress;
+  baler.train_s = training.train_s;
+  baler.train_energy_j = training.train_energy_j;
+  baler.train_uncertainty_j = training.fit_uncertainty_j;
+  {
+    // The decoder's files as `train` writes them, measured in a folder of this process's own.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() /
+                         ("balerbench-codecs-" + std::to_string(::getpid()) + "-" + std::to_string(unix_now_s()));
+    fs::create_directories(dir);
+    try {
+      save_state_dict(session.model(), (dir / "model.pt").string());
+      baler.model_bytes = static_cast<int64_t>(fs::file_size(dir / "model.pt"));
+      if (c.normalizes()) {
+        std::vector<int64_t> shape(ds.original_shape.begin() + 1, ds.original_shape.end());
+        write_npy((dir / "normalization_features.npy").string(), session.normalization().to_npy(shape));
+        baler.normalization_bytes = static_cast<int64_t>(fs::file_size(dir / "normalization_features.npy"));
+      }
+    } catch (...) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      throw;
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  // Baler's figures are the trial's own single compress and decompress; the codecs' repeat.
+  json out = compare_codecs(ds, baler, energy, c.codecs);
+  out["notes"].push_back("Baler's compress and decompress are the trial's own windows (one run each); the codecs' "
+                         "repeat to fill " + json(c.codecs.min_window_s).dump() + " s");
+  return out;
 }
 
 EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Training& t, const CodecRun& codec) {

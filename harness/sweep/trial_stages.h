@@ -92,6 +92,13 @@ struct CodecRun {
 CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
                        const std::atomic<int>* stop);
 
+// With codecs.enabled: the classical codecs on the trial's data beside this trial's Baler (its compress
+// and decompress windows, its training), each in its own windows (run/codec_comparison.h). Baler's
+// decoder bytes are the model.pt and normalization file `train` would write, written to a temporary
+// folder and measured.
+nlohmann::json measure_codecs(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
+                              const Training& training, const CodecRun& codec);
+
 struct EnergyFigures {
   std::string kind = "none";  // what the totals are: measured, estimated, simulated (or "none")
   std::optional<double> total_energy_j, co2_g;
@@ -111,6 +118,7 @@ struct TrialOutcome {
   std::optional<Training> training;
   std::optional<CodecRun> codec;
   nlohmann::json reconstruction;  // the errors of the codec's reconstruction (result_sections.h)
+  nlohmann::json codecs;          // measure_codecs', with codecs.enabled; else null
   std::optional<EnergyFigures> energy;
   std::string device;              // the device the trial ran on
   nlohmann::json window_activity;  // other processes and steal per measured window
