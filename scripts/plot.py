@@ -255,6 +255,8 @@ def codec_points(comparisons):
         except statistics.StatisticsError:  # infinite errors (an overflowing downcast) are null
             continue
         points.append((name, ratio, err, cost, row.get("lossless", False)))
+        if name == "baler" and row.get("ratio_with_decoder"):  # what a reader must also be sent
+            points.append(("baler with its decoder", med(lambda r: r.get("ratio_with_decoder")), err, cost, False))
     return points, unit
 
 
@@ -266,11 +268,26 @@ def plot_codecs(comparisons, title, out, written, notes):
     lossy = [p[2] for p in points if p[2] > 0]
     floor = min(lossy) / 10 if lossy else 1e-12  # lossless codecs sit at the left edge
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    import math
+    xs = [(p[2] if p[2] > 0 else floor) for p in points]
+
+    def crowded_from_above(i):  # another point just above this one: this label goes below
+        def above(j):  # higher, or as high and further left
+            r = points[j][1] / points[i][1]
+            return 1 < r < 1.6 or (r == 1 and xs[j] < xs[i])
+        return any(j != i and above(j) and abs(math.log10(xs[j] / xs[i])) < 1.2 for j in range(len(points)))
+
     for i, (name, ratio, err, cost, lossless) in enumerate(points):
-        x = err if err > 0 else floor
-        ax.scatter([x], [ratio], s=60, marker="*" if name == "baler" else ("s" if lossless else "o"), zorder=3)
+        x = xs[i]
+        marker = "*" if name.startswith("baler") else ("s" if lossless else "o")
+        hollow = name == "baler with its decoder"
+        colour = "C0" if name.startswith("baler") else f"C{(i % 9) + 1}"
+        ax.scatter([x], [ratio], s=60, marker=marker, zorder=3, facecolors="none" if hollow else colour,
+                   edgecolors=colour)
+        # Each label in its point's colour, above its point unless another point sits just above.
         ax.annotate(f"{name}\n{cost:.3g} {unit}" + (" (lossless)" if err == 0 else ""), (x, ratio),
-                    textcoords="offset points", xytext=(6, 4 if i % 2 == 0 else -22), fontsize=8)  # neighbours apart
+                    textcoords="offset points", xytext=(7, -19 if crowded_from_above(i) else 3), fontsize=8,
+                    color=colour)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("max abs error (log)")
