@@ -237,7 +237,11 @@ def plot_precision(trials, experiment, out, written, notes):
          f"{kind_label(t['energy_kind'] for t in trials)}", out, written)
 
 
-def codec_points(comparisons):
+CODEC_COLOURS = {"baler": "C0", "zfp_accuracy": "C1", "zfp_columns": "C2", "zfp_rate": "C3", "zstd": "C4",
+                 "float16": "C5", "bfloat16": "C6"}  # the same colour for a codec in every chart
+
+
+def codec_points(comparisons, notes=None):
     """Per codec, in the first comparison's order: the medians of ratio, max abs error and cost per MB
     over the comparisons (repeats), with the cost's unit."""
     first = comparisons[0]
@@ -253,6 +257,8 @@ def codec_points(comparisons):
             err = med(lambda r: r["error"].get("max_abs"))
             cost = med(lambda r: r.get(key))
         except statistics.StatisticsError:  # infinite errors (an overflowing downcast) are null
+            if notes is not None:
+                notes.append(f"codecs: {name} left out of the chart: its error is infinite (values overflow its range)")
             continue
         points.append((name, ratio, err, cost, row.get("lossless", False)))
         if name == "baler" and row.get("ratio_with_decoder"):  # what a reader must also be sent
@@ -264,7 +270,7 @@ def plot_codecs(comparisons, title, out, written, notes):
     if not comparisons:
         notes.append("codecs: no trial measured the codecs (add \"codecs\": {} to the experiment); chart skipped")
         return
-    points, unit = codec_points(comparisons)
+    points, unit = codec_points(comparisons, notes)
     lossy = [p[2] for p in points if p[2] > 0]
     floor = min(lossy) / 10 if lossy else 1e-12  # lossless codecs sit at the left edge
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -281,7 +287,7 @@ def plot_codecs(comparisons, title, out, written, notes):
         x = xs[i]
         marker = "*" if name.startswith("baler") else ("s" if lossless else "o")
         hollow = name == "baler with its decoder"
-        colour = "C0" if name.startswith("baler") else f"C{(i % 9) + 1}"
+        colour = "C0" if name.startswith("baler") else CODEC_COLOURS.get(name, "C7")
         ax.scatter([x], [ratio], s=60, marker=marker, zorder=3, facecolors="none" if hollow else colour,
                    edgecolors=colour)
         # Each label in its point's colour, above its point unless another point sits just above.

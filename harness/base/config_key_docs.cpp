@@ -57,11 +57,11 @@ const std::vector<ConfigKeyDoc>& run_config_key_docs() {
       {"/profile", "per-phase timers (data, forward, loss, backward, optimizer, evaluation)", ""},
       {"/profile_sync", "`false`: time CUDA phases with events instead of synchronising the device", ""},
       {"/profile_trace", "with `profile`: write LibTorch's profiler trace (Chrome trace JSON) to this file", "none"},
-      {"/codecs", "section: Baler against classical codecs at matched error (`balerbench codecs`; see [Is Baler worth its joules?](codecs.md))", "{}"},
-      {"/codecs/enabled", "sweeps: each trial also measures the codecs on its data (`report --table codecs`)", "false"},
-      {"/codecs/uses", "the numbers of compressions Baler's training energy is spread over", "[1, 10, 100]"},
-      {"/codecs/zstd_level", "Zstandard's level (1 to 22)", "3"},
-      {"/codecs/min_window_s", "each codec's compress and decompress repeat until their window is this long (meters resolve ~1 ms to 100 ms)", "0.2"},
+      {"/codecs", "section: Baler against classical codecs at matched error (`balerbench codecs`; see [Is Baler worth its joules?](codecs.md))", ""},
+      {"/codecs/enabled", "sweeps: each trial also measures the codecs on its data (`report --table codecs`); an experiment's top-level `codecs` section turns it on unless it says `false`", ""},
+      {"/codecs/uses", "the numbers of compressions Baler's training energy is spread over: whole numbers of at least 1, each once", ""},
+      {"/codecs/zstd_level", "Zstandard's level (1 to 22)", ""},
+      {"/codecs/min_window_s", "each codec's compress and decompress repeat until their window is this long, 0 to 60 s (meters resolve ~1 ms to 100 ms)", ""},
       {"/energy", "section: the energy meters, carbon and the simulated GPU (below)", ""},
       {"/energy/enabled", "`false`: no meters, no energy outputs", ""},
       {"/energy/meters", "meter names (`nvml`, `rapl`, `cpu_estimate`, `ram_estimate`, `wattmeter`, `simulated_gpu`) or `auto`", ""},
@@ -121,6 +121,9 @@ const std::vector<ConfigSectionDoc>& run_config_section_docs() {
        "power = min(idle + (max - idle) x load, limit); under a cap, throughput = cbrt(allowed / demanded dynamic "
        "power)."},
       {"/monitoring", "The monitoring section", "Every key optional. See [Live monitoring](monitoring.md)."},
+      {"/codecs", "The codecs section",
+       "Every key optional. `balerbench codecs` reads it; in a sweep, see the experiment's codecs section. See "
+       "[Is Baler worth its joules?](codecs.md)."},
   };
   return kSections;
 }
@@ -162,6 +165,7 @@ const std::vector<ConfigKeyDoc>& experiment_key_docs() {
       {"/cost", "section: the Zeus cost", ""},
       {"/cost/eta", "eta values: cost = eta x ETA + (1 - eta) x MaxPower x TTA", ""},
       {"/cost/max_power_w", "MaxPower of the cost", "the GPUs' maximum limit x their count (or the simulated GPU's)"},
+      {"/codecs", "section: measure the classical codecs beside every trial's Baler (the run config's codecs keys; present means enabled)", ""},
       {"/allow_power_limit_changes", "must be `true` for any `power_limit_w` other than null, or for the optimiser", ""},
       {"/power_limit_optimizer", "section: a Zeus-style power-limit optimiser inside each training run", "off"},
       {"/power_limit_optimizer/enabled", "turn it on", ""},
@@ -187,6 +191,9 @@ const std::vector<ConfigSectionDoc>& experiment_section_docs() {
       {"/energy", "The energy section of an experiment",
        "The run config's energy keys (see above), and this one more."},
       {"/cost", "The cost section", ""},
+      {"/codecs", "The codecs section of an experiment",
+       "The run config's codecs keys (see above). Present, it makes every trial measure the codecs after its "
+       "compress and decompress (`\"codecs\": {}` is enough; `\"enabled\": false` turns it off again)."},
       {"/power_limit_optimizer", "The power_limit_optimizer section", "Zeus' GlobalPowerLimitOptimizer defaults."},
   };
   return kSections;

@@ -27,7 +27,9 @@ json maximal_run_config() {
   c.input_path = "data.npz";
   c.model_name = "AE";
   c.compression_ratio = 1.6;
-  return c.to_json();
+  json j = c.to_json();
+  j["codecs"] = c.codecs.to_json();  // to_json leaves the default codecs section out
+  return j;
 }
 
 // Experiments with every section, one per dataset generator (their keys differ).
@@ -41,6 +43,7 @@ std::vector<json> maximal_experiments() {
                        {"target", {{"relative_error", 0.1}}},
                        {"energy", json::object()},
                        {"cost", json::object()},
+                       {"codecs", json::object()},
                        {"allow_power_limit_changes", false},
                        {"power_limit_optimizer", json::object()}};
   json cms = common, cfd = common;
@@ -66,7 +69,11 @@ std::set<std::string> experiment_paths() {
   return own;
 }
 
-json run_config_defaults() { return RunConfig{}.to_json(); }
+json run_config_defaults() {
+  json j = RunConfig{}.to_json();
+  j["codecs"] = RunConfig{}.codecs.to_json();
+  return j;
+}
 
 json experiment_defaults() {
   const json minimal = {{"schema_version", kExperimentSchemaVersion},
@@ -175,7 +182,8 @@ ConfigKeyProblems check_config_key_docs(const std::vector<ConfigKeyDoc>& run_doc
   compare(run_config_paths(), documented(run_docs, true), documented(run_docs, false), "run config ", problems);
   std::set<std::string> described = documented(experiment_docs, true);
   for (const std::string& p : documented(run_docs, true))
-    if (p.rfind("/energy/", 0) == 0) described.insert(p);  // an experiment's energy section is the run config's
+    if (p.rfind("/energy/", 0) == 0 || p.rfind("/codecs/", 0) == 0)
+      described.insert(p);  // an experiment's energy and codecs sections are the run config's
   compare(experiment_paths(), described, documented(experiment_docs, false), "experiment ", problems);
   return problems;
 }

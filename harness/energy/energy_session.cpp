@@ -1,6 +1,7 @@
 // energy_session.cpp: see energy_session.h.
 #include "harness/energy/energy_session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -167,6 +168,8 @@ void print_energy_summary(const json& r, std::FILE* out) {
                c["carbon_intensity_g_per_kwh"].get<double>(), where.c_str(), c["pue"].get<double>());
   std::vector<json> rows(r["phases"].begin(), r["phases"].end());
   if (!r["total"].is_null()) rows.push_back(r["total"]);
+  int name_width = 11;  // the phase names' column, as wide as the longest (codecs:zfp_accuracy:decompress)
+  for (const json& w : rows) name_width = std::max(name_width, static_cast<int>(w["phase"].get<std::string>().size()));
   for (const json& w : rows) {
     const double e = w["total_energy_j"], d = w["duration_s"];
     std::string extra;
@@ -174,7 +177,7 @@ void print_energy_summary(const json& r, std::FILE* out) {
     else if (e > 0) extra += "  ± not quantified";
     if (!w["net_total_energy_j"].is_null()) extra += "  net of idle " + format_energy(w["net_total_energy_j"]);
     if (!w["wall_energy_j"].is_null()) extra += "  wall " + format_energy(w["wall_energy_j"]);
-    std::fprintf(out, "  %-11s %10.3f s %12s %10.2f W  CO2 %-10s (%s)%s\n", w["phase"].get<std::string>().c_str(), d,
+    std::fprintf(out, "  %-*s %10.3f s %12s %10.2f W  CO2 %-10s (%s)%s\n", name_width, w["phase"].get<std::string>().c_str(), d,
                  format_energy(e).c_str(), d > 0 ? e / d : 0.0, format_mass_g(w["co2_g"]).c_str(),
                  w["energy_kind"].get<std::string>().c_str(), extra.c_str());
     for (const auto& f : w["flags"]) std::fprintf(out, "    ! %s\n", f.get<std::string>().c_str());

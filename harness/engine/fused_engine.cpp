@@ -348,7 +348,10 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
   if (choice.backend == "auto") {
     // Alternating rounds on the step's own shapes; one warm-up of each first.
     c10::AutoGradMode no_grad(false);
-    const int saved_threads = at::get_num_threads();
+    struct ThreadsBack {  // the intra-op threads as they were, also when a timing throws
+      int saved = at::get_num_threads();
+      ~ThreadsBack() { at::set_num_threads(saved); }
+    } threads_back;
     at::set_num_threads(1);  // OpenBLAS's products single-threaded, as each worker runs them
     time_products(true);
     time_products(false);
@@ -357,11 +360,14 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
       e = std::min(e, time_products(true));
       b = std::min(b, time_products(false));
     }
-    at::set_num_threads(saved_threads);
+    // The timings ran worker 0's backward, which writes the optimizer's gradient buffer: cleared,
+    // so nothing of them is left where a step would read it.
+    if (flat_grads_.defined()) flat_grads_.zero_();
     // Measured and said, but not acted on: which products run is a numerical choice (the sums'
     // order), and a timing must not make two runs of one config differ in their bits.
     why = " (auto: one shard's products " + ms_text(e) + " on Eigen, " + ms_text(b) + " on OpenBLAS, fastest of 5" +
-          (b * 1.15 < e ? "; OpenBLAS was 15% faster here: fused_products = openblas would use it)" : ")");
+          (b * 1.15 < e ? "; OpenBLAS was 15% faster here: fused_products = openblas would use it" : "") +
+          (choice.isa != "auto" ? "; the level asked)" : ")");
   } else if (choice.backend == "openblas") {
     products_ = nullptr;
     why = " (asked)";

@@ -95,10 +95,25 @@ void ShardPool::helper_loop(int index) {
 void ShardPool::run(int tasks, const std::function<void(int, int)>& fn, int threads_now) {
   if (tasks <= 0) return;
   if (tasks > 0xFFFF) throw std::invalid_argument("ShardPool: at most 65535 tasks a run");
+  // One caller at a time: a second run() while one is in progress would republish the claim word
+  // under the first one's tasks.
+  if (running_.exchange(true)) throw std::logic_error("ShardPool::run: called while another run is in progress");
+  struct Done {
+    std::atomic<bool>& running;
+    ~Done() { running.store(false); }
+  } done{running_};
   error_ = nullptr;
   if (threads_now <= 1 || helpers_.empty()) {
-    for (int t = 0; t < tasks; ++t) fn(t, 0);
+    // As on several threads: every task runs, and the first exception reaches the caller at the end.
+    for (int t = 0; t < tasks; ++t) {
+      try {
+        fn(t, 0);
+      } catch (...) {
+        if (!error_) error_ = std::current_exception();
+      }
+    }
     by_caller_ += tasks;
+    if (error_) std::rethrow_exception(error_);
     return;
   }
   fn_.store(&fn);

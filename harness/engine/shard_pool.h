@@ -60,6 +60,7 @@ class ShardPool {
   std::atomic<int> sleepers_{0};
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> running_{false};  // a run() in progress (one caller at a time)
   std::atomic<int> active_helpers_{0};
   std::atomic<const std::function<void(int, int)>*> fn_{nullptr};
   std::mutex mutex_;

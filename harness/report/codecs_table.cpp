@@ -76,6 +76,10 @@ Table codecs_table(const std::vector<const json*>& comparisons, const std::strin
                                med("/error/max_abs"), med("/error/rmse"), med("/error/psnr_db"),
                                med("/error/worst_column_relative_rms_pct"), med("/compress/mb_per_s"),
                                med("/decompress/mb_per_s"), energy ? med("/j_per_mb") : med("/s_per_mb")};
+    if (row.contains("error") && !row["error"].value("finite", true)) {
+      cells[4] = "inf";  // an overflowing downcast: its errors are infinite, not unknown
+      cells[5] = "inf";
+    }
     if (energy) {
       // The ± of one compress and one decompress, added in quadrature (independent windows), per MB.
       const std::vector<double> c = values_of(comparisons, codec, [](const json& r) { return at(r, "/compress/uncertainty_j"); });
@@ -130,7 +134,8 @@ Table codecs_table(const std::vector<const json*>& comparisons, const std::strin
                     "; the break-even is against codecs at least as accurate as Baler (max abs error), "
                     "the training spread over that many compressions of data this size.");
   if (comparisons.size() > 1)
-    t.notes.push_back("medians over " + std::to_string(comparisons.size()) + " repeats.");
+    t.notes.push_back("medians over " + std::to_string(comparisons.size()) + " repeats (the break-even: the median of "
+                      "each repeat's own); the settings and the notes below are the first repeat's.");
   for (const json* c : comparisons) {
     for (const json& n : c->value("notes", json::array())) t.notes.push_back(n.get<std::string>());
     for (const json& row : (*c)["codecs"])

@@ -35,7 +35,9 @@ class CsvRenderer : public TableRenderer {
                        "name one with --table (and --experiment), or give --out DIR for one file per table");
     const Table& t = tables.front();
     std::ostringstream o;
-    for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "," : "") << t.columns[i];
+    // Headers are quoted as cells are: a column named with a comma ("Baler J/MB, training over 10")
+    // was split in two.
+    for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "," : "") << csv_cell(t.columns[i]);
     o << "\n";
     for (const auto& r : t.rows) {
       for (std::size_t i = 0; i < r.size(); ++i) o << (i ? "," : "") << csv_cell(r[i]);

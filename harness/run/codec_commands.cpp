@@ -152,29 +152,17 @@ json run_codecs(const RunConfig& c, const CycleFiles& L) {
   check_dimensions(c, ds);
   const int64_t latent = latent_size(ds.features(), c.compression_ratio);
   cmd.load_model(L, ds.features(), latent);
-  const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
+  // The training's time and energy, read (and a damaged report refused) before anything is measured.
   BalerCodecSide baler;
-  baler.engine = cmd.engine().name();
-  at::Tensor z;
-  baler.compress = measure_repeated(cmd.energy(), "codecs:baler:compress", c.codecs.min_window_s, [&] {
-    z = encode_rows(cmd.model(), cmd.engine(), ds.data, norm,
-                    latent_scalar_type(c.latent_dtype, cmd.policy().param_dtype), c.codec_chunk_rows);
-  });
-  baler.decompress = measure_repeated(cmd.energy(), "codecs:baler:decompress", c.codecs.min_window_s, [&] {
-    baler.reconstruction = decode_rows(cmd.model(), cmd.engine(), z, norm, c.codec_chunk_rows);
-    if (ds.data_dimension() == 1) cast_integer_columns(baler.reconstruction, c.type_list, c.truncate);
-  });
-  baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
-  baler.model_bytes = file_bytes(L.model());
-  baler.normalization_bytes = norm ? std::max<int64_t>(file_bytes(L.norm()), 0) : 0;
   json training = nullptr;
   const fs::path train_report = L.training / "training_report.json";
   if (fs::exists(train_report)) {
     try {
       std::ifstream in(train_report);
       const json t = json::parse(in);
+      if (!t.is_object()) throw json::type_error::create(302, "not a JSON object", nullptr);
       if (t.contains("train_s") && t["train_s"].is_number()) baler.train_s = t["train_s"].get<double>();
-      if (t.contains("energy") && t["energy"].contains("phases"))
+      if (t.contains("energy") && t["energy"].is_object() && t["energy"].contains("phases"))
         for (const json& p : t["energy"]["phases"])
           if (p.value("phase", "") == "train") {
             if (p.contains("total_energy_j") && p["total_energy_j"].is_number())
@@ -182,13 +170,32 @@ json run_codecs(const RunConfig& c, const CycleFiles& L) {
             if (p.contains("total_uncertainty_j") && p["total_uncertainty_j"].is_number())
               baler.train_uncertainty_j = p["total_uncertainty_j"].get<double>();
           }
-      training = {{"report", train_report.string()}, {"epochs_run", t.value("epochs_run", json(nullptr))}};
+      training = {{"report", train_report.string()},
+                  {"epochs_run", t.value("epochs_run", json(nullptr))},
+                  {"basis", "the training's own window (its phase \"train\"), not the whole train command"}};
     } catch (const json::exception& e) {
       throw InputError(train_report.string() + ": not a training report (" + e.what() + ")",
                        "run `balerbench train` with the same --out again");
     }
   }
-  json comparison = compare_codecs(ds, baler, cmd.energy(), c.codecs);
+  const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
+  baler.engine = cmd.engine().name();
+  json comparison;
+  cmd.track_memory([&] {
+    at::Tensor z;
+    baler.compress = measure_repeated(cmd.energy(), "codecs:baler:compress", c.codecs.min_window_s, [&] {
+      z = encode_rows(cmd.model(), cmd.engine(), ds.data, norm,
+                      latent_scalar_type(c.latent_dtype, cmd.policy().param_dtype), c.codec_chunk_rows);
+    });
+    baler.decompress = measure_repeated(cmd.energy(), "codecs:baler:decompress", c.codecs.min_window_s, [&] {
+      baler.reconstruction = decode_rows(cmd.model(), cmd.engine(), z, norm, c.codec_chunk_rows);
+      if (ds.data_dimension() == 1) cast_integer_columns(baler.reconstruction, c.type_list, c.truncate);
+    });
+    baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
+    baler.model_bytes = file_bytes(L.model());
+    baler.normalization_bytes = norm ? std::max<int64_t>(file_bytes(L.norm()), 0) : 0;
+    comparison = compare_codecs(ds, baler, cmd.energy(), c.codecs);
+  });
   if (training.is_null())
     comparison["notes"].push_back("no training report in " + L.training.string() +
                                   ": Baler's training cost is unknown, nothing is amortised");

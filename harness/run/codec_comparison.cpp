@@ -189,7 +189,17 @@ json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySessio
     const Measured c = window("zfp_rate", "compress", [&] { bytes = zfp_encode(table, ZfpMode::kRate, bits); });
     const Measured d = window("zfp_rate", "decompress", [&] { zfp_decode(bytes, out); });
     const ErrorMetrics e = error_metrics(table, out.data());
+    const double reached = static_cast<double>(original) / static_cast<double>(bytes.size());
+    json rate_notes = json::array();
+    if (bits >= 8.0 * table.item_bytes)
+      rate_notes.push_back("Baler's ratio " + fmt("%.3g", baler_ratio) + " is not above 1 (its latent code is stored in " +
+                           "a wider dtype than the data's " + ds.source_dtype + "): ZFP's fixed rate at it expands the data");
+    else if (std::fabs(reached / baler_ratio - 1) > 0.05)
+      rate_notes.push_back("reaches ratio " + fmt("%.3g", reached) + ", not Baler's " + fmt("%.3g", baler_ratio) +
+                           ": each column's header and ZFP's word padding weigh on columns of " +
+                           std::to_string(table.rows) + " values");
     json j = {{"codec", "zfp_rate"},
+              {"notes", rate_notes},
               {"label", "ZFP fixed rate"},
               {"lossless", false},
               {"setting", fmt("%.3g", zfp_actual_rate(table.item_bytes, bits)) + " bits/value (Baler's ratio " +
@@ -253,12 +263,18 @@ json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySessio
 
   // Training spread over N compressions, and the break-even N against each codec at least as
   // accurate as Baler (max abs error no larger: at equal error or better).
-  bool energy_basis = baler.train_energy_j.has_value();
+  // Energy when every window has it (a run with meters), else time; the training in the same unit.
+  bool energy_basis = true;
   for (const Row& r : rows) energy_basis = energy_basis && r.compress.energy_j && r.decompress.energy_j;
   const char* unit = energy_basis ? "J/MB" : "s/MB";
   const std::optional<double> train_cost =
-      energy_basis ? std::optional<double>(*baler.train_energy_j / mb)
+      energy_basis ? (baler.train_energy_j ? std::optional<double>(*baler.train_energy_j / mb) : std::nullopt)
                    : (baler.train_s ? std::optional<double>(*baler.train_s / mb) : std::nullopt);
+  if (!train_cost)
+    notes.push_back(std::string("Baler's training ") + (energy_basis ? "energy" : "time") +
+                    " is unknown (no training report, or one without " +
+                    (energy_basis ? "energy: trained with energy.enabled false" : "its time") +
+                    "): nothing is amortised and there is no break-even");
   Row& b = rows.front();
   const std::optional<double> baler_cd = cost_per_mb(b, energy_basis, mb);
   json amortised = json::array();
@@ -275,13 +291,13 @@ json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySessio
       e["why"] = "less accurate than Baler (max abs " + fmt("%.3g", r.error.max_abs) + " > " +
                  fmt("%.3g", baler_error.max_abs) + "): not at equal error";
     } else if (!train_cost || !baler_cd || !other) {
-      e["why"] = "not measured";
+      e["why"] = train_cost ? "not measured" : "Baler's training cost is unknown";
     } else if (*other <= *baler_cd) {
       e["why"] = std::string("never: Baler's compress and decompress alone cost ") + fmt("%.3g", *baler_cd) + " " +
                  unit + ", " + r.j["codec"].get<std::string>() + "'s " + fmt("%.3g", *other);
     } else {
       const double n = std::floor(*train_cost / (*other - *baler_cd)) + 1;
-      e["uses"] = n;
+      e["uses"] = n < 9e18 ? json(static_cast<int64_t>(n)) : json(n);
       e["why"] = "after " + fmt("%.0f", n) + " compressions of data this size Baler's " + unit + " (training included) "
                  "falls below " + r.j["codec"].get<std::string>() + "'s";
     }

@@ -131,6 +131,13 @@ double CodecCommand::measure(const std::function<void()>& work) {
   return duration_s;
 }
 
+void CodecCommand::track_memory(const std::function<void()>& work) {
+  MemoryPeakTracker memory(cuda_allocator_index(device_));
+  memory.start();
+  work();
+  memory_ = memory.finish();
+}
+
 json CodecCommand::finish(json report) {
   report["precision"] = policy_.to_json();
   report["engine"] = engine_json(engine_decision_);

@@ -84,6 +84,9 @@ class CodecCommand {
   // Runs `work` inside the energy window named after the command (timed alone without meters),
   // with the memory peak tracked; returns its duration in s.
   double measure(const std::function<void()>& work);
+  // Runs `work` with the memory peak tracked (for the report), opening no window: for a command
+  // whose work opens windows of its own (codecs).
+  void track_memory(const std::function<void()>& work);
   // Adds precision, engine, device, memory, total_duration_s, system (and profile when asked) to
   // `report`, ends the energy session and the live run, and writes FOLDER/<name>_report.json.
   nlohmann::json finish(nlohmann::json report);

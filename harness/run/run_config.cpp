@@ -1,6 +1,7 @@
 // run_config.cpp: strict parsing of RunConfig. See run_config.h.
 #include "harness/run/run_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -57,11 +58,19 @@ RunConfig::CodecsKeys parse_codecs_keys(const json& k, const std::string& source
     for (const json& v : *u) {
       if (!v.is_number_integer() || v.get<int64_t>() < 1)
         kr.fail("uses", "every entry must be a whole number of at least 1, got " + v.dump(), "e.g. [1, 10, 100]");
+      if (std::find(c.uses.begin(), c.uses.end(), v.get<int64_t>()) != c.uses.end())
+        kr.fail("uses", "lists " + v.dump() + " twice", "each number of compressions once, e.g. [1, 10, 100]");
       c.uses.push_back(v.get<int64_t>());
     }
   }
+  if (const json* z = k.contains("zstd_level") ? &k["zstd_level"] : nullptr;
+      z && z->is_number_integer() && (z->get<int64_t>() < 1 || z->get<int64_t>() > 22))
+    kr.fail("zstd_level", "Zstandard has levels 1 to 22, got " + z->dump(), "3 (the default) is fast; 19 is strong");
   kr.integer("zstd_level", c.zstd_level, 1);
-  if (c.zstd_level > 22) kr.fail("zstd_level", "at most 22, got " + std::to_string(c.zstd_level), "1 to 22");
+  if (const json* w = k.contains("min_window_s") ? &k["min_window_s"] : nullptr;
+      w && w->is_number() && !(w->get<double>() >= 0 && w->get<double>() <= 60))
+    kr.fail("min_window_s", "must be 0 to 60 seconds, got " + w->dump(),
+            "0.2 (the default) is long enough for RAPL and NVML");
   kr.number_in("min_window_s", c.min_window_s, 0, 60);
   kr.reject_unknown();
   return c;

@@ -89,6 +89,7 @@ TEST_F(CodecsCli, BadInputFailsBeforeAnythingIsWritten) {
   EXPECT_NE(before.out.find("hint: run `balerbench train`"), std::string::npos) << before.out;
   EXPECT_FALSE(fs::exists(out + "/codecs/codecs_report.json"));
   for (const std::string set : {"codecs.zstd_level=0", "codecs.zstd_level=23", "codecs.uses=[0]", "codecs.uses=[]",
+                                "codecs.uses=[1,1]",
                                 "codecs.min_window_s=-1", "codecs.turbo=1"}) {
     const auto r = bb("codecs --config " + cfg() + " --out " + out + " --set " + set);
     EXPECT_EQ(r.exit_code, 2) << set << "\n" << r.out;
@@ -110,6 +111,22 @@ TEST_F(CodecsCli, BadInputFailsBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(out + "/codecs/codecs_report.json"));
 }
 
+// Trained without meters, compared with them: the cost stays in joules, and the table says the training
+// is not amortised (its energy is unknown) instead of falling back to time unsaid.
+TEST_F(CodecsCli, ATrainingWithoutEnergyIsNotAmortisedAndSaysSo) {
+  const std::string out = dir.path("out");
+  ASSERT_EQ(bb("train --config " + cfg() + " --out " + out + " --set energy.enabled=false").exit_code, 0);
+  const auto j = bb("codecs --config " + cfg() + " --out " + out + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.out;
+  const json cmp = json::parse(j.out)["comparison"];
+  EXPECT_EQ(cmp["basis"], "energy");
+  EXPECT_TRUE(cmp["codecs"][0]["amortised"].empty());
+  bool said = false;
+  for (const json& n : cmp["notes"]) said |= n.get<std::string>().find("training energy is unknown") != std::string::npos;
+  EXPECT_TRUE(said) << cmp["notes"];
+  EXPECT_TRUE(json::parse(j.out)["memory"]["host_peak_rss_mib"].is_number());
+}
+
 TEST_F(CodecsCli, ASweepMeasuresTheCodecsAndReportGivesTheTableInEveryFormat) {
   const json ex = {{"schema_version", 1},
                    {"name", "codecs"},
@@ -127,6 +144,10 @@ TEST_F(CodecsCli, ASweepMeasuresTheCodecsAndReportGivesTheTableInEveryFormat) {
   ASSERT_EQ(md.exit_code, 0) << md.out;
   EXPECT_NE(md.out.find("| zfp_accuracy |"), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("medians over 2 repeats"), std::string::npos) << md.out;
+  // CSV: the header's columns with commas quoted, so every line has as many fields.
+  const auto csv = bb("report --db " + db + " --table codecs --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.out;
+  EXPECT_NE(csv.out.find("\"Baler J/MB, training over 10\""), std::string::npos) << csv.out;
   for (const char* format : {"csv", "json", "latex"}) {
     const auto r = bb(std::string("report --db ") + db + " --table codecs --format " + format);
     EXPECT_EQ(r.exit_code, 0) << format << "\n" << r.out;

@@ -526,6 +526,29 @@ TEST(ShardPool, ATasksExceptionReachesTheCallerAndTheOthersStillRun) {
   EXPECT_EQ(ran.load(), 4);
   pool.run(2, [&](int, int) { ran.fetch_add(1); }, 2);  // and it still works
   EXPECT_EQ(ran.load(), 6);
+  // The same on one thread: every task runs, the first exception at the end.
+  EXPECT_THROW(pool.run(3, [&](int t, int) {
+    ran.fetch_add(1);
+    if (t == 0) throw std::runtime_error("task 0");
+  }, 1), std::runtime_error);
+  EXPECT_EQ(ran.load(), 9);
+}
+
+// One caller at a time: a run() from inside a run is refused, not interleaved.
+TEST(ShardPool, ASecondRunWhileOneIsInProgressIsRefused) {
+  ShardPool pool(2, 5);
+  bool refused = false;
+  pool.run(1, [&](int, int) {
+    try {
+      pool.run(1, [](int, int) {}, 1);
+    } catch (const std::logic_error&) {
+      refused = true;
+    }
+  }, 1);
+  EXPECT_TRUE(refused);
+  int ran = 0;
+  pool.run(3, [&](int, int) { ++ran; }, 1);  // and afterwards it runs
+  EXPECT_EQ(ran, 3);
 }
 
 // The governor on made-up step times (seconds): its choices, never the clock.

@@ -263,6 +263,11 @@ TEST(ReportTables, CsvIsOneTableWithTheHeaderFirst) {
   EXPECT_EQ(csv.rfind("mode,precision,n,time_s", 0), 0u) << csv;
   EXPECT_EQ(csv.find('#'), std::string::npos);
   expect_input_error([] { render_tables(make_tables(fixture_trials(), "all", {}), "csv"); }, "one table per file");
+  // A header or cell with a comma or a quote is quoted (RFC 4180): every line has as many fields.
+  Table t;
+  t.columns = {"codec", "Baler J/MB, training over 10", "say \"hi\""};
+  t.rows = {{"zstd", 1.5, "a,b"}};
+  EXPECT_EQ(render_tables({t}, "csv"), "codec,\"Baler J/MB, training over 10\",\"say \"\"hi\"\"\"\nzstd,1.5,\"a,b\"\n");
 }
 
 TEST(ReportTables, CostAndParetoFromFixture) {
