@@ -118,28 +118,51 @@ std::vector<ProcessCpuUse> top_processes(const std::map<int, ProcTicks>& before,
 
 }  // namespace
 
-CpuLoad sample_cpu_load(const std::string& proc_root, double window_s, const Sleeper& sleep, int self_pid) {
-  if (self_pid <= 0) self_pid = static_cast<int>(getpid());
-  const std::string self_stat = proc_root + "/" + std::to_string(self_pid) + "/stat";
+struct CpuLoadSample::Start {
+  std::string proc_root, self_stat;
+  int self_pid = 0;
+  StatTicks stat;
+  ProcTicks self;
+  std::map<int, ProcTicks> procs;
+  std::chrono::steady_clock::time_point at;
+};
+
+CpuLoadSample::CpuLoadSample(const std::string& proc_root, int self_pid) {
+  auto s = std::make_shared<Start>();
+  s->proc_root = proc_root;
+  s->self_pid = self_pid > 0 ? self_pid : static_cast<int>(getpid());
+  s->self_stat = proc_root + "/" + std::to_string(s->self_pid) + "/stat";
+  s->stat = read_stat_ticks(proc_root);
+  s->self = read_proc_ticks(s->self_stat);
+  s->procs = read_all_processes(proc_root);
+  s->at = std::chrono::steady_clock::now();
+  start_ = std::move(s);
+}
+
+CpuLoad CpuLoadSample::finish(double min_window_s, const Sleeper& sleep) const {
+  const Start& s = *start_;
+  if (sleep) {
+    sleep(min_window_s);
+  } else {
+    const double left = min_window_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - s.at).count();
+    if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+  }
   CpuLoad load;
-  const StatTicks a = read_stat_ticks(proc_root);
-  const ProcTicks self_a = read_proc_ticks(self_stat);
-  const auto procs_a = read_all_processes(proc_root);
-  if (sleep) sleep(window_s);
-  else std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
-  const StatTicks b = read_stat_ticks(proc_root);
-  const ProcTicks self_b = read_proc_ticks(self_stat);
-  const auto procs_b = read_all_processes(proc_root);
+  const StatTicks& a = s.stat;
+  const ProcTicks& self_a = s.self;
+  const StatTicks b = read_stat_ticks(s.proc_root);
+  const ProcTicks self_b = read_proc_ticks(s.self_stat);
+  const auto procs_b = read_all_processes(s.proc_root);
   if (!a.ok || !b.ok || b.cpus <= 0) {
-    load.reason = "cannot read the CPU times from " + proc_root + "/stat";
+    load.reason = "cannot read the CPU times from " + s.proc_root + "/stat";
     return load;
   }
   if (!self_a.ok || !self_b.ok) {
-    load.reason = "cannot read this process's CPU time from " + self_stat;
+    load.reason = "cannot read this process's CPU time from " + s.self_stat;
     return load;
   }
   if (b.all <= a.all) {
-    load.reason = "no time passed between the two reads of " + proc_root + "/stat";
+    load.reason = "no time passed between the two reads of " + s.proc_root + "/stat";
     return load;
   }
   const double window_ticks = static_cast<double>(b.all - a.all) / b.cpus;  // per CPU
@@ -151,8 +174,12 @@ CpuLoad sample_cpu_load(const std::string& proc_root, double window_s, const Sle
   load.window_s = window_ticks / static_cast<double>(hz > 0 ? hz : 100);
   load.other_cores = std::max(0.0, other_ticks - self_ticks) / window_ticks;
   load.steal_cores = b.steal >= a.steal ? (b.steal - a.steal) / window_ticks : 0.0;
-  load.top = top_processes(procs_a, procs_b, self_pid, window_ticks);
+  load.top = top_processes(s.procs, procs_b, s.self_pid, window_ticks);
   return load;
+}
+
+CpuLoad sample_cpu_load(const std::string& proc_root, double window_s, const Sleeper& sleep, int self_pid) {
+  return CpuLoadSample(proc_root, self_pid).finish(window_s, sleep);
 }
 
 nlohmann::json CpuLoad::to_json() const {

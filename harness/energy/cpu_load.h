@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,20 @@ using Sleeper = std::function<void(double seconds)>;
 // `self_pid`: the process whose own time is not "other" (0: this one).
 CpuLoad sample_cpu_load(const std::string& proc_root = "/proc", double window_s = 0.5, const Sleeper& sleep = {},
                         int self_pid = 0);
+
+// A sample begun now and finished later, so that its window can overlap other work of this process
+// (its own time is excluded anyway): `train` begins one as it starts and finishes it before training,
+// where its hazard block needs it, and waits only for what is left of the window.
+class CpuLoadSample {
+ public:
+  explicit CpuLoadSample(const std::string& proc_root = "/proc", int self_pid = 0);
+  // Sleeps what is left of `min_window_s` since the sample began (all of it with a test's `sleep`),
+  // then takes the second snapshot.
+  CpuLoad finish(double min_window_s, const Sleeper& sleep = {}) const;
+
+ private:
+  struct Start;
+  std::shared_ptr<const Start> start_;
+};
 
 }  // namespace balerbench

@@ -242,11 +242,16 @@ HazardProbe probe_hazards(const HazardProbeOptions& o) {
     p.nvml_note = reason;
   }
   // Last, so that loading NVML is not in the window (it is this process's time, and excluded anyway).
-  p.cpu_load = sample_cpu_load(o.proc_root, o.cpu_window_s, o.sleep, static_cast<int>(p.self_pid));
+  p.cpu_load = o.started ? o.started->finish(o.cpu_window_s, o.sleep)
+                         : sample_cpu_load(o.proc_root, o.cpu_window_s, o.sleep, static_cast<int>(p.self_pid));
   return p;
 }
 
-std::vector<Hazard> find_hazards() { return collect_hazards(probe_hazards()).hazards; }
+std::vector<Hazard> find_hazards(std::shared_ptr<const CpuLoadSample> started) {
+  HazardProbeOptions o;
+  o.started = std::move(started);
+  return collect_hazards(probe_hazards(o)).hazards;
+}
 
 std::string format_hazard_block(const std::vector<Hazard>& hazards) {
   if (hazards.empty()) return "";

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,12 +72,15 @@ struct HazardProbeOptions {
   std::string sys_cpu_root;  // empty: default_sys_cpu_root()
   double cpu_window_s = kCpuSampleWindowS;
   Sleeper sleep;             // empty: really sleep
+  // A CPU-load sample begun earlier (overlapping the command's start-up): finished here, waiting only
+  // for what is left of cpu_window_s. Null: one is begun and finished here.
+  std::shared_ptr<const CpuLoadSample> started;
 };
 // Reads this machine: BLAS, governors, CPU use over the window, NVML's visible GPUs, the build.
 HazardProbe probe_hazards(const HazardProbeOptions& options = {});
 
 // probe_hazards() then collect_hazards(): the hazards of this machine now (about kCpuSampleWindowS).
-std::vector<Hazard> find_hazards();
+std::vector<Hazard> find_hazards(std::shared_ptr<const CpuLoadSample> started = nullptr);
 
 // The block `run`, `train` and `doctor` print: a heading and a line per hazard (what, evidence,
 // fix); empty when there are none.

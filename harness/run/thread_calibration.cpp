@@ -90,9 +90,10 @@ json load_summary(const json& d) {
   return {{"other_cpu_cores", d["other_cpu_cores"]}, {"steal_fraction", d["steal_fraction"]}};
 }
 
-json sample_load(double seconds) {
-  const CpuActivity a = read_cpu_activity();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+json sample_load(double seconds, const std::optional<CpuActivity>& since) {
+  const CpuActivity a = since && since->valid ? *since : read_cpu_activity();
+  const double left = seconds - (read_cpu_activity().wall_s - a.wall_s);
+  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
   return load_summary(disturbance(a, read_cpu_activity()));
 }
 
@@ -119,7 +120,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
       if (age >= 0 && age <= c.max_cache_age_s && n >= 1 && n <= most) {
         // The load then and now: a count measured on a quiet host is no answer for a busy one.
         const json then = e.value("load", json(nullptr));
-        const json load_now = sample_load(c.load_sample_s);
+        const json load_now = sample_load(c.load_sample_s, c.load_since);
         const bool busy_then = then.is_object() && then.value("other_cpu_cores", 0.0) > c.busy_other_cores;
         const bool busy_now = load_now.is_object() && load_now.value("other_cpu_cores", 0.0) > c.busy_other_cores;
         if (then.is_object() && busy_then == busy_now) {

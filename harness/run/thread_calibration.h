@@ -17,6 +17,8 @@
 // or above 0.25 CPUs, sampled for 0.2 s): one made on a quiet host is not trusted on a busy one.
 #pragma once
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -47,6 +49,10 @@ struct CalibrationOptions {
   std::string cache_dir;       // "" = the default folder above; "-" = no cache
   double busy_other_cores = kOtherCpuBusyCores;  // other processes above this many CPUs: the host is busy
   double load_sample_s = 0.2;      // the sample of the load now, before a cached choice is trusted
+  // Where that sample may begin: a snapshot taken earlier (the run's start, TrainingSession), so that
+  // the window overlaps loading the data and only what is left of load_sample_s is waited. Empty: a
+  // fresh window of load_sample_s. This process's own CPU time is never counted as load.
+  std::optional<CpuActivity> load_since;
 };
 
 // The cache folder in force (see above).

@@ -136,7 +136,9 @@ const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
                             // a new build may be faster or slower at either count: measured again
                              " products " + config_.fused_products + "/" + config_.fused_isa + " shards " +
                             std::to_string(config_.fused_shards) + " build " + git_revision();
-    threads_ = calibrate_threads(*model_, x_train_, o, key);
+    CalibrationOptions calibration;
+    calibration.load_since = began_;
+    threads_ = calibrate_threads(*model_, x_train_, o, key, calibration);
   }
   return *threads_;
 }

@@ -109,6 +109,9 @@ class TrainingSession {
   PrecisionPolicy policy_;
   EngineDecision engine_;
   std::optional<ThreadChoice> threads_;
+  // The CPUs' activity when the session began: the thread calibration's "load now" window starts here,
+  // overlapping the data's preparation, instead of a fresh wait.
+  CpuActivity began_ = read_cpu_activity();
   at::Tensor x_train_, x_val_;
   Snapshot phase_begin_;
 };

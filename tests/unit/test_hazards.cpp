@@ -143,6 +143,31 @@ TEST(CpuLoad, OtherProcessesBusyTimeInCoresFromTwoSnapshots) {
   EXPECT_DOUBLE_EQ(l.top[2].cores, 0.07);
 }
 
+// A sample begun earlier (train begins one as it starts): the first snapshot is the one taken when it
+// began, whatever happened to the tree before finish(); the figures are the same as in one go.
+TEST(CpuLoad, ASampleBegunEarlierSpansFromItsBeginning) {
+  FakeProc proc;
+  proc.stat({1000, 0, 500, 8000, 0, 0, 0, 0});
+  proc.process(proc.self(), "balerbench", 50, 10);
+  proc.process(100, "cc1plus", 400, 20);
+  const CpuLoadSample sample(proc.root(), proc.self());
+  // The command's own start-up: this process busy, and another process too.
+  proc.stat({1040, 0, 505, 8035, 0, 0, 0, 0});
+  proc.process(proc.self(), "balerbench", 70, 10);
+  proc.process(100, "cc1plus", 420, 20);
+  const CpuLoad l = sample.finish(0.5, [&](double s) {
+    EXPECT_DOUBLE_EQ(s, 0.5);
+    proc.stat({1070, 0, 510, 8120, 0, 0, 0, 0});
+    proc.process(proc.self(), "balerbench", 80, 10);
+    proc.process(100, "cc1plus", 460, 20);
+  });
+  ASSERT_TRUE(l.valid) << l.reason;
+  // 200 ticks on 2 CPUs: a window of 100; others 80 ticks less this process's 30: 0.5 cores.
+  EXPECT_DOUBLE_EQ(l.other_cores, 0.5);
+  ASSERT_EQ(l.top.size(), 1u);
+  EXPECT_DOUBLE_EQ(l.top[0].cores, 0.6);
+}
+
 TEST(CpuLoad, ThisProcessAloneIsNotOtherLoad) {
   FakeProc proc;
   proc.stat({1000, 0, 0, 1000, 0, 0, 0, 0});
