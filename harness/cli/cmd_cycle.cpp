@@ -99,8 +99,9 @@ void print_info(const nlohmann::json& r) {
 }
 
 int run_command(const std::string& name, const Args& a) {
-  // train's hazard block samples the other processes' CPU use over 0.5 s: begun here, so that the
-  // window overlaps reading the config and the data, and the block waits only for what is left.
+  // train's hazard block samples the other processes' CPU use (kTrainCpuSampleWindowS): begun here,
+  // so that the window overlaps reading the config and the data, and the block waits only for what
+  // is left.
   std::shared_ptr<const CpuLoadSample> load_sample;
   if (name == "train") load_sample = std::make_shared<CpuLoadSample>();
   std::vector<ConfigOverride> options = monitoring_overrides(a.monitoring);
@@ -121,7 +122,7 @@ int run_command(const std::string& name, const Args& a) {
   // the list goes into the document instead.
   nlohmann::json hazards = nlohmann::json::array();
   const auto report_hazards = [&] {
-    const std::vector<Hazard> found = find_hazards(load_sample);
+    const std::vector<Hazard> found = find_hazards(load_sample, kTrainCpuSampleWindowS);
     if (a.json) for (const auto& h : found) hazards.push_back(h.to_json());
     else std::fputs(format_hazard_block(found).c_str(), stderr);
   };

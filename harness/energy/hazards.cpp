@@ -247,9 +247,10 @@ HazardProbe probe_hazards(const HazardProbeOptions& o) {
   return p;
 }
 
-std::vector<Hazard> find_hazards(std::shared_ptr<const CpuLoadSample> started) {
+std::vector<Hazard> find_hazards(std::shared_ptr<const CpuLoadSample> started, double cpu_window_s) {
   HazardProbeOptions o;
   o.started = std::move(started);
+  o.cpu_window_s = cpu_window_s;
   return collect_hazards(probe_hazards(o)).hazards;
 }
 

@@ -37,6 +37,10 @@ constexpr double kOtherCpuHazardCores = kOtherCpuBusyCores;
 constexpr double kStealHazardCores = 0.05;
 // The window over which CPU use is sampled by default, seconds.
 constexpr double kCpuSampleWindowS = 0.5;
+// `train`'s pre-flight sample: shorter (25 ticks of each CPU at the kernel's 100 Hz, enough to see a
+// neighbour busy on a tenth of a core), and begun as the command starts, so that it costs a short
+// run almost nothing beyond its start-up (a 10-epoch train spent 0.5 s of its 3.3 s waiting on it).
+constexpr double kTrainCpuSampleWindowS = 0.25;
 
 struct Hazard {
   std::string id;        // stable, see the list above
@@ -80,7 +84,8 @@ struct HazardProbeOptions {
 HazardProbe probe_hazards(const HazardProbeOptions& options = {});
 
 // probe_hazards() then collect_hazards(): the hazards of this machine now (about kCpuSampleWindowS).
-std::vector<Hazard> find_hazards(std::shared_ptr<const CpuLoadSample> started = nullptr);
+std::vector<Hazard> find_hazards(std::shared_ptr<const CpuLoadSample> started = nullptr,
+                                 double cpu_window_s = kCpuSampleWindowS);
 
 // The block `run`, `train` and `doctor` print: a heading and a line per hazard (what, evidence,
 // fix); empty when there are none.
