@@ -78,7 +78,7 @@ struct LiveState {
   TrialLabels trial;
   EpochProgress epoch;
   double trial_energy_j = 0;    // total energy since the trial began
-  double trial_duration_s = 0;  // since the trial began
+  double trial_duration_s = 0;  // from the meter reading before the trial began to the latest (its energy's span)
   int64_t snapshots = 0;
 };
 

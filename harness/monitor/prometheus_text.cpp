@@ -122,7 +122,7 @@ std::string render_prometheus(const LiveState& s, const ExpositionContext& c) {
     }
     trial_metric("balerbench_trial_energy_joules", "Energy of the domains counted in totals since the trial began.",
                  s.trial_energy_j);
-    trial_metric("balerbench_trial_duration_seconds", "Seconds since the trial began.", s.trial_duration_s);
+    trial_metric("balerbench_trial_duration_seconds", "Seconds the trial's energy spans: from the meter reading before it began to the latest.", s.trial_duration_s);
   }
 
   e.single("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", c.process.resident_memory_bytes);

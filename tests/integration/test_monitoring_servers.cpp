@@ -221,7 +221,12 @@ TEST_F(MonitoringServers, PrometheusScrapesATrainingRunAndEvaluatesTheRecordingR
   EXPECT_NEAR(mean_w, report_w, 0.1 * report_w);  // and what the energy report says of the whole command
   const json energy = query("max_over_time(balerbench:trial_energy_joules:final[10m])");
   ASSERT_EQ(energy.size(), 1u);
-  EXPECT_GT(std::stod(energy[0]["value"][1].get<std::string>()), 150 * 1.0);
+  // The trial holds the training: at least the GPU's 150 W over the training's time (less a sampling
+  // period's lag at the end), and no more than the whole command's energy. Bounds from the run's own
+  // figures, not a fixed duration (the training took 1.1 s on one machine and 0.9 s on another).
+  const double final_j = std::stod(energy[0]["value"][1].get<std::string>());
+  EXPECT_GT(final_j, 150 * 0.9 * report["train_s"].get<double>()) << report["train_s"];
+  EXPECT_LE(final_j, 1.02 * total["total_energy_j"].get<double>());
 }
 
 TEST_F(MonitoringServers, InfluxdbReceivesEveryPointBalerbenchSaysItSent) {
