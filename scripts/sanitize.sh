@@ -8,7 +8,8 @@
 #                              the threads beside training: the sampler and meters, sessions,
 #                              LiveMetrics, the Prometheus server and the InfluxDB exporter
 #                              (unit_tests_energy), the power-limit guard and its journal
-#                              (unit_tests_sweep)
+#                              (unit_tests_sweep); and the fused engine's shard pool, governor and
+#                              threaded engine tests (unit_tests_torch, filtered)
 #
 # What is left out, and why:
 #   - LibTorch, OpenBLAS and the Debian libraries are not instrumented (prebuilt). ASan still checks
@@ -45,7 +46,7 @@ if [ "$KIND" = asan ]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   exec ctest -j "$JOBS" -L "unit|integration" -E MonitoringServers --output-on-failure "$@"
 fi
-cmake --build . -j "$JOBS" --target unit_tests_energy unit_tests_sweep > "$BUILD/sanitize-build.log" 2>&1 ||
+cmake --build . -j "$JOBS" --target unit_tests_energy unit_tests_sweep unit_tests_torch > "$BUILD/sanitize-build.log" 2>&1 ||
   { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 export OMP_NUM_THREADS=1
@@ -57,4 +58,11 @@ for t in unit_tests_energy unit_tests_sweep; do
   echo "== $t under ThreadSanitizer"
   "./tests/$t" "$@" || status=1
 done
+# The fused engine's own threads (std::threads, which TSan sees): the shard pool, its governor, and
+# the engine's tests that run shards on them. LibTorch's OpenMP stays at one thread (above).
+if [ $# -eq 0 ]; then
+  echo "== unit_tests_torch (the fused engine's threads) under ThreadSanitizer"
+  ./tests/unit_tests_torch --gtest_filter='ShardPool.*:ThreadGovernor.*:FusedEngine.TheThreads*:FusedEngine.AdamInParts*:FusedEngine.TwoWorkers*:FusedEngine.TheThreadCount*' ||
+    status=1
+fi
 exit $status
