@@ -240,11 +240,21 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, Loss
   if (pool_ && threads_ > 1 && products.adaptive_threads) governor_ = std::make_unique<ThreadGovernor>(threads_);
 }
 
+namespace {
+
+// A setup's shards and threads (engine.h): shards as asked, else the workers asked, else the
+// machine's default; threads as asked, else LibTorch's intra-op count.
+int setup_shards(int shards, int workers) {
+  return shards > 0 ? shards : workers > 0 ? workers : FusedDenseEngine::default_shards();
+}
+int setup_threads(int workers) { return workers > 0 ? workers : std::max(1, at::get_num_threads()); }
+
+}  // namespace
+
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
-    : FusedDenseEngine(model, s.opt, s.loss, std::min(s.batch_size, s.train_rows),
-                       s.shards > 0 ? s.shards : s.workers > 0 ? s.workers : default_shards(),
+    : FusedDenseEngine(model, s.opt, s.loss, std::min(s.batch_size, s.train_rows), setup_shards(s.shards, s.workers),
                        s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined, s.products,
-                       s.workers > 0 ? s.workers : std::max(1, at::get_num_threads())) {
+                       setup_threads(s.workers)) {
   opt_ = &s.opt;
   timer_ = &s.timer;
 }
@@ -645,10 +655,8 @@ const EngineEntry& fused_engine_entry() {
         return std::make_unique<FusedDenseEngine>(model, s);
       },
       [](AutoEncoder& model, const InferenceSetup& s) -> std::unique_ptr<Engine> {
-        return std::make_unique<FusedDenseEngine>(
-            model, s.max_rows,
-            s.shards > 0 ? s.shards : s.workers > 0 ? s.workers : FusedDenseEngine::default_shards(), s.products,
-            s.workers > 0 ? s.workers : std::max(1, at::get_num_threads()));
+        return std::make_unique<FusedDenseEngine>(model, s.max_rows, setup_shards(s.shards, s.workers), s.products,
+                                                  setup_threads(s.workers));
       }};
   return entry;
 }

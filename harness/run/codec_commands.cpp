@@ -182,16 +182,7 @@ json run_codecs(const RunConfig& c, const CycleFiles& L) {
   baler.engine = cmd.engine().name();
   json comparison;
   cmd.track_memory([&] {
-    at::Tensor z;
-    baler.compress = measure_repeated(cmd.energy(), "codecs:baler:compress", c.codecs.min_window_s, [&] {
-      z = encode_rows(cmd.model(), cmd.engine(), ds.data, norm,
-                      latent_scalar_type(c.latent_dtype, cmd.policy().param_dtype), c.codec_chunk_rows);
-    });
-    baler.decompress = measure_repeated(cmd.energy(), "codecs:baler:decompress", c.codecs.min_window_s, [&] {
-      baler.reconstruction = decode_rows(cmd.model(), cmd.engine(), z, norm, c.codec_chunk_rows);
-      if (ds.data_dimension() == 1) cast_integer_columns(baler.reconstruction, c.type_list, c.truncate);
-    });
-    baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
+    measure_baler(cmd.energy(), cmd.model(), cmd.engine(), ds, norm, c, cmd.policy().param_dtype, baler);
     baler.model_bytes = file_bytes(L.model());
     baler.normalization_bytes = norm ? std::max<int64_t>(file_bytes(L.norm()), 0) : 0;
     comparison = compare_codecs(ds, baler, cmd.energy(), c.codecs);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "harness/engine/codec.h"
 #include "harness/engine/float_codecs.h"
 
 namespace balerbench {
@@ -81,6 +82,19 @@ Row finish_row(json j, const ErrorMetrics& e, const Measured& c, const Measured&
 }
 
 }  // namespace
+
+void measure_baler(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
+                   const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype, BalerCodecSide& baler) {
+  at::Tensor z;
+  baler.compress = measure_repeated(energy, "codecs:baler:compress", c.codecs.min_window_s, [&] {
+    z = encode_rows(model, engine, ds.data, norm, latent_scalar_type(c.latent_dtype, param_dtype), c.codec_chunk_rows);
+  });
+  baler.decompress = measure_repeated(energy, "codecs:baler:decompress", c.codecs.min_window_s, [&] {
+    baler.reconstruction = decode_rows(model, engine, z, norm, c.codec_chunk_rows);
+    if (ds.data_dimension() == 1) cast_integer_columns(baler.reconstruction, c.type_list, c.truncate);
+  });
+  baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
+}
 
 json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySession* energy,
                     const RunConfig::CodecsKeys& keys) {

@@ -28,6 +28,8 @@
 #include <string>
 
 #include "datasets/dataset.h"
+#include "datasets/normalizer.h"
+#include "harness/engine/engine.h"
 #include "harness/energy/energy_session.h"
 #include "harness/run/run_config.h"
 #include "harness/run/training_session.h"
@@ -43,6 +45,13 @@ struct BalerCodecSide {
   std::optional<double> train_s, train_energy_j, train_uncertainty_j;
   std::string engine;                 // what ran compress and decompress ("fused", "libtorch")
 };
+
+// Baler's compress and decompress of `ds` on `engine`, measured as the codecs are (measure_repeated,
+// in the windows codecs:baler:compress and codecs:baler:decompress): sets `baler`'s compress,
+// decompress, reconstruction and latent_bytes. `param_dtype`: the precision policy's, for the latent
+// code's dtype.
+void measure_baler(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
+                   const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype, BalerCodecSide& baler);
 
 // Runs the classical codecs on `ds` inside `energy`'s windows (timed alone without it) and returns the
 // comparison: {"original_bytes", "rows", "features", "dtype", "tolerance", "rows": [...], "basis",

@@ -330,8 +330,6 @@ json measure_codecs(TrainingSession& session, EnergySession* energy, const Datas
                     const Training& training, const CodecRun& codec) {
   BalerCodecSide baler;
   baler.engine = engine_name(inference_decision(session.engine(), session.policy()).engine);
-  baler.reconstruction = codec.reconstruction;
-  baler.latent_bytes = codec.latent.numel() * static_cast<int64_t>(codec.latent.element_size());
   {
     // Baler measured as the codecs are (a warm-up, then runs filling min_window_s, in windows of
     // their own), on the engine the trial's compress used; its output is the trial's own.
@@ -340,16 +338,10 @@ json measure_codecs(TrainingSession& session, EnergySession* energy, const Datas
     const std::unique_ptr<Engine> engine =
         make_inference_engine(inference_decision(session.engine(), policy).engine, session.model(),
                               {policy, c.codec_chunk_rows, 0, {c.fused_products, c.fused_isa}, static_cast<int>(c.fused_shards)});
-    at::Tensor z, y;
-    baler.compress = measure_repeated(energy, "codecs:baler:compress", c.codecs.min_window_s, [&] {
-      z = encode_rows(session.model(), *engine, ds.data, norm, latent_scalar_type(c.latent_dtype, policy.param_dtype),
-                      c.codec_chunk_rows);
-    });
-    baler.decompress = measure_repeated(energy, "codecs:baler:decompress", c.codecs.min_window_s, [&] {
-      y = decode_rows(session.model(), *engine, z, norm, c.codec_chunk_rows);
-      if (ds.data_dimension() == 1) cast_integer_columns(y, c.type_list, c.truncate);
-    });
+    measure_baler(energy, session.model(), *engine, ds, norm, c, policy.param_dtype, baler);
   }
+  baler.reconstruction = codec.reconstruction;  // the trial's own output (the same bits)
+  baler.latent_bytes = codec.latent.numel() * static_cast<int64_t>(codec.latent.element_size());
   baler.train_s = training.train_s;
   baler.train_energy_j = training.train_energy_j;
   baler.train_uncertainty_j = training.fit_uncertainty_j;
