@@ -1,6 +1,8 @@
 // dense_products.cpp: see dense_products.h.
 #include "harness/engine/dense_products.h"
 
+#include "harness/engine/dense_loops.h"
+
 #include <stdexcept>
 
 namespace balerbench {
@@ -60,6 +62,18 @@ const DenseProducts& dense_products(IsaLevel level) {
     case IsaLevel::kAvx512: return dense_products_avx512();
 #endif
     default: return dense_products_generic();
+  }
+}
+
+const DenseLoops& dense_loops(IsaLevel level) {
+  if (!isa_supported(level))
+    throw std::invalid_argument(std::string("this CPU cannot run the ") + isa_name(level) + " loops");
+  switch (level) {
+#if defined(__x86_64__)
+    case IsaLevel::kAvx2: return dense_loops_avx2();
+    case IsaLevel::kAvx512: return dense_loops_avx512();
+#endif
+    default: return dense_loops_generic();
   }
 }
 

@@ -9,30 +9,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "harness/engine/dense_loops.h"
+
 namespace balerbench {
 namespace {
-
-// torch::optim::Adam (1.13), per element:
-//   m = m*b1 + g*(1-b1);  v = v*b2 + (1-b2)*g*g
-//   denom = sqrt(v) / sqrt(bc2) + eps;  p = p + (-lr/bc1) * (m / denom)
-template <typename T>
-void adam_cpu(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v, int64_t n, double lr, double b1,
-              double b2, double eps, int64_t step) {
-  const T bc1 = static_cast<T>(1 - std::pow(b1, static_cast<double>(step)));
-  const T bc2_sqrt = static_cast<T>(std::sqrt(1 - std::pow(b2, static_cast<double>(step))));
-  const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), one_b1 = static_cast<T>(1 - b1),
-          one_b2 = static_cast<T>(1 - b2), teps = static_cast<T>(eps);
-  const T neg_step = -static_cast<T>(lr) / bc1;
-  for (int64_t i = 0; i < n; ++i) {
-    const T gi = g[i];
-    const T mi = m[i] * tb1 + gi * one_b1;
-    const T vi = v[i] * tb2 + one_b2 * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    const T denom = std::sqrt(vi) / bc2_sqrt + teps;
-    p[i] = p[i] + neg_step * (mi / denom);
-  }
-}
 
 // aten::_fused_adam_.tensor_lr (PyTorch 2.2+): the learning rate as a float32 tensor, so a CUDA
 // graph replays the value the scheduler set last. Looked up by name, so a LibTorch without it
@@ -87,6 +67,7 @@ FlatAdam::FlatAdam(const std::vector<at::Tensor>& params, double lr, double beta
   const bool fused_cpu =
       params_.is_cpu() && (params_.scalar_type() == at::kDouble || params_.scalar_type() == at::kFloat);
   capturable_ = capturable || !fused_cpu;
+  if (!capturable_) loops_ = &dense_loops(host_isa_level());
   if (capturable_) {
     // Step and learning rate on the device, in the parameters' dtype when that is float64, else in
     // float32 as PyTorch's capturable Adam keeps them: no float64 kernel in a float32 step.
@@ -168,13 +149,7 @@ void FlatAdam::step(const at::Tensor& found_inf) {
 
 void FlatAdam::step_cpu() {
   ++step_;
-  if (params_.scalar_type() == at::kDouble) {
-    adam_cpu(params_.data_ptr<double>(), grads_.data_ptr<double>(), exp_avg_.data_ptr<double>(),
-             exp_avg_sq_.data_ptr<double>(), params_.numel(), lr_, beta1_, beta2_, eps_, step_);
-  } else {
-    adam_cpu(params_.data_ptr<float>(), grads_.data_ptr<float>(), exp_avg_.data_ptr<float>(),
-             exp_avg_sq_.data_ptr<float>(), params_.numel(), lr_, beta1_, beta2_, eps_, step_);
-  }
+  step_cpu_part(0, params_.numel(), loops_);
 }
 
 void FlatAdam::begin_cpu_step() {
@@ -182,15 +157,18 @@ void FlatAdam::begin_cpu_step() {
   ++step_;
 }
 
-void FlatAdam::step_cpu_part(int64_t begin, int64_t end) {
+void FlatAdam::step_cpu_part(int64_t begin, int64_t end, const DenseLoops* loops) {
+  if (capturable_) throw std::logic_error("FlatAdam: the step in parts runs on the CPU only");
   const int64_t n = end - begin;
   if (n <= 0) return;
+  const DenseLoops& k = loops ? *loops : *loops_;
+  const AdamHyper h{lr_, beta1_, beta2_, eps_, step_};
   if (params_.scalar_type() == at::kDouble) {
-    adam_cpu(params_.data_ptr<double>() + begin, grads_.data_ptr<double>() + begin, exp_avg_.data_ptr<double>() + begin,
-             exp_avg_sq_.data_ptr<double>() + begin, n, lr_, beta1_, beta2_, eps_, step_);
+    k.f64.adam(params_.data_ptr<double>() + begin, grads_.data_ptr<double>() + begin,
+               exp_avg_.data_ptr<double>() + begin, exp_avg_sq_.data_ptr<double>() + begin, n, h);
   } else {
-    adam_cpu(params_.data_ptr<float>() + begin, grads_.data_ptr<float>() + begin, exp_avg_.data_ptr<float>() + begin,
-             exp_avg_sq_.data_ptr<float>() + begin, n, lr_, beta1_, beta2_, eps_, step_);
+    k.f32.adam(params_.data_ptr<float>() + begin, grads_.data_ptr<float>() + begin,
+               exp_avg_.data_ptr<float>() + begin, exp_avg_sq_.data_ptr<float>() + begin, n, h);
   }
 }
 

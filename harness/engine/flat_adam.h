@@ -7,7 +7,8 @@
 // The arithmetic is torch::optim::Adam's, in the same order (no weight decay,
 // no amsgrad), so results agree with it to rounding.
 //
-// Three paths: a fused loop on CPU float64/float32 buffers; off the CPU, where
+// Three paths: a fused loop on CPU float64/float32 buffers (dense_loops.h, at the host's widest
+// instruction-set level, which gives every level's bits); off the CPU, where
 // the LibTorch has it (PyTorch 2.2 and later), ATen's fused Adam kernel
 // (torch.optim.Adam(fused=True, capturable=True)) on the flat buffers, one
 // kernel per step; and otherwise whole-buffer tensor ops. The last two keep the
@@ -22,6 +23,8 @@
 #include <vector>
 
 namespace balerbench {
+
+struct DenseLoops;
 
 class FlatAdam {
  public:
@@ -41,8 +44,9 @@ class FlatAdam {
   // The CPU step in parts, for an engine that runs them on its own threads: begin_cpu_step() counts
   // the step, then step_cpu_part(begin, end) for disjoint ranges covering [0, numel) updates those
   // elements. Element by element the same arithmetic as step(). std::logic_error when capturable.
+  // `loops`: the level's loops to run it with (the engine's); null: the host's widest.
   void begin_cpu_step();
-  void step_cpu_part(int64_t begin, int64_t end);
+  void step_cpu_part(int64_t begin, int64_t end, const DenseLoops* loops = nullptr);
   void set_lr(double lr);
   double lr() const { return lr_; }
   bool capturable() const { return capturable_; }
@@ -64,6 +68,7 @@ class FlatAdam {
   double lr_, beta1_, beta2_, eps_;
   bool capturable_;
   int64_t step_ = 0;          // fused CPU path
+  const DenseLoops* loops_ = nullptr;  // its loop: the host's widest level
   // Capturable path: scalars on the device, float64 for float64 parameters, else float32 (step
   // counts exact to 2^24, PyTorch's choice too).
   at::Tensor step_t_, lr_t_;

@@ -46,6 +46,7 @@ enum Part { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 }
 struct FusedDenseEngine::Worker {
   int64_t max_rows = 0;
   const DenseProducts* products = nullptr;  // Eigen's kernels, or null for at::mm_out (OpenBLAS)
+  const DenseLoops* loops = nullptr;        // the element-wise loops, at the products' level
   std::vector<at::Tensor> acts;  // acts[i]: layer i's output (after its activation), (max_rows, out_i)
   at::Tensor grad_a, grad_b;     // ping-pong gradient buffers, max_rows x widest, flat
   at::Tensor grads;              // worker 0: the optimizer's flat gradients; others: their own
@@ -106,10 +107,10 @@ void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tenso
       // (m x out) = (m x in) . (out x in)^T
       products->of<T>().forward(a.data_ptr<T>(), layers[i].weight.data_ptr<T>(), y.data_ptr<T>(), m, layers[i].out,
                                 layers[i].in);
-      bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
+      loops->of<T>().bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
     } else if (y.is_contiguous()) {
       at::mm_out(y, a, layers[i].weight.t());
-      bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
+      loops->of<T>().bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
     } else {
       at::addmm_out(y, layers[i].bias, a, layers[i].weight.t());
       activate_tensor<T>(y, layers[i].after);
@@ -145,8 +146,8 @@ void FusedDenseEngine::Worker::loss(const std::vector<Layer>& layers, T norm, T 
   // The loss's gradient, with the output layer's bias gradient on the way.
   const Layer& out = layers.back();
   const at::Tensor x_hat = rows_of(acts.back(), rows);
-  squared_error = loss_backward<T>(x_hat.data_ptr<T>(), part.data_ptr<T>(), grad_a.data_ptr<T>(), rows, out.out,
-                                   norm, grad_output, grads.data_ptr<T>() + out.bias_offset);
+  squared_error = loops->of<T>().loss_backward(x_hat.data_ptr<T>(), part.data_ptr<T>(), grad_a.data_ptr<T>(), rows,
+                                               out.out, norm, grad_output, grads.data_ptr<T>() + out.bias_offset);
 }
 
 template <typename T>
@@ -170,8 +171,8 @@ void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
     else
       at::mm_out(g_in, g, L.weight);
     const Layer& below = layers[i - 1];
-    activation_backward_and_bias<T>(g_in.data_ptr<T>(), a_in.data_ptr<T>(), m, L.in, below.after,
-                                    grads_base + below.bias_offset);
+    loops->of<T>().activation_backward_and_bias(g_in.data_ptr<T>(), a_in.data_ptr<T>(), m, L.in, below.after,
+                                                grads_base + below.bias_offset);
     spare = spare == &grad_b ? &grad_a : &grad_b;
     g = g_in;
   }
@@ -282,7 +283,7 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int sha
 
 int FusedDenseEngine::default_shards() { return std::min(8, available_cpus()); }
 
-const char* FusedDenseEngine::isa() const { return products_ ? isa_name(products_->level) : ""; }
+const char* FusedDenseEngine::isa() const { return loops_ ? isa_name(loops_->level) : ""; }
 
 EngineStatus FusedDenseEngine::status() const {
   EngineStatus st{threads_, "", false, 0};
@@ -347,6 +348,8 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
       throw InputError(std::string("fused engine: this CPU cannot run the ") + choice.isa + " products",
                        std::string("use auto (here: ") + isa_name(host_isa_level()) + ")");
   }
+  loops_ = &dense_loops(level);  // the loops at the level of the products (Adam too, in bfloat16's float32 master)
+  for (auto& w : workers_) w->loops = loops_;
   if (bf16_) {  // amp_bf16's products stay LibTorch's (oneDNN's bfloat16 kernels)
     backend_ = "libtorch";
     products_note_ = "libtorch (amp_bf16's bfloat16 products)";
@@ -380,7 +383,7 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
           (choice.isa != "auto" ? "; the level asked)" : ")");
   } else if (choice.backend == "openblas") {
     products_ = nullptr;
-    why = " (asked)";
+    why = std::string(" (asked); loops ") + isa_name(level);
   }
   backend_ = products_ ? "eigen" : "openblas";
   products_note_ = (products_ ? eigen_name : std::string("openblas")) + why;
@@ -525,17 +528,14 @@ void FusedDenseEngine::reduce_and_step(int threads_now) {
     const int64_t end = part + 1 == parts ? n : std::min(n, (n * (part + 1) / parts) & ~int64_t{15});
     for (std::size_t w = 1; w < workers_.size(); ++w) {
       if (workers_[w]->rows == 0) continue;
-      if (f64) {
-        double* __restrict sum = flat_grads_.data_ptr<double>();
-        const double* __restrict g = workers_[w]->grads.data_ptr<double>();
-        for (int64_t i = begin; i < end; ++i) sum[i] += g[i];
-      } else {
-        float* __restrict sum = flat_grads_.data_ptr<float>();
-        const float* __restrict g = workers_[w]->grads.data_ptr<float>();
-        for (int64_t i = begin; i < end; ++i) sum[i] += g[i];
-      }
+      if (f64)
+        loops_->f64.add_into(flat_grads_.data_ptr<double>() + begin, workers_[w]->grads.data_ptr<double>() + begin,
+                             end - begin);
+      else
+        loops_->f32.add_into(flat_grads_.data_ptr<float>() + begin, workers_[w]->grads.data_ptr<float>() + begin,
+                             end - begin);
     }
-    opt_->step_cpu_part(begin, end);
+    opt_->step_cpu_part(begin, end, loops_);
   }, threads_now);
 }
 

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/engine/dense_loops.h"
 #include "harness/engine/engine.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
@@ -50,8 +51,6 @@ class FlatAdam;
 struct DenseProducts;
 class ShardPool;
 class ThreadGovernor;
-
-enum class Activation { kNone, kLeakyRelu, kRelu };
 
 // Why the fused engine cannot train `model` at `param_dtype` with autocast `autocast` on
 // `device`; empty when it can. One line, naming what to use instead.
@@ -106,7 +105,7 @@ class FusedDenseEngine final : public Engine {
 
   int shards() const { return static_cast<int>(workers_.size()); }
   int threads() const { return threads_; }  // that run the shards (the governor may use one)
-  // "eigen" or "openblas", and Eigen's instruction-set level ("" for openblas).
+  // "eigen" or "openblas", and the instruction-set level of Eigen's products and of the loops.
   const std::string& backend() const { return backend_; }
   const char* isa() const;
   int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
@@ -152,6 +151,7 @@ class FusedDenseEngine final : public Engine {
   std::vector<std::unique_ptr<Worker>> workers_;  // one per shard
   int threads_ = 1;                               // the pool's threads (at most the shards)
   const DenseProducts* products_ = nullptr;  // Eigen's kernels; null: OpenBLAS through at::mm_out
+  const DenseLoops* loops_ = nullptr;        // the element-wise loops and Adam, at the products' level
   std::string backend_ = "openblas";
   std::string products_note_;
   std::unique_ptr<ShardPool> pool_;          // the shards' threads (fp64, fp32; more than one shard)

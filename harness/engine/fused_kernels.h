@@ -1,6 +1,6 @@
-// fused_kernels.h: the element-wise loops of the fused engine (fused_engine.cpp), one per fused
-// stage: an activation applied with the forward product's bias, the loss with its gradient, the
-// activation's derivative with the bias gradient, and their bfloat16 versions for amp_bf16. Each
+// fused_kernels.h: the fused engine's bfloat16 loops for amp_bf16 (the activation, the loss with its
+// gradient, the activation's derivative with the bias gradient), and the plain activation of its
+// addmm path. The fp64 and fp32 loops are compiled per instruction-set level (dense_loops.h). Each
 // says its shapes; none allocates. Included by fused_engine.cpp only, which compiles them with its
 // own optimisation flags (harness/CMakeLists.txt).
 #pragma once
@@ -35,70 +35,6 @@ void activate(T* __restrict v, int64_t n, Activation a) {
   } else if (a == Activation::kRelu) {
     for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : T(0);
   }
-}
-
-// y = activation(y + b), b broadcast over the rows: the bias add fused into the activation's pass over
-// the product (at::addmm would first copy the bias into every row and have the GEMM read it back).
-// The sum is rounded as addmm's is (the GEMM's accumulator, then the bias).
-template <typename T>
-void bias_activate(T* __restrict y, const T* __restrict b, int64_t rows, int64_t cols, Activation a) {
-  const T slope = static_cast<T>(0.01);
-  for (int64_t r = 0; r < rows; ++r) {
-    T* __restrict yr = y + r * cols;
-    if (a == Activation::kLeakyRelu) {
-      for (int64_t c = 0; c < cols; ++c) {
-        const T v = yr[c] + b[c];
-        yr[c] = v > 0 ? v : v * slope;
-      }
-    } else if (a == Activation::kRelu) {
-      for (int64_t c = 0; c < cols; ++c) {
-        const T v = yr[c] + b[c];
-        yr[c] = v > 0 ? v : T(0);
-      }
-    } else {
-      for (int64_t c = 0; c < cols; ++c) yr[c] += b[c];
-    }
-  }
-}
-
-// g *= activation'(y) where y is the activation's output (autograd's rule for both, which
-// take the derivative from the result), and db = the column sums of the new g.
-template <typename T>
-void activation_backward_and_bias(T* __restrict g, const T* __restrict y, int64_t rows, int64_t cols, Activation a,
-                                  T* __restrict db) {
-  std::fill(db, db + cols, T(0));
-  const T slope = static_cast<T>(0.01);
-  for (int64_t r = 0; r < rows; ++r) {
-    T* gr = g + r * cols;
-    const T* yr = y + r * cols;
-    if (a == Activation::kLeakyRelu) {
-      for (int64_t c = 0; c < cols; ++c) gr[c] = yr[c] > 0 ? gr[c] : gr[c] * slope;
-    } else if (a == Activation::kRelu) {
-      for (int64_t c = 0; c < cols; ++c) gr[c] = yr[c] > 0 ? gr[c] : T(0);
-    }
-    for (int64_t c = 0; c < cols; ++c) db[c] += gr[c];
-  }
-}
-
-// The loss's gradient and the output layer's bias gradient in one pass; returns the sum of
-// squared errors (in double). mse_loss_backward's order: (norm * (x_hat - x)) * grad_output.
-template <typename T>
-double loss_backward(const T* __restrict x_hat, const T* __restrict x, T* __restrict g, int64_t rows, int64_t cols,
-                     T norm, T grad_output, T* __restrict db) {
-  std::fill(db, db + cols, T(0));
-  double sum = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xh = x_hat + r * cols;
-    const T* xr = x + r * cols;
-    T* gr = g + r * cols;
-    for (int64_t c = 0; c < cols; ++c) {
-      const T d = xh[c] - xr[c];
-      sum += static_cast<double>(d) * static_cast<double>(d);
-      gr[c] = (norm * d) * grad_output;
-      db[c] += gr[c];
-    }
-  }
-  return sum;
 }
 
 using BF16 = c10::BFloat16;

@@ -138,7 +138,7 @@ void ShardPool::run(int tasks, const std::function<void(int, int)>& fn, int thre
 }
 
 ThreadGovernor::ThreadGovernor(int threads, int probe_every)
-    : threads_(std::max(1, threads)), probe_every_(std::max(4, probe_every)) {}
+    : threads_(std::max(1, threads)), probe_every_(std::max(4, probe_every)), interval_(probe_every_) {}
 
 int ThreadGovernor::threads_for_next_step() const { return threads_ == 1 || next_ == 0 ? threads_ : 1; }
 
@@ -218,13 +218,20 @@ void ThreadGovernor::record(double step_s) {
                           ") against 1 thread's " + ms(one) + " -> 1 thread");
       mode_ = 1;
       next_ = 1;
-      probe_at_ = s + 1 + probe_every_;
+      interval_ = probe_every_;
+      probe_at_ = s + 1 + interval_;
       return;
     }
   }
   if (probe_left_ > 0 && --probe_left_ == 0) {
+    const int before = mode_;
     decide(s + 1, "probe");
-    probe_at_ = s + 1 + probe_every_;
+    // All threads kept: the next probe later (a neighbour is caught by the collapse rule meanwhile).
+    // One thread, or a change: the next at probe_every, so that a neighbour's leaving, or a first
+    // choice a passing disturbance made, costs at most that many steps on one thread.
+    interval_ = mode_ == before && mode_ == 0 ? std::min<int64_t>(2 * interval_, 16 * static_cast<int64_t>(probe_every_))
+                                              : probe_every_;
+    probe_at_ = s + 1 + interval_;
   } else if (probe_left_ == 0 && s + 1 >= probe_at_) {
     probe_left_ = 2;
   }

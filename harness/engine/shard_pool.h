@@ -76,7 +76,10 @@ class ShardPool {
 //   - Steps 0 and 1 warm up on all threads (not counted); steps 2 to 7 alternate all and one, and
 //     the faster (median) wins.
 //   - Every `probe_every` steps, two steps run the other way; the answer changes when the other way's
-//     median (of its last 5 steps) is more than 10% faster.
+//     median (of its last 5 steps) is more than 10% faster. A probe that keeps all threads doubles the
+//     interval to the next (up to 16 x probe_every): on a steady host the probes' one-thread steps
+//     cost next to nothing. On one thread, and after any change of way, probes come every
+//     probe_every steps, so that a neighbour's leaving is seen soon.
 //   - A collapse: on all threads, 3 steps in a row slower than 1.5 x one thread's median, or the
 //     median of the last 5 (all of them since the last change) 20% slower than one thread's. The
 //     next step runs on one thread, and the event is kept for the notes.
@@ -90,6 +93,7 @@ class ThreadGovernor {
   int64_t steps_on_one() const { return steps_one_; }
   int switches() const { return switches_; }
   int collapses() const { return collapses_; }
+  int64_t probe_interval() const { return interval_; }  // steps from the last probe to the next
   // One line: the steps on each, the switches and collapses, the first events.
   std::string summary() const;
 
@@ -103,6 +107,7 @@ class ThreadGovernor {
   int mode_ = 0;            // the chosen way: 0 all, 1 one
   int next_ = 0;            // the way of the next step
   int64_t probe_at_ = 0;    // the next probe's first step
+  int64_t interval_ = 0;    // steps from a probe's end to the next probe
   int probe_left_ = 0;      // probe steps still to run the other way
   int slow_run_ = 0;        // consecutive slow steps on all threads
   int since_switch_ = 0;    // steps on all threads since the last change of way

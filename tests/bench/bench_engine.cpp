@@ -9,7 +9,12 @@
 //   BM_Evaluate/<dtype>/<chunk>: the per-epoch evaluation, chunked against the batch-by-batch baseline.
 //   BM_EngineEpoch/<precision>/<engine>/<threads>: one epoch as BM_TrainEpoch (64 fp64, 32 fp32,
 //     16 amp_bf16), engine 0 = libtorch (autograd), 1 = fused on OpenBLAS's products, 2 = fused on
-//     Eigen's (fused_engine.h, dense_products.h), 1 or 2 threads.
+//     Eigen's (fused_engine.h, dense_products.h), 1 or 2 threads. Each iteration is a whole fit of one
+//     epoch: the engine's set-up (its threads, buffers, the thread governor's first steps) included.
+//   BM_EngineSteadyEpoch/<precision>/<threads>: an epoch of a longer training, as the floor below is
+//     one: the fused engine on Eigen, fits of 4 epochs, the time of each of epochs 2 to 4 (the
+//     epoch's own duration_s; the set-up and the first epoch are counted apart, in the counters
+//     setup_ms and first_epoch_ms, per fit).
 //   BM_GemmFloor/<dtype>/<threads>/<products>: the same epoch's products alone (8 forward, 15 backward
 //     per batch, into preallocated buffers), each of `threads` workers on its share of every batch
 //     with single-threaded products (0 OpenBLAS on LibTorch's threads, 1 Eigen on the engine's
@@ -200,6 +205,19 @@ BENCHMARK(BM_Evaluate)
 
 constexpr int64_t kBatch = 512;
 
+// A fit of `epochs` on the bench's rows in `mode`, with `engine` and the fused engine's products
+// `backend`, quietly.
+TrainOptions epoch_options(Precision mode, EngineKind engine, const std::string& backend, int64_t epochs) {
+  TrainOptions o;
+  o.epochs = epochs;
+  o.batch_size = kBatch;
+  o.progress = "none";
+  o.precision = resolve_precision(mode, at::kDouble, c10::Device(c10::kCPU));
+  o.engine = engine;
+  o.products.backend = backend;
+  return o;
+}
+
 // Args: 64 fp64, 32 fp32, 16 amp_bf16 (float32 master weights); engine (0 libtorch, 1 fused on
 // OpenBLAS's products, 2 fused on Eigen's at the host's level); threads.
 void BM_EngineEpoch(benchmark::State& state) {
@@ -212,13 +230,8 @@ void BM_EngineEpoch(benchmark::State& state) {
   auto model = make_model("AE", 24, 15);
   model->to(dtype);
   const at::Tensor x = cms_rows().to(dtype);
-  TrainOptions o;
-  o.epochs = 1;
-  o.batch_size = kBatch;
-  o.progress = "none";
-  o.precision = resolve_precision(mode, at::kDouble, c10::Device(c10::kCPU));
-  o.engine = state.range(1) ? EngineKind::kFused : EngineKind::kLibtorch;
-  o.products.backend = state.range(1) == 2 ? "eigen" : "openblas";
+  const TrainOptions o = epoch_options(mode, state.range(1) ? EngineKind::kFused : EngineKind::kLibtorch,
+                                       state.range(1) == 2 ? "eigen" : "openblas", 1);
   std::string products;
   for (auto _ : state) products = fit(*model, x, {}, o).engine_products;
   state.SetItemsProcessed(state.iterations() * kRows);
@@ -232,6 +245,38 @@ BENCHMARK(BM_EngineEpoch)
     ->ArgsProduct({{16}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
+
+// Args: 64 fp64, 32 fp32; threads.
+void BM_EngineSteadyEpoch(benchmark::State& state) {
+  const bool f64 = state.range(0) == 64;
+  const at::ScalarType dtype = f64 ? at::kDouble : at::kFloat;
+  at::set_num_threads(static_cast<int>(state.range(1)));
+  torch::manual_seed(0);
+  auto model = make_model("AE", 24, 15);
+  model->to(dtype);
+  const at::Tensor x = cms_rows().to(dtype);
+  const TrainOptions o = epoch_options(f64 ? Precision::kFp64 : Precision::kFp32, EngineKind::kFused, "eigen", 4);
+  double setup_s = 0, first_s = 0;
+  int64_t fits = 0;
+  while (state.KeepRunningBatch(3)) {  // three timed epochs per fit
+    const auto t0 = std::chrono::steady_clock::now();
+    const TrainResult r = fit(*model, x, {}, o);
+    const double fit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double epochs_s = 0;
+    for (const EpochRecord& e : r.epoch_records) epochs_s += e.duration_s;
+    setup_s += fit_s - epochs_s;
+    first_s += r.epoch_records.at(0).duration_s;
+    for (std::size_t e = 1; e < r.epoch_records.size(); ++e) state.SetIterationTime(r.epoch_records[e].duration_s);
+    ++fits;
+  }
+  state.SetItemsProcessed(state.iterations() * kRows);
+  state.counters["setup_ms"] = 1e3 * setup_s / static_cast<double>(std::max<int64_t>(fits, 1));
+  state.counters["first_epoch_ms"] = 1e3 * first_s / static_cast<double>(std::max<int64_t>(fits, 1));
+  state.SetLabel(std::string(f64 ? "fp64" : "fp32") + ", fused eigen, " + std::to_string(state.range(1)) +
+                 " thread(s), epochs 2-4 of 4");
+  at::set_num_threads(available_cpus());
+}
+BENCHMARK(BM_EngineSteadyEpoch)->ArgsProduct({{32, 64}, {1, 2}})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 // The AE's GEMMs for one worker's rows, as the fused engine runs them.
 struct GemmWorker {

@@ -5,8 +5,11 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 #include <random>
 
+#include "harness/engine/dense_loops.h"
 #include "harness/engine/dense_products.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
@@ -352,10 +355,87 @@ TEST(FusedEngine, ProductsChoiceIsRecordedAndBadChoicesAreClearErrors) {
   FusedDenseEngine generic(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"eigen", "generic"});
   EXPECT_STREQ(generic.isa(), "generic");
   EXPECT_EQ(generic.status().products, "eigen generic (asked)");
+  FusedDenseEngine blas(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"openblas", "generic"});
+  EXPECT_STREQ(blas.isa(), "generic");
+  EXPECT_EQ(blas.status().products, "openblas (asked); loops generic");
   EXPECT_THROW(FusedDenseEngine(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"mkl", "auto"}),
                InputError);
   EXPECT_THROW(FusedDenseEngine(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"eigen", "sse9"}),
                InputError);
+}
+
+// The loops of every level this CPU runs give the generic level's bits: the element-wise loops with
+// each activation, the bias gradients' column sums, the loss's ordered sum, the gradient sum and
+// Adam over several steps. Odd sizes, so that every level runs its vector body and its tail.
+template <typename T>
+void expect_loops_equal(const DenseLoops& level, const DenseLoops& generic, uint64_t seed) {
+  const at::ScalarType dtype = std::is_same<T, double>::value ? at::kDouble : at::kFloat;
+  const auto bits_equal = [](const at::Tensor& a, const at::Tensor& b) {
+    return a.numel() == b.numel() && std::memcmp(a.data_ptr(), b.data_ptr(), a.numel() * a.element_size()) == 0;
+  };
+  const std::string what = std::string(isa_name(level.level)) + " " + c10::toString(dtype) + ", seed " +
+                           std::to_string(seed);
+  const auto& k = level.of<T>();
+  const auto& g0 = generic.of<T>();
+  for (const int64_t rows : {1, 7, 33}) {
+    for (const int64_t cols : {1, 15, 37, 200}) {
+      const at::Tensor y = random_rows(rows, cols, dtype, seed + rows * 1000 + cols) * 2 - 1;
+      const at::Tensor b = random_rows(1, cols, dtype, seed + 7).flatten() - 0.5;
+      for (const Activation a : {Activation::kNone, Activation::kLeakyRelu, Activation::kRelu}) {
+        at::Tensor y1 = y.clone(), y2 = y.clone();
+        k.bias_activate(y1.data_ptr<T>(), b.data_ptr<T>(), rows, cols, a);
+        g0.bias_activate(y2.data_ptr<T>(), b.data_ptr<T>(), rows, cols, a);
+        EXPECT_TRUE(bits_equal(y1, y2)) << what << ": bias_activate " << rows << "x" << cols;
+        at::Tensor g1 = y.flip({1}).contiguous(), g2 = g1.clone();
+        at::Tensor db1 = at::full({cols}, 99.0, y.options()), db2 = db1.clone();
+        k.activation_backward_and_bias(g1.data_ptr<T>(), y1.data_ptr<T>(), rows, cols, a, db1.data_ptr<T>());
+        g0.activation_backward_and_bias(g2.data_ptr<T>(), y2.data_ptr<T>(), rows, cols, a, db2.data_ptr<T>());
+        EXPECT_TRUE(bits_equal(g1, g2) && bits_equal(db1, db2)) << what << ": activation_backward " << rows << "x" << cols;
+      }
+      at::Tensor g1 = at::empty_like(y), g2 = at::empty_like(y);
+      at::Tensor db1 = at::full({cols}, 99.0, y.options()), db2 = db1.clone();
+      const at::Tensor x = y.flip({0}).contiguous();
+      const double s1 = k.loss_backward(y.data_ptr<T>(), x.data_ptr<T>(), g1.data_ptr<T>(), rows, cols, T(2),
+                                        T(1) / T(cols), db1.data_ptr<T>());
+      const double s2 = g0.loss_backward(y.data_ptr<T>(), x.data_ptr<T>(), g2.data_ptr<T>(), rows, cols, T(2),
+                                         T(1) / T(cols), db2.data_ptr<T>());
+      EXPECT_TRUE(bits_equal(g1, g2) && bits_equal(db1, db2)) << what << ": loss_backward " << rows << "x" << cols;
+      EXPECT_EQ(std::memcmp(&s1, &s2, sizeof s1), 0) << what << ": loss sum " << s1 << " against " << s2;
+    }
+  }
+  const int64_t n = 1003;
+  const at::Tensor g = random_rows(1, n, dtype, seed + 11).flatten() - 0.5;
+  at::Tensor sum1 = random_rows(1, n, dtype, seed + 12).flatten(), sum2 = sum1.clone();
+  k.add_into(sum1.data_ptr<T>(), g.data_ptr<T>(), n);
+  g0.add_into(sum2.data_ptr<T>(), g.data_ptr<T>(), n);
+  EXPECT_TRUE(bits_equal(sum1, sum2)) << what << ": add_into";
+  at::Tensor p1 = random_rows(1, n, dtype, seed + 13).flatten(), p2 = p1.clone();
+  at::Tensor m1 = at::zeros({n}, g.options()), m2 = m1.clone(), v1 = m1.clone(), v2 = m1.clone();
+  for (int64_t step = 1; step <= 5; ++step) {
+    const at::Tensor gs = g * static_cast<double>(step) - 0.1;
+    const AdamHyper h{1e-3, 0.9, 0.999, 1e-8, step};
+    k.adam(p1.data_ptr<T>(), gs.data_ptr<T>(), m1.data_ptr<T>(), v1.data_ptr<T>(), n, h);
+    g0.adam(p2.data_ptr<T>(), gs.data_ptr<T>(), m2.data_ptr<T>(), v2.data_ptr<T>(), n, h);
+  }
+  EXPECT_TRUE(bits_equal(p1, p2) && bits_equal(m1, m2) && bits_equal(v1, v2)) << what << ": adam";
+  EXPECT_FALSE(bits_equal(p1, random_rows(1, n, dtype, seed + 13).flatten())) << what << ": adam left p as it was";
+}
+
+TEST(DenseLoops, EveryLevelGivesTheGenericLevelsBits) {
+  const uint64_t seed = fresh_seed();
+  const DenseLoops& generic = dense_loops(IsaLevel::kGeneric);
+  EXPECT_EQ(generic.level, IsaLevel::kGeneric);
+  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!isa_supported(level)) {
+      std::printf("this CPU cannot run the %s loops: not tested here\n", isa_name(level));
+      EXPECT_THROW(dense_loops(level), std::invalid_argument);
+      continue;
+    }
+    const DenseLoops& loops = dense_loops(level);
+    EXPECT_EQ(loops.level, level);
+    expect_loops_equal<float>(loops, generic, seed);
+    expect_loops_equal<double>(loops, generic, seed);
+  }
 }
 
 // Two workers sum their gradients in a fixed order: the same bits on every run.
@@ -590,6 +670,36 @@ TEST(ThreadGovernor, AModerateButSteadySlowdownIsACollapseToo) {
   EXPECT_EQ(g.threads_for_next_step(), 1);
   EXPECT_LE(steps, 5);
   EXPECT_EQ(g.collapses(), 1);
+}
+
+// On a steady host every probe keeps all threads, so the probes thin out: the interval doubles to
+// 16 x probe_every. A collapse starts it again at probe_every, and on one thread it stays there, so
+// that the neighbour's leaving is seen within probe_every steps.
+TEST(ThreadGovernor, ProbesBackOffOnASteadyHostAndStartAgainAfterAChange) {
+  ThreadGovernor g(2, 20);
+  for (int i = 0; i < 2000; ++i) g.record(g.threads_for_next_step() == 2 ? 1.0 : 1.9);
+  EXPECT_EQ(g.switches(), 0);
+  EXPECT_EQ(g.probe_interval(), 320);
+  // 3 warm-up steps on one thread, then 2 per probe at steps ~28, 70, 152, 314, 636, 958, ...:
+  // without the back-off it would be 2 every 22 steps (about 180).
+  EXPECT_LE(g.steps_on_one(), 3 + 2 * 10) << g.summary();
+  EXPECT_GE(g.steps_on_one(), 3 + 2 * 6) << g.summary();
+  for (int i = 0; i < 3; ++i) g.record(g.threads_for_next_step() == 2 ? 6.0 : 1.9);  // a neighbour
+  EXPECT_EQ(g.collapses(), 1);
+  EXPECT_EQ(g.threads_for_next_step(), 1);
+  EXPECT_EQ(g.probe_interval(), 20);
+  // The neighbour stays: one thread keeps winning its probes, which stay every 20 steps.
+  for (int i = 0; i < 400; ++i) g.record(g.threads_for_next_step() == 2 ? 6.0 : 1.9);
+  EXPECT_EQ(g.threads_for_next_step(), 1);
+  EXPECT_EQ(g.probe_interval(), 20);
+  EXPECT_EQ(g.switches(), 1);  // the collapse only
+  // It leaves: back on two threads within 20 steps and a probe.
+  int steps = 0;
+  while (g.threads_for_next_step() == 1 && steps < 100) {
+    g.record(1.9);
+    ++steps;
+  }
+  EXPECT_LE(steps, 20 + 2);
 }
 
 TEST(ThreadGovernor, OneThreadWhenItIsFasterFromTheStart) {
