@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "common/error.h"
 #include "harness/engine/dense_products.h"
@@ -77,6 +78,13 @@ struct FusedDenseEngine::Worker {
   template <typename T>
   void chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
              const at::Tensor* out);
+  // The same on Eigen's products, on raw pointers: a step makes no tensor (no view, no dispatch)
+  // once the batch is shared out. `a`: m rows; `out`: null for acts.
+  template <typename T>
+  void chain_eigen(const std::vector<Layer>& layers, const T* a, int64_t m, std::size_t first, std::size_t last,
+                   T* out);
+  template <typename T>
+  void backward_eigen(const std::vector<Layer>& layers);
   // Layers [first, last) on x, the last one's output written to `out` (same rows as x).
   void forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first, std::size_t last,
                at::Tensor& out);
@@ -101,6 +109,10 @@ template <typename T>
 void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
                                      const at::Tensor* out) {
   const int64_t m = a.size(0);
+  if (products && a.is_contiguous() && (!out || out->is_contiguous())) {
+    chain_eigen<T>(layers, a.data_ptr<T>(), m, first, last, out ? out->data_ptr<T>() : nullptr);
+    return;
+  }
   for (std::size_t i = first; i < last; ++i) {
     at::Tensor y = out && i + 1 == last ? *out : rows_of(acts[i], m);
     if (y.is_contiguous() && products && a.is_contiguous()) {
@@ -119,6 +131,20 @@ void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tenso
   }
 }
 
+template <typename T>
+void FusedDenseEngine::Worker::chain_eigen(const std::vector<Layer>& layers, const T* a, int64_t m, std::size_t first,
+                                           std::size_t last, T* out) {
+  const DenseProductKernels<T>& k = products->of<T>();
+  const DenseLoopKernels<T>& e = loops->of<T>();
+  for (std::size_t i = first; i < last; ++i) {
+    const Layer& L = layers[i];
+    T* y = out && i + 1 == last ? out : acts[i].data_ptr<T>();
+    k.forward(a, L.weight.data_ptr<T>(), y, m, L.out, L.in);  // (m x out) = (m x in) . (out x in)^T
+    e.bias_activate(y, L.bias.data_ptr<T>(), m, L.out, L.after);
+    a = y;
+  }
+}
+
 void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first,
                                        std::size_t last, at::Tensor& out) {
   if (x.scalar_type() == at::kDouble)
@@ -129,7 +155,10 @@ void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const a
 
 template <typename T>
 void FusedDenseEngine::Worker::forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
-  chain<T>(layers, first == 0 ? part : rows_of(acts[first - 1], rows), first, last, nullptr);
+  if (products)  // part is contiguous (split_batch), acts too
+    chain_eigen<T>(layers, first == 0 ? part.data_ptr<T>() : acts[first - 1].data_ptr<T>(), rows, first, last, nullptr);
+  else
+    chain<T>(layers, first == 0 ? part : rows_of(acts[first - 1], rows), first, last, nullptr);
 }
 
 template <typename T>
@@ -144,14 +173,18 @@ void FusedDenseEngine::Worker::run(const std::vector<Layer>& layers, int parts, 
 template <typename T>
 void FusedDenseEngine::Worker::loss(const std::vector<Layer>& layers, T norm, T grad_output) {
   // The loss's gradient, with the output layer's bias gradient on the way.
+  // acts.back() (max_rows x out) holds x_hat in its first `rows` rows.
   const Layer& out = layers.back();
-  const at::Tensor x_hat = rows_of(acts.back(), rows);
-  squared_error = loops->of<T>().loss_backward(x_hat.data_ptr<T>(), part.data_ptr<T>(), grad_a.data_ptr<T>(), rows,
+  squared_error = loops->of<T>().loss_backward(acts.back().data_ptr<T>(), part.data_ptr<T>(), grad_a.data_ptr<T>(), rows,
                                                out.out, norm, grad_output, grads.data_ptr<T>() + out.bias_offset);
 }
 
 template <typename T>
 void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
+  if (products) {
+    backward_eigen<T>(layers);
+    return;
+  }
   // Layer by layer: dW = g^T a_in; g_in = (g W) * activation'(a_in), with db fused.
   const int64_t m = rows;
   T* grads_base = grads.data_ptr<T>();
@@ -175,6 +208,28 @@ void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
                                                 grads_base + below.bias_offset);
     spare = spare == &grad_b ? &grad_a : &grad_b;
     g = g_in;
+  }
+}
+
+template <typename T>
+void FusedDenseEngine::Worker::backward_eigen(const std::vector<Layer>& layers) {
+  // As backward(), on pointers: g and spare take turns in grad_a and grad_b (m x width, flat);
+  // weight_grads[i] is grads + L.weight_offset.
+  const int64_t m = rows;
+  const DenseProductKernels<T>& k = products->of<T>();
+  const DenseLoopKernels<T>& e = loops->of<T>();
+  T* grads_base = grads.data_ptr<T>();
+  T* g = grad_a.data_ptr<T>();
+  T* spare = grad_b.data_ptr<T>();
+  for (std::size_t i = layers.size(); i-- > 0;) {
+    const Layer& L = layers[i];
+    const T* a_in = i == 0 ? part.data_ptr<T>() : acts[i - 1].data_ptr<T>();
+    k.weight_grad(g, a_in, grads_base + L.weight_offset, m, L.out, L.in);  // dW (out x in) = g^T . a_in
+    if (i == 0) break;
+    k.input_grad(g, L.weight.data_ptr<T>(), spare, m, L.out, L.in);  // g_in (m x in) = g (m x out) . W
+    const Layer& below = layers[i - 1];
+    e.activation_backward_and_bias(spare, a_in, m, L.in, below.after, grads_base + below.bias_offset);
+    std::swap(g, spare);
   }
 }
 
