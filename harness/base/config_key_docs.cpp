@@ -42,7 +42,7 @@ const std::vector<ConfigKeyDoc>& run_config_key_docs() {
       {"/flush_denormal", "flush subnormal floats to zero on every worker thread (below 2.2e-308 in float64)", ""},
       {"/progress", "`auto` (`bar` on a terminal, `lines` otherwise), `bar`, `lines` or `none`", ""},
       {"/fused_products", "the fused engine's matrix products: `eigen` (compiled per instruction-set level, chosen from CPUID), `openblas` (LibTorch's BLAS), or `auto` (Eigen; both are timed on the step's shapes when the engine is made and the report gives the times, with a hint when OpenBLAS was 15% faster)", ""},
-      {"/fused_isa", "the level of Eigen's kernels: `generic` (SSE2), `avx2` (with FMA), `avx512`, or `auto` (the widest this CPU and OS run); a level the CPU lacks is an error", ""},
+      {"/fused_isa", "the instruction-set level of the fused engine's kernels (Eigen's products, its element-wise loops and Adam; with `fused_products = openblas`, the loops and Adam): `generic` (SSE2), `avx2` (with FMA), `avx512`, or `auto` (the widest this CPU and OS run); a level the CPU lacks is an error. The loops give the same bits at every level", ""},
       {"/fused_shards", "the parts the fused engine cuts each batch into, run by the threads: the result depends on the shards alone, never on the threads (0 = this machine's CPUs, at most 8; set it to get another machine's bits)", ""},
       {"/codec_chunk_rows", "rows per compress/decompress step (1,024 keeps the widest layer in L2)", ""},
       {"/progress_interval_s", "`lines`: at most one epoch line per interval (first, last and learning-rate drops always); 0 = every epoch", ""},

@@ -152,6 +152,11 @@ void FlatAdam::step_cpu() {
   step_cpu_part(0, params_.numel(), loops_);
 }
 
+void FlatAdam::set_cpu_loops(const DenseLoops& loops) {
+  if (capturable_) throw std::logic_error("FlatAdam: the CPU loops are for the CPU path only");
+  loops_ = &loops;
+}
+
 void FlatAdam::begin_cpu_step() {
   if (capturable_) throw std::logic_error("FlatAdam: the step in parts runs on the CPU only");
   ++step_;

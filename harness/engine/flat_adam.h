@@ -47,6 +47,10 @@ class FlatAdam {
   // `loops`: the level's loops to run it with (the engine's); null: the host's widest.
   void begin_cpu_step();
   void step_cpu_part(int64_t begin, int64_t end, const DenseLoops* loops = nullptr);
+  // The level whose loop step() runs on the CPU (the fused engine sets its own, so that `fused_isa`
+  // holds for Adam too); the default is the host's widest. Every level gives the same bits.
+  void set_cpu_loops(const DenseLoops& loops);
+  const DenseLoops* cpu_loops() const { return loops_; }  // null when capturable
   void set_lr(double lr);
   double lr() const { return lr_; }
   bool capturable() const { return capturable_; }
@@ -68,7 +72,7 @@ class FlatAdam {
   double lr_, beta1_, beta2_, eps_;
   bool capturable_;
   int64_t step_ = 0;          // fused CPU path
-  const DenseLoops* loops_ = nullptr;  // its loop: the host's widest level
+  const DenseLoops* loops_ = nullptr;  // its loop: the host's widest level, or set_cpu_loops()'s
   // Capturable path: scalars on the device, float64 for float64 parameters, else float32 (step
   // counts exact to 2^24, PyTorch's choice too).
   at::Tensor step_t_, lr_t_;

@@ -312,6 +312,9 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
                        s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined, s.products,
                        setup_threads(s.workers)) {
   opt_ = &s.opt;
+  // Adam at the engine's level too, also where it runs whole on the caller (one shard, --profile,
+  // amp_bf16's float32 master weights); the same bits at every level.
+  if (!s.opt.capturable()) s.opt.set_cpu_loops(*loops_);
   timer_ = &s.timer;
 }
 
@@ -403,7 +406,7 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
       throw InputError(std::string("fused engine: this CPU cannot run the ") + choice.isa + " products",
                        std::string("use auto (here: ") + isa_name(host_isa_level()) + ")");
   }
-  loops_ = &dense_loops(level);  // the loops at the level of the products (Adam too, in bfloat16's float32 master)
+  loops_ = &dense_loops(level);  // the loops at the products' level (and Adam's, see the TrainingSetup constructor)
   for (auto& w : workers_) w->loops = loops_;
   if (bf16_) {  // amp_bf16's products stay LibTorch's (oneDNN's bfloat16 kernels)
     backend_ = "libtorch";

@@ -228,7 +228,8 @@ void ThreadGovernor::record(double step_s) {
     decide(s + 1, "probe");
     // All threads kept: the next probe later (a neighbour is caught by the collapse rule meanwhile).
     // One thread, or a change: the next at probe_every, so that a neighbour's leaving, or a first
-    // choice a passing disturbance made, costs at most that many steps on one thread.
+    // choice a passing disturbance made, costs about two intervals on one thread (a probe adds two
+    // steps to a median of five).
     interval_ = mode_ == before && mode_ == 0 ? std::min<int64_t>(2 * interval_, 16 * static_cast<int64_t>(probe_every_))
                                               : probe_every_;
     probe_at_ = s + 1 + interval_;

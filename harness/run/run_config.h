@@ -63,7 +63,7 @@ struct RunConfig {
   Precision precision = Precision::kAuto;
   EngineKind engine = EngineKind::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h
   std::string fused_products = "auto";  // the fused engine's products: auto | eigen | openblas
-  std::string fused_isa = "auto";       // Eigen's instruction-set level: auto | generic | avx2 | avx512
+  std::string fused_isa = "auto";       // the fused kernels' instruction-set level: auto | generic | avx2 | avx512
   int64_t fused_shards = 0;             // parts each batch is cut into (0: the machine's CPUs, at most 8)
   struct GradScalerKeys {             // the "grad_scaler" section (amp_fp16); PyTorch's defaults
     double init_scale = 65536.0;

@@ -355,6 +355,17 @@ TEST(FusedEngine, ProductsChoiceIsRecordedAndBadChoicesAreClearErrors) {
   FusedDenseEngine generic(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"eigen", "generic"});
   EXPECT_STREQ(generic.isa(), "generic");
   EXPECT_EQ(generic.status().products, "eigen generic (asked)");
+  // Made for training, the engine sets Adam's loops to its own level too (they run whole on the
+  // caller with one shard).
+  {
+    PhaseTimer timer;
+    FusedDenseEngine trained(*model, TrainingSetup{opt, nullptr, timer,
+                                                   resolve_precision(Precision::kFp64, at::kDouble, c10::Device(c10::kCPU)),
+                                                   LossKind::kBalerSum, 128, 128, 24, 1, true, false,
+                                                   c10::Device(c10::kCPU), {"eigen", "generic"}, 1});
+    ASSERT_NE(opt.cpu_loops(), nullptr);
+    EXPECT_EQ(opt.cpu_loops()->level, IsaLevel::kGeneric);
+  }
   FusedDenseEngine blas(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"openblas", "generic"});
   EXPECT_STREQ(blas.isa(), "generic");
   EXPECT_EQ(blas.status().products, "openblas (asked); loops generic");
@@ -693,13 +704,18 @@ TEST(ThreadGovernor, ProbesBackOffOnASteadyHostAndStartAgainAfterAChange) {
   EXPECT_EQ(g.threads_for_next_step(), 1);
   EXPECT_EQ(g.probe_interval(), 20);
   EXPECT_EQ(g.switches(), 1);  // the collapse only
-  // It leaves: back on two threads within 20 steps and a probe.
+  // It leaves (two threads 1.0 again): back on two threads within two probes, and staying there.
   int steps = 0;
-  while (g.threads_for_next_step() == 1 && steps < 100) {
-    g.record(1.9);
+  while (g.switches() == 1 && steps < 200) {
+    g.record(g.threads_for_next_step() == 2 ? 1.0 : 1.9);
     ++steps;
   }
-  EXPECT_LE(steps, 20 + 2);
+  EXPECT_EQ(g.switches(), 2);
+  EXPECT_LE(steps, 2 * (20 + 2));
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(g.threads_for_next_step(), 2) << "step " << i << " after the switch back";
+    g.record(1.0);
+  }
 }
 
 TEST(ThreadGovernor, OneThreadWhenItIsFasterFromTheStart) {
