@@ -163,14 +163,14 @@ void ThreadGovernor::decide(int64_t step, const char* why) {
   if (all > 0 && one > 0) {
     if (mode_ == 0 && one < 0.9 * all) want = 1;
     if (mode_ == 1 && all < 0.9 * one) want = 0;
-    if (step == 8) want = one < all ? 1 : 0;  // the first choice: the faster, no margin
+    if (step == kFirstChoice) want = one < all ? 1 : 0;  // the first choice: the faster, no margin
   }
-  if (want != mode_ || step == 8) {
+  if (want != mode_ || step == kFirstChoice) {
     if (events_.size() < 6)
       events_.push_back("step " + std::to_string(step) + " (" + why + "): " + std::to_string(threads_) +
                         " threads " + ms(all) + ", 1 thread " + ms(one) + " -> " +
                         (want == 0 ? std::to_string(threads_) + " threads" : std::string("1 thread")));
-    if (want != mode_ && step != 8) ++switches_;
+    if (want != mode_ && step != kFirstChoice) ++switches_;
     if (want != mode_) since_switch_ = 0;
     mode_ = want;
   }
@@ -185,16 +185,16 @@ void ThreadGovernor::record(double step_s) {
   const int ran = next_;
   (ran == 0 ? steps_all_ : steps_one_) += 1;
   const int64_t s = step_++;
-  if (s >= 2) {
+  if (s >= kWarmup) {
     auto& v = samples_[ran];
     v.push_back(step_s);
     if (v.size() > static_cast<std::size_t>(kWindow)) v.erase(v.begin());
   }
-  if (s + 1 < 8) {  // steps 0 and 1 warm up on all threads; 2 to 7 alternate all and one
-    next_ = s + 1 < 2 ? 0 : static_cast<int>((s + 1) % 2);
+  if (s + 1 < kFirstChoice) {  // warm-up steps on all threads, then 6 alternating all and one
+    next_ = s + 1 < kWarmup ? 0 : static_cast<int>((s + 1 - kWarmup) % 2);
     return;
   }
-  if (s + 1 == 8) {
+  if (s + 1 == kFirstChoice) {
     decide(s + 1, "first measurement");
     next_ = mode_;
     probe_at_ = s + 1 + probe_every_;

@@ -651,8 +651,10 @@ TEST(ThreadGovernor, ChoosesTheFasterWayAndFallsBackOnACollapse) {
     ways.push_back(t);
     g.record(t == 2 ? all_s : one_s);
   };
-  for (int i = 0; i < 8; ++i) step(1.0, 1.9);  // two threads faster
-  EXPECT_EQ(ways, (std::vector<int>{2, 2, 2, 1, 2, 1, 2, 1}));
+  for (int i = 0; i < ThreadGovernor::kFirstChoice; ++i) step(1.0, 1.9);  // two threads faster
+  std::vector<int> expected(ThreadGovernor::kWarmup, 2);  // the warm-up on all threads, then alternating
+  for (int i = 0; i < 6; ++i) expected.push_back(i % 2 == 0 ? 2 : 1);
+  EXPECT_EQ(ways, expected);
   EXPECT_EQ(g.threads_for_next_step(), 2);
   for (int i = 0; i < 5; ++i) step(1.0, 1.9);
   EXPECT_EQ(g.threads_for_next_step(), 2);
@@ -671,7 +673,7 @@ TEST(ThreadGovernor, ChoosesTheFasterWayAndFallsBackOnACollapse) {
 // A neighbour that takes turns with a pool thread: two threads 26% slower than one, never 1.5x.
 TEST(ThreadGovernor, AModerateButSteadySlowdownIsACollapseToo) {
   ThreadGovernor g(2, 100);
-  for (int i = 0; i < 8; ++i) g.record(g.threads_for_next_step() == 2 ? 1.0 : 1.9);
+  for (int i = 0; i < ThreadGovernor::kFirstChoice; ++i) g.record(g.threads_for_next_step() == 2 ? 1.0 : 1.9);
   ASSERT_EQ(g.threads_for_next_step(), 2);
   int steps = 0;
   while (g.threads_for_next_step() == 2 && steps < 20) {
@@ -691,7 +693,7 @@ TEST(ThreadGovernor, ProbesBackOffOnASteadyHostAndStartAgainAfterAChange) {
   for (int i = 0; i < 2000; ++i) g.record(g.threads_for_next_step() == 2 ? 1.0 : 1.9);
   EXPECT_EQ(g.switches(), 0);
   EXPECT_EQ(g.probe_interval(), 320);
-  // 3 warm-up steps on one thread, then 2 per probe at steps ~28, 70, 152, 314, 636, 958, ...:
+  // 3 first-measurement steps on one thread, then 2 per probe at steps ~38, 80, 162, 324, 646, ...:
   // without the back-off it would be 2 every 22 steps (about 180).
   EXPECT_LE(g.steps_on_one(), 3 + 2 * 10) << g.summary();
   EXPECT_GE(g.steps_on_one(), 3 + 2 * 6) << g.summary();
@@ -720,7 +722,7 @@ TEST(ThreadGovernor, ProbesBackOffOnASteadyHostAndStartAgainAfterAChange) {
 
 TEST(ThreadGovernor, OneThreadWhenItIsFasterFromTheStart) {
   ThreadGovernor g(2, 20);
-  for (int i = 0; i < 8; ++i) g.record(g.threads_for_next_step() == 2 ? 3.0 : 1.0);
+  for (int i = 0; i < ThreadGovernor::kFirstChoice; ++i) g.record(g.threads_for_next_step() == 2 ? 3.0 : 1.0);
   EXPECT_EQ(g.threads_for_next_step(), 1);
   ThreadGovernor single(1);
   for (int i = 0; i < 10; ++i) {
