@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <type_traits>
 #include <random>
 
@@ -14,6 +16,7 @@
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_engine.h"
+#include "harness/engine/fused_kernels.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/shard_pool.h"
 #include "common/error.h"
@@ -44,6 +47,31 @@ double max_relative_difference(const at::Tensor& a, const at::Tensor& b) {
   return (a - b).abs().max().item<double>() / std::max(scale, 1e-300);
 }
 
+// How near the batch comes to an activation's kink: the smallest |z| / (|a|.|w| + |b|) over every
+// pre-activation z = a.w + b of a layer followed by ReLU or LeakyReLU, computed in float64 from the
+// model's own parameters. A sum's rounding error is bounded by (terms) * eps * (|a|.|w| + |b|), so
+// where this margin is of that order two summation orders (autograd's GEMM, the fused engine's) may
+// put z on different sides of zero: a different derivative for that row, and a gradient that
+// differs by that row's share (measured: 1.7e-3 relative in float32, seed 72755555).
+double kink_margin(AutoEncoder& model, const at::Tensor& x) {
+  at::NoGradGuard no_grad;
+  std::map<std::string, at::Tensor> params;
+  for (const auto& p : model.named_parameters()) params[p.key()] = p.value().to(at::kDouble);
+  at::Tensor a = x.to(at::kDouble);
+  double margin = std::numeric_limits<double>::infinity();
+  for (const LayerSpec& l : model.architecture().layers) {
+    const at::Tensor& w = params.at(l.name + ".weight");
+    const at::Tensor& b = params.at(l.name + ".bias");
+    const at::Tensor z = at::addmm(b, a, w.t());
+    const at::Tensor bound = at::addmm(b.abs(), a.abs(), w.abs().t());
+    const auto act = fused_kernels::activation_of(l.after);
+    if (act && *act != Activation::kNone)
+      margin = std::min(margin, (z.abs() / bound.clamp_min(1e-300)).min().item<double>());
+    a = !act || *act == Activation::kNone ? z : *act == Activation::kRelu ? at::relu(z) : at::leaky_relu(z, 0.01);
+  }
+  return margin;
+}
+
 struct Case {
   const char* model;
   int64_t features;
@@ -51,14 +79,26 @@ struct Case {
 };
 
 // Gradients and loss of one batch: autograd through the model, then the fused engine, into the
-// same flat buffer.
-void expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t rows, uint64_t seed,
+// same flat buffer. False, with nothing compared, when the draw puts a pre-activation within a few
+// roundings of an activation's kink (kink_margin below 4 epsilons of the dtype): there the two
+// summation orders may legitimately take different derivatives, so the caller draws again.
+bool expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t rows, uint64_t seed,
                             const FusedProductsChoice& products) {
   torch::manual_seed(seed);
   auto model = make_model(c.model, c.features, std::max<int64_t>(1, c.features * 10 / 16));
   model->to(c.dtype);
   FlatAdam opt(model->parameters(), 1e-3);
   const at::Tensor x = random_rows(rows, c.features, c.dtype, seed + 1);
+  const double epsilon = c.dtype == at::kDouble ? std::numeric_limits<double>::epsilon()
+                                                : std::numeric_limits<float>::epsilon();
+  const double margin = kink_margin(*model, x);
+  if (margin < 4 * epsilon) {
+    std::printf("seed %llu: %s %s, %lld rows: a pre-activation at %.2g of its sum's magnitude from the kink; "
+                "drawing again\n",
+                static_cast<unsigned long long>(seed), c.model, c10::toString(c.dtype), static_cast<long long>(rows),
+                margin);
+    return false;
+  }
   opt.zero_grad();
   const at::Tensor l = batch_loss(model->forward(x), x, loss);
   l.backward();
@@ -86,6 +126,7 @@ void expect_gradients_match(const Case& c, LossKind loss, int workers, int64_t r
     const at::Tensor reference = autograd.narrow(0, offset, p.value().numel());
     EXPECT_LE(max_relative_difference(fused, reference), tolerance * 10) << what << ": " << p.key();
   }
+  return true;
 }
 
 // Every backend of the products, and every instruction-set level of Eigen's this CPU runs (the
@@ -114,8 +155,16 @@ TEST(FusedEngine, GradientsEqualAutogradForEveryFusedModel) {
   for (const FusedProductsChoice& products : every_products_choice())
     for (const Case& c : cases)
       for (LossKind loss : {LossKind::kBalerSum, LossKind::kMseMean})
-        for (int workers : {1, 2, 3})
-          expect_gradients_match(c, loss, workers, 37 + static_cast<int64_t>(s % 100), s++, products);
+        for (int workers : {1, 2, 3}) {
+          // A draw at a kink is drawn again: 1,278 times in 300 runs of these 72 float32 and 72 float64
+          // cases, all float32 (so twenty in a row means kink_margin or the inputs are broken).
+          int draws = 0;
+          while (!expect_gradients_match(c, loss, workers, 37 + static_cast<int64_t>(s % 100), s, products)) {
+            ++s;
+            ASSERT_LT(++draws, 20) << "every draw lands at a kink: kink_margin or the inputs are broken";
+          }
+          ++s;
+        }
 }
 
 // amp_bf16: the fused step against autograd under LibTorch's CPU autocast. Both round at the same
@@ -168,8 +217,10 @@ TEST(FusedEngine, AmpBf16GradientsFollowAutocast) {
 TEST(FusedEngine, ABatchSmallerThanTheWorkersStillGetsEveryGradient) {
   const uint64_t seed = fresh_seed();
   for (const FusedProductsChoice& products : every_products_choice()) {
-    expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 1, seed, products);
-    expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 3, seed + 1, products);
+    // One and three rows, all zero (random_rows zeroes the first three): every pre-activation is its
+    // bias, far from a kink, so nothing is drawn again.
+    EXPECT_TRUE(expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 1, seed, products));
+    EXPECT_TRUE(expect_gradients_match({"AE", 24, at::kDouble}, LossKind::kBalerSum, 4, 3, seed + 1, products));
   }
 }
 
