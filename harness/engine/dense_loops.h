@@ -4,9 +4,9 @@
 // products are (dense_products.h) and chosen with them at run time.
 //
 // Every level gives the same bits (NaNs aside: a NaN's sign and payload may differ, as the vector
-// code may take an addition's operands the other way round): each loop is vectorised across elements or columns only (a bias
-// gradient sums its column over the rows in row order; the loss's sum of squares stays one ordered
-// scalar sum), the files are built with -ffp-contract=off (no fused multiply-add where the source
+// code may take an addition's operands the other way round): each loop is vectorised across
+// elements or columns only (a bias gradient sums its column over the rows in row order; the loss's
+// sum of squares stays one ordered scalar sum), the files are built with -ffp-contract=off (no fused multiply-add where the source
 // has a multiply and an add) and sqrt and division are correctly rounded at every width.
 // tests/unit/test_fused.cpp checks it level against level.
 //

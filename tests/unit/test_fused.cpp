@@ -64,12 +64,12 @@ double kink_margin(AutoEncoder& model, const at::Tensor& x) {
   double margin = std::numeric_limits<double>::infinity();
   for (const LayerSpec& l : model.architecture().layers) {
     EXPECT_EQ(l.kind, "linear") << l.name << ": kink_margin knows linear layers only";
-    EXPECT_TRUE(fused_kernels::activation_of(l.after).has_value()) << l.name << ": " << l.after;
+    const auto act = fused_kernels::activation_of(l.after);
+    EXPECT_TRUE(act.has_value()) << l.name << ": " << l.after;
     const at::Tensor& w = params.at(l.name + ".weight");
     const at::Tensor& b = params.at(l.name + ".bias");
     const at::Tensor z = at::addmm(b, a, w.t());
     const at::Tensor bound = at::addmm(b.abs(), a.abs(), w.abs().t());
-    const auto act = fused_kernels::activation_of(l.after);
     if (act && *act != Activation::kNone)
       margin = std::min(margin, (z.abs() / bound.clamp_min(1e-300)).min().item<double>());
     a = !act || *act == Activation::kNone ? z : *act == Activation::kRelu ? at::relu(z) : at::leaky_relu(z, 0.01);
