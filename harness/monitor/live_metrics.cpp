@@ -138,6 +138,10 @@ void LiveMetrics::on_snapshot(const Snapshot& s) {
       first_energy_j_ = p.energy_j;
       first_time_ = p.time;
     }
+    if (trial_start_at_first_reading_) {  // begin_trial came before any reading
+      trial_start_ = p.time;
+      trial_start_at_first_reading_ = false;
+    }
     recent_.push_back(std::move(p));
     const Point& now = recent_.back();
     const double longest_s =
@@ -163,7 +167,10 @@ void LiveMetrics::begin_trial(const TrialLabels& labels) {
   state_.trial = labels;
   state_.epoch = EpochProgress{};
   // The trial's energy is counted from the last meter reading before it began, so its clock starts
-  // there too (the time of that reading; now when there is none yet).
+  // there too (the time of that reading). Before any reading, energy is counted from the first one
+  // (energies are relative to it), so the clock starts there when it comes (on_snapshot); a clock
+  // started now would read the mean power low by the sampler's delay.
+  trial_start_at_first_reading_ = recent_.empty();
   trial_start_ = recent_.empty() ? SteadyClock::now() : recent_.back().time;
   trial_start_energy_j_ = state_.power.total_energy_j;
 }
@@ -192,7 +199,8 @@ LiveState LiveMetrics::state_locked() const {
     // mean power, where "until now" read it low by up to one sampling period (a recording rule's
     // mean of a 150 W simulated GPU came out at 148 W).
     const SteadyClock::time_point until = recent_.empty() ? SteadyClock::now() : std::max(recent_.back().time, trial_start_);
-    s.trial_duration_s = std::chrono::duration<double>(until - trial_start_).count();
+    s.trial_duration_s =
+        trial_start_at_first_reading_ ? 0.0 : std::chrono::duration<double>(until - trial_start_).count();
   }
   return s;
 }

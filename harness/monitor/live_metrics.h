@@ -137,6 +137,7 @@ class LiveMetrics {
   SteadyClock::time_point first_time_;
   double trial_start_energy_j_ = 0;
   SteadyClock::time_point trial_start_;
+  bool trial_start_at_first_reading_ = false;  // a trial begun before any reading starts at the first
 };
 
 }  // namespace balerbench

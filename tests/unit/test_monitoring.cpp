@@ -274,6 +274,30 @@ TEST(LiveMetrics, TrialEnergyCountsFromTheTrialsStartAndObserversSeeEverything) 
   EXPECT_EQ(obs.power, 3);
 }
 
+// A trial begun before the first meter reading LiveMetrics sees (a command attaches it after the
+// sampler's first snapshot, so its first comes a sampling period later): the trial's energy counts
+// from that reading, and so does its clock, so energy / duration is the mean power. With the clock at
+// begin_trial, a 150 W simulated GPU's trial read 150.7-153 W with the CPU estimate, and 148.8 W once.
+TEST(LiveMetrics, ATrialBegunBeforeAnyReadingIsTimedFromTheFirstReading) {
+  LiveMetrics live("train");
+  live.set_meters(two_domain_meters());
+  const auto t0 = SteadyClock::now();
+  live.begin_trial({"e", 1, 1, 64, "fp64", "none"});
+  EXPECT_EQ(live.state().trial_duration_s, 0);
+  live.on_snapshot(snap(t0, 1, 50, 10));
+  EXPECT_NEAR(live.state().trial_duration_s, 0, 1e-9);
+  live.on_snapshot(snap(t0, 3, 50, 10));
+  const LiveState s = live.state();
+  EXPECT_NEAR(s.trial_duration_s, 2, 1e-6);
+  EXPECT_NEAR(s.trial_energy_j / s.trial_duration_s, 50, 1e-6);  // pkg's 50 W (core is inside it)
+  // A later trial, begun after readings, starts at the last of them, as before.
+  live.end_trial();
+  live.begin_trial({"e", 2, 2, 64, "fp64", "none"});
+  live.on_snapshot(snap(t0, 4, 50, 10));
+  EXPECT_NEAR(live.state().trial_duration_s, 1, 1e-6);
+  EXPECT_NEAR(live.state().trial_energy_j, 50, 1e-6);
+}
+
 TEST(Prometheus, TextFormatFamiliesLabelsAndEscaping) {
   LiveMetrics live("train");
   live.set_meters(two_domain_meters());
