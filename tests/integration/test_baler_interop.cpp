@@ -109,8 +109,11 @@ struct Diff {
   // Within float rounding: float64 element by element (1e-6 relative); float32 against the data's
   // scale, since a float32 element near zero computed with the products' sums in another order (the
   // fused engine's Eigen against PyTorch's OpenBLAS) differs from it by a few ulps of the terms, not
-  // of itself.
-  bool within_rounding() const { return float32 ? max_abs <= 1e-6 * scale : max_rel <= 1e-6; }
+  // of itself, and the terms of the last layer's sums can exceed the output's scale. Measured on the
+  // CFD frames: 6.6e-7 and 1.03e-6 of the scale (the latter failed a 1e-6 bound in a full suite
+  // run); 1e-5 (about 84 float32 ulps of the scale) leaves room for that and still fails on any
+  // wrong layer, activation or bias, whose errors are of the data's own size.
+  bool within_rounding() const { return float32 ? max_abs <= 1e-5 * scale : max_rel <= 1e-6; }
 };
 Diff compare_decompressed(const std::string& a_path, const std::string& b_path) {
   const NpzMembers a = read_npz(a_path), b = read_npz(b_path);
