@@ -29,6 +29,10 @@ bool to_double(const std::string& s, double& out) {
   return end && *end == '\0' && std::isfinite(out);
 }
 
+// A power reading is a number of watts in [0, kMaxWattmeterPowerW]: negative, non-finite or absurd
+// readings (a sign error, a counter read as watts) are counted as malformed, never integrated.
+bool valid_power(double w) { return w >= 0 && w <= kMaxWattmeterPowerW; }
+
 double lerp_power(const PowerSample& a, const PowerSample& b, double t) {
   if (b.time_s <= a.time_s) return a.power_w;
   return a.power_w + (b.power_w - a.power_w) * (t - a.time_s) / (b.time_s - a.time_s);
@@ -95,7 +99,7 @@ void WattmeterLog::parse_line(const std::string& line) {
   if (format_ == "auto") format_ = cells.size() >= 2 && (cells[1] == "true" || cells[1] == "false") ? "omegawatt" : "csv";
   double p = 0;
   if (format_ == "csv") {
-    if (cells.size() != 2 || !to_double(cells[1], p)) {
+    if (cells.size() != 2 || !to_double(cells[1], p) || !valid_power(p)) {
       ++stats_.malformed;
       return;
     }
@@ -116,7 +120,7 @@ void WattmeterLog::parse_line(const std::string& line) {
     for (std::size_t n = 1; n <= sockets; ++n) {
       if (socket_ > 0 && n != static_cast<std::size_t>(socket_)) continue;
       double w = 0;
-      if (!to_double(cells[4 + 2 * n], w)) {
+      if (!to_double(cells[4 + 2 * n], w) || !valid_power(w)) {
         ++stats_.malformed;
         return;
       }

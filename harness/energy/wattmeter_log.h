@@ -9,7 +9,8 @@
 //   csv: `timestamp_s,power_w` (a header line is optional).
 // Timestamps are Unix seconds; `clock_offset_s` is added to each so they read
 // in this host's clock. Out-of-order lines are sorted, malformed lines and bad
-// frames are counted and skipped, and gaps (an interval over 10x the median)
+// frames are counted and skipped (a power reading that is negative, not finite or above
+// kMaxWattmeterPowerW is malformed), and gaps (an interval over 10x the median)
 // are reported. Energy over [t0, t1] integrates the samples with the
 // trapezoid rule, interpolating linearly at the window's edges.
 #pragma once
@@ -22,6 +23,9 @@
 
 namespace balerbench {
 
+// The highest power a wall reading may give: 100 kW, above any node or rack outlet a wattmeter logs.
+inline constexpr double kMaxWattmeterPowerW = 100e3;
+
 struct PowerSample {
   double time_s = 0;  // Unix seconds, offset applied
   double power_w = 0;
@@ -30,7 +34,7 @@ struct PowerSample {
 struct WattmeterStats {
   long long lines = 0;          // data lines read (headers and blanks excluded)
   long long bad_frames = 0;     // OmegaWatt frames marked false
-  long long malformed = 0;      // lines that could not be parsed
+  long long malformed = 0;      // lines that could not be parsed, or whose power is out of range
   long long out_of_order = 0;   // lines earlier than the line before them
 };
 

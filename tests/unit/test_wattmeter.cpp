@@ -75,6 +75,26 @@ TEST(Wattmeter, OutOfOrderLinesAndGaps) {
   EXPECT_NEAR(e.gap_s, 0.21, 1e-6);     // from the sample at 0.39 s to the one at 0.60 s
 }
 
+// A negative, non-finite or absurd power is a malformed line, never integrated (was: -440 J from a
+// -500 W line, 5e307 J from 1e308 W).
+TEST(Wattmeter, ImpossiblePowerIsMalformedNotIntegrated) {
+  TempDir d;
+  write_text(d.path("w.csv"), "timestamp_s,power_w\n100,50\n101,-500\n102,70\n103,1e308\n104,inf\n105,nan\n106,70\n");
+  const WattmeterLog w = WattmeterLog::load(d.path("w.csv"), "auto", -1, 0);
+  EXPECT_EQ(w.stats().malformed, 4);
+  EXPECT_EQ(w.stats().lines, 7);
+  const WattmeterEnergy e = w.energy(100, 102);
+  EXPECT_NEAR(e.energy_j, 120.0, 1e-9);  // 50 W to 70 W over 2 s, the -500 W line dropped
+  EXPECT_GE(e.mean_power_w, 0.0);
+  write_text(d.path("ow.csv"), std::string(kHeader) + ow_line(10, 100, 50) + ow_line(11, 100, -5) + ow_line(12, 100, 2e5) +
+                                   ow_line(13, 100, 50));
+  const WattmeterLog ow = WattmeterLog::load(d.path("ow.csv"), "auto", -1, 0);
+  EXPECT_EQ(ow.stats().malformed, 2);
+  EXPECT_NEAR(ow.energy(10, 13).energy_j, 450.0, 1e-9);
+  // Socket 1 alone is valid on every line.
+  EXPECT_EQ(WattmeterLog::load(d.path("ow.csv"), "omegawatt", 1, 0).stats().malformed, 0);
+}
+
 TEST(Wattmeter, ClockOffsetAndWindowErrors) {
   TempDir d;
   write_text(d.path("p.csv"), "10.0,100\n11.0,100\n12.0,100\n");
