@@ -102,12 +102,14 @@ int64_t latent_size(int64_t n_features, double compression_ratio) {
     throw InputError("compression_ratio must be a positive number (got " + number_text(compression_ratio) + ")",
                      "Baler's CMS example uses 1.6, the CFD animation 100");
   if (n_features <= 0) throw InputError("the data have no features");
-  const auto z = static_cast<int64_t>(std::ceil(static_cast<double>(n_features) / compression_ratio));
-  if (z > n_features)
+  // Compared as a double before any cast: a tiny ratio gives a size beyond int64, which a cast would
+  // wrap (was: compression_ratio 1e-19 trained with a latent size of 1).
+  const double z = std::ceil(static_cast<double>(n_features) / compression_ratio);
+  if (z > static_cast<double>(n_features))
     throw InputError("compression_ratio " + number_text(compression_ratio) + " gives a latent size of " +
-                         std::to_string(z) + ", larger than the " + std::to_string(n_features) + " input features",
+                         number_text(z) + ", larger than the " + std::to_string(n_features) + " input features",
                      "use a compression_ratio of at least 1");
-  return std::max<int64_t>(z, 1);
+  return std::max<int64_t>(static_cast<int64_t>(z), 1);
 }
 
 Architecture describe_model(const std::string& name, int64_t n_features, int64_t latent) {

@@ -186,10 +186,14 @@ void StrictReader::boolean(const std::string& key, bool& out) {
   out = v->get<bool>();
 }
 
-void StrictReader::integer(const std::string& key, int64_t& out, int64_t min_value) {
+void StrictReader::integer(const std::string& key, int64_t& out, int64_t min_value, int64_t max_value) {
   const json* v = get(key);
   if (!v) return;
   if (!v->is_number_integer()) fail(key, std::string("expected an integer, got ") + v->type_name() + " " + shown(*v));
+  const bool beyond_int64 =
+      v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (beyond_int64 || v->get<int64_t>() > max_value)
+    fail(key, "must be at most " + std::to_string(max_value) + " (got " + shown(*v) + ")");
   const int64_t x = v->get<int64_t>();
   if (x < min_value) fail(key, "must be at least " + std::to_string(min_value) + " (got " + std::to_string(x) + ")");
   out = x;

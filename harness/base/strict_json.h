@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,7 +86,10 @@ class StrictReader {
 
   void str(const std::string& key, std::string& out);
   void boolean(const std::string& key, bool& out);
-  void integer(const std::string& key, int64_t& out, int64_t min_value);
+  // A whole number in [min_value, max_value]; one beyond int64 (read as unsigned) is "too large",
+  // never wrapped to a negative number.
+  void integer(const std::string& key, int64_t& out, int64_t min_value,
+               int64_t max_value = std::numeric_limits<int64_t>::max());
   void number(const std::string& key, double& out);
   // A number in [min_value, max_value]; nullopt stays nullopt when absent.
   void number_in(const std::string& key, double& out, double min_value, double max_value);

@@ -9,6 +9,9 @@ namespace balerbench::training_defaults {
 
 inline constexpr int64_t kEpochs = 5;
 inline constexpr int64_t kBatchSize = 512;
+// The largest batch a config may ask for (2^31 - 1 rows): a batch larger than the training rows trains
+// on all of them at once, and row counts beyond this would overflow the step's index arithmetic.
+inline constexpr int64_t kMaxBatchSize = 2147483647;
 inline constexpr double kLr = 1e-3;
 inline constexpr bool kShuffle = false;
 inline constexpr bool kEarlyStopping = true;

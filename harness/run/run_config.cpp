@@ -56,6 +56,9 @@ RunConfig::CodecsKeys parse_codecs_keys(const json& k, const std::string& source
     if (!u->is_array() || u->empty()) kr.fail("uses", "expected a non-empty list of whole numbers", "e.g. [1, 10, 100]");
     c.uses.clear();
     for (const json& v : *u) {
+      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        kr.fail("uses", "entry " + v.dump() + " is too large (at most " + std::to_string(INT64_MAX) + ")",
+                "e.g. [1, 10, 100]");
       if (!v.is_number_integer() || v.get<int64_t>() < 1)
         kr.fail("uses", "every entry must be a whole number of at least 1, got " + v.dump(), "e.g. [1, 10, 100]");
       if (std::find(c.uses.begin(), c.uses.end(), v.get<int64_t>()) != c.uses.end())
@@ -96,7 +99,7 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   }
   r.choice("model_type", c.model_type, {"dense"});
   r.integer("epochs", c.epochs, 1);
-  r.integer("batch_size", c.batch_size, 1);
+  r.integer("batch_size", c.batch_size, 1, training_defaults::kMaxBatchSize);
   r.number("lr", c.lr);
   if (!(c.lr > 0) || !std::isfinite(c.lr)) r.fail("lr", "must be a positive number");
   r.number("test_size", c.test_size);

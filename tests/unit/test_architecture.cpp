@@ -39,6 +39,10 @@ TEST(Architecture, LatentSizeIsCeil) {
   expect_input_error([] { latent_size(24, 0); }, "positive");
   expect_input_error([] { latent_size(24, -1); }, "positive");
   expect_input_error([] { latent_size(24, 0.5); }, "larger than the 24 input features");
+  // A ratio so small that the size passes int64 is refused, not wrapped to a latent size of 1.
+  for (const double ratio : {1e-18, 1e-19, 1e-300, 5e-324})
+    expect_input_error([&] { latent_size(24, ratio); }, "larger than the 24 input features");
+  EXPECT_EQ(latent_size(24, 1e300), 1);  // a huge ratio is the smallest latent space
 }
 
 TEST(Architecture, UnknownModelListsValidNames) {

@@ -51,6 +51,27 @@ TEST(RunConfig, OverrideThatIsNotUtf8IsAnInputError) {
   EXPECT_THROW(apply_override(k, text.substr(0, text.find('\n'))), InputError);
 }
 
+// Whole numbers beyond int64 are "too large", never wrapped into a negative number that then reads as
+// "must be at least 1" (was: codecs.uses [9223372036854775808] refused as "at least 1"); batch_size has
+// a stated ceiling (was: an internal error from LibTorch's index arithmetic).
+TEST(RunConfig, NumbersBeyondTheirRangeSaySo) {
+  json j = minimal();
+  j["batch_size"] = json::parse("9223372036854775807");
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/batch_size: must be at most 2147483647");
+  j["batch_size"] = json::parse("9223372036854775808");
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/batch_size: must be at most 2147483647");
+  j["batch_size"] = 2147483647;
+  EXPECT_EQ(parse_run_config(j, "c.json", "").batch_size, 2147483647);
+  j = minimal();
+  j["epochs"] = json::parse("18446744073709551615");
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/epochs: must be at most 9223372036854775807");
+  j = minimal();
+  j["codecs"] = {{"uses", json::parse("[9223372036854775808]")}};
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "entry 9223372036854775808 is too large");
+  j["codecs"] = {{"uses", json::parse("[9223372036854775807]")}};
+  EXPECT_EQ(parse_run_config(j, "c.json", "").codecs.uses, std::vector<int64_t>{INT64_MAX});
+}
+
 TEST(RunConfig, RequiredKeys) {
   for (const char* key : {"input_path", "model_name", "compression_ratio"}) {
     json j = minimal();
