@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -61,6 +62,26 @@ TrialStatus parse_trial_status(const std::string& name) {
   return TrialStatus::kFailed;
 }
 
+namespace {
+
+// SQLite's Unix files are opened by their full path with every link resolved, at most 511 bytes
+// (its MAX_PATHNAME, a compile-time limit): a longer one fails in SQLite as "unable to open database
+// file", so it is an error that says so here, before anything is made.
+constexpr std::size_t kSqliteMaxPathBytes = 511;
+
+void check_sqlite_path_length(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path full = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec || full.native().size() <= kSqliteMaxPathBytes) return;
+  throw InputError(path + ": its full path is " + std::to_string(full.native().size()) +
+                       " bytes, and SQLite opens a database only by a full path of at most " +
+                       std::to_string(kSqliteMaxPathBytes) + " bytes",
+                   "give a shorter path (SQLite follows links to their end, so a link does not shorten it)");
+}
+
+}  // namespace
+
 Store::Store(const std::string& path, StoreAccess access) : path_(path), read_only_(access == StoreAccess::kReadOnly) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -73,23 +94,30 @@ Store::Store(const std::string& path, StoreAccess access) : path_(path), read_on
     throw InputError(path + ": is a folder, not a results database", "give the database file's path");
   if (fs::exists(st) && !fs::is_regular_file(st))
     throw InputError(path + ": is not a regular file", "give the path of a results database file");
+  check_sqlite_path_length(path);
+  // A constructor that throws runs no destructor: what was opened is closed here.
+  const auto close_all = [this] {
+    sqlite3_close(db_);
+    db_ = nullptr;
+  };
   try {
     if (read_only_)
       open_read_only();
     else
       open(access);
   } catch (const InputError&) {
-    sqlite3_close(db_);
-    db_ = nullptr;
+    close_all();
     throw;
+  } catch (const StoreBusyError& e) {
+    close_all();
+    if (read_only_) throw InputError(std::string(e.what()), kLockedHint);  // nothing of this command is lost
+    throw StoreBusyError(std::string(e.what()) + " (hint: " + kLockedHint + ")");
   } catch (const std::runtime_error& e) {
     const bool disk = db_ && disk_error(db_);
-    sqlite3_close(db_);
-    db_ = nullptr;
+    close_all();
     throw InputError(path + ": " + e.what(), disk ? kDiskFullHint : "is it an SQLite database?");
   } catch (...) {
-    sqlite3_close(db_);
-    db_ = nullptr;
+    close_all();
     throw;
   }
 }
@@ -128,7 +156,7 @@ void Store::open(StoreAccess access) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     throw InputError(path_ + ": cannot open the database: " + msg, "check the path and its permissions");
   }
-  sqlite3_busy_timeout(db_, 10000);
+  sqlite3_busy_timeout(db_, static_cast<int>(kStoreBusyTimeoutS * 1000));
   exec("PRAGMA foreign_keys=ON");
   // What the file is, before anything changes it: a foreign file is refused as it was found.
   const std::optional<int> version = schema_version();
@@ -167,7 +195,7 @@ void Store::open_read_only() {
       const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       throw InputError(path_ + ": cannot open the database: " + msg, "check the path and its permissions");
     }
-    sqlite3_busy_timeout(db_, 10000);
+    sqlite3_busy_timeout(db_, static_cast<int>(kStoreBusyTimeoutS * 1000));
     exec("PRAGMA query_only=1");
   };
   // A -wal beside the file holds trials not yet folded into it: a run writing now, or one that was
@@ -230,20 +258,47 @@ std::optional<int> Store::schema_version() const {
                        "give the database that `balerbench run` wrote, or another --db path");
     return std::nullopt;
   }
-  Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'");
-  if (!v.step()) return std::nullopt;
+  Stmt v(db_, "SELECT value, typeof(value) FROM meta WHERE key='schema_version'");
+  const std::string damaged = "restore it from a copy, or give another --db";
+  // The meta table is made in the same transaction as its schema_version row: one without the other is
+  // a damaged or hand-edited file, never a new database.
+  if (!v.step())
+    throw InputError(path_ + ": its meta table has no schema_version: a damaged or hand-edited results database (it is left as it is)",
+                     damaged);
   const std::string text = v.text(0);
-  int version = 0;
-  try {
-    version = std::stoi(text);
-  } catch (const std::exception&) {
-    version = 0;
-  }
-  if (version < 1 || version > kStoreSchemaVersion)
+  // Exactly the digits balerbench writes ("1" to "5"): '5.5', ' 5', '05' or NULL are not a version.
+  const bool canonical = (v.text(1) == "text" || v.text(1) == "integer") && !text.empty() && text.size() <= 9 &&
+                         text.find_first_not_of("0123456789") == std::string::npos && (text == "0" || text[0] != '0');
+  if (!canonical)
+    throw InputError(path_ + ": its schema_version is " + (v.text(1) == "null" ? std::string("NULL") : "'" + text + "'") +
+                         ", not a version balerbench writes: a damaged or hand-edited results database (it is left as it is)",
+                     damaged);
+  const int version = std::stoi(text);
+  if (version < 1)
+    throw InputError(path_ + ": its schema_version is " + text + "; balerbench numbers its schemas from 1: a damaged or "
+                         "hand-edited results database (it is left as it is)",
+                     damaged);
+  if (version > kStoreSchemaVersion)
     throw InputError(path_ + ": results database schema version " + text + "; this balerbench reads 1 to " +
                          std::to_string(kStoreSchemaVersion),
                      "use the balerbench that wrote it (a newer one), or another --db path");
+  check_columns_match(version);
   return version;
+}
+
+void Store::check_columns_match(int version) const {
+  // Each migration adds one column: a file whose version says it lacks a column it has (or has one it
+  // lacks) would fail half-way through a migration, after its backup was made.
+  for (const Migration& m : migrations()) {
+    Stmt c(db_, std::string("SELECT count(*) FROM pragma_table_info('") + m.table + "') WHERE name='" + m.column + "'");
+    c.step();
+    const bool present = c.integer(0) > 0;
+    if (present != (m.to_version <= version))
+      throw InputError(path_ + ": its schema_version says " + std::to_string(version) + ", but its " + m.table + " table " +
+                           (present ? "has" : "lacks") + " the column " + m.column + " of schema " +
+                           std::to_string(m.to_version) + ": a damaged or hand-edited results database (it is left as it is)",
+                       "restore it from a copy, or give another --db");
+  }
 }
 
 Store::~Store() {
@@ -251,12 +306,7 @@ Store::~Store() {
 }
 
 void Store::exec(const std::string& sql) const {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    const std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw std::runtime_error("sqlite: " + msg);
-  }
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) throw_sqlite(db_, "");
 }
 
 void Store::migrate(int from_version, bool backup_first) {
@@ -267,7 +317,9 @@ void Store::migrate(int from_version, bool backup_first) {
     // A temporary of this process's own: two runs opening one older database at once each make a
     // whole copy, and the first to finish names the backup.
     std::random_device rd;
-    const std::string tmp = backup + ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
+    const std::string tag = ".schema" + std::to_string(from_version) + ".bak.partial-" + std::to_string(::getpid()) +
+                            "-" + std::to_string(rd());
+    const std::string tmp = path_ + tag;
     Stmt(db_, "VACUUM INTO ?").bind(1, tmp).run();
     if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, backup.c_str(), RENAME_NOREPLACE) != 0) {
       std::error_code ec;
@@ -370,12 +422,23 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
     // SQLite may have rolled back already (after SQLITE_FULL or an I/O error): a failed ROLLBACK
     // must not hide the error that matters.
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (dynamic_cast<const StoreBusyError*>(&e))
+      throw StoreBusyError(path_ + ": could not store trial " + t.key +
+                           ": the database stayed locked by another connection (hint: " + kLockedHint + ")");
     if (!disk) throw;  // a duplicate key, a bug: not a reason to stop a sweep with a disk hint
     throw StoreWriteError(path_ + ": could not store trial " + t.key + ": " + e.what() + " (hint: " + kDiskFullHint +
                           ": the trials stored so far are kept and the rest run)");
   }
 }
 
+
+void Store::set_busy_timeout_s(double seconds) {
+  sqlite3_busy_timeout(db_, static_cast<int>(std::max(0.0, seconds) * 1000));
+}
+
+void Store::interrupt() const {
+  if (db_) sqlite3_interrupt(db_);
+}
 
 void Store::close_as_single_file() {
   Stmt mode(db_, "PRAGMA journal_mode=DELETE");  // checkpoints the WAL into the file and removes it
@@ -384,6 +447,16 @@ void Store::close_as_single_file() {
 }
 
 std::vector<TrialRecord> Store::trials(const std::string& experiment, bool children, bool samples) const {
+  try {
+    return read_trials(experiment, children, samples);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    if (what.rfind("column ", 0) != 0) throw;
+    throw InputError(path_ + ": " + what);  // a damaged column, named with the file it is in (its hint kept)
+  }
+}
+
+std::vector<TrialRecord> Store::read_trials(const std::string& experiment, bool children, bool samples) const {
   std::vector<TrialRecord> out;
   Stmt s(db_, "SELECT " + names(trial_columns(), "id") + " FROM trials" +
                   (experiment.empty() ? "" : " WHERE experiment=?") + " ORDER BY id");

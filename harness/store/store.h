@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "harness/base/processes.h"
 
 struct sqlite3;
@@ -142,12 +143,24 @@ enum class StoreAccess {
                // folder
 };
 
-// A trial that could not be written (a full disk, a file-size limit, an I/O error). The database is
-// left as it was before the trial: SQLite rolls the transaction back.
-class StoreWriteError : public std::runtime_error {
+// A trial that could not be written (a full disk, a file-size limit, an I/O error, a lock held too
+// long). The database is left as it was before the trial: SQLite rolls the transaction back. Its
+// message carries its hint; uncaught, it ends the command with exit code 4 (WriteError).
+class StoreWriteError : public WriteError {
  public:
-  using std::runtime_error::runtime_error;
+  explicit StoreWriteError(const std::string& what) : WriteError(what, "") {}
 };
+
+// The database stayed locked by another connection for longer than SQLite's busy timeout
+// (kStoreBusyTimeoutS): a program holding a write transaction on it (an sqlite3 shell after BEGIN
+// EXCLUSIVE, a backup tool). Nothing was written; the same write may succeed later.
+class StoreBusyError : public StoreWriteError {
+ public:
+  using StoreWriteError::StoreWriteError;
+};
+
+// How long one statement waits for another connection's lock before SQLITE_BUSY.
+inline constexpr double kStoreBusyTimeoutS = 10;
 
 class Store {
  public:
@@ -187,6 +200,11 @@ class Store {
   // Sets the heartbeat of every claim `me` holds to now; returns how many.
   int64_t refresh_claims(const ClaimHolder& me);
   std::vector<Claim> claims() const;
+  // Makes the statement this connection runs now fail ("interrupted"), from any thread (a stop signal's
+  // watcher): a long merge ends at once, and nothing of its transaction is kept.
+  void interrupt() const;
+  // How long one statement waits for another connection's lock (kStoreBusyTimeoutS when opened).
+  void set_busy_timeout_s(double seconds);
   // Ends a database written to be moved elsewhere (merge's output): its journal mode back to DELETE,
   // so the file is whole on its own, with no -wal beside it.
   void close_as_single_file();
@@ -207,7 +225,10 @@ class Store {
   void open_read_only();
   // The stored schema version (nullopt for a file with no tables); InputError for a foreign file.
   std::optional<int> schema_version() const;
+  // InputError when the tables' columns are not those of schema `version` (store_sql.h's migrations).
+  void check_columns_match(int version) const;
   void migrate(int from_version, bool backup);
+  std::vector<TrialRecord> read_trials(const std::string& experiment, bool children, bool samples) const;
   std::string path_, migration_note_;
   bool read_only_ = false;
   sqlite3* db_ = nullptr;

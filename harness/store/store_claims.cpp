@@ -74,6 +74,9 @@ ClaimOutcome Store::claim_trial(const std::string& key, const ClaimHolder& me,
   } catch (const std::exception& e) {
     const bool disk = disk_error(db_);
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (dynamic_cast<const StoreBusyError*>(&e))
+      throw StoreBusyError(path_ + ": could not claim trial " + key +
+                           " before running it: the database stayed locked by another connection (hint: " + kLockedHint + ")");
     if (!disk) throw;
     throw StoreWriteError(path_ + ": could not claim trial " + key + " before running it: " + e.what() + " (hint: " +
                           kDiskFullHint + ": the trials stored so far are kept and the rest run)");

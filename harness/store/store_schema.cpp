@@ -95,14 +95,14 @@ std::string schema_sql() {
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> m = {
-      {2, "epochs.eval_s, the evaluation's seconds per epoch", "ALTER TABLE epochs ADD COLUMN eval_s REAL"},
+      {2, "epochs.eval_s, the evaluation's seconds per epoch", "ALTER TABLE epochs ADD COLUMN eval_s REAL", "epochs", "eval_s"},
       {3, "trials.engine, the training engine (earlier trials ran libtorch)",
-       "ALTER TABLE trials ADD COLUMN engine TEXT NOT NULL DEFAULT 'libtorch'"},
+       "ALTER TABLE trials ADD COLUMN engine TEXT NOT NULL DEFAULT 'libtorch'", "trials", "engine"},
       {4, "epochs.energy_pm_j, the measurement ± of each epoch's cumulative energy",
-       "ALTER TABLE epochs ADD COLUMN energy_pm_j REAL"},
+       "ALTER TABLE epochs ADD COLUMN energy_pm_j REAL", "epochs", "energy_pm_j"},
       {5, "trials.system_fingerprint, the system a trial ran on (empty for earlier trials: their keys name the "
           "spec alone, so a run on any system runs them again)",
-       "ALTER TABLE trials ADD COLUMN system_fingerprint TEXT"},
+       "ALTER TABLE trials ADD COLUMN system_fingerprint TEXT", "trials", "system_fingerprint"},
   };
   return m;
 }

@@ -23,16 +23,29 @@ namespace store_sql {
 
 using nlohmann::json;
 
+inline bool busy_error(sqlite3* db) {
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
+// What a lock held by another program needs from the user.
+inline constexpr char kLockedHint[] =
+    "another program holds a write lock on it (an sqlite3 shell inside BEGIN, a backup tool): end its transaction, "
+    "then run the same command again";
+
 // A damaged file (SQLITE_CORRUPT, SQLITE_NOTADB) is the user's to mend, so an InputError that names
-// it, wherever it is found; every other SQLite failure stays a runtime_error for the caller to place.
+// it, wherever it is found; a lock held by another connection past the busy timeout is a
+// StoreBusyError; every other SQLite failure stays a runtime_error for the caller to place.
 [[noreturn]] inline void throw_sqlite(sqlite3* db, const std::string& context) {
   const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
   const std::string msg = std::string("sqlite: ") + sqlite3_errmsg(db) + context;
-  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
-    const char* file = sqlite3_db_filename(db, "main");
-    throw InputError(std::string(file && *file ? file : "results database") + ": the file is damaged (" + msg + ")",
+  const char* file = sqlite3_db_filename(db, "main");
+  const std::string name = file && *file ? file : "results database";
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+    throw InputError(name + ": the file is damaged (" + msg + ")",
                      "restore it from a copy, or check it with sqlite3 FILE 'PRAGMA integrity_check'");
-  }
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    throw StoreBusyError(name + ": the database stayed locked by another connection (" + msg + ")");
   throw std::runtime_error(msg);
 }
 
@@ -150,7 +163,7 @@ Column<R> column(const char* name, const char* sql, T R::*member) {
             try {
               get(s, c, r.*member);
             } catch (const std::invalid_argument& e) {
-              throw InputError(std::string("results database: column ") + name + " " + e.what(),
+              throw InputError(std::string("column ") + name + " " + e.what(),
                                "the file was damaged or edited by hand; restore it or run the trials again");
             }
           }};
@@ -204,6 +217,8 @@ struct Migration {
   int to_version;
   const char* what;
   const char* sql;
+  const char* table;   // the table the migration adds a column to
+  const char* column;  // and that column: a file of an older schema lacks it
 };
 const std::vector<Migration>& migrations();
 

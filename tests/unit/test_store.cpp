@@ -103,6 +103,99 @@ TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {
   expect_input_error([&] { Store s(dir_.path("v.sqlite")); }, "schema version 99; this balerbench reads 1 to 5");
 }
 
+// A schema_version that is not one balerbench writes, a meta table without it, or tables whose columns
+// disagree with the version they state: refused as damaged, and nothing changed or copied (was: '5.5',
+// ' 5', '05' and NULL accepted; a deleted row read as "no tables"; 0 and -1 "use a newer balerbench";
+// a faked '2' failed half-way with "duplicate column name: engine" after leaving FILE.schema2.bak).
+TEST_F(StoreTest, ADamagedOrHandEditedSchemaVersionIsRefusedAndNothingIsChanged) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto edit = [&](const std::string& db, const std::string& sql) {
+    const auto r = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + db + "'); c.execute(\\\"" +
+                               sql + "\\\"); c.commit(); c.close()\"");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"update meta set value='5.5' where key='schema_version'", "its schema_version is '5.5', not a version"},
+      {"update meta set value=' 5' where key='schema_version'", "its schema_version is ' 5', not a version"},
+      {"update meta set value='05' where key='schema_version'", "its schema_version is '05', not a version"},
+      {"update meta set value=X'35' where key='schema_version'", "its schema_version is '5', not a version"},  // a blob
+      {"update meta set value='0' where key='schema_version'", "balerbench numbers its schemas from 1"},
+      {"update meta set value='-1' where key='schema_version'", "its schema_version is '-1', not a version"},
+      {"delete from meta where key='schema_version'", "its meta table has no schema_version"},
+      {"update meta set value='2' where key='schema_version'",
+       "its schema_version says 2, but its trials table has the column engine of schema 3"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string db = dir_.path("case" + std::to_string(i) + ".sqlite");
+    {
+      Store s(db);
+      s.insert_trial(fixture_trials()[0]);
+      s.close_as_single_file();
+    }
+    edit(db, cases[i].first);
+    const std::string before = read_text(db);
+    for (const StoreAccess access : {StoreAccess::kReadWrite, StoreAccess::kReadOnly})
+      expect_input_error([&] { Store s(db, access); }, cases[i].second);
+    EXPECT_TRUE(read_text(db) == before) << "the file changed: " << cases[i].first;
+    EXPECT_FALSE(std::filesystem::exists(db + ".schema2.bak")) << cases[i].first;
+  }
+}
+
+// SQLite opens a database only by a full path of at most 511 bytes (a compile-time limit; links are
+// resolved first, so a link cannot shorten it): a longer one is refused with the reason, before anything
+// is made (was: "unable to open database file" from about 510 characters on).
+TEST_F(StoreTest, APathLongerThanSqliteTakesIsRefusedWithTheReason) {
+  std::string deep;
+  for (int i = 0; i < 6; ++i) deep += std::string(100, static_cast<char>('a' + i)) + "/";
+  const std::string db = dir_.path(deep + "results.sqlite");
+  ASSERT_GT(db.size(), 600u);
+  expect_input_error([&] { Store s(db); }, "bytes, and SQLite opens a database only by a full path of at most 511 bytes");
+  EXPECT_FALSE(std::filesystem::exists(dir_.path(deep)));
+  std::filesystem::create_directories(dir_.path(deep));
+  std::filesystem::create_directory_symlink(dir_.path(deep), dir_.path("short"));
+  expect_input_error([&] { Store s(dir_.path("short/results.sqlite")); }, "a link does not shorten it");
+  EXPECT_FALSE(std::filesystem::exists(db));
+  Store fits(dir_.path("ok.sqlite"));  // and a short one opens as ever
+}
+
+// Another connection holding a write lock: a write waits SQLite's busy timeout, then fails as
+// StoreBusyError (exit code 4 uncaught; a sweep keeps the trial aside), never an internal error, and
+// the database is unchanged; a reader opening a database locked in rollback-journal mode is told so
+// (was: "is it an SQLite database?").
+TEST_F(StoreTest, AWriteLockHeldByAnotherProgramIsABusyErrorNotAnInternalOne) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto trials = fixture_trials();
+  const std::string db = dir_.path("locked.sqlite");
+  Store s(db);
+  s.insert_trial(trials[0]);
+  s.set_busy_timeout_s(0.2);
+  const std::string hold = dir_.path("hold"), locked = dir_.path("locked");
+  write_text(hold, "");
+  const std::string script = "import os, sqlite3, time\nc = sqlite3.connect('" + db +
+                             "', isolation_level=None)\nc.execute('BEGIN EXCLUSIVE')\nopen('" + locked +
+                             "', 'w').close()\nwhile os.path.exists('" + hold + "'): time.sleep(0.05)\nc.execute('ROLLBACK')\n";
+  write_text(dir_.path("lock.py"), script);
+  ASSERT_EQ(run_command(python_binary() + " " + dir_.path("lock.py") + " > /dev/null 2>&1 &").exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(locked); }));
+  try {
+    s.insert_trial(trials[1]);
+    ADD_FAILURE() << "stored under another program's lock";
+  } catch (const StoreBusyError& e) {
+    EXPECT_NE(std::string(e.what()).find("locked.sqlite: could not store trial"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("another program holds a write lock on it"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(hold);
+  EXPECT_TRUE(eventually([&] {
+    try {
+      s.insert_trial(trials[1]);
+      return true;
+    } catch (const StoreBusyError&) {
+      return false;
+    }
+  }));
+  EXPECT_EQ(s.trial_keys().size(), 2u);
+}
+
 // A database written by schema 1 (tests/fixtures/store_v1.sqlite: `balerbench run
 // tests/fixtures/store_v1_experiment.json` with that version) is migrated forward in one
 // transaction after a backup copy, keeps every row, says so once, and ends with exactly the tables
@@ -194,18 +287,22 @@ TEST_F(StoreTest, MergeOfADamagedDatabaseNamesItAndCopiesNothing) {
   Store all(dir_.path("all.sqlite"));
   all.insert_trial(trials[0]);
   {
-    Store a(dir_.path("a.sqlite")), b(dir_.path("b.sqlite")), c(dir_.path("c.sqlite"));
+    Store a(dir_.path("a.sqlite")), b(dir_.path("b.sqlite")), c(dir_.path("c.sqlite")), d(dir_.path("d.sqlite"));
     a.put_experiment("fixture", "exp.json", json{{"cost", {{"eta", {0.5}}}}});
     a.insert_trial(trials[1]);
     b.insert_trial(trials[2]);
     c.insert_trial(trials[2]);
+    d.insert_trial(trials[1]);
     ASSERT_FALSE(trials[2].epoch_rows.empty());
   }
   damage(dir_.path("a.sqlite"), "update experiments set spec_json='{cost: 1,'");
   damage(dir_.path("b.sqlite"), "drop table power_samples");
   damage(dir_.path("c.sqlite"), "update epochs set trial_id=999");  // Python's sqlite3 leaves foreign keys off
+  damage(dir_.path("d.sqlite"), "update trials set result_json='not json'");
   const Store a(dir_.path("a.sqlite"), StoreAccess::kReadOnly), b(dir_.path("b.sqlite"), StoreAccess::kReadOnly),
-      c(dir_.path("c.sqlite"), StoreAccess::kReadOnly);
+      c(dir_.path("c.sqlite"), StoreAccess::kReadOnly), d(dir_.path("d.sqlite"), StoreAccess::kReadOnly);
+  // A trial's JSON that is not JSON names the file it is in (was: "results database: column ...", no file).
+  expect_input_error([&] { all.merge_from(d); }, "d.sqlite: column result_json holds text that is not JSON: 'not json'");
   expect_input_error([&] { all.merge_from(a); }, "a.sqlite: experiment 'fixture' spec_json holds text that is not JSON");
   expect_input_error([&] { all.merge_from(b); }, "b.sqlite: cannot read it: sqlite: no such table: power_samples");
   expect_input_error([&] { all.merge_from(c); }, "c.sqlite: a row of epochs belongs to no trial (trial_id 999)");
