@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/base/stall_watch.h"
+
 namespace balerbench {
 
 CpuActivity read_cpu_activity(const std::string& proc_root) {
@@ -39,13 +41,16 @@ CpuActivity read_cpu_activity(const std::string& proc_root) {
   getrusage(RUSAGE_CHILDREN, &children);
   auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
   a.self_cpu_s = secs(self.ru_utime) + secs(self.ru_stime) + secs(children.ru_utime) + secs(children.ru_stime);
+  a.stalled_s = StallWatch::stalled_s();
   return a;
 }
 
 std::string DisturbanceThresholds::text() const {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "other processes above %g CPUs on average, or steal above %g%% of the CPU time",
-                other_cores, steal_fraction * 100);
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "other processes above %g CPUs on average, steal above %g%% of the CPU time, or this process not "
+                "running for over %g s and %g%% of the window",
+                other_cores, steal_fraction * 100, stalled_s, stalled_fraction * 100);
   return buf;
 }
 
@@ -67,9 +72,20 @@ nlohmann::json disturbance(const CpuActivity& begin, const CpuActivity& end, con
     std::snprintf(buf, sizeof buf, "the hypervisor stole %.1f%% of the CPU time", steal_fraction * 100);
     reason += (reason.empty() ? "" : "; ") + std::string(buf);
   }
+  // A stall counted only where both ends saw the same watch running.
+  std::optional<double> stalled_s;
+  if (begin.stalled_s && end.stalled_s && *end.stalled_s >= *begin.stalled_s) stalled_s = *end.stalled_s - *begin.stalled_s;
+  if (stalled_s && *stalled_s > th.stalled_s && *stalled_s > th.stalled_fraction * window_s) {
+    std::snprintf(buf, sizeof buf,
+                  "the process did not run for %.2f s of the %.2f s although it could have (stopped, or the machine "
+                  "paused)",
+                  *stalled_s, window_s);
+    reason += (reason.empty() ? "" : "; ") + std::string(buf);
+  }
   return {{"window_s", window_s},         {"other_cpu_s", other_s},
           {"other_cpu_cores", other_cores}, {"steal_s", steal_s},
-          {"steal_fraction", steal_fraction}, {"disturbed", !reason.empty()},
+          {"steal_fraction", steal_fraction}, {"stalled_s", stalled_s ? nlohmann::json(*stalled_s) : nlohmann::json(nullptr)},
+          {"disturbed", !reason.empty()},
           {"threshold", th.text()},         {"reason", reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason)}};
 }
 

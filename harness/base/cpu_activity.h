@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace balerbench {
@@ -16,6 +17,7 @@ struct CpuActivity {
   double host_busy_s = 0;     // all CPUs: user + nice + system + irq + softirq (guest time is inside user)
   double host_steal_s = 0;    // all CPUs: time the hypervisor ran something else
   double self_cpu_s = 0;      // this process (all threads) and its waited-for children
+  std::optional<double> stalled_s;  // StallWatch's total: this process not running though it could have
   int cpus = 1;               // CPUs counted in /proc/stat
   bool valid = false;         // /proc/stat could be read
 };
@@ -27,15 +29,20 @@ CpuActivity read_cpu_activity(const std::string& proc_root = "/proc");
 inline constexpr double kOtherCpuBusyCores = 0.25;
 
 // Thresholds above which a window counts as disturbed: other processes busy on average on more
-// than `other_cores` CPUs, or steal above `steal_fraction` of the window's CPU time.
+// than `other_cores` CPUs, steal above `steal_fraction` of the window's CPU time, or this process not
+// running (stopped, paused) for more than `stalled_s` and `stalled_fraction` of the window.
 struct DisturbanceThresholds {
   double other_cores = kOtherCpuBusyCores;
   double steal_fraction = 0.02;
-  std::string text() const;  // "other processes above 0.25 CPUs on average, or steal above 2% of the CPU time"
+  double stalled_s = 0.1;
+  double stalled_fraction = 0.02;
+  // "other processes above 0.25 CPUs on average, steal above 2% of the CPU time, or this process not
+  // running for over 0.1 s and 2% of the window"
+  std::string text() const;
 };
 
-// {"window_s","other_cpu_s","other_cpu_cores","steal_s","steal_fraction","disturbed","threshold","reason"};
-// null when either end could not be read.
+// {"window_s","other_cpu_s","other_cpu_cores","steal_s","steal_fraction","stalled_s","disturbed","threshold",
+// "reason"} (stalled_s null when no StallWatch ran); null when either end could not be read.
 nlohmann::json disturbance(const CpuActivity& begin, const CpuActivity& end,
                            const DisturbanceThresholds& thresholds = {});
 

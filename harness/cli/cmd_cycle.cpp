@@ -118,13 +118,13 @@ int run_command(const std::string& name, const Args& a) {
   if (baler && name == "info") return print_baler_info(*baler, a.baler, a.json, json_out);
   if (baler) baler->begin();  // what of P_config.py is not read, and Baler's files kept before replacing them
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
-  // The hazards block on stderr once the input is known to be good, before training; with --json,
+  // The hazards line on stderr once the input is known to be good, before training; with --json,
   // the list goes into the document instead.
   nlohmann::json hazards = nlohmann::json::array();
   const auto report_hazards = [&] {
     const std::vector<Hazard> found = find_hazards(load_sample, kTrainCpuSampleWindowS);
     if (a.json) for (const auto& h : found) hazards.push_back(h.to_json());
-    else std::fputs(format_hazard_block(found).c_str(), stderr);
+    else std::fputs(format_hazard_line(found).c_str(), stderr);
   };
   nlohmann::json r;
   if (name == "train") r = run_train(c, files, report_hazards);

@@ -8,7 +8,6 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/monitoring_options.h"
-#include "harness/energy/hazards.h"
 #include "harness/monitor/monitor.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
@@ -21,7 +20,9 @@ namespace {
 struct Args {
   std::string experiment, db = "results/balerbench.sqlite", shard, progress = "auto", tables = "precision,cost";
   std::vector<std::string> sets;
-  bool retry_failed = false, dry_run = false;
+  bool retry_failed = false, dry_run = false, allow_large_grid = false;
+  double db_wait_s = 120;
+  bool shard_given = false;  // --shard '' (an unset shell variable) is an error, not the whole grid
   MonitoringArgs monitoring;
 };
 
@@ -61,8 +62,10 @@ int run(const Args& a) {
   o.db_path = a.db;
   o.retry_failed = a.retry_failed;
   o.dry_run = a.dry_run;
+  o.allow_large_grid = a.allow_large_grid;
+  o.db_wait_s = a.db_wait_s;
   o.progress = a.progress;
-  if (!a.shard.empty())
+  if (a.shard_given)
     o.shard = parse_shard(a.shard);
   else
     o.shard = shard_from_slurm_env();
@@ -70,7 +73,7 @@ int run(const Args& a) {
   if (!m.experiment) m.experiment = ex.name;
   o.monitoring = monitoring_settings_from(m);
   check_before_work(a, o);
-  if (!a.dry_run) std::fputs(format_hazard_block(find_hazards()).c_str(), stderr);
+  o.report_hazards = !a.dry_run;
   const SweepSummary s = run_sweep(ex, o, stdout);
   if (!s.store_error.empty()) {
     std::fprintf(stderr, "balerbench: error: %s\n", s.store_error.c_str());
@@ -97,17 +100,26 @@ void register_run(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand("run", "Run an experiment sweep into the results database, then print tables");
   cmd->add_option("experiment", a->experiment, "experiment FILE.json (see experiments/)")->required();
   cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)")->check(non_empty_path());
-  cmd->add_option("--shard", a->shard,
-                  "run slice i of N of the grid (0 <= i < N); default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT "
-                  "when set");
+  CLI::Option* shard = cmd->add_option("--shard", a->shard,
+                                       "run slice i of N of the grid (0 <= i < N); default: "
+                                       "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT when set");
+  cmd->add_option("--db-wait", a->db_wait_s,
+                  "seconds to wait in all for a database locked by another program before a finished trial is kept "
+                  "in a side file beside it (default 120)")
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->add_flag("--retry-failed", a->retry_failed, "run again the trials stored as failed or skipped");
   cmd->add_flag("--dry-run", a->dry_run, "list the trials that would run, run nothing");
+  cmd->add_flag("--allow-large-grid", a->allow_large_grid,
+                "plan more than " + std::to_string(kLargeGridTrials) + " trials in one run (refused otherwise)");
   cmd->add_option("--progress", a->progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   cmd->add_option("--tables", a->tables,
                   "tables to print afterwards, comma-separated, or none (default precision,cost)");
   add_monitoring_options(cmd, a->monitoring, true);
-  cmd->callback([a, &action] { action = [a] { return run(*a); }; });
+  cmd->callback([a, shard, &action] {
+    a->shard_given = shard->count() > 0;
+    action = [a] { return run(*a); };
+  });
 }
 
 }  // namespace balerbench::cli

@@ -262,4 +262,12 @@ std::string format_hazard_block(const std::vector<Hazard>& hazards) {
   return out;
 }
 
+std::string format_hazard_line(const std::vector<Hazard>& hazards) {
+  if (hazards.empty()) return "";
+  std::string out = "balerbench: " + std::to_string(hazards.size()) + " hazard" + (hazards.size() == 1 ? "" : "s") +
+                    " on this machine can skew time and energy measurements: ";
+  for (std::size_t i = 0; i < hazards.size(); ++i) out += (i ? "; " : "") + hazards[i].what;
+  return out + " (balerbench doctor for the evidence and the fixes)\n";
+}
+
 }  // namespace balerbench

@@ -87,8 +87,11 @@ HazardProbe probe_hazards(const HazardProbeOptions& options = {});
 std::vector<Hazard> find_hazards(std::shared_ptr<const CpuLoadSample> started = nullptr,
                                  double cpu_window_s = kCpuSampleWindowS);
 
-// The block `run`, `train` and `doctor` print: a heading and a line per hazard (what, evidence,
-// fix); empty when there are none.
+// The block `doctor` prints: a heading and a line per hazard (what, evidence, fix); empty when there
+// are none.
 std::string format_hazard_block(const std::vector<Hazard>& hazards);
+// The one line `run` and `train` print before they measure: how many hazards and what each is, with
+// `doctor` for the evidence and the fixes; empty when there are none.
+std::string format_hazard_line(const std::vector<Hazard>& hazards);
 
 }  // namespace balerbench

@@ -71,7 +71,8 @@ c10::Device resolve_device(const std::string& name) {
   }
   if (device.is_cuda() && !torch::cuda::is_available())
     throw InputError("device '" + name + "' requested but no CUDA GPU is available to this LibTorch build",
-                     "use --set device=cpu");
+                     "device cpu: --set device=cpu for train, compress and decompress, or \"device\": \"cpu\" in an "
+                     "experiment's \"training\" section");
   return device;
 }
 

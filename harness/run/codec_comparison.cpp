@@ -96,13 +96,17 @@ void measure_baler(EnergySession* energy, AutoEncoder& model, Engine& engine, co
   baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
 }
 
+void check_codecs_data(const Dataset& ds) {
+  if (ds.source_item_bytes != 4 && ds.source_item_bytes != 8)
+    throw InputError(ds.source_path + ": the codecs compare float32 or float64 data, this file holds " +
+                         ds.source_dtype, "convert the data to float32 or float64, or leave \"codecs\" out");
+}
+
 json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySession* energy,
                     const RunConfig::CodecsKeys& keys) {
+  check_codecs_data(ds);
   const at::Tensor x = ds.data.to(at::kDouble).contiguous().reshape({ds.rows(), ds.features()});
   const FloatTable table{x.data_ptr<double>(), ds.rows(), ds.features(), static_cast<int>(ds.source_item_bytes)};
-  if (table.item_bytes != 4 && table.item_bytes != 8)
-    throw InputError(ds.source_path + ": the codecs compare float32 or float64 data, this file holds " +
-                         ds.source_dtype, "convert the data to float32 or float64");
   const int64_t original = table.original_bytes();
   const double mb = static_cast<double>(original) / 1e6;
   const at::Tensor y = baler.reconstruction.to(at::kDouble).contiguous().reshape({ds.rows(), ds.features()});

@@ -36,6 +36,10 @@
 
 namespace balerbench {
 
+// InputError when the codecs cannot compare `ds` (they compare float32 or float64 data): checked
+// before any training, so that a sweep with "codecs" refuses such data before its first trial.
+void check_codecs_data(const Dataset& ds);
+
 struct BalerCodecSide {
   at::Tensor reconstruction;          // (rows, features) float64, as decompress gives it
   int64_t latent_bytes = 0;           // the latent code's array (rows x latent x its item size)

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -51,7 +52,17 @@ std::vector<T> axis(StrictReader& r, const std::string& key, std::vector<T> fall
   }
   if (v->empty()) r.fail(key, "must list at least one value");
   std::vector<T> out;
-  for (std::size_t i = 0; i < v->size(); ++i) out.push_back(read_one((*v)[i], key + "/" + std::to_string(i)));
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const std::string at = key + "/" + std::to_string(i);
+    T value = read_one((*v)[i], at);
+    // A value listed twice would be the same trials twice under one key: the second would read as
+    // "already stored by another run".
+    for (std::size_t j = 0; j < out.size(); ++j)
+      if (out[j] == value)
+        r.fail(at, "repeats " + shown((*v)[i]) + ", already listed at " + key + "/" + std::to_string(j),
+               "list each value once; for more measurements of one configuration raise /sweep/repeats");
+    out.push_back(std::move(value));
+  }
   return out;
 }
 
@@ -161,12 +172,17 @@ std::vector<std::optional<double>> parse_power_limit_axis(StrictReader& sr, cons
     if (v->empty()) sr.fail("power_limit_w", "must list at least one value (null = leave the limit as it is)");
     for (std::size_t i = 0; i < v->size(); ++i) {
       const json& w = (*v)[i];
+      const std::string at = "power_limit_w/" + std::to_string(i);
       if (w.is_null())
         limits.emplace_back(std::nullopt);
       else if (w.is_number() && w.get<double>() > 0 && w.get<double>() < 100000)
         limits.emplace_back(w.get<double>());
       else
-        sr.fail("power_limit_w/" + std::to_string(i), "must be a positive number of watts or null, got " + shown(w));
+        sr.fail(at, "must be a positive number of watts or null, got " + shown(w));
+      for (std::size_t j = 0; j + 1 < limits.size(); ++j)
+        if (limits[j] == limits.back())
+          sr.fail(at, "repeats " + shown(w) + ", already listed at power_limit_w/" + std::to_string(j),
+                  "list each limit once; for more measurements of one configuration raise /sweep/repeats");
     }
   } else {
     limits = {std::nullopt};
@@ -179,6 +195,9 @@ void parse_sweep_section(const json* sweep, const std::string& source, Experimen
   StrictReader sr(*sweep, source, "/sweep");
   e.batch_sizes = axis<int64_t>(sr, "batch_size", {512}, [&](const json& v, const std::string& k) {
     if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + shown(v));
+    if (v.get<int64_t>() > training_defaults::kMaxBatchSize)
+      sr.fail(k, "must be at most " + std::to_string(training_defaults::kMaxBatchSize) + ", got " + shown(v),
+              "a batch larger than the training rows trains on all of them at once");
     return v.get<int64_t>();
   });
   e.precisions = axis<Precision>(sr, "precision", {Precision::kAuto}, [&](const json& v, const std::string& k) {
@@ -199,10 +218,10 @@ void parse_sweep_section(const json* sweep, const std::string& source, Experimen
     if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + shown(v));
     return v.get<int64_t>();
   });
-  sr.integer("repeats", e.repeats, 1);
+  sr.integer("repeats", e.repeats, 1, kMaxRepeats);
   sr.choice("order", e.order, {"interleaved", "shuffled", "grid"});
   sr.integer("order_seed", e.order_seed, 0);
-  sr.integer("warmup_trials", e.warmup_trials, 0);
+  sr.integer("warmup_trials", e.warmup_trials, 0, kMaxRepeats);
   if (e.order != "shuffled" && sweep->contains("order_seed"))
     sr.fail("order_seed", "only applies to \"order\": \"shuffled\"", "remove it, or set \"order\": \"shuffled\"");
   sr.reject_unknown("sweep keys: batch_size, precision, engine, power_limit_w, epochs, repeats, order, order_seed, "
@@ -324,9 +343,24 @@ json OptimizerSpec::to_json() const {
 }
 
 int64_t Experiment::grid_size() const {
-  return static_cast<int64_t>(batch_sizes.size() * precisions.size() * engines.size() * power_limits_w.size() *
-                              epochs.size()) *
-         repeats;
+  int64_t n = repeats;
+  for (const std::size_t axis : {batch_sizes.size(), precisions.size(), engines.size(), power_limits_w.size(), epochs.size()}) {
+    if (axis != 0 && n > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(axis))
+      return std::numeric_limits<int64_t>::max();
+    n *= static_cast<int64_t>(axis);
+  }
+  return n;
+}
+
+std::string Experiment::grid_shape() const {
+  auto part = [](std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  return part(batch_sizes.size(), "batch size", "batch sizes") + " x " + part(precisions.size(), "precision", "precisions") +
+         " x " + part(engines.size(), "engine", "engines") + " x " +
+         part(power_limits_w.size(), "power limit", "power limits") + " x " +
+         part(epochs.size(), "epochs value", "epochs values") + " x " +
+         part(static_cast<std::size_t>(repeats), "repeat", "repeats");
 }
 
 std::string TrialSpec::label() const {

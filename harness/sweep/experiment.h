@@ -32,6 +32,11 @@
 namespace balerbench {
 
 inline constexpr int kExperimentSchemaVersion = 1;
+// At most this many repeats (and warm-up trials) of one configuration.
+inline constexpr int64_t kMaxRepeats = 1000000;
+// A run that would plan more trials than this is refused unless asked for (--allow-large-grid): the
+// size is printed first, and a shard (--shard i/N) counts only its own share.
+inline constexpr int64_t kLargeGridTrials = 100000;
 
 struct DatasetSpec {
   std::string path;                 // an .npz file; empty when generated
@@ -87,7 +92,10 @@ struct Experiment {
   OptimizerSpec optimizer;
   nlohmann::json raw;  // the file as read
 
+  // The product of the axes' sizes and the repeats, saturating at INT64_MAX (never wraps).
   int64_t grid_size() const;
+  // "1000 batch sizes x 1 precision x 1 engine x 1 power limit x 100 epochs x 10 repeats"
+  std::string grid_shape() const;
 };
 
 // One trial of the grid. Its coordinates on the batch size, precision, engine and epochs axes live
@@ -119,12 +127,31 @@ std::string experiment_name_problem(const std::string& name);
 Experiment parse_experiment(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
 Experiment load_experiment(const std::string& path);
 
-// Every trial of the grid, in grid order (batch size, precision, engine, power limit, epochs, repeat).
-// With a `system_fingerprint`, each key is the trial on that system (a database holds the same
-// experiment from several machines side by side); without one, the key is the spec's alone.
+// The grid of an experiment on one system, held as its axes: trial number i (grid order: batch size,
+// precision, engine, power limit, epochs, repeat, repeats innermost) is made when asked for, so that
+// planning a run takes memory for the trials to run, not for the grid. With a `system_fingerprint`,
+// each key is the trial on that system (a database holds the same experiment from several machines
+// side by side); without one, the key is the spec's alone. `e` must outlive the grid.
+class Grid {
+ public:
+  Grid(const Experiment& e, std::string system_fingerprint = "");
+  int64_t size() const { return size_; }
+  TrialSpec at(int64_t index) const;
+  int64_t repeat_at(int64_t index) const { return index % e_->repeats; }
+
+ private:
+  const Experiment* e_;
+  std::string fingerprint_;
+  nlohmann::json dataset_id_;
+  int64_t size_ = 0;
+};
+
+// Every trial of the grid, in grid order (Grid::at for each number): for small grids and tests.
 std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& system_fingerprint = "");
 
-// The order in which `trials` run, per e.order: indices into `trials`.
+// The order in which trials run, per e.order: a permutation of `grid_indices` (numbers of one grid).
+std::vector<int64_t> run_order(const Experiment& e, const std::vector<int64_t>& grid_indices);
+// The same for trials already made: indices into `trials`.
 std::vector<std::size_t> run_order(const Experiment& e, const std::vector<const TrialSpec*>& trials);
 
 // The warm-up trial number `n` (0-based) of this run: the grid's first configuration, flagged, keyed

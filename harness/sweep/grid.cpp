@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -104,35 +105,49 @@ json dataset_identity(const DatasetSpec& d) {
   return {{"content_hash", hash}, {"bytes", bytes}};
 }
 
+Grid::Grid(const Experiment& e, std::string system_fingerprint)
+    : e_(&e), fingerprint_(std::move(system_fingerprint)), dataset_id_(dataset_identity(e.dataset)), size_(e.grid_size()) {}
+
+TrialSpec Grid::at(int64_t index) const {
+  const Experiment& e = *e_;
+  // Mixed radix, repeats innermost: index = (((((bs * P + p) * E + en) * L + pl) * Ep + ep) * R + rep).
+  int64_t rest = index;
+  auto digit = [&rest](std::size_t radix) {
+    const auto d = static_cast<std::size_t>(rest % static_cast<int64_t>(radix));
+    rest /= static_cast<int64_t>(radix);
+    return d;
+  };
+  const int64_t rep = rest % e.repeats;
+  rest /= e.repeats;
+  const std::size_t ep = digit(e.epochs.size()), pl = digit(e.power_limits_w.size()), en = digit(e.engines.size());
+  const std::size_t p = digit(e.precisions.size()), bs = digit(e.batch_sizes.size());
+  return make_trial(e, index, e.batch_sizes[bs], e.precisions[p], e.engines[en], e.power_limits_w[pl], e.epochs[ep],
+                    rep, dataset_id_, fingerprint_);
+}
+
 std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& system_fingerprint) {
+  const Grid grid(e, system_fingerprint);
   std::vector<TrialSpec> out;
-  const json dataset_id = dataset_identity(e.dataset);
-  int64_t index = 0;
-  for (int64_t bs : e.batch_sizes)
-    for (const Precision p : e.precisions)
-      for (const EngineKind engine : e.engines)
-        for (const auto& pl : e.power_limits_w)
-          for (int64_t ep : e.epochs)
-            for (int64_t rep = 0; rep < e.repeats; ++rep)
-              out.push_back(make_trial(e, index++, bs, p, engine, pl, ep, rep, dataset_id, system_fingerprint));
+  out.reserve(static_cast<std::size_t>(grid.size()));
+  for (int64_t i = 0; i < grid.size(); ++i) out.push_back(grid.at(i));
   return out;
 }
 
-std::vector<std::size_t> run_order(const Experiment& e, const std::vector<const TrialSpec*>& trials) {
-  std::vector<std::size_t> order(trials.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+std::vector<int64_t> run_order(const Experiment& e, const std::vector<int64_t>& grid_indices) {
+  std::vector<int64_t> order = grid_indices;
   if (e.order == "grid") return order;
   // Rounds: repeat 0 of every configuration, then repeat 1, ...; within a round, grid order or a
   // shuffle drawn from (order_seed, round).
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::make_pair(trials[a]->repeat, trials[a]->grid_index) < std::make_pair(trials[b]->repeat, trials[b]->grid_index);
+  auto repeat = [&e](int64_t index) { return index % e.repeats; };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return std::make_pair(repeat(a), a) < std::make_pair(repeat(b), b);
   });
   if (e.order == "shuffled") {
     std::size_t begin = 0;
     while (begin < order.size()) {
       std::size_t end = begin;
-      while (end < order.size() && trials[order[end]]->repeat == trials[order[begin]]->repeat) ++end;
-      std::mt19937_64 rng(static_cast<uint64_t>(e.order_seed) * 1000003ULL + static_cast<uint64_t>(trials[order[begin]]->repeat));
+      while (end < order.size() && repeat(order[end]) == repeat(order[begin])) ++end;
+      std::mt19937_64 rng(static_cast<uint64_t>(e.order_seed) * 1000003ULL + static_cast<uint64_t>(repeat(order[begin])));
       for (std::size_t i = end - begin; i > 1; --i) {  // Fisher-Yates with the generator's raw draws: portable
         const std::size_t j = static_cast<std::size_t>(rng() % i);
         std::swap(order[begin + i - 1], order[begin + j]);
@@ -141,6 +156,18 @@ std::vector<std::size_t> run_order(const Experiment& e, const std::vector<const 
     }
   }
   return order;
+}
+
+std::vector<std::size_t> run_order(const Experiment& e, const std::vector<const TrialSpec*>& trials) {
+  std::vector<int64_t> indices;
+  std::map<int64_t, std::size_t> position;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    indices.push_back(trials[i]->grid_index);
+    position[trials[i]->grid_index] = i;
+  }
+  std::vector<std::size_t> out;
+  for (int64_t index : run_order(e, indices)) out.push_back(position.at(index));
+  return out;
 }
 
 TrialSpec warmup_trial(const Experiment& e, int64_t n, const std::string& run_id, const std::string& system_fingerprint) {
@@ -155,22 +182,22 @@ TrialSpec warmup_trial(const Experiment& e, int64_t n, const std::string& run_id
 }
 
 Shard parse_shard(const std::string& text) {
+  if (text.empty())
+    throw InputError("--shard '': expected i/N with 0 <= i < N (an unset shell variable?)",
+                     "e.g. --shard 0/4 ... --shard 3/4 split the grid into four slices; leave --shard out for the whole grid");
   const auto slash = text.find('/');
   auto bad = [&] {
-    throw InputError("--shard '" + text + "': expected i/N with 0 <= i < N",
+    throw InputError("--shard '" + text + "': expected i/N with 0 <= i < N, digits only",
                      "e.g. --shard 0/4 ... --shard 3/4 split the grid into four slices");
   };
-  if (slash == std::string::npos) bad();
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (slash == std::string::npos || !digits(text.substr(0, slash)) || !digits(text.substr(slash + 1))) bad();
   Shard s;
-  try {
-    std::size_t n1 = 0, n2 = 0;
-    s.index = std::stoll(text.substr(0, slash), &n1);
-    s.count = std::stoll(text.substr(slash + 1), &n2);
-    if (n1 != slash || n2 != text.size() - slash - 1) bad();
-  } catch (const std::logic_error&) {
-    bad();
-  }
-  if (s.count < 1 || s.index < 0 || s.index >= s.count) bad();
+  s.index = std::stoll(text.substr(0, slash));
+  s.count = std::stoll(text.substr(slash + 1));
+  if (s.count < 1 || s.index >= s.count) bad();
   return s;
 }
 

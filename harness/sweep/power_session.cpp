@@ -47,7 +47,7 @@ void PowerLimitSession::finish() {
 std::function<void(int)> restore_on_signal(std::atomic<PowerLimitGuard*>& signal_guard, std::FILE* out) {
   return [&signal_guard, out](int sig) {
     std::fprintf(out, "\nbalerbench: %s: stopping after restoring power limits; the trial in flight is not stored\n",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+                 sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
     if (PowerLimitGuard* g = signal_guard.load()) {
       try {
         print_restored(g->restore(), "on the signal", out);

@@ -15,6 +15,7 @@ sigset_t stop_set() {
   sigemptyset(&s);
   sigaddset(&s, SIGINT);
   sigaddset(&s, SIGTERM);
+  sigaddset(&s, SIGHUP);  // a closed terminal or ssh session: as SIGTERM, never a claim or a child left behind
   return s;
 }
 

@@ -1,6 +1,7 @@
-// stop_signals.h: SIGINT and SIGTERM during a sweep.
+// stop_signals.h: SIGINT, SIGTERM and SIGHUP during a sweep (SIGHUP, a closed terminal, is treated as
+// SIGTERM).
 //
-// StopSignals blocks both signals in the calling thread (create it before any
+// StopSignals blocks the three signals in the calling thread (create it before any
 // other thread starts, so every thread inherits the mask) and waits for them
 // on its own thread. The first signal sets stop_requested() and runs the
 // `on_signal` callback at once on that thread (the sweep restores GPU power

@@ -4,8 +4,10 @@
 #include "harness/sweep/sweep.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -13,13 +15,17 @@
 #include "common/error.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/base/processes.h"
+#include "harness/base/stall_watch.h"
 #include "harness/energy/energy_session.h"
+#include "harness/energy/hazards.h"
 #include "harness/engine/system_description.h"
 #include "harness/power/power_limit.h"
 #include "harness/monitor/live_metrics.h"
 #include "harness/monitor/monitor.h"
+#include "harness/store/side_files.h"
 #include "harness/store/store.h"
 #include "harness/sweep/power_session.h"
+#include "harness/sweep/sweep_plan.h"
 #include "harness/sweep/stop_signals.h"
 #include "harness/sweep/trial.h"
 #include "harness/sweep/trial_claims.h"
@@ -32,66 +38,6 @@ std::string fmt_opt(const std::optional<double>& v, const char* unit) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.3f %s", *v, unit);
   return buf;
-}
-
-// What a run does: the grid on this system, the database, and the trials still to run, in order.
-struct SweepPlan {
-  nlohmann::json system;
-  std::string fingerprint;
-  std::vector<TrialSpec> grid;
-  std::unique_ptr<Store> store;  // null for a dry run without a database
-  std::vector<const TrialSpec*> todo;
-};
-
-SweepPlan plan_sweep(const Experiment& ex, const SweepOptions& o, SweepSummary& sum) {
-  SweepPlan p;
-  // The system first: a trial's key is its spec on this system, so a database keeps the same
-  // experiment from several machines apart, and a run resumes only what ran here.
-  p.system = current_system();
-  p.fingerprint = p.system["fingerprint"].get<std::string>();
-  p.grid = expand_grid(ex, p.fingerprint);
-  sum.grid = static_cast<int64_t>(p.grid.size());
-  if (!o.dry_run) {
-    p.store = std::make_unique<Store>(o.db_path);
-    p.store->put_experiment(ex.name, ex.source, ex.raw);
-  } else if (std::filesystem::exists(o.db_path)) {
-    p.store = std::make_unique<Store>(o.db_path, StoreAccess::kReadOnly);  // only read: what is done
-  }
-  if (p.store && !p.store->migration_note().empty())
-    std::fprintf(stderr, "balerbench: note: %s\n", p.store->migration_note().c_str());
-  std::set<std::string> done = p.store ? p.store->trial_keys() : std::set<std::string>{};
-  if (p.store && o.retry_failed) {
-    for (const auto& k : p.store->trial_keys(TrialStatus::kFailed)) done.erase(k);
-    for (const auto& k : p.store->trial_keys(TrialStatus::kSkipped)) done.erase(k);
-  }
-  std::vector<const TrialSpec*> todo;
-  for (const auto& t : p.grid) {
-    if (o.shard && !o.shard->contains(t.grid_index)) continue;
-    ++sum.in_shard;
-    if (done.count(t.key)) {
-      ++sum.already_done;
-      continue;
-    }
-    todo.push_back(&t);
-  }
-  for (std::size_t i : run_order(ex, todo)) p.todo.push_back(todo[i]);  // README, Comparable results
-  return p;
-}
-
-void print_plan(const Experiment& ex, const SweepOptions& o, const SweepPlan& p, const SweepSummary& sum,
-                std::FILE* out) {
-  std::fprintf(out, "system %s: %s\n", p.fingerprint.c_str(), p.system["label"].get<std::string>().c_str());
-  if (const std::string blas = blas_choice_line(); !blas.empty()) std::fprintf(out, "%s\n", blas.c_str());
-  std::fprintf(out, "experiment %s: %lld trials in the grid%s, %lld already in %s, %lld to run%s\n", ex.name.c_str(),
-               static_cast<long long>(sum.grid),
-               o.shard ? (", " + std::to_string(sum.in_shard) + " in shard " + o.shard->label()).c_str() : "",
-               static_cast<long long>(sum.already_done), o.db_path.c_str(), static_cast<long long>(p.todo.size()),
-               o.dry_run ? " (dry run: nothing runs)" : "");
-  if (!o.dry_run) return;
-  std::fprintf(out, "order: %s%s\n", ex.order.c_str(),
-               ex.order == "shuffled" ? (" (seed " + std::to_string(ex.order_seed) + ")").c_str() : "");
-  for (const auto* t : p.todo)
-    std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t->grid_index), t->label().c_str(), t->key.c_str());
 }
 
 // The trial's result line: its figures and target, or why it failed or was skipped.
@@ -129,16 +75,24 @@ void print_summary(const SweepSummary& sum, const SweepOptions& o, std::FILE* ou
                static_cast<long long>(sum.already_done), by_other.c_str(), o.db_path.c_str());
 }
 
-// The trials this run executes: warm-ups first (only when something is to run), then the plan's.
-std::vector<const TrialSpec*> run_sequence(const Experiment& ex, const SweepPlan& p, std::vector<TrialSpec>& warmups) {
-  const std::string run_id = make_run_id();
-  for (int64_t n = 0; !p.todo.empty() && n < ex.warmup_trials; ++n)
-    warmups.push_back(warmup_trial(ex, n, run_id, p.fingerprint));
-  std::vector<const TrialSpec*> sequence;
-  for (const auto& w : warmups) sequence.push_back(&w);
-  sequence.insert(sequence.end(), p.todo.begin(), p.todo.end());
-  return sequence;
-}
+// The trials this run executes: warm-ups first (only when something is to run), then the plan's,
+// each made when its turn comes.
+class RunSequence {
+ public:
+  RunSequence(const Experiment& ex, const SweepPlan& p) : plan_(p) {
+    const std::string run_id = make_run_id();
+    for (int64_t n = 0; !p.todo.empty() && n < ex.warmup_trials; ++n)
+      warmups_.push_back(warmup_trial(ex, n, run_id, p.fingerprint));
+  }
+  std::size_t size() const { return warmups_.size() + plan_.todo.size(); }
+  TrialSpec at(std::size_t i) const {
+    return i < warmups_.size() ? warmups_[i] : plan_.grid->at(plan_.todo[i - warmups_.size()]);
+  }
+
+ private:
+  const SweepPlan& plan_;
+  std::vector<TrialSpec> warmups_;  // stored, flagged, left out of statistics
+};
 
 // One trial of the run, from its claim to its stored record and its outcome line. False when the
 // sweep must stop (the database cannot be written).
@@ -159,9 +113,11 @@ struct TrialTurn {
     if (!t.warmup) {
       ClaimOutcome claim;
       try {
-        claim = store.claim_trial(t.key, claims.holder, claims.retry_before,
-                                  [this](const Claim& c) { return claim_alive(c, claims.me, unix_time_s()); });
-      } catch (const StoreWriteError& e) {  // a full disk before the trial: nothing after it could be stored
+        claim = waiting_for_lock([&] {
+          return store.claim_trial(t.key, claims.holder, claims.retry_before,
+                                   [this](const Claim& c) { return claim_alive(c, claims.me, unix_time_s()); });
+        });
+      } catch (const StoreWriteError& e) {  // a full disk or a lock before the trial: nothing is lost yet
         return stop_on(e, "\n   not run");
       }
       if (claim.kind != ClaimOutcome::kClaimed) {
@@ -172,15 +128,24 @@ struct TrialTurn {
         taken_over = "   claimed by " + describe_claim(*claim.taken_over) + ", which no longer runs: this run takes it over\n";
       release.emplace(store, t.key, claims.holder);
     }
-    if (!ctx.dataset) ctx.dataset = load_experiment_dataset(ex.dataset);
+    if (!ctx.dataset) ctx.dataset = load_experiment_dataset(ex.dataset);  // the plan loads it when anything runs
     ctx.run_ordinal = static_cast<int64_t>(i) + 1;
     header(t, i, n);
     std::fputs(taken_over.c_str(), out);
     std::fflush(out);
     const TrialRecord rec = run_trial(t, ctx);
+    return store_trial(rec, release);
+  }
+
+  // Stores a finished trial, waiting for a lock held by another program; a trial that still cannot be
+  // stored is kept in a side file beside the database (side_files.h), never dropped. False when the
+  // sweep must stop.
+  bool store_trial(const TrialRecord& rec, std::optional<ClaimRelease>& release) {
     try {
-      store.insert_trial(rec, o.retry_failed);
+      waiting_for_lock([&] { return store.insert_trial(rec, o.retry_failed); });
       if (release) release->armed = false;  // the stored trial took its claim with it
+    } catch (const StoreBusyError& e) {
+      return keep_aside(rec, e);
     } catch (const StoreWriteError& e) {  // nothing after it could be stored either: stop here
       return stop_on(e, "   not stored");
     } catch (const std::exception&) {
@@ -191,12 +156,48 @@ struct TrialTurn {
       ++sum.stored_by_other;
       return true;
     }
+    count(rec);
+    return true;
+  }
+
+  // `write()`, tried again while the database stays locked by another connection, for up to
+  // o.db_wait_s in all (each try waits SQLite's busy timeout); the last StoreBusyError otherwise.
+  template <typename F>
+  auto waiting_for_lock(F write) -> decltype(write()) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.db_wait_s);
+    for (bool told = false;; told = true) {
+      try {
+        return write();
+      } catch (const StoreBusyError&) {
+        if (!told)
+          std::fprintf(out, "   %s is locked by another program: waiting up to %g s in all for it (--db-wait)\n",
+                       o.db_path.c_str(), o.db_wait_s);
+        std::fflush(out);
+        if (std::chrono::steady_clock::now() >= deadline) throw;
+      }
+    }
+  }
+
+  // The finished trial in a side file, and the sweep stopped with exit code 4, saying where it is.
+  bool keep_aside(const TrialRecord& rec, const StoreBusyError& e) {
+    try {
+      const std::string side = keep_trial_aside(o.db_path, {ex.name, ex.source, ex.raw}, rec);
+      count(rec);
+      return stop_on(StoreWriteError(std::string(e.what()) + "; the finished trial is kept in " + side +
+                                     " (the next `balerbench run` into " + o.db_path + " folds it in; or `balerbench merge " +
+                                     o.db_path + " " + side + " --out MERGED.sqlite`)"),
+                     "   not stored");
+    } catch (const StoreWriteError& side_error) {
+      return stop_on(StoreWriteError(std::string(e.what()) + "; " + side_error.what()), "   not stored");
+    }
+  }
+
+  void count(const TrialRecord& rec) {
     ++sum.ran;
     if (rec.status == TrialStatus::kOk) ++sum.ok;
     else (rec.status == TrialStatus::kFailed ? sum.failed : sum.skipped)++;
     print_outcome(rec, out);
     std::fflush(out);
-    return true;
   }
 
   // `what` is the line's start as printed ("\n   not run", "   not stored").
@@ -231,15 +232,20 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   SweepSummary sum;
   SweepPlan plan = plan_sweep(ex, o, sum);
   print_plan(ex, o, plan, sum, out);
+  std::fflush(out);  // the plan before anything on stderr
   if (o.dry_run) return sum;
+  // Once the input, the grid and the database are known to be good, and only when something runs.
+  if (o.report_hazards && !plan.todo.empty()) std::fputs(format_hazard_line(find_hazards()).c_str(), stderr);
   // Stop signals first: every thread started from here on (NVML's, LibTorch's, the sampler's)
   // inherits the blocked mask, so SIGINT/SIGTERM reach only the watcher.
   std::atomic<PowerLimitGuard*> signal_guard{nullptr};
   StopSignals signals(restore_on_signal(signal_guard, out));
+  const StallWatch stalls;  // a stopped or paused process flags the trial it stalled (cpu_activity.h)
   PowerLimitSession power(ex, o.power_journal, signal_guard, out);
   LiveMetrics live("run");
   std::unique_ptr<Monitor> monitor = open_monitor(o.monitoring, live, make_run_id());
   TrialContext ctx;
+  ctx.dataset = plan.dataset;
   ctx.experiment = &ex;
   ctx.power = power.power();
   ctx.guard = power.guard();
@@ -249,8 +255,7 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   ctx.provenance = base_provenance();  // the same machine for every trial of this run
   ctx.order = ex.order;
   ctx.order_seed = ex.order == "shuffled" ? nlohmann::json(ex.order_seed) : nlohmann::json(nullptr);
-  std::vector<TrialSpec> warmups;  // stored, flagged, left out of statistics
-  const std::vector<const TrialSpec*> sequence = run_sequence(ex, plan, warmups);
+  const RunSequence sequence(ex, plan);
   ctx.run_count = static_cast<int64_t>(sequence.size());
   SweepClaims claims;
   // --retry-failed runs again what failed before this run began, never what a concurrent run just stored.
@@ -260,7 +265,7 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   TrialTurn turn{ex, o, *plan.store, claims, ctx, sum, out};
   try {
     for (std::size_t i = 0; i < sequence.size(); ++i)
-      if (!turn.run(*sequence[i], i, sequence.size())) break;
+      if (!turn.run(sequence.at(i), i, sequence.size())) break;
   } catch (const Interrupted& i) {
     sum.signal = i.signal;
   }

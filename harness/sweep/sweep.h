@@ -19,6 +19,11 @@ struct SweepOptions {
   std::optional<Shard> shard;
   bool retry_failed = false;  // rerun trials stored as failed or skipped
   bool dry_run = false;       // list the trials, run nothing
+  bool allow_large_grid = false;  // plan more than kLargeGridTrials trials (experiment.h)
+  bool report_hazards = false;
+  // How long to wait in all for a database locked by another program before a finished trial is kept
+  // in a side file beside it (--db-wait).
+  double db_wait_s = 120;    // before the first trial, one line on stderr naming the hazards found
   std::string progress = "auto";
   std::string power_journal;  // empty: default_power_journal_path()
   MonitoringSettings monitoring;

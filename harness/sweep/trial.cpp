@@ -123,6 +123,18 @@ json trial_disturbance(const CpuActivity& begin, const PeerWatch& peers, const j
 
 }  // namespace
 
+std::string stored_error(const std::exception& e, const TrialSpec& spec) {
+  const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+  std::string text = torch_error ? torch_error->what_without_backtrace() : e.what();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  const std::size_t eol = text.find_first_of("\r\n");
+  if (eol == std::string::npos && !torch_error) return text;
+  std::fprintf(stderr, "balerbench: trial %s (%s) failed; the whole message:\n%s\n", spec.key.c_str(), spec.label().c_str(),
+               e.what());
+  if (eol == std::string::npos) return text;
+  return text.substr(0, eol) + " (the rest of the message is in the run's log, on stderr)";
+}
+
 std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec) {
   if (!spec.path.empty()) return std::make_shared<Dataset>(load_dataset(spec.path));
   SyntheticData d = spec.generator == "cms"
@@ -188,10 +200,10 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     throw;
   } catch (const PowerLimitError& e) {
     rec.status = e.permission ? TrialStatus::kSkipped : TrialStatus::kFailed;
-    rec.error = e.what();
+    rec.error = stored_error(e, spec);
   } catch (const std::exception& e) {
     rec.status = TrialStatus::kFailed;
-    rec.error = e.what();  // an InputError's text carries its hint
+    rec.error = stored_error(e, spec);  // an InputError's text carries its hint
   }
   build_record(out, c, *ctx.experiment, rec);
   restore_power_limits(ctx, rec);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,11 @@ struct TrialContext {
   std::string progress = "auto";
   nlohmann::json provenance;  // base_provenance(), read once per sweep (null: read per trial)
 };
+
+// A failed trial's error as stored: one line (tables print it in a cell), LibTorch's C++ stack trace
+// left out (was: a 2 KB trace whose lines broke the Markdown trials table). The whole text, when it
+// was more than that line, goes to stderr, the run's log.
+std::string stored_error(const std::exception& e, const TrialSpec& spec);
 
 // The dataset of an experiment: the file, or the generator's output.
 std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec);

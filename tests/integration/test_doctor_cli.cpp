@@ -102,8 +102,11 @@ TEST_F(DoctorCli, TrainPrintsTheHazardsBlockBeforeTrainingAndJsonCarriesThem) {
   const std::string env = hazardous_env();
   const auto r = bb("train --config c.json --out out", env);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto block = r.out.find("  - GPU 0 (Fake H100) is slowed down for heat: ");
+  const auto block = r.out.find("hazards on this machine can skew time and energy measurements: ");
   ASSERT_NE(block, std::string::npos) << r.out;
+  const std::string line = r.out.substr(block, r.out.find('\n', block) - block);
+  EXPECT_NE(line.find("GPU 0 (Fake H100) is slowed down for heat"), std::string::npos) << line;
+  EXPECT_NE(line.find("(balerbench doctor for the evidence and the fixes)"), std::string::npos) << line;
   EXPECT_LT(block, r.out.find("Epoch 1/1")) << r.out;
   EXPECT_EQ(r.out.find("hazards on this machine"), r.out.rfind("hazards on this machine")) << "one block\n" << r.out;
   const auto j = bb_stdout("train --json --config c.json --out out2", env);
@@ -125,12 +128,27 @@ TEST_F(DoctorCli, RunPrintsTheHazardsBlockOnceAndDryRunDoesNotProbe) {
   const std::string env = hazardous_env();
   const auto r = bb("run exp.json --db db.sqlite --progress none --tables none", env);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto block = r.out.find("  - the CPU frequency governor is powersave: scaling_governor is powersave on CPU 0");
+  const auto block = r.out.find("hazards on this machine can skew time and energy measurements: ");
   ASSERT_NE(block, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the CPU frequency governor is powersave", block), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("to run"), block) << "after the plan, once the input is known good\n" << r.out;
+  EXPECT_LT(block, r.out.find("== trial 1/1")) << r.out;
   EXPECT_EQ(r.out.find("hazards on this machine"), r.out.rfind("hazards on this machine")) << "one block\n" << r.out;
   const auto dry = bb("run exp.json --db db2.sqlite --dry-run", env);
   ASSERT_EQ(dry.exit_code, 0) << dry.out;
   EXPECT_EQ(dry.out.find("hazards on this machine"), std::string::npos) << dry.out;
+  // A bad input is one line of error, with no hazards before it.
+  const auto bad = bb("run exp.json --db db3.sqlite --shard 5/2", env);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_EQ(bad.out.find("hazard"), std::string::npos) << bad.out;
+  write_text(dir.path("huge.json"), R"({"schema_version": 1, "name": "huge",
+    "dataset": {"generator": {"kind": "cms", "rows": 1000, "seed": 1}},
+    "model": {"name": "AE", "compression_ratio": 1.6},
+    "sweep": {"batch_size": [256], "precision": ["fp32"], "epochs": [1], "repeats": 200000}})");
+  const auto huge = bb("run huge.json --db db4.sqlite", env);
+  EXPECT_EQ(huge.exit_code, 2) << huge.out;
+  EXPECT_EQ(huge.out.find("hazard"), std::string::npos) << huge.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path("db4.sqlite")));
 }
 
 }  // namespace

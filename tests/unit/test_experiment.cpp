@@ -265,6 +265,62 @@ TEST(Grid, ShardsCoverEveryTrialExactlyOnce) {
   expect_input_error([] { parse_shard("1"); }, "expected i/N");
   expect_input_error([] { parse_shard("a/3"); }, "expected i/N");
   expect_input_error([] { parse_shard("0/0"); }, "expected i/N");
+  // Whitespace either side is refused alike (was: " 0/2" accepted, "0/2 " refused), and an empty value
+  // (an unset shell variable) is an error, not the whole grid.
+  for (const char* text : {" 0/2", "0/2 ", "0 /2", "+0/2", "-0/2", "0/+2"})
+    expect_input_error([&] { parse_shard(text); }, "digits only");
+  expect_input_error([] { parse_shard(""); }, "an unset shell variable?");
+}
+
+// The grid is held as its axes: trial i made on demand is the trial expand_grid lists at i, and the
+// size of a grid far too large to hold is its exact product (saturating, never wrapping).
+TEST(Grid, TrialsAreMadeOnDemandInGridOrder) {
+  json j = minimal_experiment();
+  j["sweep"]["engine"] = {"libtorch", "fused"};
+  j["sweep"]["power_limit_w"] = {nullptr, 250};
+  j["allow_power_limit_changes"] = true;
+  const Experiment e = parse(j);
+  const auto all = expand_grid(e, "f");
+  const Grid grid(e, "f");
+  ASSERT_EQ(grid.size(), static_cast<int64_t>(all.size()));
+  for (int64_t i = 0; i < grid.size(); ++i) {
+    const TrialSpec t = grid.at(i);
+    EXPECT_EQ(t.key, all[static_cast<std::size_t>(i)].key) << i;
+    EXPECT_EQ(t.grid_index, i);
+    EXPECT_EQ(grid.repeat_at(i), t.repeat);
+  }
+  std::vector<int64_t> indices;
+  for (int64_t i = 0; i < grid.size(); ++i) indices.push_back(i);
+  std::vector<std::string> lazy;
+  for (const int64_t i : run_order(e, indices)) lazy.push_back(grid.at(i).label());
+  EXPECT_EQ(lazy, labels_in_order(e));
+
+  json big = minimal_experiment();
+  std::vector<int64_t> sizes;
+  for (int64_t b = 1; b <= 1000; ++b) sizes.push_back(b);
+  big["sweep"] = {{"batch_size", sizes}, {"precision", {"fp32"}}, {"epochs", sizes}, {"repeats", 1000000}};
+  const Experiment huge = parse(big);
+  EXPECT_EQ(huge.grid_size(), int64_t{1000} * 1000 * 1000000);
+  EXPECT_EQ(huge.grid_shape(), "1000 batch sizes x 1 precision x 1 engine x 1 power limit x 1000 epochs values x 1000000 repeats");
+  EXPECT_EQ(Grid(huge).at(huge.grid_size() - 1).label(), "bs=1000 fp32 auto pl=- ep=1000 #999999");
+}
+
+// A value listed twice on an axis is refused, naming both places (was: the second trial read as
+// "already stored by another run, skipped").
+TEST(Grid, DuplicateAxisValuesAreRefused) {
+  expect_bad([](json& x) { x["sweep"]["batch_size"] = {256, 512, 256}; },
+             "/sweep/batch_size/2: repeats 256, already listed at batch_size/0");
+  expect_bad([](json& x) { x["sweep"]["precision"] = {"fp32", "fp32"}; }, "/sweep/precision/1: repeats \"fp32\"");
+  expect_bad([](json& x) { x["sweep"]["engine"] = {"fused", "fused"}; }, "/sweep/engine/1: repeats");
+  expect_bad([](json& x) { x["sweep"]["epochs"] = {3, 3}; }, "/sweep/epochs/1: repeats 3");
+  expect_bad([](json& x) { x["sweep"]["power_limit_w"] = {nullptr, 250, nullptr}; x["allow_power_limit_changes"] = true; },
+             "/sweep/power_limit_w/2: repeats null, already listed at power_limit_w/0");
+  expect_bad([](json& x) { x["sweep"]["power_limit_w"] = {250, 250.0}; x["allow_power_limit_changes"] = true; },
+             "/sweep/power_limit_w/1: repeats");
+  // Numbers beyond int64 are "too large", never wrapped into a negative number.
+  expect_bad([](json& x) { x["sweep"]["repeats"] = json::parse("9223372036854775808"); }, "/sweep/repeats: must be at most");
+  expect_bad([](json& x) { x["sweep"]["repeats"] = 1000001; }, "/sweep/repeats: must be at most 1000000");
+  expect_bad([](json& x) { x["sweep"]["batch_size"] = {int64_t{1} << 40}; }, "/sweep/batch_size/0: must be at most 2147483647");
 }
 
 TEST(Grid, SlurmArrayEnvironment) {

@@ -345,6 +345,10 @@ TEST(Hazards, BlockHasALinePerHazardAndIsEmptyWithoutHazards) {
             "(balerbench doctor; docs/doctor.md):\n"
             "  - what a: evidence a. Fix: fix a\n"
             "  - what b: ev b. Fix: fix b\n");
+  EXPECT_EQ(format_hazard_line({}), "");
+  EXPECT_EQ(format_hazard_line({{"a", "what a", "evidence a", "fix a"}, {"b", "what b", "ev b", "fix b"}}),
+            "balerbench: 2 hazards on this machine can skew time and energy measurements: what a; what b "
+            "(balerbench doctor for the evidence and the fixes)\n");
   const HazardReport r{{{"a", "w", "e", "f"}}, {}};
   EXPECT_EQ(r.hazards_json(), nlohmann::json::parse(R"([{"id":"a","what":"w","evidence":"e","fix":"f"}])"));
 }

@@ -3,15 +3,19 @@
 // fingerprint, and the CPU activity behind a trial's disturbance flag.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "harness/base/blas_kernel.h"
 #include "harness/base/cpu_activity.h"
 #include "harness/base/processes.h"
+#include "harness/base/stall_watch.h"
 #include "harness/base/system_info.h"
 #include "tests/test_util.h"
 
@@ -247,6 +251,65 @@ TEST(CpuActivity, ANeighbourOrAStealingHypervisorFlagsTheWindow) {
   EXPECT_NE(d["threshold"].get<std::string>().find("0.25 CPUs"), std::string::npos);
   b.valid = false;
   EXPECT_TRUE(disturbance(b, e).is_null());
+}
+
+// The process not running although it could have (stopped, paused) flags the window past 0.1 s and 2%
+// of it; without a StallWatch at both ends there is no figure, and nothing is flagged for it.
+TEST(CpuActivity, AStalledProcessFlagsTheWindow) {
+  CpuActivity b;
+  b.valid = true;
+  b.cpus = 2;
+  CpuActivity e = b;
+  e.wall_s = 10;
+  e.self_cpu_s = 6;
+  e.host_busy_s = 6;
+  nlohmann::json d = disturbance(b, e);
+  EXPECT_TRUE(d["stalled_s"].is_null());
+  EXPECT_FALSE(d["disturbed"].get<bool>());
+  b.stalled_s = 1.0;
+  e.stalled_s = 1.15;  // 0.15 s: above 0.1 s, below 2% of 10 s
+  EXPECT_FALSE(disturbance(b, e)["disturbed"].get<bool>());
+  e.stalled_s = 5.0;  // 4 s of 10
+  d = disturbance(b, e);
+  EXPECT_NEAR(d["stalled_s"].get<double>(), 4.0, 1e-12);
+  EXPECT_TRUE(d["disturbed"].get<bool>());
+  EXPECT_NE(d["reason"].get<std::string>().find("did not run for 4.00 s of the 10.00 s"), std::string::npos) << d.dump();
+}
+
+// A child process runs a StallWatch while the parent stops it (SIGSTOP) for 1 s: the child counts at
+// least the stop less one sleep period. No watch, no figure.
+TEST(StallWatch, CountsTheTimeTheProcessWasStopped) {
+  EXPECT_FALSE(StallWatch::stalled_s().has_value());
+  int ready[2], go[2], result[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(result), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    double stalled = -1;
+    {
+      const StallWatch watch;
+      char c = 'r';
+      (void)!write(ready[1], &c, 1);
+      (void)!read(go[0], &c, 1);  // the watch's thread runs on (and is stopped) while this waits
+      stalled = StallWatch::stalled_s().value_or(-1);
+    }
+    (void)!write(result[1], &stalled, sizeof stalled);
+    _exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the length of the stop, not a time limit
+  ASSERT_EQ(kill(pid, SIGCONT), 0);
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  double stalled = -1;
+  ASSERT_EQ(read(result[0], &stalled, sizeof stalled), static_cast<ssize_t>(sizeof stalled));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_GE(stalled, 1.0 - kStallPeriodS - 0.01) << "the stop was 1 s long";
+  for (int fd : {ready[0], ready[1], go[0], go[1], result[0], result[1]}) close(fd);
 }
 
 }  // namespace

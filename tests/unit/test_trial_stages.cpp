@@ -5,9 +5,11 @@
 
 #include <ATen/ATen.h>
 
+#include "common/error.h"
 #include "datasets/dataset.h"
 #include "harness/power/power_limit.h"
 #include "harness/sweep/experiment.h"
+#include "harness/sweep/trial.h"
 #include "harness/sweep/trial_stages.h"
 
 namespace balerbench {
@@ -156,6 +158,23 @@ TEST(TrialStages, BuildRecordWritesWhatTheStagesThatRanReturned) {
   EXPECT_EQ(rec.energy_kind, "none");
   EXPECT_EQ(rec.provenance["meters"], json::array());
   EXPECT_FALSE(rec.total_energy_j);
+}
+
+// A failed trial's stored error is one line: LibTorch's stack trace and any further lines go to the
+// log (stderr), not into the database, where they broke the Markdown trials table.
+TEST(TrialError, IsStoredOnOneLineWithoutLibTorchsTrace) {
+  const TrialSpec spec = expand_grid(small_experiment({{"batch_size", {64}}, {"precision", {"fp32"}}, {"epochs", {1}}})).front();
+  try {
+    TORCH_CHECK(false, "start (0) + length (-6) exceeds dimension size (4).\nsecond line");
+  } catch (const c10::Error& e) {
+    ASSERT_NE(std::string(e.what()).find('\n'), std::string::npos);  // what() carries the trace
+    const std::string stored = stored_error(e, spec);
+    EXPECT_EQ(stored.find('\n'), std::string::npos) << stored;
+    EXPECT_EQ(stored.rfind("start (0) + length (-6) exceeds dimension size (4).", 0), 0u) << stored;
+    EXPECT_NE(stored.find("(the rest of the message is in the run's log, on stderr)"), std::string::npos) << stored;
+  }
+  EXPECT_EQ(stored_error(InputError("x.npz: no such file", "check the path"), spec),
+            "x.npz: no such file (hint: check the path)");
 }
 
 }  // namespace

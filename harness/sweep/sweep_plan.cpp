@@ -1,0 +1,134 @@
+// sweep_plan.cpp: see sweep_plan.h.
+#include "harness/sweep/sweep_plan.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include "common/error.h"
+#include "harness/base/blas_kernel.h"
+#include "harness/engine/runtime.h"
+#include "harness/engine/system_description.h"
+#include "harness/run/codec_comparison.h"
+#include "harness/store/side_files.h"
+#include "harness/sweep/trial.h"
+
+namespace balerbench {
+namespace {
+
+// The grid numbers this run covers: all of them, or one shard's.
+int64_t planned_count(int64_t grid_size, const std::optional<Shard>& shard) {
+  if (!shard) return grid_size;
+  return grid_size / shard->count + (shard->index < grid_size % shard->count ? 1 : 0);
+}
+
+// Refuses a run that would plan more than kLargeGridTrials trials, unless asked for.
+void check_grid_size(const Experiment& ex, const SweepOptions& o, int64_t planned) {
+  if (planned <= kLargeGridTrials || o.allow_large_grid) return;
+  const int64_t size = ex.grid_size();
+  const std::string size_text = size == std::numeric_limits<int64_t>::max() ? "more than 9.2e18" : std::to_string(size);
+  throw InputError(
+      "experiment " + ex.name + ": the grid has " + size_text + " trials (" + ex.grid_shape() + ")" +
+          (o.shard ? ", " + std::to_string(planned) + " of them in shard " + o.shard->label() : std::string()) +
+          ", more than " + std::to_string(kLargeGridTrials) + " for one run",
+      "cut an axis or the repeats, split it with --shard i/N, or pass --allow-large-grid to plan it all the same");
+}
+
+// The keys stored already (those failed or skipped left out with --retry-failed).
+std::set<std::string> stored_keys(const Store& store, bool retry_failed) {
+  std::set<std::string> done = store.trial_keys();
+  if (retry_failed) {
+    for (const auto& k : store.trial_keys(TrialStatus::kFailed)) done.erase(k);
+    for (const auto& k : store.trial_keys(TrialStatus::kSkipped)) done.erase(k);
+  }
+  return done;
+}
+
+void print_note(const std::string& line) { std::fprintf(stderr, "balerbench: note: %s\n", line.c_str()); }
+
+// The data of a run with something to do, and the device, checked for everything every trial would
+// refuse them for: once, before the database is written, rather than in each trial after training.
+std::shared_ptr<const Dataset> load_checked_dataset(const Experiment& ex) {
+  (void)resolve_device(ex.base.device);
+  std::shared_ptr<const Dataset> ds = load_experiment_dataset(ex.dataset);
+  if (ex.base.codecs.enabled) check_codecs_data(*ds);  // was: every trial trained, then failed
+  return ds;
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const Experiment& ex, const SweepOptions& o, SweepSummary& sum) {
+  SweepPlan p;
+  sum.grid = ex.grid_size();
+  check_grid_size(ex, o, planned_count(sum.grid, o.shard));
+  // The system first: a trial's key is its spec on this system, so a database keeps the same
+  // experiment from several machines apart, and a run resumes only what ran here.
+  p.system = current_system();
+  p.fingerprint = p.system["fingerprint"].get<std::string>();
+  p.grid.emplace(ex, p.fingerprint);
+  // What is stored: read from the file as it is (a run with side files folds them in first); the file
+  // is created or written only once the data are known to be good.
+  const bool exists = std::filesystem::exists(o.db_path);
+  if (exists && !o.dry_run && !side_files_of(o.db_path).empty()) {
+    p.store = std::make_unique<Store>(o.db_path);
+    for (const std::string& line : fold_side_files(*p.store)) print_note(line);
+  } else if (exists) {
+    p.store = std::make_unique<Store>(o.db_path, StoreAccess::kReadOnly);
+  }
+  // A writing run says what its writer migrates (below), not what this first reading did in memory.
+  if (p.store && !p.store->migration_note().empty() && (o.dry_run || !p.store->read_only()))
+    print_note(p.store->migration_note());
+  const std::set<std::string> done = p.store ? stored_keys(*p.store, o.retry_failed) : std::set<std::string>{};
+  std::vector<int64_t> todo;
+  const int64_t first = o.shard ? o.shard->index : 0, step = o.shard ? o.shard->count : 1;
+  for (int64_t i = first; i < p.grid->size(); i += step) {
+    ++sum.in_shard;
+    if (!done.empty() && done.count(p.grid->at(i).key)) {
+      ++sum.already_done;
+      continue;
+    }
+    todo.push_back(i);
+  }
+  p.todo = run_order(ex, todo);  // README, Comparable results
+  if (o.dry_run) return p;
+  if (!p.todo.empty()) p.dataset = load_checked_dataset(ex);
+  if (!p.store || p.store->read_only()) {
+    p.store.reset();  // the reader closes before the writer opens (and migrates, when older)
+    p.store = std::make_unique<Store>(o.db_path);
+    if (!p.store->migration_note().empty()) print_note(p.store->migration_note());
+  }
+  // Each write waits at most this long for a lock at a time; the sweep tries again up to --db-wait.
+  p.store->set_busy_timeout_s(std::min(kStoreBusyTimeoutS, o.db_wait_s));
+  p.store->put_experiment(ex.name, ex.source, ex.raw);
+  return p;
+}
+
+void print_plan(const Experiment& ex, const SweepOptions& o, const SweepPlan& p, const SweepSummary& sum,
+                std::FILE* out) {
+  std::fprintf(out, "system %s: %s\n", p.fingerprint.c_str(), p.system["label"].get<std::string>().c_str());
+  if (const std::string blas = blas_choice_line(); !blas.empty()) std::fprintf(out, "%s\n", blas.c_str());
+  // Warm-ups run before the grid's trials, and only when something is to run.
+  const int64_t warmups = p.todo.empty() ? 0 : ex.warmup_trials;
+  const std::string warmup_text =
+      warmups ? " (and " + std::to_string(warmups) + " warm-up trial" + (warmups == 1 ? "" : "s") + " before them, stored but left out of statistics)"
+              : std::string();
+  std::fprintf(out, "experiment %s: %lld trials in the grid%s, %lld already in %s, %lld to run%s%s\n", ex.name.c_str(),
+               static_cast<long long>(sum.grid),
+               o.shard ? (", " + std::to_string(sum.in_shard) + " in shard " + o.shard->label()).c_str() : "",
+               static_cast<long long>(sum.already_done), o.db_path.c_str(), static_cast<long long>(p.todo.size()),
+               warmup_text.c_str(), o.dry_run ? " (dry run: nothing runs)" : "");
+  if (!o.dry_run) return;
+  std::fprintf(out, "order: %s%s\n", ex.order.c_str(),
+               ex.order == "shuffled" ? (" (seed " + std::to_string(ex.order_seed) + ")").c_str() : "");
+  if (warmups) {
+    const TrialSpec w = warmup_trial(ex, 0, "dry-run", p.fingerprint);
+    std::fprintf(out, "  warm-up x%lld: %s\n", static_cast<long long>(warmups), w.label().c_str());
+  }
+  for (const int64_t i : p.todo) {
+    const TrialSpec t = p.grid->at(i);
+    std::fprintf(out, "  #%lld %s  key %s\n", static_cast<long long>(t.grid_index), t.label().c_str(), t.key.c_str());
+  }
+}
+
+}  // namespace balerbench
