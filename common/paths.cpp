@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -93,13 +94,44 @@ void create_output_folder(const std::string& dir, const std::string& hint) {
   if (ec) throw InputError(dir + ": cannot create the folder: " + ec.message(), hint);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence of a printable character (U+00A0 and above, no
+// surrogates) at name[i], or 0.
+std::size_t printable_utf8_at(const std::string& name, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(name[k]); };
+  const unsigned char lead = b(i);
+  const std::size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > name.size()) return 0;
+  uint32_t cp = lead & (0xFF >> (n + 1));
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  const uint32_t min_cp = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;  // no overlong forms
+  if (cp < min_cp || cp < 0xA0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return n;
+}
+
+}  // namespace
+
 std::string safe_file_name(const std::string& name) {
   std::string out;
   out.reserve(name.size() + 1);
-  for (const char c : name) {
+  for (std::size_t i = 0; i < name.size();) {
+    const char c = name[i];
     const bool kept = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
                       c == '_' || c == '+' || c == '-';
-    out += kept ? c : '_';
+    if (kept) {
+      out += c;
+      ++i;
+    } else if (const std::size_t n = printable_utf8_at(name, i)) {  // "été" stays "été"
+      out.append(name, i, n);
+      i += n;
+    } else {
+      out += '_';
+      ++i;
+    }
   }
   if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');  // also "." and ".."
   return out;

@@ -1,5 +1,4 @@
-// cmd_report.cpp: `balerbench report` (tables from the results database) and
-// `balerbench merge` (join shard databases).
+// cmd_report.cpp: `balerbench report`: tables from the results database.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -27,12 +26,6 @@ namespace {
 
 struct ReportArgs {
   std::string db = "results/balerbench.sqlite", experiment, table = "all", format = "md", out;
-};
-
-struct MergeArgs {
-  std::vector<std::string> inputs;
-  std::string out;
-  bool force = false;
 };
 
 // The cost weights stored with an experiment ({0, 0.5, 1} when it names none).
@@ -121,11 +114,16 @@ int report(const ReportArgs& a) {
     for (const auto& [name, tables] : reports) write_csv_dir(a.out, name, tables);
     return 0;
   }
-  if (a.format == "csv" && table_count != 1)
-    throw InputError("CSV holds one table per file; " + std::to_string(table_count) + " tables selected",
-                     "name one with --table (and --experiment when the database holds several), or give --out DIR "
-                     "for one file per table (a comparing table is one per system when the trials ran on several)");
   std::string text;
+  if (a.format == "csv" && table_count != 1) {
+    // Several tables on stdout: one CSV block each, after a '#' line naming it (pandas:
+    // read_csv(comment='#') per block); --table NAME gives one plain CSV, --out DIR one file per table.
+    for (const auto& [name, tables] : reports)
+      for (const auto& t : tables)
+        text += (text.empty() ? "" : "\n") + std::string("# experiment ") + name + ", table " + t.name + ": " + t.title +
+                "\n" + render_tables({t}, "csv");
+    reports.clear();
+  }
   if (a.format == "json") {  // one document, whatever the number of experiments
     nlohmann::json all = nlohmann::json::array();
     for (const auto& [name, tables] : reports) {
@@ -137,9 +135,11 @@ int report(const ReportArgs& a) {
     }
     text = nlohmann::json{{"tables", all}}.dump(2) + "\n";
   }
-  for (const auto& [name, tables] : reports) {
+  for (auto& [name, tables] : reports) {
     if (a.format == "json") break;
     if (a.format == "md") text += (text.empty() ? "" : "\n") + std::string("## Experiment ") + name + "\n\n";
+    if (a.format == "latex" && reports.size() > 1)  // captions that tell one experiment's tables from another's
+      for (auto& t : tables) t.title = "Experiment " + name + ": " + t.title;
     text += render_tables(tables, a.format);
   }
   if (a.out.empty()) {
@@ -148,85 +148,6 @@ int report(const ReportArgs& a) {
     write_text_atomic(a.out, text);
     std::printf("wrote %s\n", a.out.c_str());
   }
-  return 0;
-}
-
-// A name for merge's output while it is written, beside OUT and unique to this process, so that two
-// merges into one OUT never write or delete each other's files.
-std::string merge_temporary(const std::string& out) {
-  std::random_device rd;
-  char tag[48];
-  std::snprintf(tag, sizeof tag, ".partial-%ld-%08x", static_cast<long>(::getpid()), rd());
-  return out + tag;
-}
-
-void remove_database_files(const std::string& path) {
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
-}
-
-int merge(const MergeArgs& a) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status out_status = fs::status(a.out, ec);
-  if (fs::is_directory(out_status))
-    throw InputError("--out " + a.out + ": is a folder", "give the merged database's file name, e.g. --out merged.sqlite");
-  if (fs::exists(out_status) && !a.force)
-    throw InputError(a.out + ": exists", "choose another --out, or --force to replace it");
-  if (fs::exists(out_status) && !fs::is_regular_file(out_status))
-    throw InputError("--out " + a.out + ": is not a regular file", "give the merged database's file name");
-  for (const char* suffix : {"-wal", "-journal"})  // an empty one holds nothing (a reader may leave it)
-    if (fs::file_size(a.out + suffix, ec) > 0 && !ec)
-      throw InputError(a.out + ": " + a.out + suffix + " lies beside it: a process may have it open, or it was not "
-                           "closed cleanly, and a file put in its place would be read with that journal",
-                       "close what uses it, or remove " + a.out + " and its " + suffix + " file yourself");
-  for (const auto& in : a.inputs)
-    if (fs::weakly_canonical(in, ec) == fs::weakly_canonical(a.out, ec))
-      throw InputError(a.out + ": is also an input", "merge into a new file");
-  // Every input opened (and checked: a foreign, empty or newer file) before anything is written.
-  std::vector<std::unique_ptr<const Store>> sources;
-  for (const auto& in : a.inputs) {
-    sources.push_back(std::make_unique<const Store>(in, StoreAccess::kReadOnly));
-    print_migration_note(*sources.back());
-  }
-  const std::string tmp = merge_temporary(a.out);
-  int64_t copied = 0, duplicates = 0;
-  try {
-    Store dst(tmp);
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      const auto [c, d] = dst.merge_from(*sources[i]);
-      std::printf("%s: %lld trials copied, %lld already present\n", a.inputs[i].c_str(), static_cast<long long>(c),
-                  static_cast<long long>(d));
-      copied += c;
-      duplicates += d;
-    }
-    dst.close_as_single_file();  // one whole file: nothing of it is left in a -wal beside the temporary
-  } catch (...) {
-    remove_database_files(tmp);
-    throw;
-  }
-  // Into place. Without --force, never over a file that appeared meanwhile (another merge into the
-  // same OUT): the kernel refuses the rename then. With --force the last merge to finish wins, and
-  // OUT is always one whole database.
-  int rc = a.force ? std::rename(tmp.c_str(), a.out.c_str())
-                   : ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, a.out.c_str(), RENAME_NOREPLACE);
-  if (rc != 0 && !a.force && (errno == EINVAL || errno == ENOSYS)) {  // a file system without it: link, unlink
-    rc = ::link(tmp.c_str(), a.out.c_str());
-    if (rc == 0) ::unlink(tmp.c_str());
-  }
-  if (rc != 0) {
-    const int err = errno;
-    remove_database_files(tmp);
-    if (err == EEXIST)
-      throw InputError(a.out + ": appeared while this merge ran (another merge into the same --out?); it is left "
-                           "as it is",
-                       "choose another --out, or --force to replace it");
-    throw InputError(a.out + ": cannot move the merged database into place: " + std::strerror(err),
-                     "check that its folder is writable and on the same file system");
-  }
-  std::printf("merged %zu database%s into %s: %lld trials (%lld duplicates skipped)\n", a.inputs.size(),
-              a.inputs.size() == 1 ? "" : "s", a.out.c_str(),
-              static_cast<long long>(copied), static_cast<long long>(duplicates));
   return 0;
 }
 
@@ -245,13 +166,6 @@ void register_report(CLI::App& app, Action& action) {
                   "and EXPERIMENT.tables.json with their titles and notes")
       ->check(non_empty_path());
   cmd->callback([a, &action] { action = [a] { return report(*a); }; });
-
-  auto m = std::make_shared<MergeArgs>();
-  CLI::App* mc = app.add_subcommand("merge", "Join results databases (e.g. one per shard) into one");
-  mc->add_option("inputs", m->inputs, "databases to merge")->required()->check(CLI::ExistingFile);
-  mc->add_option("--out", m->out, "the merged database (written under a temporary name beside it, then renamed into place)")->required();
-  mc->add_flag("--force", m->force, "replace --out if it exists");
-  mc->callback([m, &action] { action = [m] { return merge(*m); }; });
 }
 
 }  // namespace balerbench::cli

@@ -23,7 +23,8 @@ void register_measure(CLI::App& app, Action& run);
 void register_wattmeter(CLI::App& app, Action& run);  // wattmeter-energy
 void register_serve_metrics(CLI::App& app, Action& run);
 void register_run(CLI::App& app, Action& run);     // run (experiment sweeps)
-void register_report(CLI::App& app, Action& run);  // report, merge
+void register_report(CLI::App& app, Action& run);  // report
+void register_merge(CLI::App& app, Action& run);   // merge
 void register_system(CLI::App& app, Action& run);  // system
 void register_config(CLI::App& app, Action& run);  // config reference
 

@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   balerbench::cli::register_serve_metrics(app, run);
   balerbench::cli::register_run(app, run);
   balerbench::cli::register_report(app, run);
+  balerbench::cli::register_merge(app, run);
   balerbench::cli::register_system(app, run);
   balerbench::cli::register_config(app, run);
   return close_stdout_or_fail(parse_and_run(app, run, argc, argv));

@@ -11,8 +11,8 @@ std::string latex_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '_' || c == '%' || c == '&' || c == '#' || c == '$') out += '\\';
-    if (c == '>') {
-      out += "$>$";
+    if (c == '>' || c == '<') {  // OT1 has no < or > in text: they would print as an inverted ! or ?
+      out += c == '>' ? "$>$" : "$<$";
       continue;
     }
     if (c == '~') {  // "~12 repeats would resolve it": a tilde, not LaTeX's non-breaking space

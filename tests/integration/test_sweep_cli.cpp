@@ -184,10 +184,13 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("en1,encoder,24 -> 200,5000,4800,9600,1228800,1229000"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find('#'), std::string::npos) << r.out;
-  // Every table as its own CSV file, titles and notes beside them; several tables on stdout are refused.
-  r = bb("report --db db.sqlite --table all --format csv");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("--out DIR"), std::string::npos) << r.out;
+  // Several tables on stdout: one CSV block each after a '#' line naming it (was: refused, "N tables
+  // selected"); every table as its own CSV file, titles and notes beside them, with --out DIR.
+  r = bb("report --db db.sqlite --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("# experiment tiny, table ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n\n# experiment tiny, table complexity: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("en1,encoder,24 -> 200,5000,4800,9600,1228800,1229000"), std::string::npos) << r.out;
   r = bb("report --db db.sqlite --table all --format csv --out csv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json index = json::parse(read_text(dir_.path("csv/tiny.tables.json")));

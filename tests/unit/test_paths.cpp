@@ -29,7 +29,12 @@ TEST(SafeFileName, KeepsPortableCharactersAndNeverLeavesTheFolder) {
   EXPECT_EQ(safe_file_name("a\\b c"), "a_b_c");
   EXPECT_EQ(safe_file_name("../../escaped"), "_.._.._escaped");
   EXPECT_EQ(safe_file_name(std::string("a\0b\n", 4)), "a_b_");
-  EXPECT_EQ(safe_file_name("\xc3\xa9t\xc3\xa9"), "__t__");  // UTF-8 bytes are replaced one by one
+  EXPECT_EQ(safe_file_name("\xc3\xa9t\xc3\xa9"), "\xc3\xa9t\xc3\xa9");  // UTF-8 characters are kept
+  EXPECT_EQ(safe_file_name("\xe6\x97\xa5\xe6\x9c\xac-run"), "\xe6\x97\xa5\xe6\x9c\xac-run");
+  EXPECT_EQ(safe_file_name("\xc3t"), "_t");             // a lead byte without its continuation
+  EXPECT_EQ(safe_file_name("\xc0\xaf"), "__");         // an overlong '/'
+  EXPECT_EQ(safe_file_name("\xed\xa0\x80"), "___");   // a surrogate
+  EXPECT_EQ(safe_file_name("\xc2\x85x"), "__x");       // U+0085, a control character
   EXPECT_EQ(safe_file_name(""), "_");
   EXPECT_EQ(safe_file_name("."), "_.");
   EXPECT_EQ(safe_file_name(".."), "_..");

@@ -321,6 +321,15 @@ TEST(ReportTables, PhasesComplexityDatasetsAndFormats) {
   const std::string tex = render_tables(make_tables(trials, "precision", {}), "latex");
   EXPECT_NE(tex.find("\\begin{tabular}"), std::string::npos);
   EXPECT_NE(tex.find("time\\_s"), std::string::npos);
+  // < and > are math in LaTeX's OT1 encoding: as text they print as an inverted ! and ? (was: < raw).
+  Table lt;
+  lt.title = "a < b > c";
+  lt.columns = {"x<y", "z"};
+  lt.rows = {{"p < 0.05", "q > 1"}};
+  const std::string ltex = render_tables({lt}, "latex");
+  EXPECT_NE(ltex.find("x$<$y"), std::string::npos) << ltex;
+  EXPECT_NE(ltex.find("p $<$ 0.05 & q $>$ 1"), std::string::npos) << ltex;
+  EXPECT_NE(ltex.find("\\caption{a $<$ b $>$ c}"), std::string::npos) << ltex;
   expect_input_error([&] { make_tables(trials, "speed", {}); }, "no such table");
   expect_input_error([&] { render_tables(all, "xlsx"); }, "unknown");
 }
