@@ -12,10 +12,19 @@ BalerProject open_baler_project(const std::string& path) {
   if (path.empty()) throw InputError("--baler-project: empty path", hint);
   std::error_code ec;
   if (!fs::is_directory(path, ec)) throw InputError(path + ": no such project folder", hint);
+  // The layout is read from the path as given (made absolute, without following links), as Baler reads
+  // it from its working folder: a `workspaces` that is a link to a folder of another name is still
+  // Baler's workspaces. The path with every link followed is the fallback, for a project reached through
+  // a link of its own.
+  auto layout_of = [](fs::path dir) {
+    if (dir.filename().empty()) dir = dir.parent_path();  // "workspaces/WS/P/"
+    return dir;
+  };
   BalerProject p;
-  p.dir = fs::canonical(path, ec);
+  const fs::path given = layout_of(fs::absolute(path, ec).lexically_normal());
+  const fs::path resolved = layout_of(fs::canonical(path, ec));
   if (ec) throw InputError(path + ": cannot resolve the folder: " + ec.message(), hint);
-  if (p.dir.filename().empty()) p.dir = p.dir.parent_path();  // "workspaces/WS/P/"
+  p.dir = given.parent_path().parent_path().filename() == "workspaces" ? given : resolved;
   p.name = p.dir.filename().string();
   p.workspace = p.dir.parent_path().filename().string();
   const fs::path workspaces = p.dir.parent_path().parent_path();

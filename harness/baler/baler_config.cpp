@@ -170,8 +170,13 @@ std::string python_error(const std::string& err) {
 
 }  // namespace
 
-json read_baler_attributes(const BalerProject& p) {
-  const ProcessResult r = run_python(kReaderScript, {p.config.string(), p.root.string()}, p.root.string());
+json read_baler_attributes(const BalerProject& p, double timeout_s) {
+  const ProcessResult r = run_python(kReaderScript, {p.config.string(), p.root.string()}, p.root.string(), timeout_s);
+  if (r.timed_out)
+    throw InputError(p.config.string() + ": reading it took longer than " + json(timeout_s).dump() +
+                         " s, and " + baler_python() + " was stopped",
+                     "a Baler config only sets attributes on c; check it for a loop or a wait, or allow longer with "
+                     "--baler-config-timeout S");
   if (r.exit_code != 0)
     throw InputError(p.config.string() + ": " +
                          (r.err.find_first_not_of(" \n\r\t") == std::string::npos
@@ -213,10 +218,10 @@ BalerTranslation translate_baler_attributes(const json& attributes, const std::s
 }
 
 BalerProjectConfig load_baler_project_config(const BalerProject& p, const std::vector<std::string>& sets,
-                                             const std::vector<ConfigOverride>& options) {
+                                             const std::vector<ConfigOverride>& options, double timeout_s) {
   BalerProjectConfig out;
   const std::string source = p.config.string();
-  out.attributes = read_baler_attributes(p);
+  out.attributes = read_baler_attributes(p, timeout_s);
   BalerTranslation t = translate_baler_attributes(out.attributes, source);
   JsonOrigins origins;  // as load_run_config: an error in a command-line value names it
   for (const auto& s : sets) origins[apply_override(t.config, s)] = "--set " + s;

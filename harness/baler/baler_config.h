@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "datasets/baler_project.h"
+#include "harness/baler/python_process.h"
 #include "harness/run/run_config.h"
 
 namespace balerbench {
@@ -33,7 +34,9 @@ struct ConfigNote {
 // What set_config set: {"order": [keys in the order set], "values": {key: value},
 // "unsupported": {key: repr}} (a value that is not a number, string, boolean, None, list or dict).
 // InputError naming the file, with Python's message, when the module fails or has no set_config.
-nlohmann::json read_baler_attributes(const BalerProject& project);
+// `timeout_s` bounds how long the module may run (0: no limit): past it, the interpreter is killed and
+// the error says so.
+nlohmann::json read_baler_attributes(const BalerProject& project, double timeout_s = kBalerConfigTimeoutS);
 
 struct BalerTranslation {
   nlohmann::json config;  // balerbench's config keys (a run config object)
@@ -54,7 +57,8 @@ struct BalerProjectConfig {
 // is stored in the model's Baler dtype, which Baler's decompress needs (another latent_dtype is
 // refused).
 BalerProjectConfig load_baler_project_config(const BalerProject& project, const std::vector<std::string>& sets,
-                                             const std::vector<ConfigOverride>& options = {});
+                                             const std::vector<ConfigOverride>& options = {},
+                                             double timeout_s = kBalerConfigTimeoutS);
 
 // One line per note, for stderr: "balerbench: P_config.py: l1, reg_param, RHO: ignored (...)".
 std::string format_config_notes(const BalerProject& project, const std::vector<ConfigNote>& notes);

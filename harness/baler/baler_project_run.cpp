@@ -8,9 +8,10 @@
 namespace balerbench {
 
 BalerProjectRun::BalerProjectRun(const std::string& project_path, const std::vector<std::string>& sets,
-                                 const std::vector<ConfigOverride>& options, std::string command)
+                                 const std::vector<ConfigOverride>& options, std::string command,
+                                 double config_timeout_s)
     : project_(open_baler_project(project_path)),
-      config_(load_baler_project_config(project_, sets, options)),
+      config_(load_baler_project_config(project_, sets, options, config_timeout_s)),
       files_(baler_project_files(project_.output.string())),
       command_(std::move(command)) {}
 

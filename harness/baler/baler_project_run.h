@@ -22,8 +22,10 @@ class BalerProjectRun {
  public:
   // Reads the project's config, with `sets` (--set) and `options` (--precision, ...) applied;
   // InputError for a bad project or config, before anything is written.
+  // `config_timeout_s` bounds reading P_config.py (read_baler_attributes).
   BalerProjectRun(const std::string& project_path, const std::vector<std::string>& sets,
-                  const std::vector<ConfigOverride>& options, std::string command);
+                  const std::vector<ConfigOverride>& options, std::string command,
+                  double config_timeout_s = kBalerConfigTimeoutS);
 
   const RunConfig& config() const { return config_.run; }
   const CycleFiles& files() const { return files_; }

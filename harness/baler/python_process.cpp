@@ -3,10 +3,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,17 +20,31 @@
 namespace balerbench {
 namespace {
 
-// Reads both pipes until both close (poll, so that neither fills up and blocks the child).
-void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
+// Reads both pipes until both close (poll, so that neither fills up and blocks the child), or until
+// `deadline` passes (then false, with both pipes closed). No deadline when `limited` is false.
+bool drain(int out_fd, int err_fd, std::string& out, std::string& err, bool limited,
+           std::chrono::steady_clock::time_point deadline) {
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   std::string* sinks[2] = {&out, &err};
   int open = 2;
   char buf[65536];
   while (open > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    int wait_ms = -1;
+    if (limited) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        for (auto& f : fds)
+          if (f.fd >= 0) close(f.fd);
+        return false;
+      }
+      wait_ms = static_cast<int>(std::min<long long>(left.count(), 1000));
+    }
+    const int ready = poll(fds, 2, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
@@ -39,6 +57,7 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
       }
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -48,7 +67,8 @@ std::string baler_python() {
   return env && *env ? env : "/usr/bin/python3";
 }
 
-ProcessResult run_python(const std::string& script, const std::vector<std::string>& args, const std::string& work_dir) {
+ProcessResult run_python(const std::string& script, const std::vector<std::string>& args, const std::string& work_dir,
+                         double timeout_s) {
   const std::string python = baler_python();
   if (!std::filesystem::exists(python))
     throw InputError(python + ": not found; Baler's configs are Python modules, read with Debian's python3",
@@ -65,8 +85,13 @@ ProcessResult run_python(const std::string& script, const std::vector<std::strin
     close(out_pipe[1]);
     throw InputError(std::string("pipe failed: ") + std::strerror(errno));
   }
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
+    // Killed when balerbench ends, however it ends (SIGINT, SIGTERM, a crash): a config that loops must
+    // not run on at 100% of a CPU. Checked after setting it: the parent may have ended already.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out_pipe[1], 1);
@@ -83,7 +108,12 @@ ProcessResult run_python(const std::string& script, const std::vector<std::strin
     throw InputError(std::string("fork failed: ") + std::strerror(errno));
   }
   ProcessResult r;
-  drain(out_pipe[0], err_pipe[0], r.out, r.err);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
+  if (!drain(out_pipe[0], err_pipe[0], r.out, r.err, timeout_s > 0, deadline)) {
+    r.timed_out = true;
+    kill(pid, SIGKILL);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -13,6 +13,11 @@ void add_baler_project_options(CLI::App* cmd, BalerProjectArgs& a, bool info, CL
                                    "run on a Baler project as it stands: workspaces/WS/P (reads config/P_config.py, "
                                    "writes output/ in Baler's layout, keeps Baler's files in output/backup/)");
   p->excludes(config)->excludes(out);
+  cmd->add_option("--baler-config-timeout", a.config_timeout_s,
+                  "with --baler-project: seconds reading config/P_config.py may take before its python3 is stopped "
+                  "(default " + std::to_string(static_cast<int>(kBalerConfigTimeoutS)) + "; 0: no limit)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->needs(p);
   if (info)
     cmd->add_option("--baler-log", a.logs,
                     "with --baler-project: Baler's console output (repeatable; default: the project's output/*.log)")
@@ -29,7 +34,7 @@ std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& confi
                        "see balerbench " + command + " --help");
     return nullptr;
   }
-  return std::make_unique<BalerProjectRun>(a.project, sets, options, command);
+  return std::make_unique<BalerProjectRun>(a.project, sets, options, command, a.config_timeout_s);
 }
 
 int print_baler_info(const BalerProjectRun& run, const BalerProjectArgs& a, bool json, JsonStdout& out) {

@@ -17,6 +17,7 @@ namespace balerbench::cli {
 struct BalerProjectArgs {
   std::string project;
   std::vector<std::string> logs;
+  double config_timeout_s = kBalerConfigTimeoutS;  // --baler-config-timeout
 };
 
 // Adds the options; --baler-project excludes `config` and `out`.

@@ -11,6 +11,7 @@
 #include "harness/baler/baler_config.h"
 #include "harness/baler/baler_log.h"
 #include "harness/baler/project_outputs.h"
+#include "harness/baler/python_process.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
@@ -171,6 +172,35 @@ TEST(BalerProjectFolder, IsFoundAsBalersCliFindsIt) {
   EXPECT_EQ(p.workspace, "WS");
   EXPECT_EQ(p.root, fs::canonical(dir.root()));
   EXPECT_EQ(p.output, p.dir / "output");
+}
+
+// A `workspaces` that is a symbolic link to a folder of another name is Baler's workspaces all the same:
+// Baler runs the project through it (was: refused, "its grandparent is 'stuff'").
+TEST(BalerProjectFolder, AWorkspacesFolderThatIsALinkIsAccepted) {
+  TempDir dir;
+  fs::create_directories(dir.path("stuff/WS/P/config"));
+  write_text(dir.path("stuff/WS/P/config/P_config.py"), "");
+  fs::create_directories(dir.path("root"));
+  fs::create_directory_symlink(dir.path("stuff"), dir.path("root/workspaces"));
+  const BalerProject p = open_baler_project(dir.path("root/workspaces/WS/P"));
+  EXPECT_EQ(p.name, "P");
+  EXPECT_EQ(p.workspace, "WS");
+  EXPECT_EQ(p.root, fs::path(dir.path("root")));
+  EXPECT_TRUE(fs::is_regular_file(p.config));
+  expect_input_error([&] { open_baler_project(dir.path("stuff/WS/P")); }, "its grandparent is 'stuff'");
+}
+
+// A config that never returns is stopped at the time limit, and the error says so (was: balerbench waited
+// for ever, and a python3 left behind ran on at 100% of a CPU).
+TEST_F(BalerConfigFile, AConfigThatNeverReturnsIsStoppedAtTheTimeLimit) {
+  const std::string p = make_project(dir, "import time\ndef set_config(c):\n    while True:\n        time.sleep(0.01)\n");
+  expect_input_error([&] { read_baler_attributes(open_baler_project(p), 0.5); },
+                     "reading it took longer than 0.5 s");
+  const ProcessResult r = run_python("import time\nprint('a', flush=True)\ntime.sleep(60)\n", {}, dir.root(), 0.5);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.out, "a\n");
+  EXPECT_EQ(r.exit_code, 128 + 9);
+  EXPECT_FALSE(run_python("print('b')", {}, dir.root(), 0).timed_out);  // 0: no limit
 }
 
 TEST(BalerLog, TimingsComeFromBalersConsoleLines) {
