@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "common/error.h"
 
@@ -38,6 +39,20 @@ void check_finite(const at::Tensor& x, const std::vector<std::string>& names, co
                    "clean or drop those rows before training");
 }
 
+int64_t count_subnormal(const at::Tensor& x) {
+  const at::Tensor c = x.contiguous();
+  const auto* p = reinterpret_cast<const unsigned char*>(c.data_ptr<double>());
+  const int64_t n = c.numel();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, p + i * 8, 8);
+    const uint64_t exponent = (bits >> 52) & 0x7FF, mantissa = bits & ((uint64_t{1} << 52) - 1);
+    count += exponent == 0 && mantissa != 0;
+  }
+  return count;
+}
+
 Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names, const std::string& where) {
   if (data.dtype == DType::kUnicode)
     throw InputError(where + ": 'data' holds strings, not numbers", "store a numeric array under 'data'");
@@ -67,10 +82,15 @@ Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names,
   if (ds.data_dimension() == 2) names.clear();
   ds.names = std::move(names);
   check_finite(ds.data, ds.names, where);
+  ds.subnormal_values = count_subnormal(ds.data);
   return ds;
 }
 
 Dataset load_dataset(const std::string& path) {
+  if (std::error_code ec; !std::filesystem::exists(path, ec))
+    throw InputError(path + ": no such file (the data a config's input_path names)",
+                     "check input_path, or make stand-in data there: balerbench data generate --kind cms --rows 52000 "
+                     "--out " + path + " (or --kind cfd for frames)");
   NpzMembers members = read_npz(path);
   auto it = members.find("data");
   if (it == members.end()) {

@@ -22,6 +22,9 @@ struct Dataset {
   std::string source_dtype = "float64"; // dtype of `data` in the file
   int64_t source_item_bytes = 8;        // bytes per element in the file
   std::string source_path;
+  // Values with 0 < |x| < 2.2e-308 (float64 subnormals), counted from their bits when loaded: with
+  // flush_denormal on, LibTorch reads them as 0 (subnormal_warning says so).
+  int64_t subnormal_values = 0;
 
   int data_dimension() const { return static_cast<int>(original_shape.size()) - 1; }
   int64_t rows() const { return original_shape.empty() ? 0 : original_shape[0]; }
@@ -37,6 +40,10 @@ Dataset load_dataset(const std::string& path);
 
 // Builds a Dataset from an array already in memory (`where` for messages).
 Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names, const std::string& where);
+
+// How many of `x`'s (float64, contiguous) values are subnormal, read from their bits (so that a
+// flush-to-zero mode in force changes nothing).
+int64_t count_subnormal(const at::Tensor& x);
 
 // Throws if x (N, F) holds NaN or Inf: names the first bad column and counts.
 void check_finite(const at::Tensor& x, const std::vector<std::string>& names, const std::string& where);

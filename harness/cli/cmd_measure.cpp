@@ -72,14 +72,16 @@ struct SignalForwarding {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);  // a closed terminal: passed on, so the command never outlives measure
   }
   ~SignalForwarding() {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGHUP, &old_hup, nullptr);
     g_child_pid.store(0);
     g_pending_signal.store(0);
   }
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {}, old_term {}, old_hup {};
 };
 
 // fork + execvp; an exec failure comes back through a close-on-exec pipe.
@@ -103,6 +105,7 @@ pid_t spawn(const std::vector<std::string>& cmd, const sigset_t& child_mask) {
     // the command itself, so restore the default before unblocking.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     restore_file_size_signal();  // balerbench ignores SIGXFSZ; the command gets the user's disposition
     sigprocmask(SIG_SETMASK, &child_mask, nullptr);
     execvpe(argv[0], argv.data(), envp.data());
@@ -228,6 +231,7 @@ int run_measure(const MeasureArgs& a) {
     sigemptyset(&forwarded);
     sigaddset(&forwarded, SIGINT);
     sigaddset(&forwarded, SIGTERM);
+    sigaddset(&forwarded, SIGHUP);
     const Snapshot begin = session.mark();
     sigprocmask(SIG_BLOCK, &forwarded, &before);
     pid_t pid = -1;

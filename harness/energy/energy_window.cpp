@@ -13,18 +13,27 @@ using nlohmann::json;
 
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
-// Highest mean power of (meter m, domain d) over stretches of at least min_span_s.
+// Highest mean power of (meter m, domain d) over stretches of at least min_span_s that cover the
+// points end to end: a tail shorter than min_span_s joins the stretch before it (was: left out, so
+// that a short burst at the end could make the window's mean read above its peak). NaN when the
+// points span less than min_span_s.
 double peak_power(const std::vector<Snapshot>& pts, std::size_t m, std::size_t d, double min_span_s) {
-  double peak = std::nan("");
-  std::size_t a = 0;
+  auto power = [&](std::size_t a, std::size_t b) {
+    return (pts[b].readings[m].energy_j[d] - pts[a].readings[m].energy_j[d]) /
+           seconds_between(pts[a].readings[m].time, pts[b].readings[m].time);
+  };
+  std::vector<double> stretches;
+  std::size_t a = 0, last_start = 0;
   for (std::size_t b = 1; b < pts.size(); ++b) {
     const double span = seconds_between(pts[a].readings[m].time, pts[b].readings[m].time);
     if (span < min_span_s || span <= 0) continue;
-    const double p = (pts[b].readings[m].energy_j[d] - pts[a].readings[m].energy_j[d]) / span;
-    peak = std::isnan(peak) ? p : std::max(peak, p);
+    stretches.push_back(power(a, b));
+    last_start = a;
     a = b;
   }
-  return peak;
+  if (stretches.empty()) return std::nan("");
+  if (a + 1 < pts.size()) stretches.back() = power(last_start, pts.size() - 1);  // the tail joins the last stretch
+  return *std::max_element(stretches.begin(), stretches.end());
 }
 
 std::string fmt_s(double s) {

@@ -351,7 +351,9 @@ int64_t downcast_bytes(const FloatTable& t) { return 16 + 2 * t.rows * t.cols; }
 ErrorMetrics error_metrics(const FloatTable& t, const double* y) {
   ErrorMetrics m;
   const auto rows = static_cast<std::size_t>(t.rows), cols = static_cast<std::size_t>(t.cols);
-  double lo = HUGE_VAL, hi = -HUGE_VAL, sum_sq = 0;
+  // The sum of squares kept as scale^2 * ssq (LAPACK's dnrm2 update), so that errors near 1e200 and
+  // above do not overflow to an infinite RMSE.
+  double lo = HUGE_VAL, hi = -HUGE_VAL, scale = 0, ssq = 0;
   std::vector<double> rel_sq(cols, 0.0);
   std::vector<int64_t> rel_n(cols, 0);
   for (std::size_t r = 0; r < rows; ++r)
@@ -360,8 +362,14 @@ ErrorMetrics error_metrics(const FloatTable& t, const double* y) {
       lo = std::min(lo, x);
       hi = std::max(hi, x);
       if (!std::isfinite(d)) m.finite = false;
-      sum_sq += d * d;
-      m.max_abs = std::max(m.max_abs, std::fabs(d));
+      const double ad = std::fabs(d);
+      if (ad > scale) {
+        ssq = 1.0 + ssq * (scale / ad) * (scale / ad);
+        scale = ad;
+      } else if (ad > 0) {
+        ssq += (ad / scale) * (ad / scale);
+      }
+      m.max_abs = std::max(m.max_abs, ad);
       if (std::fabs(x) >= 1e-6) {
         const double rel = 100.0 * d / x;
         rel_sq[c] += rel * rel;
@@ -373,7 +381,7 @@ ErrorMetrics error_metrics(const FloatTable& t, const double* y) {
   if (!m.finite) {
     m.rmse = m.max_abs = HUGE_VAL;
   } else {
-    m.rmse = std::sqrt(sum_sq / static_cast<double>(rows * cols));
+    m.rmse = scale * std::sqrt(ssq / static_cast<double>(rows * cols));
   }
   if (m.finite && m.rmse > 0 && hi > lo) m.psnr_db = 20.0 * std::log10((hi - lo) / m.rmse);
   m.column_relative_rms_pct.resize(cols);

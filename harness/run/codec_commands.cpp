@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -74,9 +75,10 @@ void check_decompress_model(const NpzMembers& m, const RunConfig& c, const std::
 }  // namespace
 
 json run_compress(const RunConfig& c, const CycleFiles& L) {
-  CodecCommand cmd(c, "compress", L.compressed);
+  CodecCommand cmd(c, "compress", L.compressed, out_folder_hint(L));
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
+  std::fputs(subnormal_warning(ds, c).c_str(), stderr);
   const int64_t latent = latent_size(ds.features(), c.compression_ratio);
   cmd.load_model(L, ds.features(), latent);
   const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
@@ -107,7 +109,7 @@ json run_compress(const RunConfig& c, const CycleFiles& L) {
 }
 
 json run_decompress(const RunConfig& c, const CycleFiles& L) {
-  CodecCommand cmd(c, "decompress", L.decompressed);
+  CodecCommand cmd(c, "decompress", L.decompressed, out_folder_hint(L));
   const std::string src = L.compressed_npz();
   if (!fs::exists(src))
     throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
@@ -147,9 +149,10 @@ json run_decompress(const RunConfig& c, const CycleFiles& L) {
 
 json run_codecs(const RunConfig& c, const CycleFiles& L) {
   const fs::path folder = L.training.parent_path() / "codecs";
-  CodecCommand cmd(c, "codecs", folder);
+  CodecCommand cmd(c, "codecs", folder, out_folder_hint(L));
   const Dataset ds = load_dataset(c.input_path);
   check_dimensions(c, ds);
+  std::fputs(subnormal_warning(ds, c).c_str(), stderr);
   const int64_t latent = latent_size(ds.features(), c.compression_ratio);
   cmd.load_model(L, ds.features(), latent);
   // The training's time and energy, read (and a damaged report refused) before anything is measured.

@@ -99,9 +99,9 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
 json run_train(const RunConfig& c, const CycleFiles& files, const std::function<void()>& before_training) {
   const auto t_total = Clock::now();
   const CycleFiles& L = files;
-  check_output_folder(L.training.string(), kOutFolderHint);  // before any work, not after training
+  check_output_folder(L.training.string(), out_folder_hint(L));  // before any work, not after training
   if (c.energy.enabled) check_emissions_csv((L.training / "emissions.csv").string());
-  check_output_file(L.model(), kOutFolderHint);  // a Baler project keeps model.pt in compressed_output/
+  check_output_file(L.model(), out_folder_hint(L));  // a Baler project keeps model.pt in compressed_output/
   configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
   LiveRun run(c, "train");
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);

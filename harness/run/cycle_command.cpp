@@ -102,9 +102,15 @@ void finish_energy(EnergySession* session, const fs::path& dir, const std::strin
   if (phase && report.contains("memory")) add_gpu_memory_peak(report["memory"], phase->gpu_memory_peak_mib());
 }
 
-CodecCommand::CodecCommand(const RunConfig& c, const char* name, fs::path folder)
+std::string out_folder_hint(const CycleFiles& files) {
+  if (!files.baler_project) return kOutFolderHint;
+  return "a Baler project writes into its output/ folder and the training/, compressed_output/ and "
+         "decompressed_output/ folders in it: each must be a folder (not a file) that can be written";
+}
+
+CodecCommand::CodecCommand(const RunConfig& c, const char* name, fs::path folder, const std::string& out_hint)
     : c_(c), name_(name), folder_(std::move(folder)), t_total_(std::chrono::steady_clock::now()) {
-  check_output_folder(folder_.string(), kOutFolderHint);
+  check_output_folder(folder_.string(), out_hint);
   if (c.energy.enabled) check_emissions_csv((folder_ / "emissions.csv").string());
   configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
   run_ = std::make_unique<LiveRun>(c, name);

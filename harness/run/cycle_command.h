@@ -33,6 +33,9 @@
 namespace balerbench {
 
 inline constexpr char kOutFolderHint[] = "give --out a folder that can be created and written";
+// What to do when an output folder of `files` cannot be written: --out's hint, or for a Baler project
+// (which has no --out) what its output/ must be.
+std::string out_folder_hint(const CycleFiles& files);
 
 // `j` as indented JSON at `path`, written to a temporary name and renamed.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& j);
@@ -79,7 +82,8 @@ void finish_energy(EnergySession* session, const std::filesystem::path& dir, con
 //   return cmd.finish(report);                       // common keys, energy, <name>_report.json
 class CodecCommand {
  public:
-  CodecCommand(const RunConfig& c, const char* name, std::filesystem::path folder);
+  // `out_hint`: what to do when `folder` cannot be written (out_folder_hint).
+  CodecCommand(const RunConfig& c, const char* name, std::filesystem::path folder, const std::string& out_hint = kOutFolderHint);
   void load_model(const CycleFiles& L, int64_t features, int64_t latent);
   // Runs `work` inside the energy window named after the command (timed alone without meters),
   // with the memory peak tracked; returns its duration in s.

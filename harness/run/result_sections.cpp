@@ -40,7 +40,16 @@ json dataset_json(const Dataset& ds) {
           {"shape", ds.original_shape},
           {"dtype", ds.source_dtype},
           {"features", ds.features()},
-          {"data_dimension", ds.data_dimension()}};
+          {"data_dimension", ds.data_dimension()},
+          {"subnormal_values", ds.subnormal_values}};
+}
+
+std::string subnormal_warning(const Dataset& ds, const RunConfig& c) {
+  if (ds.subnormal_values == 0 || !c.flush_denormal) return "";
+  return "balerbench: warning: " + ds.source_path + ": " + std::to_string(ds.subnormal_values) +
+         " value" + (ds.subnormal_values == 1 ? " is" : "s are") +
+         " subnormal (0 < |x| < 2.2e-308); with flush_denormal on (the default) they read as 0 in training, "
+         "compression and the error measures (hint: --set flush_denormal=false keeps them, at some cost in speed)\n";
 }
 
 // The policy, the dtypes actually used and, with loss scaling, the scale
@@ -55,6 +64,19 @@ json precision_json(const TrainResult& r) {
 // range for tables (columns have different units) and by the global range for
 // frames (every pixel is the same quantity; a pixel that barely changes over
 // time would otherwise dominate).
+namespace {
+
+// The root mean square of `t` over `dim` (all of it when dim < 0), scaled by its largest magnitude
+// first, so that values near 1e200 and above do not overflow to inf (float_codecs' error_metrics does
+// the same, and the two agree).
+at::Tensor scaled_rms(const at::Tensor& t, int64_t dim = -1) {
+  at::Tensor s = dim < 0 ? t.abs().max() : std::get<0>(t.abs().max(dim));
+  s = at::where(s > 0, s, at::ones_like(s));
+  return s * (dim < 0 ? (t / s).pow(2).mean() : (t / s).pow(2).mean(dim)).sqrt();
+}
+
+}  // namespace
+
 json reconstruction_json(const Dataset& in, const at::Tensor& y) {
   const at::Tensor diff = y - in.data;
   at::Tensor scale;
@@ -65,7 +87,7 @@ json reconstruction_json(const Dataset& in, const at::Tensor& y) {
     scale = at::full({in.features()}, range > 0 ? range : 1.0, at::kDouble);
   }
   const at::Tensor ndiff = diff / scale;
-  const at::Tensor col_rmse = ndiff.pow(2).mean(0).sqrt();
+  const at::Tensor col_rmse = scaled_rms(ndiff, 0);
   const int64_t worst = col_rmse.argmax().item<int64_t>();
   json where;
   if (in.data_dimension() == 2) {
@@ -74,9 +96,9 @@ json reconstruction_json(const Dataset& in, const at::Tensor& y) {
   } else {
     where = worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst);
   }
-  return {{"rmse", diff.pow(2).mean().sqrt().item<double>()},
+  return {{"rmse", scaled_rms(diff).item<double>()},
           {"max_abs_error", diff.abs().max().item<double>()},
-          {"normalized_rmse", ndiff.pow(2).mean().sqrt().item<double>()},
+          {"normalized_rmse", scaled_rms(ndiff).item<double>()},
           {"normalization", in.data_dimension() == 1 ? "per-column range" : "global range"},
           {"worst_feature", where},
           {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};

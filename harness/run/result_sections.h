@@ -16,8 +16,11 @@
 
 namespace balerbench {
 
-// {"path", "shape", "dtype", "features", "data_dimension"} of the input.
+// {"path", "shape", "dtype", "features", "data_dimension", "subnormal_values"} of the input.
 nlohmann::json dataset_json(const Dataset& ds);
+// A warning line for stderr when the data hold subnormal values and `c` flushes them to zero
+// (flush_denormal, the default): they would read as 0 without a word. Empty otherwise.
+std::string subnormal_warning(const Dataset& ds, const RunConfig& c);
 // The policy, the dtypes actually used and, with loss scaling, the scale history.
 nlohmann::json precision_json(const TrainResult& r);
 // {"name": "fused", "workers": 2, "note": "auto: fused (...)"}: the engine that trained.

@@ -102,6 +102,7 @@ TrainingSession::TrainingSession(const RunConfig& config, const Dataset& ds, c10
                                  LiveMetrics* live)
     : config_(config), device_(device), energy_(energy), live_(live) {
   check_dimensions(config, ds);
+  std::fputs(subnormal_warning(ds, config).c_str(), stderr);
   features_ = ds.features();
   latent_ = latent_size(features_, config.compression_ratio);
   norm_ = config.normalizes() ? Normalization::fit(ds.data) : Normalization::identity(features_);

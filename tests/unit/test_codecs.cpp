@@ -20,6 +20,7 @@
 #include "harness/engine/float_codecs.h"
 #include "harness/report/tables.h"
 #include "harness/run/codec_comparison.h"
+#include "harness/run/result_sections.h"
 #include "harness/run/training_session.h"
 
 namespace balerbench {
@@ -182,6 +183,45 @@ TEST(FloatCodecs, ErrorMeasuresAsBalerAndSdrbenchReadThem) {
   const FloatTable c{flat.data(), 4, 1, 8};
   const std::vector<double> off = {7.5, 7, 7, 7};
   EXPECT_FALSE(error_metrics(c, off.data()).psnr_db);  // a constant table has no range
+}
+
+// Errors of data near 1e301 are finite and the same in both places that measure them (was: info
+// printed "RMSE inf" from an overflowed sum of squares, while codecs printed "-").
+TEST(FloatCodecs, ErrorsOfHugeValuesDoNotOverflow) {
+  const std::vector<double> x = {1e301, -2e301, 3e301, 4e301};
+  const std::vector<double> y = {1.5e301, -2e301, 3e301, 3e301};
+  const FloatTable t{x.data(), 2, 2, 8};
+  const ErrorMetrics m = error_metrics(t, y.data());
+  ASSERT_TRUE(m.finite);
+  const double expected = 1e301 * std::sqrt((0.25 + 0 + 0 + 1) / 4);
+  EXPECT_NEAR(m.rmse / expected, 1.0, 1e-12);
+  Dataset ds;
+  ds.data = at::tensor(x, at::kDouble).reshape({2, 2});
+  ds.original_shape = {2, 2};
+  const nlohmann::json r = reconstruction_json(ds, at::tensor(y, at::kDouble).reshape({2, 2}));
+  EXPECT_NEAR(r["rmse"].get<double>() / expected, 1.0, 1e-12) << r.dump();
+  EXPECT_TRUE(std::isfinite(r["normalized_rmse"].get<double>())) << r.dump();
+  EXPECT_TRUE(std::isfinite(r["worst_feature_normalized_rmse"].get<double>())) << r.dump();
+}
+
+// Subnormal values are counted from their bits, whatever the flush-to-zero mode, and a config that
+// flushes them says so on stderr (was: flushed to zero without a word).
+TEST(FloatCodecs, SubnormalDataAreCountedAndWarnedAbout) {
+  const double tiny = 1e-310, smallest_normal = std::numeric_limits<double>::min();
+  const at::Tensor x = at::tensor(std::vector<double>{tiny, -tiny, 0.0, smallest_normal, 1.0, 5e-324}, at::kDouble);
+  EXPECT_EQ(count_subnormal(x), 3);
+  Dataset ds;
+  ds.source_path = "tiny.npz";
+  ds.subnormal_values = 3;
+  RunConfig c;
+  c.flush_denormal = true;
+  EXPECT_NE(subnormal_warning(ds, c).find("tiny.npz: 3 values are subnormal"), std::string::npos);
+  EXPECT_NE(subnormal_warning(ds, c).find("--set flush_denormal=false"), std::string::npos);
+  c.flush_denormal = false;
+  EXPECT_EQ(subnormal_warning(ds, c), "");
+  ds.subnormal_values = 0;
+  c.flush_denormal = true;
+  EXPECT_EQ(subnormal_warning(ds, c), "");
 }
 
 TEST(FloatCodecs, BadInputIsAClearError) {

@@ -215,6 +215,35 @@ TEST(Sampler, SeriesIsBoundedByThinning) {
   EXPECT_EQ(sampler.overhead().reads, 1000);
 }
 
+// A hand-made series: the peak is the highest mean power over stretches of at least 2 update periods
+// (2 ms here) that cover the window end to end, so it is never below the window's mean; a tail shorter
+// than a stretch joins the stretch before it (was: left out, and a burst there read mean above peak).
+TEST(Window, PeakCoversTheWholeWindowAndIsNeverBelowTheMean) {
+  const auto meters = scripted(0, 0, 0);
+  const SteadyClock::time_point t0 = SteadyClock::now();
+  auto at = [&](double t_s, double energy_j) {
+    Snapshot s;
+    s.time = t0 + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(t_s));
+    MeterReading r;
+    r.time = s.time;
+    r.energy_j = {energy_j};
+    s.readings.push_back(r);
+    return s;
+  };
+  // 10 W for 1 s in 0.1 s steps, then 0.001 s at 2000 W (2 J): the tail is shorter than a stretch.
+  std::vector<Snapshot> inside;
+  for (int i = 1; i < 10; ++i) inside.push_back(at(0.1 * i, 1.0 * i));
+  inside.push_back(at(1.0, 10.0));
+  const WindowResult w = make_window("command", at(0, 0), at(1.001, 12.0), inside, meters, nullptr);
+  const DomainEnergy& e = w.domains.at(0);
+  EXPECT_NEAR(e.avg_power_w, 12.0 / 1.001, 1e-6);  // the clock's ticks round the times to a nanosecond
+  EXPECT_NEAR(e.peak_power_w, 3.0 / 0.101, 1e-5);  // the last 0.1 s stretch with the tail joined to it
+  EXPECT_GE(e.peak_power_w, e.avg_power_w);
+  // A window shorter than one stretch has no peak to state.
+  const WindowResult tiny = make_window("tiny", at(0, 0), at(0.001, 0.01), {}, meters, nullptr);
+  EXPECT_TRUE(std::isnan(tiny.domains.at(0).peak_power_w));
+}
+
 TEST(Window, EnergyMeanPeakAndNetOfIdle) {
   Sampler sampler(scripted(100, 300, 0.4), 200);
   sampler.start();
