@@ -1,6 +1,8 @@
 // figure_parts.cpp: see figure_parts.h.
 #include "harness/report/figure_parts.h"
 
+#include <algorithm>
+
 #include "harness/report/table_cells.h"
 
 namespace balerbench::report::figure {
@@ -43,7 +45,7 @@ json category(const std::string& field, const std::string& title) {
 void put_mean(json& row, const std::string& prefix, const Summary& s) {
   row[prefix] = s.n ? num(s.mean) : json(nullptr);
   const bool interval = s.n > 1;
-  row[prefix + "_lo"] = interval ? num(s.mean - s.ci95_half_width) : json(nullptr);
+  row[prefix + "_lo"] = interval ? num(std::max(0.0, s.mean - s.ci95_half_width)) : json(nullptr);
   row[prefix + "_hi"] = interval ? num(s.mean + s.ci95_half_width) : json(nullptr);
 }
 

@@ -28,7 +28,8 @@ nlohmann::json quantity(const std::string& field, const std::string& title,
 nlohmann::json category(const std::string& field, const std::string& title);
 
 // A mean and its 95% confidence interval over the repeats (Student t): {prefix: mean, prefix_lo,
-// prefix_hi}, the ends null with fewer than two values. Sets them into `row`.
+// prefix_hi}, the ends null with fewer than two values, the lower end cut at 0 (every figure's
+// means are of times, energies or losses). Sets them into `row`.
 void put_mean(nlohmann::json& row, const std::string& prefix, const Summary& s);
 // A rule from `field`_lo to `field`_hi along `along` ("x" or "y") at `at` on the other axis: the
 // error bars of put_mean's rows (rows without an interval are left out).

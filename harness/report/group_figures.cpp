@@ -88,6 +88,13 @@ json time_energy_spec(const json& configs, const json& trials, const json& front
                     {"mark", {{"type", "point"}, {"filled", true}, {"shape", "diamond"}, {"size", 110},
                               {"opacity", 1}, {"stroke", "#222"}, {"strokeWidth", 0.6}}},
                     {"encoding", {{"x", x}, {"y", y}, {"color", color}, {"tooltip", tooltip}}}});
+  // A ring around each configuration on the frontier, which a frontier of one has no line to show.
+  layers.push_back({{"name", "frontier"},
+                    {"data", {{"values", configs}}},
+                    {"transform", json::array({{{"filter", "datum.pareto === 'yes'"}}})},
+                    {"mark", {{"type", "point"}, {"shape", "circle"}, {"filled", false}, {"size", 420},
+                              {"stroke", "#111"}, {"strokeWidth", 1.4}}},
+                    {"encoding", {{"x", x}, {"y", y}}}});
   if (frontier.size() >= 2)
     layers.push_back({{"data", {{"values", frontier}}},
                       {"mark", {{"type", "line"}, {"color", "#222"}, {"strokeDash", {5, 4}}, {"strokeWidth", 1.2}}},
@@ -133,14 +140,16 @@ void add_time_energy_figure(ReportFigures& out, const Slice& s) {
   const std::size_t left_out = finished(groups).size() - points.size();
   f.caption = joined(
       {"Diamonds: each configuration's mean over its repeats; bars: the 95% confidence interval of each mean "
-       "(Student t; none with one repeat). Hollow marks: the single trials (circle: a repeat; cross: a repeat on "
-       "a disturbed machine, kept in the mean; triangle: a warm-up, in no mean). Dashed line: the time-energy "
-       "Pareto frontier, the configurations no other beats in both (the cost_pareto table).",
+       "(Student t, cut at 0; none with one repeat). Hollow marks: the single trials (circle: a repeat; cross: a "
+       "repeat on a disturbed machine, kept in the mean; triangle: a warm-up, in no mean). Black rings, joined by "
+       "a dashed line: the time-energy Pareto frontier, the configurations no other beats in both (the "
+       "cost_pareto table).",
        left_out ? std::to_string(left_out) + " configuration(s) left out: a repeat has no time or energy" +
                       (target ? " to the target (it missed it)." : ".")
                 : "",
        fig::not_finished_note(s)});
-  f.expected_marks = {{"symbol", static_cast<int64_t>(configs.size() + trials.size())}, {"rule", intervals}};
+  f.expected_marks = {{"symbol", static_cast<int64_t>(configs.size() + trials.size() + front.size())},
+                      {"rule", intervals}, {"frontier", static_cast<int64_t>(front.size())}};
   if (frontier.size() >= 2) f.expected_marks["line"] = 1;
   out.figures.push_back(std::move(f));
 }
@@ -196,7 +205,7 @@ void add_power_limit_figure(ReportFigures& out, const Slice& s) {
             {"resolve", {{"scale", {{"y", "independent"}}}}}};
   f.spec["title"] = fig::title("Training time and energy against the GPU power limit", s, fig::energy_kinds(drawn));
   f.caption = joined({"Points: each configuration's mean over its repeats at each limit; bars: the 95% confidence "
-                      "interval of the mean (none with one repeat). The power_limit table has the same means.",
+                      "interval of the mean (cut at 0; none with one repeat). The power_limit table has the same means.",
                       groups.size() > drawn.size()
                           ? std::to_string(groups.size() - drawn.size()) +
                                 " configuration(s) ran without a limit (as found): not on this axis."

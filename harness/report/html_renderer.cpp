@@ -15,25 +15,32 @@ namespace {
 
 using nlohmann::json;
 
-// The marks a trial's row gets, from its status, warmup and disturbed cells.
-struct RowMarks {
-  std::ptrdiff_t status = -1, warmup = -1, disturbed = -1;  // column indexes; -1: none
-  std::string of(const std::vector<json>& row) const {
+// What a trial's row is marked as, from its status, warmup and disturbed cells.
+struct Marks {
+  bool failed = false, skipped = false, warmup = false, disturbed = false;
+  std::string classes() const {
+    std::string c;
+    for (const auto& [on, name] : {std::pair{failed, "bb-failed"}, std::pair{skipped, "bb-skipped"},
+                                   std::pair{warmup, "bb-warmup"}, std::pair{disturbed, "bb-disturbed"}})
+      if (on) c += (c.empty() ? "" : " ") + std::string(name);
+    return c;
+  }
+};
+
+// The columns that mark a row (-1: the table has none).
+struct MarkColumns {
+  std::ptrdiff_t status = -1, warmup = -1, disturbed = -1;
+  Marks of(const std::vector<json>& row) const {
     const auto text = [&](std::ptrdiff_t i) {
       return i >= 0 && static_cast<std::size_t>(i) < row.size() && row[i].is_string() ? row[i].get<std::string>()
                                                                                       : std::string();
     };
-    std::string marks;
-    const std::string status_text = text(status);
-    if (status_text == "failed" || status_text == "skipped") marks += " bb-" + status_text;
-    if (text(warmup) == "yes") marks += " bb-warmup";
-    if (text(disturbed) == "yes") marks += " bb-disturbed";
-    return marks.empty() ? marks : marks.substr(1);
+    return {text(status) == "failed", text(status) == "skipped", text(warmup) == "yes", text(disturbed) == "yes"};
   }
 };
 
-RowMarks row_marks(const Table& t) {
-  RowMarks m;
+MarkColumns mark_columns(const Table& t) {
+  MarkColumns m;
   for (std::size_t i = 0; i < t.columns.size(); ++i) {
     if (t.columns[i] == "status") m.status = static_cast<std::ptrdiff_t>(i);
     if (t.columns[i] == "warmup") m.warmup = static_cast<std::ptrdiff_t>(i);
@@ -42,15 +49,15 @@ RowMarks row_marks(const Table& t) {
   return m;
 }
 
-// "3 failed, 1 warm-up (left out of every statistic)": the marked rows, for the legend.
-std::string legend_of(const Table& t, const RowMarks& m) {
+// "Marked rows: 3 failed, 1 warm-up (in no statistic)": the legend above a table with marked rows.
+std::string legend_of(const Table& t, const MarkColumns& m) {
   int failed = 0, skipped = 0, warmup = 0, disturbed = 0;
   for (const auto& row : t.rows) {
-    const std::string marks = " " + m.of(row) + " ";
-    failed += marks.find(" bb-failed ") != std::string::npos;
-    skipped += marks.find(" bb-skipped ") != std::string::npos;
-    warmup += marks.find(" bb-warmup ") != std::string::npos;
-    disturbed += marks.find(" bb-disturbed ") != std::string::npos;
+    const Marks k = m.of(row);
+    failed += k.failed;
+    skipped += k.skipped;
+    warmup += k.warmup;
+    disturbed += k.disturbed;
   }
   std::string s;
   const auto add = [&](int n, const char* cls, const std::string& what) {
@@ -100,7 +107,7 @@ void render_notes(std::ostream& o, const Table& t) {
 void render_one(std::ostream& o, const Table& t, const std::string& id_prefix) {
   o << "<section class=\"bb-table\" id=\"" << html_escape(id_prefix + html_id(t.name)) << "\" data-table=\""
     << html_escape(t.name) << "\">\n<h3>" << html_escape(t.title) << "</h3>\n";
-  const RowMarks marks = row_marks(t);
+  const MarkColumns marks = mark_columns(t);
   o << legend_of(t, marks);
   const std::vector<bool> mask = decision_mask(t);
   const auto shown = static_cast<std::size_t>(std::count(mask.begin(), mask.end(), true));
@@ -114,7 +121,7 @@ void render_one(std::ostream& o, const Table& t, const std::string& id_prefix) {
       << "><button type=\"button\" title=\"sort by " << html_escape(t.columns[i]) << "\">"
       << html_escape(t.columns[i]) << "</button></th>";
   o << "</tr></thead>\n<tbody>\n";
-  for (const auto& r : t.rows) render_row(o, r, marks.of(r), mask);
+  for (const auto& r : t.rows) render_row(o, r, marks.of(r).classes(), mask);
   o << "</tbody></table></div>\n";
   if (t.rows.empty()) o << "<p class=\"bb-empty\">No rows: no trial gave this table anything (see the notes).</p>\n";
   render_notes(o, t);

@@ -62,7 +62,7 @@ void add_phase_energy_figure(ReportFigures& out, const Slice& s) {
   f.spec["title"] = fig::title("Energy per Baler mode and configuration (the phases table)", s, fig::energy_kinds(groups));
   f.caption = "Bars: each configuration's mean energy in each mode over its repeats (the phases table's energy_j: "
               "train = every epoch with its evaluation; compress and decompress = the whole dataset); lines: the "
-              "95% confidence interval of the mean (none with one repeat). Each mode has its own scale." +
+              "95% confidence interval of the mean (cut at 0; none with one repeat). Each mode has its own scale." +
               (fig::not_finished_note(s).empty() ? std::string() : " " + fig::not_finished_note(s));
   f.expected_marks = {{"rect", static_cast<int64_t>(rows.size())}};
   out.figures.push_back(std::move(f));

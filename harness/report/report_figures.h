@@ -25,7 +25,8 @@ struct ReportFigure {
   std::string caption;  // how to read it: what the marks and bars are, what is left out and why
   nlohmann::json spec;  // Vega-Lite, its title naming the system and the energy's kind
   // The data marks the figure must draw, by Vega mark type ("symbol", "rule", "line", "rect",
-  // "text"): at least this many items each (the browser test counts them in the SVG).
+  // "text"): at least this many items each (the browser test counts them in the SVG); "frontier":
+  // exactly this many rings on the Pareto frontier (the layer named "frontier").
   nlohmann::json expected_marks = nlohmann::json::object();
 };
 

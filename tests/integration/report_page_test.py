@@ -171,10 +171,9 @@ def figure_marks(driver):
                 const tag = type === 'rule' ? 'line' : type === 'text' ? 'text' : 'path';
                 counts[type] = f.querySelectorAll(`svg g.mark-${type}.role-mark > ${tag}`).length;
             }
-            const frontier = Array.from(f.querySelectorAll('svg g.mark-line.role-mark > path'))
-                .map(p => (p.getAttribute('d').match(/[ML]/g) || []).length);
+            counts.frontier = f.querySelectorAll('svg g.mark-symbol.frontier_marks > path').length;
             return {kind: f.dataset.kind, rendered: f.dataset.rendered, expect: JSON.parse(f.dataset.expect),
-                    counts: counts, lines: frontier};
+                    counts: counts};
         });""")
 
 
@@ -185,7 +184,10 @@ def check_figures(driver, tables, expect_kinds):
     for f in figures:
         check(f["rendered"] == "yes", f"figure {f['kind']}: not drawn ({f['rendered']})")
         for mark, n in f["expect"].items():
-            check(f["counts"][mark] >= n, f"figure {f['kind']}: {f['counts'][mark]} {mark} marks, expected {n}")
+            if mark == "frontier":
+                check(f["counts"][mark] == n, f"figure {f['kind']}: {f['counts'][mark]} frontier rings, expected {n}")
+            else:
+                check(f["counts"][mark] >= n, f"figure {f['kind']}: {f['counts'][mark]} {mark} marks, expected {n}")
         check(sum(f["counts"].values()) > 0, f"figure {f['kind']}: no data mark in its SVG")
     by_name = {t["table"]: t for t in tables}
     # The same numbers: a point per ratio the precision table gives (the FP32 rows are the 1) ...
@@ -194,12 +196,11 @@ def check_figures(driver, tables, expect_kinds):
     ratio_figure = next(f for f in figures if f["kind"] == "ratio_to_fp32")
     check(ratio_figure["counts"]["symbol"] == ratios,
           f"ratio figure: {ratio_figure['counts']['symbol']} points, the precision table has {ratios} ratios")
-    # ... and a frontier through the cost_pareto table's configurations.
+    # ... and a ring on the frontier for each configuration of the cost_pareto table.
     front = len(by_name["cost_pareto"]["rows"])
     te = next(f for f in figures if f["kind"] == "time_energy")
-    if front >= 2:
-        check(front in te["lines"], f"time-energy figure: frontier lines with {te['lines']} vertices, "
-                                    f"the cost_pareto table has {front} rows")
+    check(front >= 1 and te["counts"]["frontier"] == front,
+          f"time-energy figure: {te['counts']['frontier']} frontier rings, the cost_pareto table has {front} rows")
 
 
 def check_sorting(driver, experiment, table, column):

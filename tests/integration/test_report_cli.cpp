@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/test_util.h"
 
 namespace balerbench {

@@ -132,6 +132,7 @@ TEST(ReportFigures, EachFigureFromTheTablesNumbers) {
   }));
   const Table pareto = make_tables(trials, "cost", {}).at(1);
   ASSERT_EQ(pareto.name, "cost_pareto");
+  EXPECT_EQ(te->expected_marks["frontier"], pareto.rows.size());  // a ring on each
   EXPECT_EQ(te->expected_marks.value("line", 0), pareto.rows.size() >= 2 ? 1 : 0);
 
   for (const char* kind : {"loss", "phase_energy"}) EXPECT_NE(figure_of(f, kind), nullptr) << kind;
