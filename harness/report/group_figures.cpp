@@ -102,6 +102,39 @@ json time_energy_spec(const json& configs, const json& trials, const json& front
   return {{"width", 520}, {"height", 340}, {"layer", layers}};
 }
 
+// A configuration's mean time and energy at its power limit, one row each (none without a value).
+json power_limit_rows(const Group& g, const std::string& label) {
+  json rows = json::array();
+  for (const bool energy : {false, true}) {
+    json row = {{"power_limit_w", *g.power_limit_w}, {"configuration", label},
+                {"quantity", energy ? "training energy (J)" : "training time (s)"},
+                {"n", static_cast<int64_t>(g.ok.size())}};
+    fig::put_mean(row, "value", energy ? g.stat([](const TrialRecord& r) { return r.train_energy_j; })
+                                       : g.stat([](const TrialRecord& r) { return r.train_s; }));
+    if (!row["value"].is_null()) rows.push_back(row);
+  }
+  return rows;
+}
+
+json power_limit_spec(const json& rows) {
+  const json x = fig::quantity("power_limit_w", "GPU power limit (W)");
+  const json y = fig::quantity("value", "mean over the repeats");
+  const json color = fig::category("configuration", "configuration");
+  const json tooltip = json::array({{{"field", "configuration"}}, {{"field", "power_limit_w"}, {"title", "limit (W)"}},
+                                    {{"field", "quantity"}}, {{"field", "value"}, {"format", ".4g"}},
+                                    {{"field", "n"}, {"title", "repeats"}}});
+  const json layers = json::array(
+      {{{"mark", {{"type", "line"}, {"point", false}}}, {"encoding", {{"x", x}, {"y", y}, {"color", color}}}},
+       fig::interval_rule("y", "value", {{"field", "power_limit_w"}, {"type", "quantitative"}}),
+       {{"mark", {{"type", "point"}, {"filled", true}, {"size", 60}}},
+        {"encoding", {{"x", x}, {"y", y}, {"color", color}, {"tooltip", tooltip}}}}});
+  return {{"data", {{"values", rows}}},
+          {"facet", {{"column", {{"field", "quantity"}, {"type", "nominal"}, {"title", nullptr},
+                                 {"sort", {"training time (s)", "training energy (J)"}}}}}},
+          {"spec", {{"width", 300}, {"height", 240}, {"layer", layers}}},
+          {"resolve", {{"scale", {{"y", "independent"}}}}}};
+}
+
 }  // namespace
 
 void add_time_energy_figure(ReportFigures& out, const Slice& s) {
@@ -174,35 +207,12 @@ void add_power_limit_figure(ReportFigures& out, const Slice& s) {
   for (const auto& g : groups) {
     if (!g.power_limit_w) continue;
     drawn.push_back(g);
-    const std::string label = fig::configuration_label(g, a);
-    series.insert(label);
-    for (const bool energy : {false, true}) {
-      json row = {{"power_limit_w", *g.power_limit_w}, {"configuration", label},
-                  {"quantity", energy ? "training energy (J)" : "training time (s)"},
-                  {"n", static_cast<int64_t>(g.ok.size())}};
-      fig::put_mean(row, "value", energy ? g.stat([](const TrialRecord& r) { return r.train_energy_j; })
-                                         : g.stat([](const TrialRecord& r) { return r.train_s; }));
-      if (!row["value"].is_null()) rows.push_back(row);
-    }
+    series.insert(fig::configuration_label(g, a));
+    for (json& row : power_limit_rows(g, fig::configuration_label(g, a))) rows.push_back(std::move(row));
   }
-  const json x = fig::quantity("power_limit_w", "GPU power limit (W)");
-  const json y = fig::quantity("value", "mean over the repeats");
-  const json color = fig::category("configuration", "configuration");
-  const json tooltip = json::array({{{"field", "configuration"}}, {{"field", "power_limit_w"}, {"title", "limit (W)"}},
-                                    {{"field", "quantity"}}, {{"field", "value"}, {"format", ".4g"}},
-                                    {{"field", "n"}, {"title", "repeats"}}});
-  json layers = json::array(
-      {{{"mark", {{"type", "line"}, {"point", false}}}, {"encoding", {{"x", x}, {"y", y}, {"color", color}}}},
-       fig::interval_rule("y", "value", {{"field", "power_limit_w"}, {"type", "quantitative"}}),
-       {{"mark", {{"type", "point"}, {"filled", true}, {"size", 60}}},
-        {"encoding", {{"x", x}, {"y", y}, {"color", color}, {"tooltip", tooltip}}}}});
   ReportFigure f;
   f.kind = "power_limit";
-  f.spec = {{"data", {{"values", rows}}},
-            {"facet", {{"column", {{"field", "quantity"}, {"type", "nominal"}, {"title", nullptr},
-                                   {"sort", {"training time (s)", "training energy (J)"}}}}}},
-            {"spec", {{"width", 300}, {"height", 240}, {"layer", layers}}},
-            {"resolve", {{"scale", {{"y", "independent"}}}}}};
+  f.spec = power_limit_spec(rows);
   f.spec["title"] = fig::title("Training time and energy against the GPU power limit", s, fig::energy_kinds(drawn));
   f.caption = joined({"Points: each configuration's mean over its repeats at each limit; bars: the 95% confidence "
                       "interval of the mean (cut at 0; none with one repeat). The power_limit table has the same means.",
