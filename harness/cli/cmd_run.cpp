@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/error.h"
 #include "common/paths.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
@@ -59,6 +60,10 @@ void check_before_work(const Args& a, const SweepOptions& o) {
   check_output_file(a.db, "give --db a file in a folder that can be written");
   if (!a.html.empty()) {
     check_output_file(a.html, "give --html a file in a folder that can be written");
+    namespace fs = std::filesystem;
+    std::error_code ec;  // an absolute path first: weakly_canonical leaves a relative one with no existing part as it is
+    if (fs::weakly_canonical(fs::absolute(a.html, ec), ec) == fs::weakly_canonical(fs::absolute(a.db, ec), ec))
+      throw InputError("--html " + a.html + ": is the results database itself", "write the page to another file");
     report::check_plot_library();
   }
   check_monitoring_settings(o.monitoring);

@@ -94,6 +94,9 @@ TEST_F(ReportCli, WithoutThePlottingLibraryHtmlStopsBeforeAnyWorkWithTheFix) {
   EXPECT_NE(r.out.find("plotting library is not installed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("hint: run scripts/setup.sh"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir_.path("db.sqlite")));  // no trial ran
+  r = bb("run exp.json --db db.sqlite --progress none --html ./db.sqlite");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--html ./db.sqlite: is the results database itself"), std::string::npos) << r.out;
   ASSERT_EQ(bb("run exp.json --db db.sqlite --progress none --tables none").exit_code, 0);
   r = bb("report --db db.sqlite --format html --out page.html", no_library);
   EXPECT_EQ(r.exit_code, 2) << r.out;
