@@ -111,8 +111,10 @@ std::string target_sentence(const std::vector<TrialRecord>& trials) {
       ++finished_n;
       reached += t.target_reached;
     }
-  return "Target: " + html_escape(target_text(trials)) + ", reached by " + std::to_string(reached) + " of the " +
-         std::to_string(finished_n) + " finished trials.";
+  const std::string target = "Target: " + html_escape(target_text(trials));
+  if (!finished_n) return target + ".";
+  return target + ", reached by " + std::to_string(reached) + " of the " + std::to_string(finished_n) +
+         " finished trials.";
 }
 
 std::string dates_sentence(const std::vector<TrialRecord>& trials) {
