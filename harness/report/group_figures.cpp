@@ -29,17 +29,6 @@ std::string trial_kind(const TrialRecord& r) {
   return disturbance_of(r).disturbed ? kDisturbed : kRepeat;
 }
 
-// The configuration a trial belongs to, labelled as its group is.
-std::string label_of(const TrialRecord& r, const Axes& a) {
-  Group g;
-  g.batch_size = r.batch_size;
-  g.precision = r.precision;
-  g.engine = r.engine;
-  g.power_limit_w = r.power_limit_w;
-  g.epochs = r.epochs;
-  return fig::configuration_label(g, a);
-}
-
 std::string joined(const std::vector<std::string>& parts) {
   std::string s;
   for (const auto& p : parts)
@@ -53,7 +42,7 @@ json trial_points(const Slice& s, const Axes& a, bool target) {
   for (const auto& r : s.trials) {
     const auto t = pareto_time_s(r, target), e = pareto_energy_j(r, target);
     if (r.status != TrialStatus::kOk || !t || !e) continue;
-    points.push_back({{"trial", r.id}, {"configuration", label_of(r, a)}, {"time_s", *t}, {"energy_j", *e},
+    points.push_back({{"trial", r.id}, {"configuration", fig::configuration_label(configuration_of(r), a)}, {"time_s", *t}, {"energy_j", *e},
                       {"trial_kind", trial_kind(r)}});
   }
   return points;
