@@ -137,7 +137,7 @@ stage_sweep() {
     { tail -20 "$OUT/sweep.log"; return 1; }
   rm -rf "$OUT/reports" && mkdir -p "$OUT/reports"
   for t in precision batch_size cost trials; do
-    "$bb" report --db "$db" --experiment gpu_amp_tta --table "$t" > "$OUT/reports/$t.md" 2>> "$OUT/sweep.log" || return 1
+    "$bb" report --db "$db" --experiment gpu_amp_tta --table "$t" --wide > "$OUT/reports/$t.md" 2>> "$OUT/sweep.log" || return 1
   done
   "$bb" report --db "$db" --experiment gpu_amp_tta --format json > "$OUT/reports/tables.json" 2>> "$OUT/sweep.log" || return 1
   cat "$OUT/reports/precision.md"

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""plot.py: charts from a balerbench results database (or a report's CSV).
+"""plot.py: print figures (PDF, PNG and SVG) from a balerbench results database (or a report's CSV),
+for a paper or a talk, with matplotlib. To look at results, `balerbench report --format html --out
+report.html` makes one page with every table and the interactive figures (docs/report_page.md);
+this script makes the static files a paper's LaTeX or a slide includes.
 
-Writes PNG and SVG files into --out:
+Writes PDF, PNG and SVG files into --out:
   loss_per_epoch.*      relative error (or validation loss) per epoch, one line per precision and batch size
   power_over_time.*     the sampler's power series of one trial, coloured by phase
   vs_batch_size.*       training time and energy against batch size (mean, min-max bars)
@@ -18,7 +21,7 @@ Writes PNG and SVG files into --out:
 
 A chart whose data the experiment does not have (one batch size, no power
 limits) is skipped with a note. Energy that was estimated or simulated says so
-in the chart's title. Uses Debian's python3-matplotlib; no network.
+in the chart's title. Uses Debian's python3-matplotlib (scripts/setup.sh installs it); no network.
 """
 import argparse
 import collections
@@ -29,7 +32,12 @@ import sqlite3
 import statistics
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    print("plot.py: error: matplotlib is missing (hint: apt-get install python3-matplotlib, or pip install "
+          "matplotlib; for a page with the figures, balerbench report --format html needs neither)", file=sys.stderr)
+    sys.exit(2)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -38,7 +46,7 @@ PRECISION_ORDER = ["fp32", "amp_fp16_noscale", "amp_fp16", "fp64", "tf32", "amp_
 
 
 def save(fig, out_dir, name, written):
-    for ext in ("png", "svg"):
+    for ext in ("pdf", "png", "svg"):
         path = os.path.join(out_dir, f"{name}.{ext}")
         tmp = path + ".partial." + ext
         fig.savefig(tmp, dpi=120, bbox_inches="tight")

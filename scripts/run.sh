@@ -2,17 +2,19 @@
 # run.sh: the main job. Sets up (Debian packages + Release build), lists the
 # energy meters this machine has, then runs experiments/quickstart.json: a
 # small sweep of precision x batch size on synthetic CMS-like jets, 2 repeats,
-# into the SQLite results database, and prints the precision (T3) and Zeus
-# cost tables from it. A second run resumes: finished trials are skipped.
+# into the SQLite results database, prints the precision (T3) and Zeus
+# cost tables from it, and writes the experiment's HTML page (every table and the
+# figures) to results/quickstart.html. A second run resumes: finished trials are skipped.
 #
 #   scripts/run.sh                                   # results/balerbench.sqlite
 #   DB=/tmp/q.sqlite scripts/run.sh                  # another database
-#   EXPERIMENT=experiments/t3_precision.json scripts/run.sh
+#   EXPERIMENT=experiments/t3_precision.json HTML=results/t3.html scripts/run.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BALERBENCH_BUILD_DIR:-$ROOT/build}"
 EXPERIMENT="${EXPERIMENT:-$ROOT/experiments/quickstart.json}"
 DB="${DB:-$ROOT/results/balerbench.sqlite}"
+HTML="${HTML:-$ROOT/results/$(basename "$EXPERIMENT" .json).html}"
 
 "$ROOT/scripts/setup.sh"
 BB="$BUILD_DIR/harness/balerbench"
@@ -20,5 +22,9 @@ BB="$BUILD_DIR/harness/balerbench"
 echo; echo "== energy meters on this machine"
 "$BB" meters
 echo; echo "== sweep: $EXPERIMENT"
-"$BB" run "$EXPERIMENT" --db "$DB" --progress lines
-echo; echo "every table: $BB report --db $DB"
+# The page needs the plotting library that setup.sh installs with npm; where that failed, the tables alone.
+PAGE=()
+if [ -f "$ROOT/harness/report/html/node_modules/vega-lite/build/vega-lite.min.js" ]; then PAGE=(--html "$HTML"); fi
+"$BB" run "$EXPERIMENT" --db "$DB" --progress lines "${PAGE[@]}"
+echo; echo "every table: $BB report --db $DB [--wide]"
+if [ "${#PAGE[@]}" -gt 0 ]; then echo "every table and the figures, in a browser: $HTML"; fi

@@ -16,7 +16,9 @@
 #     every access our code makes; TSan cannot see the synchronisation inside LibTorch's thread
 #     pools, so the tsan run keeps to tests that start no LibTorch parallel work (ATen single-threaded:
 #     OMP_NUM_THREADS=1), and to the suites whose threads are ours.
-#   - MonitoringServers (real Prometheus and InfluxDB servers) run in the normal build only.
+#   - MonitoringServers (real Prometheus and InfluxDB servers) and ReportPage (the HTML report in a
+#     headless browser: the page's script, not our C++, is what it tests) run in the normal build only;
+#     the C++ that writes the page runs under ASan in the unit and CLI tests.
 #   - ASan's leak checker is off: LibTorch keeps process-lifetime allocations (its op registry) that
 #     it reports as leaks at exit.
 # Extra arguments go to ctest (asan) or to the test programs (tsan, e.g. --gtest_filter=...).
@@ -44,7 +46,7 @@ if [ "$KIND" = asan ]; then
   cmake --build . -j "$JOBS" > "$BUILD/sanitize-build.log" 2>&1 || { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }
   export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-  exec ctest -j "$JOBS" -L "unit|integration" -E MonitoringServers --output-on-failure "$@"
+  exec ctest -j "$JOBS" -L "unit|integration" -E "MonitoringServers|ReportPage" --output-on-failure "$@"
 fi
 cmake --build . -j "$JOBS" --target unit_tests_energy unit_tests_sweep unit_tests_torch > "$BUILD/sanitize-build.log" 2>&1 ||
   { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # setup.sh: install what balerbench needs from Debian's packages (idempotent:
 # one `apt-get update`, only when something is missing), make sure LibTorch runs
-# on OpenBLAS rather than the reference BLAS, and build in Release.
+# on OpenBLAS rather than the reference BLAS, install the HTML report's plotting
+# library from the npm registry (npm ci, only when it is missing or its lock file
+# changed), and build in Release.
 #
 # LibTorch: a CUDA-enabled PyTorch that python3 can import (pip or conda) is used when there is one
 # (GPU nodes); otherwise Debian's CPU LibTorch (libtorch-dev). Choose explicitly with --torch:
@@ -12,6 +14,8 @@
 #   scripts/setup.sh --print-torch         # only say which LibTorch auto would use, and why
 #   scripts/setup.sh --sanitizers          # also clang and its runtimes (scripts/sanitize.sh, fuzz.sh)
 #   scripts/setup.sh --packages-only       # install and check the packages, build nothing
+#   scripts/setup.sh --browser             # also Chromium, its driver and Selenium, for the HTML report's
+#                                          #   browser test (scripts/test.sh asks for them; BALERBENCH_BROWSER=1 too)
 #   BALERBENCH_TORCH=... BALERBENCH_PYTHON=/opt/conda/bin/python3 BALERBENCH_BUILD_DIR=/tmp/b scripts/setup.sh
 set -euo pipefail
 
@@ -22,6 +26,7 @@ PY="${BALERBENCH_PYTHON:-python3}"
 PRINT_ONLY=0
 SANITIZERS=0
 PACKAGES_ONLY=0
+BROWSER="${BALERBENCH_BROWSER:-0}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --torch) TORCH="${2:?--torch needs auto, debian or a folder}"; shift 2 ;;
@@ -29,7 +34,8 @@ while [ $# -gt 0 ]; do
     --print-torch) PRINT_ONLY=1; shift ;;
     --sanitizers) SANITIZERS=1; shift ;;
     --packages-only) PACKAGES_ONLY=1; shift ;;
-    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch, --sanitizers, --packages-only)" >&2; exit 2 ;;
+    --browser) BROWSER=1; shift ;;
+    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch, --sanitizers, --packages-only, --browser)" >&2; exit 2 ;;
   esac
 done
 
@@ -97,6 +103,11 @@ PACKAGES=(
 if [ -z "$TORCH_PREFIX" ]; then PACKAGES+=(libtorch-dev python3-torch); fi
 # libFuzzer and the sanitizer runtimes come with clang (scripts/fuzz.sh, scripts/sanitize.sh).
 if [ "$SANITIZERS" = 1 ]; then PACKAGES+=(clang libclang-rt-dev); fi
+# npm brings the HTML report's plotting library (below); Debian's, where the machine has none.
+if ! command -v npm > /dev/null; then PACKAGES+=(npm); fi
+# The HTML report's browser test (tests/integration/report_page_test.py) drives Debian's headless
+# Chromium with Selenium: some 300 MB installed, so only when the tests ask (scripts/test.sh).
+if [ "$BROWSER" = 1 ]; then PACKAGES+=(chromium chromium-driver python3-selenium); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -134,6 +145,20 @@ for lib in libblas.so.3 liblapack.so.3; do
   fi
   echo "setup: $alt -> $current"
 done
+
+# The HTML report's plotting library (Vega and Vega-Lite, docs/report_page.md): npm ci from the
+# committed package.json and package-lock.json into harness/report/html/node_modules (git-ignored),
+# where the binary looks for it. Only `report --format html` and `run --html` need it: without it
+# they say so and how to install it, and everything else works.
+JS_DIR="$ROOT/harness/report/html"
+if [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]; then
+  echo "setup: installing the HTML report's plotting library (npm ci in $JS_DIR)"
+  if ! (cd "$JS_DIR" && npm ci --omit=dev --no-audit --no-fund --loglevel=error); then
+    echo "setup: warning: npm ci failed: the HTML report cannot be written until scripts/setup.sh runs again with the npm registry reachable" >&2
+  fi
+else
+  echo "setup: the HTML report's plotting library is installed ($JS_DIR/node_modules)"
+fi
 
 [ "$PACKAGES_ONLY" = 1 ] && exit 0
 

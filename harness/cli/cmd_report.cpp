@@ -1,4 +1,5 @@
-// cmd_report.cpp: `balerbench report`: tables from the results database.
+// cmd_report.cpp: `balerbench report`: tables from the results database, or the HTML page with its
+// figures.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -16,6 +17,9 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/output_check.h"
+#include "harness/report/plot_library.h"
+#include "harness/report/report_page.h"
+#include "harness/report/table_cells.h"
 #include "harness/report/tables.h"
 #include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
@@ -26,6 +30,7 @@ namespace {
 
 struct ReportArgs {
   std::string db = "results/balerbench.sqlite", experiment, table = "all", format = "md", out;
+  bool wide = false;
 };
 
 // The cost weights stored with an experiment ({0, 0.5, 1} when it names none).
@@ -82,8 +87,9 @@ void print_migration_note(const Store& s) {
   if (!s.migration_note().empty()) std::fprintf(stderr, "balerbench: note: %s\n", s.migration_note().c_str());
 }
 
-int report(const ReportArgs& a) {
-  // Where the report goes, before the database is read and the tables made.
+// Where the report goes, checked before the database is read and the tables made; for HTML, also
+// that the plotting library is there.
+void check_report_output(const ReportArgs& a) {
   if (a.format == "csv" && !a.out.empty()) {
     check_output_folder(a.out, "CSV reports go to a folder (one file per table): give a folder name, e.g. --out reports/");
   } else if (!a.out.empty()) {
@@ -92,56 +98,96 @@ int report(const ReportArgs& a) {
     if (std::filesystem::equivalent(a.out, a.db, ec))
       throw InputError("--out " + a.out + ": is the results database itself", "write the report to another file");
   }
-  const Store store(a.db, StoreAccess::kReadOnly);
-  print_migration_note(store);
+  if (a.format == "html") report::check_plot_library();
+}
+
+// The experiments to report (every stored one, or --experiment), each with its trials and tables.
+std::vector<report::ExperimentReport> load_reports(const Store& store, const ReportArgs& a) {
   std::vector<std::string> experiments = store.experiments();
-  if (experiments.empty()) throw InputError(a.db + ": no trials stored yet", "balerbench run EXPERIMENT.json first");
+  // An HTML page says that the database is empty; a table cannot.
+  if (experiments.empty() && a.format != "html")
+    throw InputError(a.db + ": no trials stored yet", "balerbench run EXPERIMENT.json first");
   if (!a.experiment.empty()) {
     if (std::find(experiments.begin(), experiments.end(), a.experiment) == experiments.end()) {
       std::string list;
       for (const auto& e : experiments) list += (list.empty() ? "" : ", ") + e;
-      throw InputError(a.db + ": no experiment named '" + a.experiment + "'", "stored: " + list);
+      throw InputError(a.db + ": no experiment named '" + a.experiment + "'",
+                       list.empty() ? "the database holds no trials yet" : "stored: " + list);
     }
     experiments = {a.experiment};
   }
-  std::vector<std::pair<std::string, std::vector<Table>>> reports;
-  std::size_t table_count = 0;
+  std::vector<report::ExperimentReport> reports;
   for (const auto& name : experiments) {
-    reports.emplace_back(name, make_tables(store.trials(name, true, false), a.table, stored_etas(store, name)));
-    table_count += reports.back().second.size();
+    report::ExperimentReport e{name, store.trials(name, true, false), {}, stored_etas(store, name)};
+    e.tables = make_tables(e.trials, a.table, e.etas);
+    reports.push_back(std::move(e));
   }
-  if (a.format == "csv" && !a.out.empty()) {
-    for (const auto& [name, tables] : reports) write_csv_dir(a.out, name, tables);
-    return 0;
-  }
-  std::string text;
-  if (a.format == "csv" && table_count != 1) {
-    // Several tables on stdout: one CSV block each, after a '#' line naming it (pandas:
-    // read_csv(comment='#') per block); --table NAME gives one plain CSV, --out DIR one file per table.
-    for (const auto& [name, tables] : reports)
-      for (const auto& t : tables)
-        text += (text.empty() ? "" : "\n") + std::string("# experiment ") + name + ", table " + t.name + ": " + t.title +
-                "\n" + render_tables({t}, "csv");
-    reports.clear();
-  }
-  if (a.format == "json") {  // one document, whatever the number of experiments
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& [name, tables] : reports) {
-      nlohmann::json doc = nlohmann::json::parse(render_tables(tables, "json"));
-      for (auto& t : doc["tables"]) {
-        t["experiment"] = name;
-        all.push_back(std::move(t));
-      }
+  return reports;
+}
+
+// Every experiment's tables in one JSON document.
+std::string json_report(const std::vector<report::ExperimentReport>& reports) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& r : reports) {
+    nlohmann::json doc = nlohmann::json::parse(render_tables(r.tables, "json"));
+    for (auto& t : doc["tables"]) {
+      t["experiment"] = r.name;
+      all.push_back(std::move(t));
     }
-    text = nlohmann::json{{"tables", all}}.dump(2) + "\n";
   }
-  for (auto& [name, tables] : reports) {
-    if (a.format == "json") break;
-    if (a.format == "md") text += (text.empty() ? "" : "\n") + std::string("## Experiment ") + name + "\n\n";
-    if (a.format == "latex" && reports.size() > 1)  // captions that tell one experiment's tables from another's
-      for (auto& t : tables) t.title = "Experiment " + name + ": " + t.title;
+  return nlohmann::json{{"tables", all}}.dump(2) + "\n";
+}
+
+std::string html_report(const ReportArgs& a, std::vector<report::ExperimentReport> reports) {
+  if (reports.empty())
+    std::fprintf(stderr, "balerbench: note: %s: no trials stored yet; the page says so\n", a.db.c_str());
+  report::ReportPageInput page{a.db, std::move(reports), report::utc_time(unix_time_s()).get<std::string>()};
+  return report::report_page(page, report::load_plot_library());
+}
+
+// Markdown (the terminal view on stdout, unless --wide), LaTeX, or one CSV table.
+std::string text_report(const ReportArgs& a, const std::vector<report::ExperimentReport>& reports) {
+  const bool terminal = a.format == "md" && a.out.empty() && !a.wide;
+  std::string text;
+  for (const auto& r : reports) {
+    if (a.format == "md") text += (text.empty() ? "" : "\n") + std::string("## Experiment ") + r.name + "\n\n";
+    std::vector<Table> tables = r.tables;
+    for (auto& t : tables) {
+      if (terminal) t = terminal_view(t);
+      if (a.format == "latex" && reports.size() > 1)  // captions that tell one experiment's tables from another's
+        t.title = "Experiment " + r.name + ": " + t.title;
+    }
     text += render_tables(tables, a.format);
   }
+  return text;
+}
+
+// Several CSV tables on stdout: one block each, after a '#' line naming it (pandas: read_csv(comment='#')
+// per block); --table NAME gives one plain CSV, --out DIR one file per table.
+std::string csv_blocks(const std::vector<report::ExperimentReport>& reports) {
+  std::string text;
+  for (const auto& r : reports)
+    for (const auto& t : r.tables)
+      text += (text.empty() ? "" : "\n") + std::string("# experiment ") + r.name + ", table " + t.name + ": " +
+              t.title + "\n" + render_tables({t}, "csv");
+  return text;
+}
+
+int report(const ReportArgs& a) {
+  check_report_output(a);
+  const Store store(a.db, StoreAccess::kReadOnly);
+  print_migration_note(store);
+  std::vector<report::ExperimentReport> reports = load_reports(store, a);
+  std::size_t table_count = 0;
+  for (const auto& r : reports) table_count += r.tables.size();
+  if (a.format == "csv" && !a.out.empty()) {
+    for (const auto& r : reports) write_csv_dir(a.out, r.name, r.tables);
+    return 0;
+  }
+  const std::string text = a.format == "csv" && table_count != 1 ? csv_blocks(reports)
+                           : a.format == "json"                    ? json_report(reports)
+                           : a.format == "html"                    ? html_report(a, std::move(reports))
+                                                                   : text_report(a, reports);
   if (a.out.empty()) {
     write_stdout(text);  // a report is large: a failed write is an error here, not at exit
   } else {
@@ -155,12 +201,18 @@ int report(const ReportArgs& a) {
 
 void register_report(CLI::App& app, Action& action) {
   auto a = std::make_shared<ReportArgs>();
-  CLI::App* cmd = app.add_subcommand("report", "Tables from the results database (Markdown, CSV, LaTeX, JSON)");
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Tables from the results database (Markdown, CSV, LaTeX, JSON), or one HTML page with the figures");
   cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)")->check(non_empty_path());
   cmd->add_option("--experiment", a->experiment, "only this experiment (default: every one stored)");
   cmd->add_option("--table", a->table, join_names(report_table_names(), " | ") + " | all");
-  cmd->add_option("--format", a->format, join_names(report_format_names(), " | "))
+  cmd->add_option("--format", a->format,
+                  join_names(report_format_names(), " | ") +
+                      " (html: one self-contained page with every table and the figures; give --out FILE.html)")
       ->check(CLI::IsMember(report_format_names()));
+  cmd->add_flag("--wide", a->wide,
+                "print every column of each table; Markdown on the terminal shows only the columns to decide by "
+                "(files, and the other formats, always have them all)");
   cmd->add_option("--out", a->out,
                   "write to FILE instead of stdout; with --format csv a folder: one EXPERIMENT.TABLE.csv per table "
                   "and EXPERIMENT.tables.json with their titles and notes")

@@ -1,14 +1,19 @@
 // cmd_run.cpp: `balerbench run EXPERIMENT.json [--db FILE] [--shard i/N] ...`:
-// the sweep, then the experiment's tables from the database.
+// the sweep, then the experiment's tables from the database (and, with --html, its HTML page).
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
+#include "common/atomic_file.h"
+#include "common/error.h"
 #include "common/paths.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/monitor/monitor.h"
+#include "harness/report/plot_library.h"
+#include "harness/report/report_page.h"
+#include "harness/report/table_cells.h"
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
@@ -19,8 +24,9 @@ namespace {
 
 struct Args {
   std::string experiment, db = "results/balerbench.sqlite", shard, progress = "auto", tables = "precision,cost";
+  std::string html;  // the experiment's HTML page, written after the sweep
   std::vector<std::string> sets;
-  bool retry_failed = false, dry_run = false, allow_large_grid = false;
+  bool retry_failed = false, dry_run = false, allow_large_grid = false, wide = false;
   double db_wait_s = 120;
   bool shard_given = false;  // --shard '' (an unset shell variable) is an error, not the whole grid
   MonitoringArgs monitoring;
@@ -53,7 +59,25 @@ void check_before_work(const Args& a, const SweepOptions& o) {
     for (const auto& n : split_commas(a.tables)) check_table_name(n, "--tables");
   if (a.dry_run) return;  // runs and creates nothing; the store says when --db is not a database
   check_output_file(a.db, "give --db a file in a folder that can be written");
+  if (!a.html.empty()) {
+    check_output_file(a.html, "give --html a file in a folder that can be written");
+    namespace fs = std::filesystem;
+    std::error_code ec;  // an absolute path first: weakly_canonical leaves a relative one with no existing part as it is
+    if (fs::weakly_canonical(fs::absolute(a.html, ec), ec) == fs::weakly_canonical(fs::absolute(a.db, ec), ec))
+      throw InputError("--html " + a.html + ": is the results database itself", "write the page to another file");
+    report::check_plot_library();
+  }
   check_monitoring_settings(o.monitoring);
+}
+
+// The experiment's page: every table and the figures, as `report --format html --experiment` makes it.
+void write_html(const Args& a, const Experiment& ex, std::vector<TrialRecord> trials) {
+  report::ExperimentReport e{ex.name, std::move(trials), {}, ex.etas};
+  e.tables = make_tables(e.trials, "all", e.etas);
+  const report::ReportPageInput page{a.db, {std::move(e)}, report::utc_time(unix_time_s()).get<std::string>()};
+  const std::string text = report::report_page(page, report::load_plot_library());
+  write_file_atomic(a.html, std::vector<uint8_t>(text.begin(), text.end()));
+  std::printf("\nwrote %s\n", a.html.c_str());
 }
 
 int run(const Args& a) {
@@ -81,15 +105,21 @@ int run(const Args& a) {
   }
   if (a.dry_run || s.signal) return s.exit_code();
   const std::vector<std::string> names = split_commas(a.tables);
-  if (!names.empty() && a.tables != "none") {
-    const Store store(a.db, StoreAccess::kReadOnly);
-    const auto trials = store.trials(ex.name, true, false);
+  const bool print_tables = !names.empty() && a.tables != "none";
+  if (!print_tables && a.html.empty()) return s.exit_code();
+  const Store store(a.db, StoreAccess::kReadOnly);
+  auto trials = store.trials(ex.name, true, false);
+  if (print_tables) {
     for (const auto& n : names) {
-      std::printf("\n%s", render_tables(make_tables(trials, n, ex.etas), "md").c_str());
+      std::vector<Table> tables = make_tables(trials, n, ex.etas);
+      if (!a.wide)
+        for (auto& t : tables) t = terminal_view(t);
+      std::printf("\n%s", render_tables(tables, "md").c_str());
     }
-    std::printf("\n(balerbench report --db %s --experiment %s --table NAME: %s)\n", shell_quoted(a.db).c_str(),
-                shell_quoted(ex.name).c_str(), join_names(report_table_names(), ", ").c_str());
+    std::printf("\n(balerbench report --db %s --experiment %s --table NAME%s: %s)\n", shell_quoted(a.db).c_str(),
+                shell_quoted(ex.name).c_str(), a.wide ? "" : " [--wide]", join_names(report_table_names(), ", ").c_str());
   }
+  if (!a.html.empty()) write_html(a, ex, std::move(trials));
   return s.exit_code();
 }
 
@@ -115,6 +145,11 @@ void register_run(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   cmd->add_option("--tables", a->tables,
                   "tables to print afterwards, comma-separated, or none (default precision,cost)");
+  cmd->add_flag("--wide", a->wide, "print every column of those tables (default: the columns to decide by)");
+  cmd->add_option("--html", a->html,
+                  "also write the experiment's HTML page (every table and the figures, as report --format html) "
+                  "to FILE")
+      ->check(non_empty_path());
   add_monitoring_options(cmd, a->monitoring, true);
   cmd->callback([a, shard, &action] {
     a->shard_given = shard->count() > 0;

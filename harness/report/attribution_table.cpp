@@ -36,6 +36,8 @@ std::vector<Table> make_attribution_tables(const std::vector<TrialRecord>& trial
   t.columns = {"id",    "precision", "batch_size", "power_limit",       "window",    "cpu_j",
                "cpu_attributable_j", "cpu_attributable_pm_j", "cpu_share", "gpu_j", "gpu_attributable_j",
                "gpu_attributable_pm_j", "gpu_share"};
+  t.decision_columns = {"id",    "precision",          "batch_size", "window",
+                        "cpu_j", "cpu_attributable_j", "gpu_j",      "gpu_attributable_j"};
   const auto field = [](const json& a, const char* category, const char* key) {
     if (!a.contains(category) || !a[category].is_object()) return json("-");
     const json& c = a[category];

@@ -86,6 +86,8 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   for (double eta : etas) t.columns.push_back(eta_label(eta));
   t.columns.push_back("energy");
   for (const auto& g : groups) t.rows.push_back(axis_row(g, a, by_batch, target, etas));
+  t.decision_columns = {"batch_size", "precision", "engine", "power_limit", "epochs", "n",
+                        "time_s",     "energy_j",  "tta_s",  "eta_j",       "energy"};
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   axis_notes(t, trials, target);
   failures_note(t, all);

@@ -56,6 +56,7 @@ Table codecs_table(const std::vector<const json*>& comparisons, const std::strin
   if (energy) t.columns.push_back("± J/MB");
   for (int64_t n : uses) t.columns.push_back("Baler " + unit + ", training over " + std::to_string(n));
   t.columns.push_back("Baler breaks even after");
+  t.decision_columns = {"codec", "ratio", "max abs error", unit + " (compress + decompress)", "Baler breaks even after"};
   // codec -> the break-even uses of each repeat (null: none), and the first repeat's reason.
   std::map<std::string, std::vector<json>> break_even;
   std::map<std::string, std::string> why;

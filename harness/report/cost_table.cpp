@@ -56,21 +56,6 @@ Table best_table(const std::vector<TrialRecord>& trials, const std::vector<Group
   return best;
 }
 
-// Every configuration whose repeats all have a time and an energy (to the target, when there is one);
-// unlike the cost, the frontier needs no MaxPower.
-std::vector<ParetoPoint> pareto_candidates(const std::vector<Group>& groups, bool target) {
-  std::vector<ParetoPoint> points;
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    const Summary tm = groups[i].stat(
-        [&](const TrialRecord& r) { return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s; });
-    const Summary en = groups[i].stat([&](const TrialRecord& r) {
-      return target ? (r.target_reached ? r.eta_j : std::nullopt) : r.train_energy_j;
-    });
-    if (tm.n == groups[i].ok.size() && en.n == groups[i].ok.size() && tm.n > 0) points.push_back({tm.mean, en.mean, i});
-  }
-  return points;
-}
-
 Table pareto_table(const std::vector<TrialRecord>& trials, const std::vector<Group>& groups, bool target) {
   Table front;
   front.name = "cost_pareto";

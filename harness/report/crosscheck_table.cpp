@@ -39,6 +39,7 @@ std::vector<Table> make_crosscheck_tables(const std::vector<TrialRecord>& trials
   t.columns = {"id",           "precision",       "batch_size", "power_limit", "window",     "wall_j",
                "wall_pm_j",    "components",      "components_j", "components_pm_j", "ratio", "unseen_j",
                "unseen_pct",   "reading"};
+  t.decision_columns = {"id", "precision", "batch_size", "window", "wall_j", "components_j", "ratio", "unseen_pct"};
   const auto field = [](const json& x, const char* key) {
     return x.contains(key) && x[key].is_number() ? num(x[key].get<double>()) : json("-");
   };

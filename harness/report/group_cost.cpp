@@ -38,4 +38,22 @@ CostInputs cost_inputs(const Group& g, bool target) {
   return c;
 }
 
+std::optional<double> pareto_time_s(const TrialRecord& r, bool target) {
+  return target ? (r.target_reached ? r.tta_s : std::nullopt) : r.train_s;
+}
+
+std::optional<double> pareto_energy_j(const TrialRecord& r, bool target) {
+  return target ? (r.target_reached ? r.eta_j : std::nullopt) : r.train_energy_j;
+}
+
+std::vector<ParetoPoint> pareto_candidates(const std::vector<Group>& groups, bool target) {
+  std::vector<ParetoPoint> points;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const Summary tm = groups[i].stat([&](const TrialRecord& r) { return pareto_time_s(r, target); });
+    const Summary en = groups[i].stat([&](const TrialRecord& r) { return pareto_energy_j(r, target); });
+    if (tm.n == groups[i].ok.size() && en.n == groups[i].ok.size() && tm.n > 0) points.push_back({tm.mean, en.mean, i});
+  }
+  return points;
+}
+
 }  // namespace balerbench::report

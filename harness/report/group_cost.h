@@ -1,9 +1,15 @@
 // group_cost.h: what Zeus's cost of one configuration is made of: its mean time and energy (to the
 // target when the experiment has one, else of the whole training) and its MaxPower, or why it has
-// no cost. The axis tables give each configuration's cost; the cost table picks the cheapest.
+// no cost. The axis tables give each configuration's cost; the cost table picks the cheapest. Also
+// the configurations the time-energy Pareto frontier is drawn from (the cost_pareto table and the
+// HTML report's time-energy figure).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "harness/base/analysis.h"
 
 #include "harness/report/trial_groups.h"
 
@@ -15,5 +21,13 @@ struct CostInputs {
   std::string why;  // when not ok: "target not reached", "no MaxPower (set cost.max_power_w)", ...
 };
 CostInputs cost_inputs(const Group& g, bool target);
+
+// A trial's time and energy for the frontier: to the target when the experiment has one (none when
+// this trial missed it), else of the whole training.
+std::optional<double> pareto_time_s(const TrialRecord& r, bool target);
+std::optional<double> pareto_energy_j(const TrialRecord& r, bool target);
+// Every configuration (index into `groups`) whose repeats all have that time and energy, at their
+// means; unlike the cost, the frontier needs no MaxPower.
+std::vector<ParetoPoint> pareto_candidates(const std::vector<Group>& groups, bool target);
 
 }  // namespace balerbench::report

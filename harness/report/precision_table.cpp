@@ -86,6 +86,10 @@ std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials,
                         "energy_vs_fp32_ci95_high", "energy_verdict", "energy"})
     t.columns.push_back(c);
   for (const auto& g : groups) t.rows.push_back(precision_row(g, groups, a));
+  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "n", "time_s", "time_vs_fp32",
+                        "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
+                        "energy_vs_fp32", "energy_vs_fp32_ci95_low", "energy_vs_fp32_ci95_high", "energy_verdict",
+                        "energy"};
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   t.notes.push_back(
       "time and energy: the whole training (every epoch with its evaluation), mean and median over "

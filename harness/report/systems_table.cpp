@@ -39,6 +39,7 @@ std::vector<Table> make_systems_tables(const std::vector<TrialRecord>& trials, c
                       distinct_joined(hosts), static_cast<int64_t>(s.trials.size()), finished_n, warmups,
                       utc_time(first), utc_time(last)});
   }
+  t.decision_columns = {"system", "label", "threads", "trials", "finished", "warmups"};
   t.notes.push_back(
       "A system is the machine with its BLAS library and kernel, the LibTorch build and the environment variables "
       "that change speed or numerics (provenance.system; its fingerprint hashes them). Trials recorded before system "

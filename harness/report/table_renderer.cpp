@@ -17,7 +17,8 @@ struct Format {
   const TableRenderer& (*renderer)();
 };
 const Format kFormats[] = {
-    {"md", markdown_renderer}, {"csv", csv_renderer}, {"latex", latex_renderer}, {"json", json_renderer}};
+    {"md", markdown_renderer}, {"csv", csv_renderer}, {"latex", latex_renderer}, {"json", json_renderer},
+    {"html", html_renderer}};
 
 }  // namespace
 

@@ -1,6 +1,7 @@
-// table_renderer.h: the output formats of the report tables (Markdown, CSV, LaTeX, JSON), one
+// table_renderer.h: the output formats of the report tables (Markdown, CSV, LaTeX, JSON, HTML), one
 // renderer each, chosen by the format's name (what --format takes). A new format is one new file
-// with its renderer, and one line in table_renderer.cpp.
+// with its renderer, and one line in table_renderer.cpp. HTML's renderer gives the tables' sections;
+// report_page.h puts them in a page with the summary and the figures.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,8 +29,13 @@ const TableRenderer& markdown_renderer();
 const TableRenderer& csv_renderer();
 const TableRenderer& latex_renderer();
 const TableRenderer& json_renderer();
+const TableRenderer& html_renderer();
 
-// The renderer of `format` (md, csv, latex, json); InputError naming the formats otherwise.
+// The tables as HTML sections, each with the id `id_prefix` + its name (html_renderer's, with
+// "table-"); a page with several experiments gives each its own prefix.
+std::string html_tables(const std::vector<Table>& tables, const std::string& id_prefix);
+
+// The renderer of `format` (md, csv, latex, json, html); InputError naming the formats otherwise.
 const TableRenderer& renderer_for(const std::string& format);
 
 // A cell as text for people (Markdown, LaTeX): "-" for null, "yes"/"no", integers as they are,

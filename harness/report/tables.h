@@ -1,5 +1,5 @@
 // tables.h: the report tables, made from the results database only, and
-// rendered as Markdown, CSV, LaTeX or JSON.
+// rendered as Markdown, CSV, LaTeX, JSON or HTML (the HTML page with its figures: report_page.h).
 //
 // The tables are listed once, in table_registry.cpp (one file each: precision_table.cpp, ...), and
 // the formats in table_renderer.cpp (one renderer each). Trials are grouped by configuration (batch
@@ -27,10 +27,18 @@ struct Table {
   std::vector<std::string> columns;
   std::vector<std::vector<nlohmann::json>> rows;  // numbers, strings or null ("-")
   std::vector<std::string> notes;
+  // The columns a reader decides by (configuration, n, time, energy, each ratio with its interval and
+  // verdict, the energy kind), for the terminal view (terminal_view); empty: every column is one.
+  std::vector<std::string> decision_columns;
 };
 
+// The table as a terminal shows it by default (report and run without --wide): only its decision
+// columns, each ratio's *_ci95_low and *_ci95_high pair as one "95% interval" cell "[low, high]", and
+// a note saying how many columns are left out and where they are. Every file format keeps them all.
+Table terminal_view(const Table& t);
+
 const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ..., systems, across, trials
-const std::vector<std::string>& report_format_names();  // md, csv, latex, json
+const std::vector<std::string>& report_format_names();  // md, csv, latex, json, html
 // Names joined by `separator` ("precision | phases | ..."), for help texts and error hints.
 std::string join_names(const std::vector<std::string>& names, const std::string& separator);
 // InputError listing the valid names unless `table` is one of report_table_names() or "all";
@@ -47,8 +55,9 @@ std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std
 Table codecs_table(const nlohmann::json& comparison, const std::string& title);
 Table codecs_table(const std::vector<const nlohmann::json*>& comparisons, const std::string& title);
 
-// format: md | csv | latex | json. CSV takes exactly one table (header first, no title line: it
-// opens as it is in pandas and spreadsheets); more throw InputError.
+// format: md | csv | latex | json | html. CSV takes exactly one table (header first, no title line: it
+// opens as it is in pandas and spreadsheets); more throw InputError. HTML gives the tables' sections
+// of a page (report_page.h makes the whole page, with its figures).
 std::string render_tables(const std::vector<Table>& tables, const std::string& format);
 
 }  // namespace balerbench

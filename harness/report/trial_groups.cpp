@@ -46,18 +46,23 @@ std::string watts_label(const std::optional<double>& w) {
   return buf;
 }
 
+Group configuration_of(const TrialRecord& t) {
+  Group g;
+  g.batch_size = t.batch_size;
+  g.precision = t.precision;
+  g.engine = t.engine;
+  g.power_limit_w = t.power_limit_w;
+  g.epochs = t.epochs;
+  return g;
+}
+
 std::vector<Group> group_trials(const std::vector<TrialRecord>& trials) {
   std::vector<Group> groups;
   for (const auto& t : trials) {
     const TrialKey k = key_of(t);
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_config(g, k); });
     if (it == groups.end()) {
-      Group g;
-      g.batch_size = t.batch_size;
-      g.precision = t.precision;
-      g.engine = t.engine;
-      g.power_limit_w = t.power_limit_w;
-      g.epochs = t.epochs;
+      Group g = configuration_of(t);
       g.system = k.system;
       g.variant = k.variant;
       groups.push_back(g);

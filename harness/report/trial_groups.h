@@ -57,6 +57,8 @@ struct Group {
 };
 
 std::vector<Group> group_trials(const std::vector<TrialRecord>& trials);
+// A trial's configuration as a group with no trials (system and variant left empty).
+Group configuration_of(const TrialRecord& t);
 // Grid points with at least one finished trial: the measured tables show only these (the trials
 // table lists the failures, and failures_note counts them).
 std::vector<Group> finished(const std::vector<Group>& groups);

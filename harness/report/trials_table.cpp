@@ -105,6 +105,8 @@ std::vector<Table> make_trials_tables(const std::vector<TrialRecord>& trials, co
                "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "warmup", "disturbed", "system", "variant",
                "error"};
   for (const auto& r : trials) t.rows.push_back(trial_row(r, target));
+  t.decision_columns = {"id",     "repeat", "batch_size", "precision", "engine",    "power_limit", "epochs",
+                        "status", "time_s", "energy_j",   "warmup",    "disturbed", "error"};
   column_notes(t);
   trial_notes(t, trials);
   return {t};

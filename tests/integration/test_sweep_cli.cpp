@@ -135,7 +135,9 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   auto r = bb("run " + exp + " --db db.sqlite --progress none");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("4 trials in the grid, 0 already in db.sqlite, 4 to run"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("| normal training (FP32) |"), std::string::npos) << r.out;  // the precision table
+  // The precision table, in the terminal view (its precision column; the mode's description is in --wide).
+  EXPECT_NE(r.out.find("### Training time and energy per precision mode"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n| fp32 | 2 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Best configuration per eta"), std::string::npos) << r.out;
   {
     const Store s(dir_.path("db.sqlite"), StoreAccess::kReadOnly);
