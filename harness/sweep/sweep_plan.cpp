@@ -67,18 +67,16 @@ SweepPlan plan_sweep(const Experiment& ex, const SweepOptions& o, SweepSummary& 
   p.system = current_system();
   p.fingerprint = p.system["fingerprint"].get<std::string>();
   p.grid.emplace(ex, p.fingerprint);
-  // What is stored: read from the file as it is (a run with side files folds them in first); the file
-  // is created or written only once the data are known to be good.
+  // What is stored. A database that does not exist yet is created only once the data are known to be
+  // good (below); one that exists is opened for writing as it is (migrated, side files folded in), or
+  // read only for a dry run.
   const bool exists = std::filesystem::exists(o.db_path);
-  if (exists && !o.dry_run && !side_files_of(o.db_path).empty()) {
-    p.store = std::make_unique<Store>(o.db_path);
-    for (const std::string& line : fold_side_files(*p.store)) print_note(line);
-  } else if (exists) {
-    p.store = std::make_unique<Store>(o.db_path, StoreAccess::kReadOnly);
+  if (exists) {
+    p.store = std::make_unique<Store>(o.db_path, o.dry_run ? StoreAccess::kReadOnly : StoreAccess::kReadWrite);
+    if (!p.store->migration_note().empty()) print_note(p.store->migration_note());
+    if (!o.dry_run)  // trials kept aside by an earlier run while the database was locked
+      for (const std::string& line : fold_side_files(*p.store)) print_note(line);
   }
-  // A writing run says what its writer migrates (below), not what this first reading did in memory.
-  if (p.store && !p.store->migration_note().empty() && (o.dry_run || !p.store->read_only()))
-    print_note(p.store->migration_note());
   const std::set<std::string> done = p.store ? stored_keys(*p.store, o.retry_failed) : std::set<std::string>{};
   std::vector<int64_t> todo;
   const int64_t first = o.shard ? o.shard->index : 0, step = o.shard ? o.shard->count : 1;
@@ -93,11 +91,7 @@ SweepPlan plan_sweep(const Experiment& ex, const SweepOptions& o, SweepSummary& 
   p.todo = run_order(ex, todo);  // README, Comparable results
   if (o.dry_run) return p;
   if (!p.todo.empty()) p.dataset = load_checked_dataset(ex);
-  if (!p.store || p.store->read_only()) {
-    p.store.reset();  // the reader closes before the writer opens (and migrates, when older)
-    p.store = std::make_unique<Store>(o.db_path);
-    if (!p.store->migration_note().empty()) print_note(p.store->migration_note());
-  }
+  if (!p.store) p.store = std::make_unique<Store>(o.db_path);  // created (two runs at once: SQLite serialises)
   // Each write waits at most this long for a lock at a time; the sweep tries again up to --db-wait.
   p.store->set_busy_timeout_s(std::min(kStoreBusyTimeoutS, o.db_wait_s));
   p.store->put_experiment(ex.name, ex.source, ex.raw);
