@@ -7,6 +7,7 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   each target for SECONDS (default 30; CI's bounded run),
 #                                           stopping early after RUNS executions (env, default 1000000)
 # Targets: fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge
+# fuzz_zeus_trace
 # (default: all).
 # A finding stops its target: the input is written to build-asan/artifacts/; turn it into a regression
 # test with the input under tests/fixtures/. Installs Debian's clang and libclang-rt-dev when missing
@@ -18,7 +19,7 @@ SECONDS_EACH="${1:-30}"
 shift || true
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] &&
-  TARGETS=(fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge)
+  TARGETS=(fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge fuzz_zeus_trace)
 RUNS="${RUNS:-1000000}"
 "$ROOT/scripts/setup.sh" --sanitizers --packages-only
 "$ROOT/scripts/configure_asan.sh" "$BUILD"
@@ -33,6 +34,18 @@ rm -rf "$BUILD/seeds" && mkdir -p "$BUILD/seeds/fuzz_experiment" "$BUILD/seeds/f
 "${PYTHON:-/usr/bin/python3}" "$ROOT/fuzz/make_seeds.py" "$BUILD/seeds" ||
   echo "fuzz.sh: no NumPy seeds (${PYTHON:-/usr/bin/python3} with numpy missing); the npy and npz targets start from nothing" >&2
 cp "$ROOT/tests/fixtures/store_v1.sqlite" "$BUILD/seeds/fuzz_merge/"  # schema 1: migrated, then merged
+# Zeus's traces where they lie (../shared, never copied into the project): the head of each file, behind
+# the byte that names it a train (0) or power (1) trace, and a pair to replay (2, the two split at '\f').
+ZEUS="$ROOT/../shared/data/zeus_nsdi23"
+if [ -f "$ZEUS/summary_train.csv" ]; then
+  mkdir -p "$BUILD/seeds/fuzz_zeus_trace"
+  { printf '\000'; head -n 60 "$ZEUS/summary_train.csv"; } > "$BUILD/seeds/fuzz_zeus_trace/train"
+  for p in "$ZEUS"/summary_power_*.csv; do
+    { printf '\001'; head -n 60 "$p"; } > "$BUILD/seeds/fuzz_zeus_trace/$(basename "$p" .csv)"
+  done
+  { printf '\002'; grep -E '^(dataset|sentiment140),' "$ZEUS/summary_train.csv" | grep -E '^dataset|,0.84,'; printf '\f';
+    grep -E '^(dataset|sentiment140),' "$ZEUS/summary_power_v100.csv"; } > "$BUILD/seeds/fuzz_zeus_trace/pair"
+fi
 for f in "$ROOT"/experiments/*.json; do
   if grep -q '"schema_version"' "$f"; then cp "$f" "$BUILD/seeds/fuzz_experiment/"; else cp "$f" "$BUILD/seeds/fuzz_run_config/"; fi
 done

@@ -14,6 +14,9 @@ const std::vector<ConfigKeyDoc>& run_config_key_docs() {
       {"/epochs", "training epochs", ""},
       {"/batch_size", "rows per training step", ""},
       {"/lr", "Adam's learning rate (betas 0.9/0.999, eps 1e-8)", ""},
+      {"/lr_scaling", "scale `lr` by the batch size: `none`, `linear` (lr x batch_size / reference) or `sqrt` (lr x sqrt(batch_size / reference)), as Zeus's lr_scaler; a trial's spec records the rule and the learning rate it trained at (`effective_lr`)", "`none`"},
+      {"/lr_reference_batch_size", "the batch size `lr` is tuned for; required with `lr_scaling` linear or sqrt", "none"},
+      {"/effective_lr", "written by balerbench beside `lr_scaling` (the learning rate the run trained at); ignored when read", "derived"},
       {"/test_size", "validation fraction in [0, 1): a seeded shuffle split of ceil(test_size x N) rows", ""},
       {"/apply_normalization", "min-max normalization per feature", ""},
       {"/custom_norm", "`true` means no scaling, as in Baler", ""},
@@ -174,6 +177,16 @@ const std::vector<ConfigKeyDoc>& experiment_key_docs() {
       {"/power_limit_optimizer/warmup_steps", "steps at each limit before measuring", ""},
       {"/power_limit_optimizer/profile_steps", "steps measured at each limit", ""},
       {"/power_limit_optimizer/pl_step_w", "watts between the limits tried, from the maximum down", ""},
+      {"/batch_size_optimizer", "section: Zeus's batch-size optimiser over the job's recurrences instead of a grid", "off"},
+      {"/batch_size_optimizer/enabled", "turn it on: the job recurs, each recurrence's batch size chosen from `/sweep/batch_size`", ""},
+      {"/batch_size_optimizer/default_batch_size", "the job's batch size without the optimiser, one of `/sweep/batch_size`: the first recurrence runs it", "required"},
+      {"/batch_size_optimizer/recurrences", "how many times the job recurs", "2 x batch sizes x power limits (the paper)"},
+      {"/batch_size_optimizer/eta", "the eta of the Zeus cost the optimiser minimises", ""},
+      {"/batch_size_optimizer/beta", "stop an attempt once its cost passes beta x the cheapest recurrence so far (a number above 1, or `\"inf\"`: never)", ""},
+      {"/batch_size_optimizer/seed", "the seed of the Thompson sampling draws (recorded with each attempt)", ""},
+      {"/batch_size_optimizer/max_attempts", "attempts per recurrence before the recurrences stop (Zeus: 20)", ""},
+      {"/batch_size_optimizer/pruning_rounds", "pruning rounds before Thompson sampling (Zeus: 2)", ""},
+      {"/batch_size_optimizer/window", "observations per batch size the posterior uses; 0 = all", ""},
   };
   return kDocs;
 }
@@ -195,6 +208,12 @@ const std::vector<ConfigSectionDoc>& experiment_section_docs() {
        "The run config's codecs keys (see above). Present, it makes every trial measure the codecs after its "
        "compress and decompress (`\"codecs\": {}` is enough; `\"enabled\": false` turns it off again)."},
       {"/power_limit_optimizer", "The power_limit_optimizer section", "Zeus' GlobalPowerLimitOptimizer defaults."},
+      {"/batch_size_optimizer", "The batch_size_optimizer section",
+       "Zeus's batch-size optimiser (pruning, then Gaussian Thompson sampling) over the job's recurrences: no grid; one "
+       "precision, engine and epochs value (the most an attempt trains), `repeats` 1, `power_limit_w` `[null]`, a "
+       "`/target` (each attempt stops there). With `/power_limit_optimizer` on, the first attempt at each batch size "
+       "chooses its limit; without it, the limit in force (no GPU: none). See [Choosing batch size and power "
+       "limit](batch_size_and_power_limit.md)."},
   };
   return kSections;
 }

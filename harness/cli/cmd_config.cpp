@@ -45,7 +45,8 @@ std::vector<json> maximal_experiments() {
                        {"cost", json::object()},
                        {"codecs", json::object()},
                        {"allow_power_limit_changes", false},
-                       {"power_limit_optimizer", json::object()}};
+                       {"power_limit_optimizer", json::object()},
+                       {"batch_size_optimizer", json::object()}};
   json cms = common, cfd = common;
   cms["dataset"] = {{"generator", {{"kind", "cms"}, {"rows", 10}}}};
   cfd["dataset"] = {{"generator", {{"kind", "cfd"}, {"frames", 2}}}};
@@ -105,7 +106,15 @@ json experiment_defaults() {
             {"wait_steps", e.optimizer.wait_steps},
             {"warmup_steps", e.optimizer.warmup_steps},
             {"profile_steps", e.optimizer.profile_steps},
-            {"pl_step_w", e.optimizer.pl_step_w}}}};
+            {"pl_step_w", e.optimizer.pl_step_w}}},
+          {"batch_size_optimizer",
+           {{"enabled", e.batch_size_optimizer.enabled},
+            {"eta", e.batch_size_optimizer.eta},
+            {"beta", e.batch_size_optimizer.beta},
+            {"seed", e.batch_size_optimizer.seed},
+            {"max_attempts", e.batch_size_optimizer.max_attempts},
+            {"pruning_rounds", e.batch_size_optimizer.pruning_rounds},
+            {"window", e.batch_size_optimizer.window}}}};
 }
 
 // The default as the reference shows it: the entry's words, else the parsed value.

@@ -27,6 +27,7 @@ void register_report(CLI::App& app, Action& run);  // report
 void register_merge(CLI::App& app, Action& run);   // merge
 void register_system(CLI::App& app, Action& run);  // system
 void register_config(CLI::App& app, Action& run);  // config reference
+void register_replay(CLI::App& app, Action& run);  // replay (Zeus's traces through the optimisers)
 
 // The configuration reference (cmd_config.cpp), for docs/configuration.md and its tests.
 std::string config_reference(const std::string& format);  // "markdown" | "json"

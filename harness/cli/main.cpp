@@ -90,5 +90,6 @@ int main(int argc, char** argv) {
   balerbench::cli::register_merge(app, run);
   balerbench::cli::register_system(app, run);
   balerbench::cli::register_config(app, run);
+  balerbench::cli::register_replay(app, run);
   return close_stdout_or_fail(parse_and_run(app, run, argc, argv));
 }

@@ -25,7 +25,9 @@ std::vector<Table> make_systems_tables(const std::vector<TrialRecord>&, const st
 std::vector<Table> make_across_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
 std::vector<Table> make_trials_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
 std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
+std::vector<Table> make_recurrences_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
 bool has_codecs(const std::vector<TrialRecord>&);
+bool has_recurrences(const std::vector<TrialRecord>&);
 bool batch_size_varies(const std::vector<TrialRecord>&);
 bool power_limit_varies(const std::vector<TrialRecord>&);
 bool has_crosscheck(const std::vector<TrialRecord>&);
@@ -57,6 +59,8 @@ const std::vector<TableKind>& table_registry() {
        several_systems},
       {"codecs", "Baler against ZFP, Zstandard and downcasts at matched error: ratio, error, MB/s, J/MB, training amortised",
        S::kPerSlice, make_codecs_tables, has_codecs},
+      {"recurrences", "the attempts of a job's recurrences under the batch-size optimiser: choice, bound, cost",
+       S::kAllTrials, make_recurrences_tables, has_recurrences},
       {"trials", "every trial stored, failed, skipped and warm-up ones included", S::kAllTrials, make_trials_tables,
        nullptr},
   };

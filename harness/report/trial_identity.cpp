@@ -144,7 +144,7 @@ SystemId system_of(const TrialRecord& t) {
 json spec_without_grid(const json& spec) {
   if (!spec.is_object()) return nullptr;
   json s = spec;
-  for (const char* key : {"power_limit_w", "repeat", "warmup"}) s.erase(key);
+  for (const char* key : {"power_limit_w", "repeat", "warmup", "recurrence"}) s.erase(key);
   if (s.contains("run_config") && s["run_config"].is_object())
     for (const char* key : {"batch_size", "epochs", "precision", "engine", "seed"}) s["run_config"].erase(key);
   return s;

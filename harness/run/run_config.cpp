@@ -102,6 +102,21 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.integer("batch_size", c.batch_size, 1, training_defaults::kMaxBatchSize);
   r.number("lr", c.lr);
   if (!(c.lr > 0) || !std::isfinite(c.lr)) r.fail("lr", "must be a positive number");
+  r.choice("lr_scaling", c.lr_scaling, {"none", "linear", "sqrt"});
+  if (r.get("lr_reference_batch_size")) {
+    int64_t reference = 0;
+    r.integer("lr_reference_batch_size", reference, 1);
+    c.lr_reference_batch_size = reference;
+  }
+  if (c.lr_scaling != "none" && !c.lr_reference_batch_size)
+    r.fail("lr_reference_batch_size", "is required with lr_scaling " + c.lr_scaling,
+           "the batch size lr was tuned for, e.g. \"lr_reference_batch_size\": 512");
+  // Written by to_json beside the rule (the learning rate trained at); derived, so read back and ignored.
+  if (const json* e = r.get("effective_lr"); e && !e->is_number())
+    r.fail("effective_lr", std::string("expected a number, got ") + e->type_name(), "it is derived: remove it");
+  if (c.lr_scaling == "none" && c.lr_reference_batch_size)
+    r.fail("lr_reference_batch_size", "applies only with lr_scaling linear or sqrt",
+           "add \"lr_scaling\": \"linear\" or \"sqrt\", or remove it");
   r.number("test_size", c.test_size);
   if (!(c.test_size >= 0 && c.test_size < 1)) r.fail("test_size", "must be in [0, 1)");
   r.boolean("apply_normalization", c.apply_normalization);
@@ -184,6 +199,12 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   return c;
 }
 
+double RunConfig::effective_lr() const {
+  if (lr_scaling == "none" || !lr_reference_batch_size) return lr;
+  const double ratio = static_cast<double>(batch_size) / static_cast<double>(*lr_reference_batch_size);
+  return lr_scaling == "linear" ? lr * ratio : lr * std::sqrt(ratio);
+}
+
 bool RunConfig::CodecsKeys::is_default() const { return to_json() == CodecsKeys().to_json(); }
 
 nlohmann::json RunConfig::CodecsKeys::to_json() const {
@@ -214,6 +235,11 @@ nlohmann::json RunConfig::to_json() const {
   j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
   j["energy"] = energy.to_json();
   if (!codecs.is_default()) j["codecs"] = codecs.to_json();  // absent by default: older trials' keys stay
+  if (lr_scaling != "none") {  // absent without scaling: older trials' keys stay
+    j["lr_scaling"] = lr_scaling;
+    j["lr_reference_batch_size"] = lr_reference_batch_size ? json(*lr_reference_batch_size) : json(nullptr);
+    j["effective_lr"] = effective_lr();
+  }
   j["monitoring"] = monitoring.to_json();
   return j;
 }

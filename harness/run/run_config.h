@@ -34,6 +34,11 @@ struct RunConfig {
   int64_t epochs = training_defaults::kEpochs;
   int64_t batch_size = training_defaults::kBatchSize;
   double lr = training_defaults::kLr;
+  // The learning rate scaled by the batch size (balerbench's keys): lr is tuned for
+  // lr_reference_batch_size, and a trial at batch size b trains at lr x b / reference (linear) or
+  // lr x sqrt(b / reference) (sqrt), as Zeus's lr_scaler; "none" (the default) trains at lr.
+  std::string lr_scaling = "none";  // none | linear | sqrt
+  std::optional<int64_t> lr_reference_batch_size;
   double test_size = 0.0;
   bool apply_normalization = true;
   bool custom_norm = false;  // Baler: true means no scaling at all
@@ -89,6 +94,8 @@ struct RunConfig {
   MonitoringSettings monitoring;      // the "monitoring" section: Prometheus endpoint, InfluxDB
 
   bool normalizes() const { return apply_normalization && !custom_norm; }
+  // The learning rate training uses: lr, scaled to batch_size by lr_scaling.
+  double effective_lr() const;
   nlohmann::json to_json() const;
 };
 

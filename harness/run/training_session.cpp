@@ -25,7 +25,7 @@ TrainOptions train_options(const RunConfig& c) {
   TrainOptions o;
   o.epochs = c.epochs;
   o.batch_size = c.batch_size;
-  o.lr = c.lr;
+  o.lr = c.effective_lr();  // lr, scaled by the batch size when the config says so
   o.loss = parse_loss_kind(c.loss);
   o.shuffle = c.shuffle;
   o.seed = static_cast<uint64_t>(c.seed);

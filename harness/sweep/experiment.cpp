@@ -284,6 +284,70 @@ void parse_optimizer_section(const json& o, const std::string& source, Experimen
   orr.reject_unknown("power_limit_optimizer keys: enabled, eta, wait_steps, warmup_steps, profile_steps, pl_step_w");
 }
 
+// /batch_size_optimizer: Zeus's batch-size optimiser over the job's recurrences.
+void parse_batch_size_optimizer_section(const json& b, const std::string& source, Experiment& e) {
+  StrictReader br(b, source, "/batch_size_optimizer");
+  BatchSizeOptimizerSpec& s = e.batch_size_optimizer;
+  br.boolean("enabled", s.enabled);
+  br.integer("default_batch_size", s.default_batch_size, 1);
+  if (br.get("recurrences")) {
+    int64_t n = 0;
+    br.integer("recurrences", n, 1);
+    s.recurrences = n;
+  }
+  br.number_in("eta", s.eta, 0, 1);
+  if (const json* beta = br.get("beta"); beta && beta->is_string()) {
+    if (beta->get<std::string>() != "inf") br.fail("beta", "must be a number above 1 or \"inf\"", "Zeus's default is 2");
+    s.beta = INFINITY;
+  } else {
+    br.number_in("beta", s.beta, 1 + 1e-9, 1e9);
+  }
+  br.integer("seed", s.seed, 0);
+  br.integer("max_attempts", s.max_attempts, 1);
+  br.integer("pruning_rounds", s.pruning_rounds, 0);
+  br.integer("window", s.window, 0);
+  br.reject_unknown("batch_size_optimizer keys: enabled, default_batch_size, recurrences, eta, beta, seed, "
+                    "max_attempts, pruning_rounds, window");
+}
+
+// The batch-size optimiser runs recurrences, not a grid: one value on every axis but batch size, at
+// most /sweep/epochs a recurrence's attempt, to the target.
+void check_batch_size_optimizer_rules(Experiment& e, const std::string& source) {
+  const BatchSizeOptimizerSpec& s = e.batch_size_optimizer;
+  if (!s.enabled) return;
+  const std::string at = source + ": /batch_size_optimizer: ";
+  auto refuse = [&](const std::string& what, const std::string& hint) { throw InputError(at + what, hint); };
+  if (s.default_batch_size == 0)
+    refuse("needs the job's default batch size",
+           "add \"default_batch_size\": one of /sweep/batch_size, the batch size the job runs without the optimiser");
+  if (std::find(e.batch_sizes.begin(), e.batch_sizes.end(), s.default_batch_size) == e.batch_sizes.end())
+    refuse("default_batch_size " + std::to_string(s.default_batch_size) + " is not in /sweep/batch_size",
+           "the batch sizes the optimiser chooses from include the default");
+  if (!e.target.enabled())
+    refuse("the recurrences need a target: each attempt trains until it reaches it",
+           "add a /target, e.g. {\"relative_error\": 0.05}");
+  if (e.raw.contains("target") && e.raw["target"].contains("stop_when_reached") && !e.target.stop_when_reached)
+    refuse("each attempt stops at the target, but /target/stop_when_reached is false", "remove it, or set it to true");
+  e.target.stop_when_reached = true;
+  if (!e.base.energy.enabled)
+    refuse("the optimiser weighs measured energy against time, but /energy/enabled is false",
+           "remove \"enabled\": false from /energy");
+  if (e.precisions.size() != 1 || e.engines.size() != 1 || e.epochs.size() != 1)
+    refuse("/sweep lists several precisions, engines or epoch counts",
+           "the recurrences vary the batch size only: one precision, one engine, and one epochs value (the most a "
+           "recurrence's attempt trains)");
+  if (e.repeats != 1) refuse("/sweep/repeats is " + std::to_string(e.repeats), "the recurrences are the repeats: remove it");
+  if (e.power_limits_w.size() != 1 || e.power_limits_w.front())
+    refuse("/sweep/power_limit_w lists limits",
+           "the power limit is chosen just in time by /power_limit_optimizer (enable it on GPUs), or left as it is: "
+           "use [null]");
+  if (e.order == "shuffled")
+    refuse("/sweep/order is shuffled", "the recurrences run in their own order, one after another: remove it");
+  if (e.warmup_trials != 0)
+    refuse("/sweep/warmup_trials is not run with the batch-size optimiser",
+           "run a warm-up experiment first, or remove it (the first recurrence starts at the default batch size)");
+}
+
 // Power limits change only when the experiment allows it, the optimiser needs measured energy, and
 // the optimiser and a list of limits exclude each other.
 void check_power_limit_rules(const Experiment& e, const std::string& source) {
@@ -342,6 +406,25 @@ json OptimizerSpec::to_json() const {
           {"pl_step_w", pl_step_w}};
 }
 
+json BatchSizeOptimizerSpec::to_json() const {
+  if (!enabled) return nullptr;
+  return {{"default_batch_size", default_batch_size},
+          {"recurrences", recurrences ? json(*recurrences) : json(nullptr)},
+          {"eta", eta},
+          {"beta", std::isfinite(beta) ? json(beta) : json("inf")},
+          {"seed", seed},
+          {"max_attempts", max_attempts},
+          {"pruning_rounds", pruning_rounds},
+          {"window", window}};
+}
+
+json RecurrenceAttempt::to_json() const {
+  json j = plan.to_json();
+  j["eta"] = eta;
+  j["max_power_w"] = max_power_w;
+  return j;
+}
+
 int64_t Experiment::grid_size() const {
   int64_t n = repeats;
   for (const std::size_t axis : {batch_sizes.size(), precisions.size(), engines.size(), power_limits_w.size(), epochs.size()}) {
@@ -366,7 +449,12 @@ std::string Experiment::grid_shape() const {
 std::string TrialSpec::label() const {
   return "bs=" + std::to_string(batch_size()) + " " + precision_name(precision()) + " " + engine_name(engine()) +
          " pl=" + (power_limit_w ? format_number(*power_limit_w) + "W" : std::string("-")) +
-         " ep=" + std::to_string(epochs()) + (warmup ? " warm-up" : " #" + std::to_string(repeat));
+         " ep=" + std::to_string(epochs()) +
+         (warmup       ? " warm-up"
+          : recurrence ? " recurrence " + std::to_string(recurrence->plan.recurrence + 1) + " attempt " +
+                             std::to_string(recurrence->plan.attempt) + " (" + recurrence->plan.stage +
+                             (recurrence->plan.profile_power_limit ? ", profiling limits" : "") + ")"
+                       : " #" + std::to_string(repeat));
 }
 
 std::string experiment_name_problem(const std::string& name) {
@@ -405,10 +493,12 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
   if (const json* k = r.object("codecs")) e.base.codecs = parse_codecs_keys(*k, source, "/codecs", true);
   r.boolean("allow_power_limit_changes", e.allow_power_limit_changes);
   if (const json* o = r.object("power_limit_optimizer")) parse_optimizer_section(*o, source, e);
+  if (const json* b = r.object("batch_size_optimizer")) parse_batch_size_optimizer_section(*b, source, e);
   check_power_limit_rules(e, source);
+  check_batch_size_optimizer_rules(e, source);
   r.reject_unknown(
       "experiment keys: schema_version, name, description, dataset, model, training, sweep, target, energy, cost, "
-      "codecs, allow_power_limit_changes, power_limit_optimizer");
+      "codecs, allow_power_limit_changes, power_limit_optimizer, batch_size_optimizer");
   return e;
 }
 

@@ -11,13 +11,18 @@
 //    "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0, "cooldown_s": 0, ...},
 //    "cost": {"eta": [0, 0.5, 1], "max_power_w": null},
 //    "allow_power_limit_changes": false,
-//    "power_limit_optimizer": {"enabled": false, "eta": 0.5, ...}}
+//    "power_limit_optimizer": {"enabled": false, "eta": 0.5, ...},
+//    "batch_size_optimizer": {"enabled": false, "default_batch_size": 512, "eta": 0.5, "beta": 2, ...}}
 //
 // The grid is the product batch_size x precision x engine x power_limit_w x epochs x
 // repeats in that nesting order (repeats innermost), numbered from 0; shard
 // i of N takes the trials whose number is i mod N. Each trial's resolved spec
 // (every setting that shapes it, defaults filled in) is hashed into its key,
 // so the results database can tell a finished trial from a new one.
+//
+// With the batch-size optimiser enabled there is no grid: the job recurs, and each recurrence's
+// attempts are trials chosen one after another by the optimiser (recurrence_sweep.cpp), each keyed by
+// its choice (recurrence, attempt, batch size, power limit, cost bound, the draws behind it).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,6 +33,7 @@
 #include <vector>
 
 #include "harness/run/run_config.h"
+#include "harness/tuning/recurrence_tuner.h"
 
 namespace balerbench {
 
@@ -64,6 +70,22 @@ struct OptimizerSpec {  // Zeus' GlobalPowerLimitOptimizer defaults
   nlohmann::json to_json() const;
 };
 
+// Zeus's batch-size optimiser over the job's recurrences (tuning/recurrence_tuner.h): the batch
+// sizes are /sweep/batch_size, each attempt trains for at most /sweep/epochs and stops at the target.
+// The power limit is chosen just in time by /power_limit_optimizer when it is enabled (GPUs whose
+// limits NVML can set); otherwise the attempts run at the limit in force ("no power limit": a CPU).
+struct BatchSizeOptimizerSpec {
+  bool enabled = false;
+  int64_t default_batch_size = 0;      // the job's batch size without the optimiser: the first attempt's
+  std::optional<int64_t> recurrences;  // else 2 x |batch sizes| x |power limits| (the paper)
+  double eta = 0.5, beta = 2.0;        // the cost's weight of energy; early stop at beta x the cheapest
+  int64_t seed = 1;
+  int64_t max_attempts = 20;  // per recurrence
+  int64_t pruning_rounds = 2;
+  int64_t window = 0;  // observations per arm (0: all)
+  nlohmann::json to_json() const;
+};
+
 struct Experiment {
   int schema_version = kExperimentSchemaVersion;
   std::string name, description, source;
@@ -90,12 +112,21 @@ struct Experiment {
   std::optional<double> max_power_w;  // else the GPUs' maximum limit x count, at run time
   bool allow_power_limit_changes = false;
   OptimizerSpec optimizer;
+  BatchSizeOptimizerSpec batch_size_optimizer;
   nlohmann::json raw;  // the file as read
 
   // The product of the axes' sizes and the repeats, saturating at INT64_MAX (never wraps).
   int64_t grid_size() const;
   // "1000 batch sizes x 1 precision x 1 engine x 1 power limit x 100 epochs x 10 repeats"
   std::string grid_shape() const;
+};
+
+// One attempt of one recurrence as a trial: what the batch-size optimiser chose (tuning's plan), and
+// the cost it is judged by.
+struct RecurrenceAttempt {
+  AttemptPlan plan;
+  double eta = 0.5, max_power_w = 0;
+  nlohmann::json to_json() const;  // the plan, eta and MaxPower, for the trial's spec
 };
 
 // One trial of the grid. Its coordinates on the batch size, precision, engine and epochs axes live
@@ -110,6 +141,7 @@ struct TrialSpec {
   std::string spec_key;       // hash of `spec`, the dataset named by its content (dataset_identity)
   std::string key;            // spec_key on this system: hash of spec_key and the system fingerprint
   bool warmup = false;        // a warm-up trial: stored, left out of statistics
+  std::optional<RecurrenceAttempt> recurrence;  // an attempt of a recurrence (batch_size_optimizer)
   std::string label() const;  // "bs=512 fp32 pl=- ep=10 #0"
   int64_t batch_size() const { return config.batch_size; }
   int64_t epochs() const { return config.epochs; }
@@ -148,6 +180,13 @@ class Grid {
 
 // Every trial of the grid, in grid order (Grid::at for each number): for small grids and tests.
 std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& system_fingerprint = "");
+
+// The trial of one recurrence attempt: the grid's first precision, engine and epochs, the attempt's
+// batch size and kept power limit, numbered `index` (its place among the attempts; it is also the
+// repeat, and the training seed is training.seed + index: each attempt a run of its own), keyed like a
+// grid trial with the attempt in its spec.
+TrialSpec recurrence_trial(const Experiment& e, const RecurrenceAttempt& attempt, int64_t index,
+                           const std::string& system_fingerprint = "");
 
 // The order in which trials run, per e.order: a permutation of `grid_indices` (numbers of one grid).
 std::vector<int64_t> run_order(const Experiment& e, const std::vector<int64_t>& grid_indices);

@@ -59,7 +59,7 @@ std::string file_content_hash(const std::string& path, uint64_t& bytes) {
 
 TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p, EngineKind engine,
                      const std::optional<double>& pl, int64_t ep, int64_t rep, const json& dataset_id,
-                     const std::string& fingerprint) {
+                     const std::string& fingerprint, const std::optional<RecurrenceAttempt>& recurrence = std::nullopt) {
   TrialSpec t;
   t.grid_index = index;
   t.repeat = rep;
@@ -83,6 +83,18 @@ TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p
             {"target", e.target.to_json()},
             {"cooldown_s", e.cooldown_s},
             {"power_limit_optimizer", e.optimizer.to_json()}};
+  // Only with the batch-size optimiser: the keys of grid trials stay as they were.
+  if (recurrence) {
+    t.recurrence = recurrence;
+    // What the choices depend on: the arms and the optimiser's settings, not how many recurrences
+    // there are or how many attempts one may take (so a run with more recurrences resumes these).
+    json settings = e.batch_size_optimizer.to_json();
+    settings.erase("recurrences");
+    settings.erase("max_attempts");
+    settings["batch_sizes"] = e.batch_sizes;
+    t.spec["batch_size_optimizer"] = settings;
+    t.spec["recurrence"] = recurrence->to_json();
+  }
   // The key names the data by content and no path: the input path in the run config is the
   // dataset's own, so it leaves the key too.
   json keyed = t.spec;
@@ -131,6 +143,14 @@ std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& syste
   out.reserve(static_cast<std::size_t>(grid.size()));
   for (int64_t i = 0; i < grid.size(); ++i) out.push_back(grid.at(i));
   return out;
+}
+
+TrialSpec recurrence_trial(const Experiment& e, const RecurrenceAttempt& attempt, int64_t index,
+                           const std::string& system_fingerprint) {
+  // Each attempt is a training run of its own, as each recurrence of a real job: repeat and seed
+  // offset are its number (seed training.seed + index).
+  return make_trial(e, index, attempt.plan.batch_size, e.precisions.front(), e.engines.front(), attempt.plan.power_limit_w,
+                    e.epochs.front(), index, dataset_identity(e.dataset), system_fingerprint, attempt);
 }
 
 std::vector<int64_t> run_order(const Experiment& e, const std::vector<int64_t>& grid_indices) {

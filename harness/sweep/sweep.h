@@ -35,11 +35,22 @@ struct SweepSummary {
   int64_t held_by_other = 0;    // skipped: another live run into the same database had claimed them
   int signal = 0;           // the stop signal, when interrupted
   std::string store_error;  // why the sweep stopped early: a trial could not be stored
+  std::string recurrences_stop;  // why the recurrences stopped early (batch_size_optimizer): a failed
+                                 // attempt, an attempt another run holds, the optimiser given up
   // 0: every trial ok or skipped (a power limit refused for lack of permission); 3: some failed;
   // 4: the database could not be written; 128 + N: stopped by signal N. docs/exit_codes.md.
-  int exit_code() const { return signal ? 128 + signal : !store_error.empty() ? 4 : failed ? 3 : 0; }
+  int exit_code() const {
+    return signal ? 128 + signal : !store_error.empty() ? 4 : (failed || !recurrences_stop.empty()) ? 3 : 0;
+  }
 };
 
 SweepSummary run_sweep(const Experiment& experiment, const SweepOptions& options, std::FILE* out);
+
+// With the batch-size optimiser enabled (run_sweep goes here): the job's recurrences, each attempt
+// a trial chosen by the optimiser from the outcomes of the attempts before it (recurrence_sweep.cpp).
+// A run resumes from what the database holds: the stored attempts are fed to the optimiser again in
+// order, so it reaches the same state and goes on from there. --shard is refused (the attempts
+// depend on each other).
+SweepSummary run_recurrences(const Experiment& experiment, const SweepOptions& options, std::FILE* out);
 
 }  // namespace balerbench

@@ -192,6 +192,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
                                 {"of", ctx.run_count}, {"warmup", spec.warmup}}}};
   RunConfig c = spec.config;
   c.progress = ctx.progress;
+  ctx.recurrence = spec.recurrence ? &*spec.recurrence : nullptr;
   TrialOutcome out;
   try {
     run_stages(spec, ctx, c, peers, out);

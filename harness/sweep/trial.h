@@ -34,6 +34,9 @@ struct TrialContext {
   const std::atomic<int>* stop = nullptr;  // set by a stop signal
   std::string progress = "auto";
   nlohmann::json provenance;  // base_provenance(), read once per sweep (null: read per trial)
+  // The trial in flight's recurrence attempt (batch_size_optimizer), set by run_trial: its power
+  // limits profiled or not, its cost bound.
+  const RecurrenceAttempt* recurrence = nullptr;
 };
 
 // A failed trial's error as stored: one line (tables print it in a cell), LibTorch's C++ stack trace

@@ -53,6 +53,7 @@ void record_training(const Training& t, const RunConfig& c, TrialRecord& rec) {
   rec.provenance["threads"] = at::get_num_threads();  // as the trial trained (calibrated unless the config set it)
   rec.provenance["engine"] = result["engine"];
   if (!t.optimizer.is_null()) result["power_limit_optimizer"] = t.optimizer;
+  if (!t.recurrence.is_null()) result["recurrence"] = t.recurrence;
   if (c.profile) {
     const json phase_times = r.phases.to_json();
     for (const auto& [phase, times] : phase_times.items())

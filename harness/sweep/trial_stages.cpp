@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "datasets/dataset.h"
+#include "harness/base/analysis.h"
 #include "harness/base/clock.h"
 #include "harness/energy/carbon.h"
 #include "harness/energy/simulated_gpu.h"
@@ -101,6 +102,8 @@ std::unique_ptr<PowerLimitOptimizer> make_optimizer(const TrialContext& ctx, Ene
                                                     const Snapshot& train_begin, Training& t) {
   const OptimizerSpec& spec = ctx.experiment->optimizer;
   if (!spec.enabled) return nullptr;
+  // A recurrence attempt profiles only at a batch size with no kept limit (its spec sets the kept one).
+  if (ctx.recurrence && !ctx.recurrence->plan.profile_power_limit) return nullptr;
   if (!ctx.power || !ctx.guard)
     throw PowerLimitError("the power-limit optimiser needs GPUs whose limits NVML can set (none here)", false);
   // The experiment parser refuses the optimiser with energy off: it must never weigh time against 0 J.
@@ -264,7 +267,10 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
     if (optimizer) end ? optimizer->on_step_end() : optimizer->on_step_begin();
   };
   TargetTracker target(ctx.experiment->target);
-  o.stop_training = [&] { return target.stop(); };
+  // A recurrence attempt's early stop: the cost so far (Zeus's, from the epoch rows) against its bound.
+  const RecurrenceAttempt* attempt = ctx.recurrence;
+  std::optional<int64_t> stopped_at_bound;
+  o.stop_training = [&] { return target.stop() || stopped_at_bound.has_value(); };
   t.result = session.train(o, [&](const EpochRecord& e) {
     if (optimizer) optimizer->on_epoch_end();
     EpochRow row = epoch_row(e);
@@ -281,6 +287,9 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
     }
     // ETA is the window from the training's start to this epoch.
     if (target.on_epoch(e, row)) t.target = TargetHit{e.number(), row.elapsed_s, row.energy_j, pm_j};
+    if (attempt && attempt->plan.cost_bound_j && !t.target && row.energy_j &&
+        zeus_cost(attempt->eta, *row.energy_j, row.elapsed_s, attempt->max_power_w) > *attempt->plan.cost_bound_j)
+      stopped_at_bound = e.number();
     t.epoch_rows.push_back(row);
   });
   const Snapshot end = energy ? energy->mark() : Snapshot{};
@@ -294,6 +303,20 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
     t.fit_uncertainty_j = w.total_uncertainty_j();
   }
   if (optimizer) t.optimizer = optimizer->to_json();
+  if (attempt) {
+    // The attempt's time and energy: to the target when it reached it, else the whole fit window.
+    const bool reached = t.target.has_value();
+    const double time_s = reached ? t.target->tta_s : t.train_s;
+    const std::optional<double> energy_j = reached ? t.target->eta_j : t.train_energy_j;
+    t.recurrence = attempt->to_json();
+    t.recurrence["reached"] = reached;
+    t.recurrence["stopped_at_cost_bound"] = stopped_at_bound ? json(*stopped_at_bound) : json(nullptr);
+    t.recurrence["time_s"] = time_s;
+    t.recurrence["energy_j"] = energy_j ? json(*energy_j) : json(nullptr);
+    t.recurrence["cost_j"] = energy_j ? json(zeus_cost(attempt->eta, *energy_j, time_s, attempt->max_power_w)) : json(nullptr);
+    t.recurrence["power_limit_chosen_w"] =
+        optimizer && optimizer->chosen_w() ? json(*optimizer->chosen_w()) : json(nullptr);
+  }
   return t;
 }
 

@@ -75,10 +75,15 @@ struct Training {
   std::optional<double> optimizer_limit_w;      // the last limit the optimiser set
   std::optional<double> optimizer_max_power_w;  // the optimiser's MaxPower
   MemoryPeak memory;
+  // A recurrence attempt (batch_size_optimizer): its plan, what it cost, whether the cost bound stopped it.
+  nlohmann::json recurrence;
 };
 // Trains, with a device-synchronised snapshot at every epoch's end for the cumulative time and
 // energy of each epoch row, until the epochs run out (or the target is met, when the experiment
-// says stop), under the experiment's power-limit optimiser when it has one.
+// says stop), under the experiment's power-limit optimiser when it has one. A recurrence attempt
+// profiles the power limits only when its plan says so, and stops at the end of the first epoch whose
+// cost so far passes its cost bound without reaching the target (Zeus's live optimiser checks the
+// bound at each epoch's evaluation).
 Training train_to_target(TrainingSession& session, EnergySession* energy, const TrialContext& ctx);
 
 struct CodecRun {

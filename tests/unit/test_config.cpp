@@ -223,6 +223,41 @@ TEST(RunConfig, AnErrorInAValueFromTheCommandLineNamesItNotTheFile) {
   expect_input_error([&] { load_run_config(dir.path("bad.json"), {"epochs=3"}); }, "bad.json: /lr: must be a positive");
 }
 
+// The learning rate scaled by the batch size: none by default (and then nothing new in to_json, so
+// earlier trials' keys stay), linear or square root from a reference batch size, recorded with the
+// learning rate trained at, and read back.
+TEST(RunConfig, LearningRateScalesWithTheBatchSizeOnlyWhenAsked) {
+  const RunConfig plain = parse_run_config(minimal(), "c.json", "");
+  EXPECT_EQ(plain.lr_scaling, "none");
+  EXPECT_DOUBLE_EQ(plain.effective_lr(), plain.lr);
+  EXPECT_FALSE(plain.to_json().contains("lr_scaling"));
+  EXPECT_FALSE(plain.to_json().contains("effective_lr"));
+  json j = minimal();
+  j["lr"] = 0.001;
+  j["batch_size"] = 2048;
+  j["lr_scaling"] = "linear";
+  j["lr_reference_batch_size"] = 512;
+  const RunConfig linear = parse_run_config(j, "c.json", "");
+  EXPECT_DOUBLE_EQ(linear.effective_lr(), 0.004);
+  j["lr_scaling"] = "sqrt";
+  const RunConfig sqrt_rule = parse_run_config(j, "c.json", "");
+  EXPECT_DOUBLE_EQ(sqrt_rule.effective_lr(), 0.002);
+  const json written = sqrt_rule.to_json();
+  EXPECT_EQ(written["lr_scaling"], "sqrt");
+  EXPECT_EQ(written["lr_reference_batch_size"], 512);
+  EXPECT_DOUBLE_EQ(written["effective_lr"].get<double>(), 0.002);
+  EXPECT_DOUBLE_EQ(written["lr"].get<double>(), 0.001);  // the configured rate stays as given
+  EXPECT_EQ(parse_run_config(written, "resolved", "").to_json(), written);  // read back
+  j.erase("lr_reference_batch_size");
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); },
+                     "c.json: /lr_reference_batch_size: is required with lr_scaling sqrt");
+  j["lr_scaling"] = "cubic";
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/lr_scaling");
+  j = minimal();
+  j["lr_reference_batch_size"] = 512;
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "applies only with lr_scaling linear or sqrt");
+}
+
 TEST(RunConfig, ToJsonRoundTrips) {
   json j = minimal();
   j["type_list"] = {"float64", "int"};

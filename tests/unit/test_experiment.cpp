@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -338,6 +339,98 @@ TEST(Grid, SlurmArrayEnvironment) {
   unsetenv("SLURM_ARRAY_TASK_ID");
   unsetenv("SLURM_ARRAY_TASK_COUNT");
   unsetenv("SLURM_ARRAY_TASK_MIN");
+}
+
+// ---- the batch-size optimiser's section ----
+
+json bso_experiment() {
+  json j = minimal_experiment();
+  j["sweep"] = {{"batch_size", {128, 256, 512}}, {"precision", {"fp32"}}, {"epochs", {20}}};
+  j["batch_size_optimizer"] = {{"enabled", true}, {"default_batch_size", 256}};
+  return j;
+}
+
+TEST(Experiment, TheBatchSizeOptimiserRunsRecurrencesToTheTarget) {
+  const Experiment e = parse(bso_experiment());
+  const BatchSizeOptimizerSpec& b = e.batch_size_optimizer;
+  EXPECT_TRUE(b.enabled);
+  EXPECT_EQ(b.default_batch_size, 256);
+  EXPECT_FALSE(b.recurrences);  // 2 x batch sizes x power limits, at run time
+  EXPECT_DOUBLE_EQ(b.eta, 0.5);
+  EXPECT_DOUBLE_EQ(b.beta, 2);
+  EXPECT_EQ(b.seed, 1);
+  EXPECT_EQ(b.max_attempts, 20);
+  EXPECT_EQ(b.pruning_rounds, 2);
+  EXPECT_TRUE(e.target.stop_when_reached);  // every attempt stops at the target
+  json inf = bso_experiment();
+  inf["batch_size_optimizer"]["beta"] = "inf";
+  EXPECT_TRUE(std::isinf(parse(inf).batch_size_optimizer.beta));
+  // Off by default, and then nothing changes: the grid's keys stay as they were.
+  const Experiment plain = parse(minimal_experiment());
+  EXPECT_FALSE(plain.batch_size_optimizer.enabled);
+  EXPECT_FALSE(expand_grid(plain).front().spec.contains("recurrence"));
+  EXPECT_FALSE(expand_grid(plain).front().spec.contains("batch_size_optimizer"));
+}
+
+TEST(Experiment, ARecurrenceTrialIsKeyedByItsChoice) {
+  const Experiment e = parse(bso_experiment());
+  RecurrenceAttempt a;
+  a.plan.recurrence = 2;
+  a.plan.attempt = 1;
+  a.plan.batch_size = 128;
+  a.plan.stage = "thompson";
+  a.plan.cost_bound_j = 1000;
+  a.eta = 0.5;
+  a.max_power_w = 100;
+  const TrialSpec t = recurrence_trial(e, a, 7, "fp");
+  EXPECT_EQ(t.batch_size(), 128);
+  EXPECT_EQ(t.grid_index, 7);
+  EXPECT_EQ(t.epochs(), 20);
+  EXPECT_EQ(t.config.seed, e.base.seed + 7);  // each attempt a training run of its own
+  EXPECT_EQ(t.spec["recurrence"]["recurrence"], 2);
+  EXPECT_EQ(t.spec["recurrence"]["cost_bound_j"], 1000.0);
+  EXPECT_EQ(t.spec["batch_size_optimizer"]["batch_sizes"], json({128, 256, 512}));
+  EXPECT_FALSE(t.spec["batch_size_optimizer"].contains("recurrences"));  // more recurrences resume these
+  EXPECT_NE(t.label().find("recurrence 3 attempt 1 (thompson)"), std::string::npos) << t.label();
+  // Another choice, another trial; the same choice, the same key.
+  RecurrenceAttempt b = a;
+  b.plan.cost_bound_j = 999;
+  EXPECT_NE(recurrence_trial(e, b, 7, "fp").key, t.key);
+  EXPECT_EQ(recurrence_trial(e, a, 7, "fp").key, t.key);
+  json more = bso_experiment();
+  more["batch_size_optimizer"]["recurrences"] = 50;
+  EXPECT_EQ(recurrence_trial(parse(more), a, 7, "fp").key, t.key);
+  // A kept just-in-time limit is the trial's power limit.
+  a.plan.power_limit_w = 200;
+  EXPECT_EQ(*recurrence_trial(e, a, 7, "fp").power_limit_w, 200);
+}
+
+TEST(Experiment, TheBatchSizeOptimiserRefusesAGridItCannotRun) {
+  auto bad = [](const std::function<void(json&)>& edit, const std::string& fragment) {
+    json j = bso_experiment();
+    edit(j);
+    expect_input_error([&] { parse(j); }, fragment);
+  };
+  bad([](json& j) { j["batch_size_optimizer"].erase("default_batch_size"); }, "needs the job's default batch size");
+  bad([](json& j) { j["batch_size_optimizer"]["default_batch_size"] = 64; }, "default_batch_size 64 is not in /sweep/batch_size");
+  bad([](json& j) { j.erase("target"); }, "the recurrences need a target");
+  bad([](json& j) { j["target"]["stop_when_reached"] = false; }, "/target/stop_when_reached is false");
+  bad([](json& j) { j["sweep"]["precision"] = {"fp32", "fp64"}; }, "lists several precisions");
+  bad([](json& j) { j["sweep"]["epochs"] = {10, 20}; }, "lists several precisions, engines or epoch counts");
+  bad([](json& j) { j["sweep"]["repeats"] = 2; }, "/sweep/repeats is 2");
+  bad([](json& j) { j["sweep"]["batch_size"] = {128, 256, 256}; }, "already listed");  // each batch size one arm
+  bad([](json& j) { j["sweep"]["warmup_trials"] = 1; }, "warmup_trials");
+  bad([](json& j) { j["sweep"]["order"] = "shuffled"; }, "/sweep/order is shuffled");
+  bad([](json& j) { j["energy"] = {{"enabled", false}}; }, "/energy/enabled is false");
+  bad([](json& j) { j["batch_size_optimizer"]["beta"] = 1; }, "/batch_size_optimizer/beta");
+  bad([](json& j) { j["batch_size_optimizer"]["beta"] = "never"; }, "must be a number above 1 or \"inf\"");
+  bad([](json& j) { j["batch_size_optimizer"]["eta"] = 2; }, "/batch_size_optimizer/eta");
+  bad([](json& j) { j["batch_size_optimizer"]["seeds"] = 2; }, "/batch_size_optimizer/seeds: unknown key");
+  bad([](json& j) {
+        j["allow_power_limit_changes"] = true;
+        j["sweep"]["power_limit_w"] = {200};
+      },
+      "/sweep/power_limit_w lists limits");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "datasets/dataset.h"
 #include "harness/power/power_limit.h"
 #include "harness/sweep/experiment.h"
+#include "harness/run/training_session.h"
 #include "harness/sweep/trial.h"
 #include "harness/sweep/trial_stages.h"
 
@@ -102,6 +103,64 @@ TEST(TrialStages, TrainToTargetKeepsEveryEpochAndTheFirstThatMetTheTarget) {
   Trial never(small_experiment({{"batch_size", {64}}, {"epochs", {2}}}, {{"relative_error", 0.0}}));
   TrainingSession s3(never.config, *never.ctx.dataset, c10::Device(c10::kCPU), nullptr, nullptr);
   EXPECT_FALSE(train_to_target(s3, nullptr, never.ctx).target);
+}
+
+// A recurrence attempt (batch_size_optimizer) stops at the end of the first epoch whose Zeus cost so
+// far passes its bound, without reaching the target; every epoch before it stayed within the bound.
+// Its result says what it cost and why it stopped.
+TEST(TrialStages, ARecurrenceAttemptStopsAtTheFirstEpochPastItsCostBound) {
+  const json energy = {{"meters", {"cpu_estimate"}}, {"cpu_tdp_w", 100}, {"sample_hz", 0}, {"idle_baseline_s", 0}};
+  auto run = [&](std::optional<double> bound) {
+    json j = {{"schema_version", 1},
+              {"name", "stages"},
+              {"dataset", {{"generator", {{"kind", "cms"}, {"rows", 400}, {"seed", 0}}}}},
+              {"model", {{"name", "AE"}, {"compression_ratio", 1.6}}},
+              {"training", {{"lr", 0.001}, {"test_size", 0.25}, {"progress", "none"}, {"threads", 1}}},
+              {"sweep", {{"batch_size", {64, 128}}, {"epochs", {6}}}},
+              {"target", {{"relative_error", 0.0}}},  // never met: only the bound or the epochs end it
+              {"energy", energy},
+              {"cost", {{"max_power_w", 100}}},
+              {"batch_size_optimizer", {{"enabled", true}, {"default_batch_size", 64}}}};
+    const Experiment ex = parse_experiment(j, "stages.json", ".");
+    RecurrenceAttempt a;
+    a.plan.batch_size = 64;
+    a.plan.stage = "pruning";
+    a.plan.cost_bound_j = bound;
+    a.eta = 0.5;
+    a.max_power_w = 100;
+    const TrialSpec spec = recurrence_trial(ex, a, 0);
+    TrialContext ctx;
+    ctx.experiment = &ex;
+    ctx.dataset = load_experiment_dataset(ex.dataset);
+    ctx.progress = "none";
+    ctx.recurrence = &*spec.recurrence;
+    RunConfig c = spec.config;
+    c.progress = "none";
+    const std::unique_ptr<EnergySession> session_energy = open_energy_session(c.energy, c10::Device(c10::kCPU), "t");
+    TrainingSession session(c, *ctx.dataset, c10::Device(c10::kCPU), session_energy.get(), nullptr);
+    return train_to_target(session, session_energy.get(), ctx);
+  };
+  auto cost = [](const EpochRow& r) { return 0.5 * *r.energy_j + 0.5 * 100 * r.elapsed_s; };
+  const Training free = run(std::nullopt);  // no bound: every epoch
+  ASSERT_EQ(free.epoch_rows.size(), 6u);
+  EXPECT_TRUE(free.recurrence["stopped_at_cost_bound"].is_null());
+  EXPECT_FALSE(free.recurrence["reached"].get<bool>());
+  EXPECT_NEAR(free.recurrence["cost_j"].get<double>(), 0.5 * *free.train_energy_j + 50 * free.train_s, 1e-9);
+  // A bound that the first epoch already passes: one epoch.
+  const Training tight = run(1e-9);
+  ASSERT_EQ(tight.epoch_rows.size(), 1u);
+  EXPECT_EQ(tight.recurrence["stopped_at_cost_bound"], 1);
+  // A bound around the third epoch's cost: training stops at the first epoch past it, whichever that is.
+  const double bound = cost(free.epoch_rows[2]);
+  const Training cut = run(bound);
+  ASSERT_GE(cut.epoch_rows.size(), 1u);
+  const EpochRow& last = cut.epoch_rows.back();
+  if (cut.epoch_rows.size() < 6 || cost(last) > bound) {
+    EXPECT_GT(cost(last), bound);
+    EXPECT_EQ(cut.recurrence["stopped_at_cost_bound"], static_cast<int64_t>(cut.epoch_rows.size()));
+  }
+  for (std::size_t i = 0; i + 1 < cut.epoch_rows.size(); ++i) EXPECT_LE(cost(cut.epoch_rows[i]), bound) << i;
+  EXPECT_EQ(cut.recurrence["cost_bound_j"], bound);
 }
 
 TEST(TrialStages, MeasureCodecCompressesAndDecompressesTheWholeDataset) {
