@@ -60,14 +60,15 @@ void check_output_folder(const std::string& dir, const std::string& hint) {
 
 std::string output_target(const std::string& path) {
   fs::path p(path);
-  for (int hops = 0; hops < 40; ++hops) {  // as the kernel's own limit on links followed
+  for (int hops = 0; hops <= 40; ++hops) {  // as the kernel's own limit on links followed
     std::error_code ec;
-    if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p.string();
     const fs::path to = fs::read_symlink(p, ec);
-    if (ec) break;
+    if (ec) return p.string();
     p = to.is_absolute() ? to : p.parent_path() / to;
   }
-  return p.string();
+  throw InputError(path + ": is a link that leads to a link more than 40 times (a loop of links?)",
+                   "point the link at a file, or give another path");
 }
 
 void check_output_file(const std::string& given, const std::string& hint) {

@@ -26,6 +26,7 @@ void check_output_folder(const std::string& dir, const std::string& hint = "choo
 void check_output_file(const std::string& path, const std::string& hint = "choose another output file");
 // Where an output for `path` is written: `path`, or the file a symbolic link at `path` points to
 // (followed to its end), so that renaming into place updates the link's file and keeps the link.
+// InputError for a loop of links.
 std::string output_target(const std::string& path);
 // create_directories(dir); InputError naming the part that is a file, or the system's reason.
 void create_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");

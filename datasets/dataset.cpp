@@ -3,8 +3,10 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "common/error.h"
 
@@ -53,6 +55,15 @@ int64_t count_subnormal(const at::Tensor& x) {
   return count;
 }
 
+int64_t count_float32_subnormal(const at::Tensor& x) {
+  const at::Tensor c = x.contiguous();
+  const double* p = c.data_ptr<double>();
+  const double smallest_normal = static_cast<double>(std::numeric_limits<float>::min());
+  int64_t count = 0;
+  for (int64_t i = 0, n = c.numel(); i < n; ++i) count += p[i] != 0 && std::fabs(p[i]) < smallest_normal;
+  return count;
+}
+
 Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names, const std::string& where) {
   if (data.dtype == DType::kUnicode)
     throw InputError(where + ": 'data' holds strings, not numbers", "store a numeric array under 'data'");
@@ -83,14 +94,15 @@ Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names,
   ds.names = std::move(names);
   check_finite(ds.data, ds.names, where);
   ds.subnormal_values = count_subnormal(ds.data);
+  ds.float32_subnormal_values = count_float32_subnormal(ds.data);
   return ds;
 }
 
 Dataset load_dataset(const std::string& path) {
   if (std::error_code ec; !std::filesystem::exists(path, ec))
-    throw InputError(path + ": no such file (the data a config's input_path names)",
-                     "check input_path, or make stand-in data there: balerbench data generate --kind cms --rows 52000 "
-                     "--out " + path + " (or --kind cfd for frames)");
+    throw InputError(path + ": no such file",
+                     "check the path (a config's input_path), or make stand-in data there: balerbench data generate "
+                     "--kind cms --rows 20000 --out " + path + " (or --kind cfd for frames)");
   NpzMembers members = read_npz(path);
   auto it = members.find("data");
   if (it == members.end()) {

@@ -25,6 +25,8 @@ struct Dataset {
   // Values with 0 < |x| < 2.2e-308 (float64 subnormals), counted from their bits when loaded: with
   // flush_denormal on, LibTorch reads them as 0 (subnormal_warning says so).
   int64_t subnormal_values = 0;
+  // Values with 0 < |x| < 1.2e-38: subnormal once the data or a float32 model holds them in float32.
+  int64_t float32_subnormal_values = 0;
 
   int data_dimension() const { return static_cast<int>(original_shape.size()) - 1; }
   int64_t rows() const { return original_shape.empty() ? 0 : original_shape[0]; }
@@ -44,6 +46,9 @@ Dataset dataset_from_array(const NpyArray& data, std::vector<std::string> names,
 // How many of `x`'s (float64, contiguous) values are subnormal, read from their bits (so that a
 // flush-to-zero mode in force changes nothing).
 int64_t count_subnormal(const at::Tensor& x);
+// How many of `x`'s (float64, contiguous) values are nonzero and smaller in magnitude than float32's
+// smallest normal number (1.2e-38).
+int64_t count_float32_subnormal(const at::Tensor& x);
 
 // Throws if x (N, F) holds NaN or Inf: names the first bad column and counts.
 void check_finite(const at::Tensor& x, const std::vector<std::string>& names, const std::string& where);

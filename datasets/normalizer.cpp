@@ -13,6 +13,15 @@ Normalization Normalization::fit(const at::Tensor& x) {
   const at::Tensor xd = x.to(at::kDouble);
   n.min = std::get<0>(xd.min(0));
   at::Tensor range = std::get<0>(xd.max(0)) - n.min;
+  // max - min beyond a double (values near +-1.7e308 of both signs): every normalized value would be 0
+  // or NaN, and training would go on with a NaN loss.
+  const at::Tensor overflow = ~at::isfinite(range);
+  if (overflow.any().item<bool>()) {
+    const int64_t col = overflow.nonzero().index({0, 0}).item<int64_t>();
+    throw InputError("column " + std::to_string(col) + ": its values span more than a double holds (max - min = inf), "
+                         "so min-max normalization cannot scale them",
+                     "rescale the data (divide it by a power of ten) before training");
+  }
   const at::Tensor zero = range == 0;
   n.zero_range_features_ = zero.sum().item<int64_t>();
   n.range = at::where(zero, at::ones_like(range), range).contiguous();

@@ -1,7 +1,10 @@
 // synthetic.cpp: see synthetic.h.
 #include "datasets/synthetic.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -156,6 +159,21 @@ const std::vector<std::string>& cms_type_list() {
     return t;
   }();
   return types;
+}
+
+void check_synthetic_memory(const std::string& who, const std::string& kind, int64_t rows, int64_t height,
+                            int64_t width, int copies) {
+  const long double values =
+      static_cast<long double>(rows) * (kind == "cms" ? 24.0L : static_cast<long double>(height) * width);
+  const long double need_bytes = values * 8 * copies;
+  const long double have_bytes =
+      static_cast<long double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<long double>(::sysconf(_SC_PAGE_SIZE));
+  if (have_bytes <= 0 || need_bytes <= have_bytes) return;
+  char why[200];
+  std::snprintf(why, sizeof why, "%.3Lg GB for %.3Lg values (float64, %d cop%s), and this machine has %.3Lg GB of memory",
+                need_bytes / 1e9, values, copies, copies == 1 ? "y" : "ies", have_bytes / 1e9);
+  throw InputError(who + ": " + std::to_string(rows) + (kind == "cms" ? " rows" : " frames") + " need " + why,
+                   "out of memory before it starts: use fewer rows or smaller dimensions");
 }
 
 SyntheticData generate_cms_like(int64_t rows, uint64_t seed) {

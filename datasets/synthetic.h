@@ -24,6 +24,12 @@ const std::vector<std::string>& cms_column_names();
 // Baler's CMS type_list: "float64" or "int" per column.
 const std::vector<std::string>& cms_type_list();
 
+// InputError, before anything is allocated, when `copies` float64 copies of the values of `rows` CMS-like
+// rows ("cms", 24 columns) or `rows` frames of height x width ("cfd") need more memory than this
+// machine has (counted in long double: no product overflows). `who` starts the message.
+void check_synthetic_memory(const std::string& who, const std::string& kind, int64_t rows, int64_t height,
+                            int64_t width, int copies);
+
 SyntheticData generate_cms_like(int64_t rows, uint64_t seed);
 SyntheticData generate_cfd_like(int64_t frames, int64_t height, int64_t width, uint64_t seed);
 

@@ -92,6 +92,7 @@ ProcessResult run_python(const std::string& script, const std::vector<std::strin
     // not run on at 100% of a CPU. Checked after setting it: the parent may have ended already.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(125);
+    setpgid(0, 0);  // a group of its own: the time limit ends what the config started too
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out_pipe[1], 1);
@@ -112,6 +113,7 @@ ProcessResult run_python(const std::string& script, const std::vector<std::strin
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
   if (!drain(out_pipe[0], err_pipe[0], r.out, r.err, timeout_s > 0, deadline)) {
     r.timed_out = true;
+    kill(-pid, SIGKILL);  // the interpreter's group: it and whatever the config started
     kill(pid, SIGKILL);
   }
   int status = 0;

@@ -24,8 +24,9 @@ inline constexpr double kBalerConfigTimeoutS = 60;
 std::string baler_python();
 
 // Runs `python -c script args...` in `work_dir` (no shell, stdin empty), waiting for it to end, at most
-// `timeout_s` seconds (0: no limit), then killing it. The interpreter never outlives balerbench: it is
-// killed when balerbench ends by any path (an exit, a signal, a crash). InputError when the interpreter
+// `timeout_s` seconds (0: no limit), then killing it with every process it started (its process group).
+// The interpreter never outlives balerbench: it is killed when balerbench ends by any path (an exit, a
+// signal, a crash); what it started itself is its own to end then. InputError when the interpreter
 // is missing or cannot be started.
 ProcessResult run_python(const std::string& script, const std::vector<std::string>& args, const std::string& work_dir,
                          double timeout_s = kBalerConfigTimeoutS);

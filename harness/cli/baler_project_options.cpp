@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "harness/baler/side_by_side.h"
+#include "harness/cli/option_checks.h"
 
 namespace balerbench::cli {
 
@@ -16,7 +17,7 @@ void add_baler_project_options(CLI::App* cmd, BalerProjectArgs& a, bool info, CL
   cmd->add_option("--baler-config-timeout", a.config_timeout_s,
                   "with --baler-project: seconds reading config/P_config.py may take before its python3 is stopped "
                   "(default " + std::to_string(static_cast<int>(kBalerConfigTimeoutS)) + "; 0: no limit)")
-      ->check(CLI::Range(0.0, 86400.0))
+      ->check(in_range(0, 86400, "SECONDS"))
       ->needs(p);
   if (info)
     cmd->add_option("--baler-log", a.logs,

@@ -30,17 +30,7 @@ int generate(const GenerateArgs& a) {
     throw InputError(a.out + ": already exists", "pass --force to replace it, or choose another --out");
   // The values (float64) and their copy for the file, against this machine's memory, before any is
   // taken: an allocation that cannot succeed is said as what was asked for.
-  const long double values = static_cast<long double>(a.rows) * (a.kind == "cms" ? 24.0L : 1.0L * a.height * a.width);
-  const long double need_bytes = values * 8 * 2;
-  const long double have_bytes =
-      static_cast<long double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<long double>(::sysconf(_SC_PAGE_SIZE));
-  if (have_bytes > 0 && need_bytes > have_bytes) {
-    char why[160];
-    std::snprintf(why, sizeof why, "%.3Lg GB for its values and their copy, and this machine has %.3Lg GB of memory",
-                  need_bytes / 1e9, have_bytes / 1e9);
-    throw InputError("data generate: " + std::to_string(a.rows) + " rows need " + why,
-                     "use fewer rows or smaller dimensions");
-  }
+  check_synthetic_memory("data generate", a.kind, a.rows, a.height, a.width, 2);
   SyntheticData d = a.kind == "cms" ? generate_cms_like(a.rows, a.seed)
                                     : generate_cfd_like(a.rows, a.height, a.width, a.seed);
   std::vector<std::pair<std::string, NpyArray>> members;
@@ -110,11 +100,11 @@ void register_data(CLI::App& app, Action& run) {
   CLI::App* gen = data->add_subcommand("generate", "Write a seeded CMS-like table or CFD-like frames as .npz");
   gen->add_option("--kind", a->kind, "cms (jets, 24 columns) or cfd (N, H, W frames)")
       ->required()->check(CLI::IsMember({"cms", "cfd"}));
-  gen->add_option("--rows", a->rows, "rows (jets) or frames")->required()->check(positive_count());
+  gen->add_option("--rows", a->rows, "rows (jets) or frames")->required()->check(in_range(1, 1e15, "INT"));
   gen->add_option("--out", a->out, "output .npz file")->check(non_empty_path())->required();
   gen->add_option("--seed", a->seed, "random seed (default 0)");
-  gen->add_option("--height", a->height, "cfd frame height (default 50)")->check(positive_count());
-  gen->add_option("--width", a->width, "cfd frame width (default 50)")->check(positive_count());
+  gen->add_option("--height", a->height, "cfd frame height (default 50)")->check(in_range(1, 65536, "INT"));
+  gen->add_option("--width", a->width, "cfd frame width (default 50)")->check(in_range(1, 65536, "INT"));
   gen->add_flag("--compressed", a->deflate, "deflate the members (numpy.savez_compressed)");
   gen->add_flag("--force", a->force, "replace --out if it exists");
   gen->callback([a, &run] { run = [a] { return generate(*a); }; });

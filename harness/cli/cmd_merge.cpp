@@ -99,6 +99,14 @@ std::string checked_output(const MergeArgs& a) {
   for (const auto& in : a.inputs)
     if (fs::weakly_canonical(in, ec) == fs::weakly_canonical(out, ec))
       throw InputError(a.out + ": is also an input", "merge into a new file");
+  // The temporary, beside OUT, has the longer name: SQLite must be able to open it.
+  const std::size_t bytes = sqlite_path_bytes(out), temporary = merge_temporary(out, this_process().host).size() - out.size();
+  if (bytes + temporary > kSqliteMaxPathBytes)
+    throw InputError("--out " + a.out + ": its full path is " + std::to_string(bytes) + " bytes, and merge writes it " +
+                         "first under a temporary name " + std::to_string(temporary) +
+                         " bytes longer, which SQLite can open only within " + std::to_string(kSqliteMaxPathBytes) +
+                         " bytes",
+                     "give --out a shorter path (SQLite follows links to their end, so a link does not shorten it)");
   return out;
 }
 

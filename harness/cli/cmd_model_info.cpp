@@ -82,7 +82,9 @@ void register_model_info(CLI::App& app, Action& run) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("model-info", "Per-layer parameters, MACs and FLOPs of a Baler model");
   cmd->add_option("--model", a->model, "AE, AE_Dropout_BN, CFD_dense_AE or FPGA_prototype_model")->required();
-  cmd->add_option("--features", a->features, "input features (columns, or H*W)")->required()->check(positive_count());
+  cmd->add_option("--features", a->features, "input features (columns, or H*W)")
+      ->required()
+      ->check(in_range(1, 1e9, "INT"));  // counts of up to 1e9 x 200 weights stay exact in int64
   cmd->add_option("--compression-ratio", a->ratio, "latent = ceil(features / ratio)")->required();
   cmd->add_option("--batch-size", a->batch_size, "batch size for the per-batch columns (default 512)")
       ->check(positive_count());

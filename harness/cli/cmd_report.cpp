@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "common/error.h"
@@ -173,21 +174,35 @@ std::string csv_blocks(const std::vector<report::ExperimentReport>& reports) {
   return text;
 }
 
-int report(const ReportArgs& a) {
-  check_report_output(a);
-  const Store store(a.db, StoreAccess::kReadOnly);
-  print_migration_note(store);
+// The report's text in its format (nullopt: written as CSV files into --out already).
+std::optional<std::string> report_text(const ReportArgs& a, const Store& store) {
   std::vector<report::ExperimentReport> reports = load_reports(store, a);
   std::size_t table_count = 0;
   for (const auto& r : reports) table_count += r.tables.size();
   if (a.format == "csv" && !a.out.empty()) {
     for (const auto& r : reports) write_csv_dir(a.out, r.name, r.tables);
-    return 0;
+    return std::nullopt;
   }
-  const std::string text = a.format == "csv" && table_count != 1 ? csv_blocks(reports)
-                           : a.format == "json"                    ? json_report(reports)
-                           : a.format == "html"                    ? html_report(a, std::move(reports))
-                                                                   : text_report(a, reports);
+  return a.format == "csv" && table_count != 1 ? csv_blocks(reports)
+         : a.format == "json"                    ? json_report(reports)
+         : a.format == "html"                    ? html_report(a, std::move(reports))
+                                                 : text_report(a, reports);
+}
+
+int report(const ReportArgs& a) {
+  check_report_output(a);
+  const Store store(a.db, StoreAccess::kReadOnly);
+  print_migration_note(store);
+  std::optional<std::string> made;
+  try {
+    made = report_text(a, store);
+  } catch (const nlohmann::json::exception& e) {
+    // Stored results are input: a shape this balerbench never writes is the file's fault, said as such.
+    throw InputError(a.db + ": a stored trial's results are not in the shape balerbench writes (" + e.what() + ")",
+                     "the file was damaged or edited by hand; restore it, or run the trials again");
+  }
+  if (!made) return 0;
+  const std::string& text = *made;
   if (a.out.empty()) {
     write_stdout(text);  // a report is large: a failed write is an error here, not at exit
   } else {

@@ -136,7 +136,7 @@ void register_run(CLI::App& app, Action& action) {
   cmd->add_option("--db-wait", a->db_wait_s,
                   "seconds to wait in all for a database locked by another program before a finished trial is kept "
                   "in a side file beside it (default 120)")
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(in_range(0, 86400, "SECONDS"));
   cmd->add_flag("--retry-failed", a->retry_failed, "run again the trials stored as failed or skipped");
   cmd->add_flag("--dry-run", a->dry_run, "list the trials that would run, run nothing");
   cmd->add_flag("--allow-large-grid", a->allow_large_grid,

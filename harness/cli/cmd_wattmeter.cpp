@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "harness/cli/json_stdout.h"
 #include "harness/energy/wattmeter_log.h"
 
@@ -57,9 +58,10 @@ void register_wattmeter(CLI::App& app, Action& run) {
       ->check(CLI::IsMember({"auto", "omegawatt", "csv"}));
   cmd->add_option("--socket", a->socket, "OmegaWatt socket, 1-based (default: all sockets summed)")
       ->check(CLI::Range(1, 64));
-  cmd->add_option("--clock-offset", a->offset_s, "seconds added to the log's timestamps (meter clock -> host clock)");
-  cmd->add_option("--start", a->start_s, "window start, Unix seconds")->required();
-  cmd->add_option("--end", a->end_s, "window end, Unix seconds")->required();
+  cmd->add_option("--clock-offset", a->offset_s, "seconds added to the log's timestamps (meter clock -> host clock)")
+      ->check(finite_number());
+  cmd->add_option("--start", a->start_s, "window start, Unix seconds")->required()->check(finite_number());
+  cmd->add_option("--end", a->end_s, "window end, Unix seconds")->required()->check(finite_number());
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a, &run] { run = [a] { return run_wattmeter(*a); }; });
 }

@@ -28,7 +28,14 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "balerbench: error: %s (hint: balerbench --help)\n", e.what());
+    // The help of the command the error is in: `balerbench run --help`, or the top level's.
+    std::string command = "balerbench";
+    for (const CLI::App* sub = &app; sub;) {
+      const auto parsed = sub->get_subcommands();
+      sub = parsed.empty() ? nullptr : parsed.front();
+      if (sub) command += " " + sub->get_name();
+    }
+    std::fprintf(stderr, "balerbench: error: %s (hint: %s --help)\n", e.what(), command.c_str());
     return 2;
   }
   try {

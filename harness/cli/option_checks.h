@@ -23,6 +23,22 @@ inline CLI::Validator at_least(double min_value, const std::string& name) {
       name);
 }
 
+// A number in [min_value, max_value]; NaN and infinities are refused (CLI::Range lets NaN through).
+inline CLI::Validator in_range(double min_value, double max_value, const std::string& name) {
+  std::ostringstream shown;
+  shown << min_value << " to " << max_value;
+  return CLI::Validator(
+      [min_value, max_value, bounds = shown.str()](std::string& text) -> std::string {
+        double x = 0;
+        if (!CLI::detail::lexical_cast(text, x)) return "'" + text + "' is not a number";
+        return x >= min_value && x <= max_value ? "" : "must be a number from " + bounds + " (got " + text + ")";
+      },
+      name);
+}
+
+// A finite number (a clock offset, ...): NaN and infinities are refused.
+inline CLI::Validator finite_number() { return in_range(-1.7e308, 1.7e308, "FINITE"); }
+
 // Counts: rows, features, batch sizes.
 inline CLI::Validator positive_count() { return at_least(1, "POSITIVE"); }
 // Durations and the like.

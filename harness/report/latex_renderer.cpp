@@ -7,19 +7,23 @@
 namespace balerbench::report {
 namespace {
 
+// Every character LaTeX treats specially in text, written as text: the ten of its special
+// characters, and < and > (OT1 has none: they would print as an inverted ! and ?).
 std::string latex_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '_' || c == '%' || c == '&' || c == '#' || c == '$') out += '\\';
-    if (c == '>' || c == '<') {  // OT1 has no < or > in text: they would print as an inverted ! or ?
-      out += c == '>' ? "$>$" : "$<$";
-      continue;
+    switch (c) {
+      case '_': case '%': case '&': case '#': case '$': case '{': case '}':
+        out += '\\';
+        out += c;
+        break;
+      case '~': out += "\\textasciitilde{}"; break;  // "~12 repeats would resolve it": not a non-breaking space
+      case '^': out += "\\textasciicircum{}"; break;
+      case '\\': out += "\\textbackslash{}"; break;
+      case '<': out += "$<$"; break;
+      case '>': out += "$>$"; break;
+      default: out += c;
     }
-    if (c == '~') {  // "~12 repeats would resolve it": a tilde, not LaTeX's non-breaking space
-      out += "\\textasciitilde{}";
-      continue;
-    }
-    out += c;
   }
   return out;
 }

@@ -112,7 +112,7 @@ json run_decompress(const RunConfig& c, const CycleFiles& L) {
   CodecCommand cmd(c, "decompress", L.decompressed, out_folder_hint(L));
   const std::string src = L.compressed_npz();
   if (!fs::exists(src))
-    throw InputError(src + ": no compressed file", "run `balerbench compress` with the same --out first");
+    throw InputError(src + ": no compressed file", run_first_hint(L, "compress"));
   const NpzMembers m = read_npz(src);
   auto it = m.find("data");
   if (it == m.end()) throw InputError(src + ": no 'data' array (the latent code)", "was it written by compress?");
@@ -178,7 +178,7 @@ json run_codecs(const RunConfig& c, const CycleFiles& L) {
                   {"basis", "the training's own window (its phase \"train\"), not the whole train command"}};
     } catch (const json::exception& e) {
       throw InputError(train_report.string() + ": not a training report (" + e.what() + ")",
-                       "run `balerbench train` with the same --out again");
+                       run_first_hint(L, "train", "again"));
     }
   }
   const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;

@@ -56,7 +56,7 @@ std::vector<int64_t> feature_shape(const std::vector<int64_t>& shape) {
 
 std::shared_ptr<AutoEncoder> load_trained_model(const RunConfig& c, const CycleFiles& L, int64_t features, int64_t latent) {
   if (!fs::exists(L.model()))
-    throw InputError(L.model() + ": no trained model", "run `balerbench train` with the same --out first");
+    throw InputError(L.model() + ": no trained model", run_first_hint(L, "train"));
   auto model = make_model(c.model_name, features, latent);
   load_state_dict(*model, L.model());
   return model;
@@ -65,7 +65,7 @@ std::shared_ptr<AutoEncoder> load_trained_model(const RunConfig& c, const CycleF
 Normalization training_normalization(const RunConfig& c, const CycleFiles& L, int64_t features) {
   if (!c.normalizes()) return Normalization::identity(features);
   if (!fs::exists(L.norm()))
-    throw InputError(L.norm() + ": no normalization features", "run `balerbench train` with the same --out first");
+    throw InputError(L.norm() + ": no normalization features", run_first_hint(L, "train"));
   const NpyArray a = read_npy(L.norm());
   if (a.numel() == 0)
     throw InputError(L.norm() + ": the model was trained without normalization",
@@ -106,6 +106,11 @@ std::string out_folder_hint(const CycleFiles& files) {
   if (!files.baler_project) return kOutFolderHint;
   return "a Baler project writes into its output/ folder and the training/, compressed_output/ and "
          "decompressed_output/ folders in it: each must be a folder (not a file) that can be written";
+}
+
+std::string run_first_hint(const CycleFiles& files, const std::string& command, const std::string& when) {
+  return "run `balerbench " + command + "` " +
+         (files.baler_project ? "on the same --baler-project " : "with the same --out ") + when;
 }
 
 CodecCommand::CodecCommand(const RunConfig& c, const char* name, fs::path folder, const std::string& out_hint)

@@ -36,6 +36,9 @@ inline constexpr char kOutFolderHint[] = "give --out a folder that can be create
 // What to do when an output folder of `files` cannot be written: --out's hint, or for a Baler project
 // (which has no --out) what its output/ must be.
 std::string out_folder_hint(const CycleFiles& files);
+// "run `balerbench COMMAND` with the same --out first", or for a Baler project "... on the same
+// --baler-project first": what to run to make a missing input of the cycle.
+std::string run_first_hint(const CycleFiles& files, const std::string& command, const std::string& when = "first");
 
 // `j` as indented JSON at `path`, written to a temporary name and renamed.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& j);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "datasets/normalizer.h"
+#include "models/architecture.h"
 
 namespace balerbench {
 
@@ -45,10 +46,14 @@ json dataset_json(const Dataset& ds) {
 }
 
 std::string subnormal_warning(const Dataset& ds, const RunConfig& c) {
-  if (ds.subnormal_values == 0 || !c.flush_denormal) return "";
-  return "balerbench: warning: " + ds.source_path + ": " + std::to_string(ds.subnormal_values) +
-         " value" + (ds.subnormal_values == 1 ? " is" : "s are") +
-         " subnormal (0 < |x| < 2.2e-308); with flush_denormal on (the default) they read as 0 in training, "
+  if (!c.flush_denormal) return "";
+  // In float64 everywhere; in float32 when the file or the model holds the values as float32.
+  const bool float32 = ds.source_dtype == "float32" || model_dtype_name(c.model_name) == "float32";
+  const int64_t n = ds.subnormal_values ? ds.subnormal_values : float32 ? ds.float32_subnormal_values : 0;
+  if (n == 0) return "";
+  const std::string range = ds.subnormal_values ? "0 < |x| < 2.2e-308" : "0 < |x| < 1.2e-38, in float32";
+  return "balerbench: warning: " + ds.source_path + ": " + std::to_string(n) + " value" + (n == 1 ? " is" : "s are") +
+         " subnormal (" + range + "); with flush_denormal on (the default) they read as 0 in training, "
          "compression and the error measures (hint: --set flush_denormal=false keeps them, at some cost in speed)\n";
 }
 

@@ -62,19 +62,19 @@ TrialStatus parse_trial_status(const std::string& name) {
   return TrialStatus::kFailed;
 }
 
-namespace {
-
-// SQLite's Unix files are opened by their full path with every link resolved, at most 511 bytes
-// (its MAX_PATHNAME, a compile-time limit): a longer one fails in SQLite as "unable to open database
-// file", so it is an error that says so here, before anything is made.
-constexpr std::size_t kSqliteMaxPathBytes = 511;
-
-void check_sqlite_path_length(const std::string& path) {
+std::size_t sqlite_path_bytes(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path full = fs::weakly_canonical(fs::absolute(path, ec), ec);
-  if (ec || full.native().size() <= kSqliteMaxPathBytes) return;
-  throw InputError(path + ": its full path is " + std::to_string(full.native().size()) +
+  return ec ? path.size() : full.native().size();
+}
+
+namespace {
+
+void check_sqlite_path_length(const std::string& path) {
+  const std::size_t bytes = sqlite_path_bytes(path);
+  if (bytes <= kSqliteMaxPathBytes) return;
+  throw InputError(path + ": its full path is " + std::to_string(bytes) +
                        " bytes, and SQLite opens a database only by a full path of at most " +
                        std::to_string(kSqliteMaxPathBytes) + " bytes",
                    "give a shorter path (SQLite follows links to their end, so a link does not shorten it)");
@@ -110,8 +110,8 @@ Store::Store(const std::string& path, StoreAccess access) : path_(path), read_on
     throw;
   } catch (const StoreBusyError& e) {
     close_all();
-    if (read_only_) throw InputError(std::string(e.what()), kLockedHint);  // nothing of this command is lost
-    throw StoreBusyError(std::string(e.what()) + " (hint: " + kLockedHint + ")");
+    if (read_only_) throw InputError(std::string(e.what()));  // nothing of this command is lost; the hint is in it
+    throw;
   } catch (const std::runtime_error& e) {
     const bool disk = db_ && disk_error(db_);
     close_all();
@@ -313,6 +313,11 @@ void Store::migrate(int from_version, bool backup_first) {
   namespace fs = std::filesystem;
   // A consistent copy of the whole database (WAL included) before anything changes.
   const std::string backup = path_ + ".schema" + std::to_string(from_version) + ".bak";
+  bool made_backup = false;
+  if (backup_first) {  // the write lock first: a database another program holds is left without a backup
+    exec("BEGIN IMMEDIATE");
+    exec("ROLLBACK");
+  }
   if (backup_first && !fs::exists(backup)) {
     // A temporary of this process's own: two runs opening one older database at once each make a
     // whole copy, and the first to finish names the backup.
@@ -321,14 +326,21 @@ void Store::migrate(int from_version, bool backup_first) {
                             "-" + std::to_string(rd());
     const std::string tmp = path_ + tag;
     Stmt(db_, "VACUUM INTO ?").bind(1, tmp).run();
-    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, backup.c_str(), RENAME_NOREPLACE) != 0) {
+    made_backup = ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, backup.c_str(), RENAME_NOREPLACE) == 0;
+    if (!made_backup) {
       std::error_code ec;
       if (!fs::exists(backup, ec)) fs::rename(tmp, backup);  // a file system without RENAME_NOREPLACE
       fs::remove(tmp, ec);
     }
   }
   std::string what;
-  exec("BEGIN IMMEDIATE");
+  try {
+    exec("BEGIN IMMEDIATE");
+  } catch (...) {  // locked since the probe: nothing migrated, so this run's backup goes too
+    std::error_code ec;
+    if (made_backup) fs::remove(backup, ec);
+    throw;
+  }
   if (backup_first) {  // under the write lock: another run may have migrated it meanwhile
     Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'");
     if (v.step() && v.text(0) == std::to_string(kStoreSchemaVersion)) {
@@ -369,7 +381,13 @@ void Store::put_experiment(const std::string& name, const std::string& source, c
 json Store::experiment_spec(const std::string& name) const {
   Stmt s(db_, "SELECT spec_json FROM experiments WHERE name=?");
   s.bind(1, name);
-  return s.step() ? parse_or_null(s.text(0)) : json(nullptr);
+  if (!s.step()) return nullptr;
+  try {
+    return parse_or_null(s.text(0));
+  } catch (const std::invalid_argument& bad) {
+    throw InputError(path_ + ": experiment '" + name + "' spec_json " + bad.what(),
+                     "the file was damaged or edited by hand; restore it or run its trials again");
+  }
 }
 
 std::vector<std::string> Store::experiments() const {

@@ -159,8 +159,19 @@ class StoreBusyError : public StoreWriteError {
   using StoreWriteError::StoreWriteError;
 };
 
+// SQLite's Unix files are opened by their full path with every link resolved, within its MAX_PATHNAME
+// of 512 bytes, with room for the "-journal" its journal's name adds: a database's full path may have
+// at most this many bytes (a longer one fails in SQLite as "unable to open database file", so a Store
+// refuses it with the reason first).
+inline constexpr std::size_t kSqliteMaxPathBytes = 504;
+// The bytes of `path` made absolute with its links resolved, as SQLite counts them.
+std::size_t sqlite_path_bytes(const std::string& path);
+
 // How long one statement waits for another connection's lock before SQLITE_BUSY.
 inline constexpr double kStoreBusyTimeoutS = 10;
+// A sweep's writes wait at most this long per try (and try again up to --db-wait): it says at once that
+// it waits, and sees a stop signal between tries.
+inline constexpr double kStoreLockTryS = 1;
 
 class Store {
  public:

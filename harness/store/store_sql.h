@@ -45,7 +45,8 @@ inline constexpr char kLockedHint[] =
     throw InputError(name + ": the file is damaged (" + msg + ")",
                      "restore it from a copy, or check it with sqlite3 FILE 'PRAGMA integrity_check'");
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-    throw StoreBusyError(name + ": the database stayed locked by another connection (" + msg + ")");
+    throw StoreBusyError(name + ": the database stayed locked by another connection (" + msg + ") (hint: " +
+                         kLockedHint + ")");
   throw std::runtime_error(msg);
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -52,15 +53,16 @@ std::vector<T> axis(StrictReader& r, const std::string& key, std::vector<T> fall
   }
   if (v->empty()) r.fail(key, "must list at least one value");
   std::vector<T> out;
+  std::map<T, std::size_t> seen;  // value -> its first place
   for (std::size_t i = 0; i < v->size(); ++i) {
     const std::string at = key + "/" + std::to_string(i);
     T value = read_one((*v)[i], at);
     // A value listed twice would be the same trials twice under one key: the second would read as
     // "already stored by another run".
-    for (std::size_t j = 0; j < out.size(); ++j)
-      if (out[j] == value)
-        r.fail(at, "repeats " + shown((*v)[i]) + ", already listed at " + key + "/" + std::to_string(j),
-               "list each value once; for more measurements of one configuration raise /sweep/repeats");
+    if (const auto first = seen.find(value); first != seen.end())
+      r.fail(at, "repeats " + shown((*v)[i]) + ", already listed at " + key + "/" + std::to_string(first->second),
+             "list each value once; for more measurements of one configuration raise /sweep/repeats");
+    seen.emplace(value, i);
     out.push_back(std::move(value));
   }
   return out;
@@ -85,11 +87,11 @@ DatasetSpec parse_dataset(const json& j, const std::string& source, const std::s
     gr.choice("kind", d.generator, {"cms", "cfd"});
     if (d.generator.empty()) gr.fail("kind", "is required", "cms (CMS-like jets) or cfd (CFD-like frames)");
     d.rows = 0;
-    gr.integer(d.generator == "cms" ? "rows" : "frames", d.rows, 1);
+    gr.integer(d.generator == "cms" ? "rows" : "frames", d.rows, 1, int64_t{1000000000000000});
     if (d.rows == 0) gr.fail(d.generator == "cms" ? "rows" : "frames", "is required");
     if (d.generator == "cfd") {
-      gr.integer("height", d.height, 2);
-      gr.integer("width", d.width, 2);
+      gr.integer("height", d.height, 2, 65536);
+      gr.integer("width", d.width, 2, 65536);
     }
     gr.integer("seed", d.seed, 0);
     gr.reject_unknown("generator keys: kind, rows (cms) or frames/height/width (cfd), seed");
@@ -170,6 +172,7 @@ std::vector<std::optional<double>> parse_power_limit_axis(StrictReader& sr, cons
     sr.fail("power_limit_w", "expected a list of watts or null, e.g. [null] or [300, 250, 200]");
   if (const json* v = sweep.contains("power_limit_w") ? &sweep["power_limit_w"] : nullptr) {
     if (v->empty()) sr.fail("power_limit_w", "must list at least one value (null = leave the limit as it is)");
+    std::map<std::optional<double>, std::size_t> seen;  // limit -> its first place
     for (std::size_t i = 0; i < v->size(); ++i) {
       const json& w = (*v)[i];
       const std::string at = "power_limit_w/" + std::to_string(i);
@@ -179,10 +182,10 @@ std::vector<std::optional<double>> parse_power_limit_axis(StrictReader& sr, cons
         limits.emplace_back(w.get<double>());
       else
         sr.fail(at, "must be a positive number of watts or null, got " + shown(w));
-      for (std::size_t j = 0; j + 1 < limits.size(); ++j)
-        if (limits[j] == limits.back())
-          sr.fail(at, "repeats " + shown(w) + ", already listed at power_limit_w/" + std::to_string(j),
-                  "list each limit once; for more measurements of one configuration raise /sweep/repeats");
+      if (const auto first = seen.find(limits.back()); first != seen.end())
+        sr.fail(at, "repeats " + shown(w) + ", already listed at power_limit_w/" + std::to_string(first->second),
+                "list each limit once; for more measurements of one configuration raise /sweep/repeats");
+      seen.emplace(limits.back(), i);
     }
   } else {
     limits = {std::nullopt};

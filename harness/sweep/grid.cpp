@@ -201,39 +201,47 @@ TrialSpec warmup_trial(const Experiment& e, int64_t n, const std::string& run_id
   return t;
 }
 
+namespace {
+
+// A count in digits only (no sign, no space), at most 18 of them (below int64's range); nullopt otherwise.
+std::optional<int64_t> digits_value(const std::string& s) {
+  if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoll(s);
+}
+
+}  // namespace
+
 Shard parse_shard(const std::string& text) {
+  const std::string shown_text = shown(json(text));  // quoted, a control character escaped
   if (text.empty())
-    throw InputError("--shard '': expected i/N with 0 <= i < N (an unset shell variable?)",
+    throw InputError("--shard \"\": expected i/N with 0 <= i < N (an unset shell variable?)",
                      "e.g. --shard 0/4 ... --shard 3/4 split the grid into four slices; leave --shard out for the whole grid");
   const auto slash = text.find('/');
-  auto bad = [&] {
-    throw InputError("--shard '" + text + "': expected i/N with 0 <= i < N, digits only",
+  const std::optional<int64_t> index = slash == std::string::npos ? std::nullopt : digits_value(text.substr(0, slash));
+  const std::optional<int64_t> count = slash == std::string::npos ? std::nullopt : digits_value(text.substr(slash + 1));
+  if (!index || !count)
+    throw InputError("--shard " + shown_text + ": expected i/N with 0 <= i < N, each at most 18 digits, nothing else",
                      "e.g. --shard 0/4 ... --shard 3/4 split the grid into four slices");
-  };
-  const auto digits = [](const std::string& s) {
-    return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == std::string::npos;
-  };
-  if (slash == std::string::npos || !digits(text.substr(0, slash)) || !digits(text.substr(slash + 1))) bad();
-  Shard s;
-  s.index = std::stoll(text.substr(0, slash));
-  s.count = std::stoll(text.substr(slash + 1));
-  if (s.count < 1 || s.index >= s.count) bad();
-  return s;
+  if (*count < 1 || *index >= *count)
+    throw InputError("--shard " + shown_text + ": expected i/N with 0 <= i < N",
+                     "e.g. --shard 0/4 ... --shard 3/4 split the grid into four slices");
+  return Shard{*index, *count};
 }
 
 std::optional<Shard> shard_from_slurm_env() {
   const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
   const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
-  if (!id || !count || !*id || !*count) return std::nullopt;
   const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
-  Shard s;
-  try {
-    s.index = std::stoll(id) - (min && *min ? std::stoll(min) : 0);
-    s.count = std::stoll(count);
-  } catch (const std::logic_error&) {
-    throw InputError(std::string("SLURM_ARRAY_TASK_ID='") + id + "', SLURM_ARRAY_TASK_COUNT='" + count +
-                     "': not integers");
-  }
+  if ((!id || !*id) && (!count || !*count)) return std::nullopt;  // not a job array
+  const std::string id_text = id ? id : "", count_text = count ? count : "", min_text = min ? min : "";
+  const std::optional<int64_t> i = digits_value(id_text), n = digits_value(count_text);
+  const std::optional<int64_t> first = min_text.empty() ? std::optional<int64_t>(0) : digits_value(min_text);
+  if (!i || !n || !first)
+    throw InputError("SLURM_ARRAY_TASK_ID=" + shown(json(id_text)) + ", SLURM_ARRAY_TASK_COUNT=" + shown(json(count_text)) +
+                         (min_text.empty() ? std::string() : ", SLURM_ARRAY_TASK_MIN=" + shown(json(min_text))) +
+                         ": not a job array's task (each must be a whole number, digits only)",
+                     "run inside a job array (#SBATCH --array=0-N), unset them, or pass --shard i/N");
+  const Shard s{*i - *first, *n};
   if (s.count < 1 || s.index < 0 || s.index >= s.count)
     throw InputError(
         "Slurm array task " + std::to_string(s.index) + " of " + std::to_string(s.count) + " is outside the array",

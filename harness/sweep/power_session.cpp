@@ -46,7 +46,8 @@ void PowerLimitSession::finish() {
 
 std::function<void(int)> restore_on_signal(std::atomic<PowerLimitGuard*>& signal_guard, std::FILE* out) {
   return [&signal_guard, out](int sig) {
-    std::fprintf(out, "\nbalerbench: %s: stopping after restoring power limits; the trial in flight is not stored\n",
+    std::fprintf(out, "\nbalerbench: %s: stopping after restoring power limits; a trial still training is not stored (one "
+                 "that finished and waits for a locked database is kept in a side file)\n",
                  sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
     if (PowerLimitGuard* g = signal_guard.load()) {
       try {

@@ -130,7 +130,7 @@ SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::F
     if (!store->migration_note().empty()) std::fprintf(stderr, "balerbench: note: %s\n", store->migration_note().c_str());
     // Trials an earlier run could not store (a locked database) first: they may be attempts of these.
     for (const std::string& line : fold_side_files(*store)) std::fprintf(stderr, "balerbench: note: %s\n", line.c_str());
-    store->set_busy_timeout_s(std::min(kStoreBusyTimeoutS, o.db_wait_s));
+    store->set_busy_timeout_s(std::min(kStoreLockTryS, o.db_wait_s));
     store->put_experiment(ex.name, ex.source, ex.raw);
   } else if (std::filesystem::exists(o.db_path)) {
     store = std::make_unique<Store>(o.db_path, StoreAccess::kReadOnly);

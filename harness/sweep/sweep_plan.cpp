@@ -25,9 +25,13 @@ int64_t planned_count(int64_t grid_size, const std::optional<Shard>& shard) {
 
 // Refuses a run that would plan more than kLargeGridTrials trials, unless asked for.
 void check_grid_size(const Experiment& ex, const SweepOptions& o, int64_t planned) {
-  if (planned <= kLargeGridTrials || o.allow_large_grid) return;
   const int64_t size = ex.grid_size();
-  const std::string size_text = size == std::numeric_limits<int64_t>::max() ? "more than 9.2e18" : std::to_string(size);
+  if (size == std::numeric_limits<int64_t>::max())  // saturated: its trials cannot even be numbered
+    throw InputError("experiment " + ex.name + ": the grid has more than 9.2e18 trials (" + ex.grid_shape() +
+                         "), more than a run can number",
+                     "cut an axis or the repeats");
+  if (planned <= kLargeGridTrials || o.allow_large_grid) return;
+  const std::string size_text = std::to_string(size);
   throw InputError(
       "experiment " + ex.name + ": the grid has " + size_text + " trials (" + ex.grid_shape() + ")" +
           (o.shard ? ", " + std::to_string(planned) + " of them in shard " + o.shard->label() : std::string()) +
@@ -77,7 +81,16 @@ SweepPlan plan_sweep(const Experiment& ex, const SweepOptions& o, SweepSummary& 
     if (!o.dry_run)  // trials kept aside by an earlier run while the database was locked
       for (const std::string& line : fold_side_files(*p.store)) print_note(line);
   }
-  const std::set<std::string> done = p.store ? stored_keys(*p.store, o.retry_failed) : std::set<std::string>{};
+  std::set<std::string> done = p.store ? stored_keys(*p.store, o.retry_failed) : std::set<std::string>{};
+  if (o.dry_run)  // what the next run folds in from side files counts as stored
+    for (const std::string& side : side_files_of(o.db_path)) {
+      try {
+        for (const std::string& key : stored_keys(Store(side, StoreAccess::kReadOnly), o.retry_failed)) done.insert(key);
+        print_note(side + ": its trials count as stored (the next run folds them in)");
+      } catch (const std::exception& e) {
+        print_note(side + ": not read: " + e.what());
+      }
+    }
   std::vector<int64_t> todo;
   const int64_t first = o.shard ? o.shard->index : 0, step = o.shard ? o.shard->count : 1;
   for (int64_t i = first; i < p.grid->size(); i += step) {
@@ -93,7 +106,7 @@ SweepPlan plan_sweep(const Experiment& ex, const SweepOptions& o, SweepSummary& 
   if (!p.todo.empty()) p.dataset = load_checked_dataset(ex);
   if (!p.store) p.store = std::make_unique<Store>(o.db_path);  // created (two runs at once: SQLite serialises)
   // Each write waits at most this long for a lock at a time; the sweep tries again up to --db-wait.
-  p.store->set_busy_timeout_s(std::min(kStoreBusyTimeoutS, o.db_wait_s));
+  p.store->set_busy_timeout_s(std::min(kStoreLockTryS, o.db_wait_s));
   p.store->put_experiment(ex.name, ex.source, ex.raw);
   return p;
 }

@@ -136,6 +136,8 @@ std::string stored_error(const std::exception& e, const TrialSpec& spec) {
 }
 
 std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec) {
+  if (spec.path.empty())  // the values, and the training's normalized copy of them
+    check_synthetic_memory("dataset " + spec.label(), spec.generator, spec.rows, spec.height, spec.width, 2);
   if (!spec.path.empty()) return std::make_shared<Dataset>(load_dataset(spec.path));
   SyntheticData d = spec.generator == "cms"
                         ? generate_cms_like(spec.rows, static_cast<uint64_t>(spec.seed))

@@ -61,7 +61,9 @@ void print_summary(const SweepSummary& sum, const SweepOptions& o, std::FILE* ou
 }
 
 // `write()`, tried again while the database stays locked by another connection, for up to
-// o.db_wait_s in all (each try waits SQLite's busy timeout); the last StoreBusyError otherwise.
+// o.db_wait_s in all: each try waits at most kStoreLockTryS (SQLite's busy timeout, set by the plan), so
+// the first wait is said at once and a stop signal is seen within that; the last StoreBusyError
+// otherwise (and at once on a stop signal: the caller keeps a finished trial aside).
 template <typename F>
 auto TrialTurn::waiting_for_lock(F write) -> decltype(write()) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.db_wait_s);
@@ -73,7 +75,7 @@ auto TrialTurn::waiting_for_lock(F write) -> decltype(write()) {
         std::fprintf(out, "   %s is locked by another program: waiting up to %g s in all for it (--db-wait)\n",
                      o.db_path.c_str(), o.db_wait_s);
       std::fflush(out);
-      if (std::chrono::steady_clock::now() >= deadline) throw;
+      if (std::chrono::steady_clock::now() >= deadline || (ctx.stop && ctx.stop->load() != 0)) throw;
     }
   }
 }
@@ -118,6 +120,9 @@ bool TrialTurn::store_trial(const TrialRecord& rec, std::optional<ClaimRelease>&
     waiting_for_lock([&] { return store.insert_trial(rec, o.retry_failed); });
     if (release) release->armed = false;  // the stored trial took its claim with it
   } catch (const StoreBusyError& e) {
+    // The claim cannot be given back either (the database is locked): it is left to be taken over, as
+    // its holder, this process, ends.
+    if (release) release->armed = false;
     return keep_aside(rec, e);
   } catch (const StoreWriteError& e) {  // nothing after it could be stored either: stop here
     return stop_on(e, "   not stored");

@@ -222,6 +222,16 @@ TEST(FloatCodecs, SubnormalDataAreCountedAndWarnedAbout) {
   ds.subnormal_values = 0;
   c.flush_denormal = true;
   EXPECT_EQ(subnormal_warning(ds, c), "");
+  // Below float32's smallest normal: subnormal when the file or the model holds float32.
+  EXPECT_EQ(count_float32_subnormal(at::tensor(std::vector<double>{1e-39, -1e-40, 0.0, 1e-37}, at::kDouble)), 2);
+  ds.float32_subnormal_values = 2;
+  c.model_name = "AE";  // float64
+  EXPECT_EQ(subnormal_warning(ds, c), "");
+  ds.source_dtype = "float32";
+  EXPECT_NE(subnormal_warning(ds, c).find("2 values are subnormal (0 < |x| < 1.2e-38, in float32)"), std::string::npos);
+  ds.source_dtype = "float64";
+  c.model_name = "CFD_dense_AE";  // float32
+  EXPECT_NE(subnormal_warning(ds, c).find("in float32"), std::string::npos);
 }
 
 TEST(FloatCodecs, BadInputIsAClearError) {

@@ -72,6 +72,14 @@ TEST(Normalization, MinMaxPerColumnAsBaler) {
   EXPECT_TRUE(at::equal(n.invert(y), x));
 }
 
+// Values whose span overflows a double (max - min = inf) cannot be min-max normalized: refused, naming the
+// column (was: training ran with a NaN loss, and compress then blamed the normalization file).
+TEST(Normalization, ASpanBeyondADoubleIsRefused) {
+  const at::Tensor x = at::tensor(std::vector<double>{1.0, -1.7e308, 2.0, 1.7e308}, at::kDouble).reshape({2, 2});
+  expect_input_error([&] { Normalization::fit(x); }, "column 1: its values span more than a double holds");
+  EXPECT_NO_THROW(Normalization::fit(at::tensor(std::vector<double>{1e308, 1.7e308}, at::kDouble).reshape({2, 1})));
+}
+
 TEST(Normalization, ConstantColumnNormalizesToZeroAndInvertsExactly) {
   // Departure 1: Baler gets 0/0 = NaN here.
   const at::Tensor x = at::tensor({7.5, 1.0, 7.5, 2.0}, at::kDouble).view({2, 2});

@@ -268,9 +268,10 @@ TEST(Grid, ShardsCoverEveryTrialExactlyOnce) {
   expect_input_error([] { parse_shard("0/0"); }, "expected i/N");
   // Whitespace either side is refused alike (was: " 0/2" accepted, "0/2 " refused), and an empty value
   // (an unset shell variable) is an error, not the whole grid.
-  for (const char* text : {" 0/2", "0/2 ", "0 /2", "+0/2", "-0/2", "0/+2"})
-    expect_input_error([&] { parse_shard(text); }, "digits only");
+  for (const char* text : {" 0/2", "0/2 ", "0 /2", "+0/2", "-0/2", "0/+2", "0/1000000000000000000"})
+    expect_input_error([&] { parse_shard(text); }, "each at most 18 digits, nothing else");
   expect_input_error([] { parse_shard(""); }, "an unset shell variable?");
+  expect_input_error([] { parse_shard("0/2\n"); }, "--shard \"0/2\\n\"");  // a control character shown escaped
 }
 
 // The grid is held as its axes: trial i made on demand is the trial expand_grid lists at i, and the
@@ -336,6 +337,11 @@ TEST(Grid, SlurmArrayEnvironment) {
   EXPECT_EQ(s->count, 4);
   setenv("SLURM_ARRAY_TASK_ID", "9", 1);
   expect_input_error([] { shard_from_slurm_env(); }, "outside the array");
+  // Half a job array, or a value that is not digits, is an error, never the whole grid or a guess.
+  for (const char* id : {"", "1x", " 1", "-1"}) {
+    setenv("SLURM_ARRAY_TASK_ID", id, 1);
+    expect_input_error([] { shard_from_slurm_env(); }, "not a job array's task");
+  }
   unsetenv("SLURM_ARRAY_TASK_ID");
   unsetenv("SLURM_ARRAY_TASK_COUNT");
   unsetenv("SLURM_ARRAY_TASK_MIN");

@@ -103,6 +103,17 @@ TEST(OutputPaths, WriteFileAtomicUnderAFileSizeLimitIsAWriteErrorAndLeavesNothin
   EXPECT_TRUE(fs::is_empty(dir.root())) << "the temporary file is removed";
 }
 
+// A link at an output is followed to its file; a loop of links is an error, not a file put in its place.
+TEST(OutputPaths, ALinkIsFollowedAndALoopOfLinksIsRefused) {
+  TempDir d;
+  std::filesystem::create_symlink("target.sqlite", d.path("link.sqlite"));
+  EXPECT_EQ(output_target(d.path("link.sqlite")), d.path("target.sqlite"));
+  std::filesystem::create_symlink("loop2", d.path("loop1"));
+  std::filesystem::create_symlink("loop1", d.path("loop2"));
+  expect_input_error([&] { output_target(d.path("loop1")); }, "a loop of links?");
+  expect_input_error([&] { check_output_file(d.path("loop1")); }, "a loop of links?");
+}
+
 TEST(InputPaths, AFolderOrAMissingFileIsAnInputError) {
   TempDir dir;
   expect_input_error([&] { check_input_file(dir.root(), "config file"); }, "is a folder (config file expected)");

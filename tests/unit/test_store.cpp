@@ -141,7 +141,41 @@ TEST_F(StoreTest, ADamagedOrHandEditedSchemaVersionIsRefusedAndNothingIsChanged)
   }
 }
 
-// SQLite opens a database only by a full path of at most 511 bytes (a compile-time limit; links are
+// An older database locked by another program when a run opens it: a StoreBusyError, and no backup left
+// behind (was: FILE.schema1.bak made, then the migration failed on the lock).
+TEST_F(StoreTest, AnOlderDatabaseLockedByAnotherProgramIsNotBackedUpOrMigrated) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const std::string db = dir_.path("old.sqlite");
+  std::filesystem::copy_file(source_dir() + "/tests/fixtures/store_v1.sqlite", db);
+  const std::string hold = dir_.path("hold"), locked = dir_.path("locked");
+  write_text(hold, "");
+  write_text(dir_.path("lock.py"), "import os, sqlite3, time\nc = sqlite3.connect('" + db +
+                                       "', isolation_level=None)\nc.execute('BEGIN EXCLUSIVE')\nopen('" + locked +
+                                       "', 'w').close()\nwhile os.path.exists('" + hold +
+                                       "'): time.sleep(0.05)\nc.execute('ROLLBACK')\n");
+  ASSERT_EQ(run_command(python_binary() + " " + dir_.path("lock.py") + " > /dev/null 2>&1 &").exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(locked); }));
+  try {
+    Store s(db, StoreAccess::kReadWrite);
+    ADD_FAILURE() << "opened and migrated under another program's lock";
+  } catch (const StoreBusyError& e) {
+    EXPECT_NE(std::string(e.what()).find("stayed locked by another connection"), std::string::npos) << e.what();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("locked"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(hold);
+  EXPECT_FALSE(std::filesystem::exists(db + ".schema1.bak"));
+  EXPECT_TRUE(eventually([&] {  // and once the lock is gone, it migrates as ever
+    try {
+      Store s(db, StoreAccess::kReadWrite);
+      return s.migration_note().find("migrated the results database from schema 1") != std::string::npos;
+    } catch (const StoreBusyError&) {
+      return false;
+    }
+  }));
+}
+
+// SQLite opens a database only by a full path of at most 504 bytes (a compile-time limit; links are
 // resolved first, so a link cannot shorten it): a longer one is refused with the reason, before anything
 // is made (was: "unable to open database file" from about 510 characters on).
 TEST_F(StoreTest, APathLongerThanSqliteTakesIsRefusedWithTheReason) {
@@ -149,7 +183,7 @@ TEST_F(StoreTest, APathLongerThanSqliteTakesIsRefusedWithTheReason) {
   for (int i = 0; i < 6; ++i) deep += std::string(100, static_cast<char>('a' + i)) + "/";
   const std::string db = dir_.path(deep + "results.sqlite");
   ASSERT_GT(db.size(), 600u);
-  expect_input_error([&] { Store s(db); }, "bytes, and SQLite opens a database only by a full path of at most 511 bytes");
+  expect_input_error([&] { Store s(db); }, "bytes, and SQLite opens a database only by a full path of at most 504 bytes");
   EXPECT_FALSE(std::filesystem::exists(dir_.path(deep)));
   std::filesystem::create_directories(dir_.path(deep));
   std::filesystem::create_directory_symlink(dir_.path(deep), dir_.path("short"));

@@ -330,6 +330,11 @@ TEST(ReportTables, PhasesComplexityDatasetsAndFormats) {
   EXPECT_NE(ltex.find("x$<$y"), std::string::npos) << ltex;
   EXPECT_NE(ltex.find("p $<$ 0.05 & q $>$ 1"), std::string::npos) << ltex;
   EXPECT_NE(ltex.find("\\caption{a $<$ b $>$ c}"), std::string::npos) << ltex;
+  lt.title = "x^2 {a} \\ b_c ~1 #2 $3 %4 &5";
+  EXPECT_NE(render_tables({lt}, "latex").find("\\caption{x\\textasciicircum{}2 \\{a\\} \\textbackslash{} b\\_c "
+                                              "\\textasciitilde{}1 \\#2 \\$3 \\%4 \\&5}"),
+            std::string::npos)
+      << render_tables({lt}, "latex");
   expect_input_error([&] { make_tables(trials, "speed", {}); }, "no such table");
   expect_input_error([&] { render_tables(all, "xlsx"); }, "unknown");
 }
