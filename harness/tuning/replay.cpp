@@ -1,394 +1,29 @@
-// replay.cpp: see replay.h. replay_job reads as: the job resolved against the traces (workload,
-// target, batch sizes, limits, runs), then the recurrences (each attempt planned by the tuner, its
-// power limit profiled just in time through the power-limit optimiser on a GPU made of trace rows,
-// its run sampled from the train trace), then the expected figures of the default, the final choice
-// and the best in hindsight.
+// replay.cpp: see replay.h. replay_job reads as: the job resolved against the traces
+// (resolved_job.h), then the recurrences (each attempt planned by the tuner, its power limit profiled
+// just in time through the power-limit optimiser on a GPU made of trace rows (trace_gpu.h), its run
+// sampled from the train trace), then the expected figures of the default, the final choice and the
+// best in hindsight.
 #include "harness/tuning/replay.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <functional>
-#include <set>
 #include <sstream>
 
 #include "common/error.h"
 #include "harness/base/analysis.h"
-#include "harness/power/optimizer.h"
+#include "harness/tuning/replay_text.h"
+#include "harness/tuning/resolved_job.h"
 #include "harness/tuning/seeded_random.h"
+#include "harness/tuning/trace_gpu.h"
 
 namespace balerbench {
 namespace {
 
 using nlohmann::json;
 
-std::string num_text(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-template <typename T>
-std::string list_text(const T& values, const char* unit = "") {
-  std::string s;
-  for (const auto& v : values) s += (s.empty() ? "" : ", ") + num_text(static_cast<double>(v)) + unit;
-  return s.empty() ? "none" : s;
-}
-
-std::string workload_name(const std::string& d, const std::string& n, const std::string& o) {
-  return d + "/" + n + "/" + o;
-}
-
-// The GPU a power trace measured: "v100" from summary_power_v100.csv, else the file's stem.
-std::string gpu_of(const std::string& power_file) {
-  const std::string stem = std::filesystem::path(power_file).stem().string();
-  const std::string prefix = "summary_power_";
-  return stem.rfind(prefix, 0) == 0 && stem.size() > prefix.size() ? stem.substr(prefix.size()) : stem;
-}
-
-// The only value of `field` among `rows` of the dataset, for a network or optimizer not given.
-template <typename Row>
-std::string only_value(const std::vector<Row>& rows, const std::string& dataset, std::string Row::*field,
-                       const std::string& file, const char* what, const char* option) {
-  std::set<std::string> values;
-  for (const Row& r : rows)
-    if (r.dataset == dataset) values.insert(r.*field);
-  if (values.empty()) {
-    std::set<std::string> datasets;
-    for (const Row& r : rows) datasets.insert(r.dataset);
-    std::string list;
-    for (const auto& d : datasets) list += (list.empty() ? "" : ", ") + d;
-    throw InputError(file + ": no rows for dataset '" + dataset + "'", "its datasets: " + list);
-  }
-  if (values.size() > 1) {
-    std::string list;
-    for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
-    throw InputError(file + ": dataset '" + dataset + "' has rows for several " + what + "s (" + list + ")",
-                     std::string("choose one with ") + option);
-  }
-  return *values.begin();
-}
-
-struct RunPath {
-  int64_t run = 0;
-  std::optional<int64_t> target_epoch;
-  int64_t line = 0;
-};
-
-// A GPU made of trace rows, for the power-limit optimiser's live interface: at the limit in force,
-// each of an epoch's `steps` steps takes 1/steps of the row's time per epoch and energy per epoch.
-// Its readings count from the last limit change (a reading's origin is free, power/optimizer.h), so a
-// profile's time and energy are the row's shares exactly, not differences of growing sums.
-class TraceGpu {
- public:
-  TraceGpu(const std::vector<PowerPoint>& points, int64_t steps) : points_(points), steps_(steps) {}
-  void set_limit(double w) {
-    current_ = nullptr;
-    for (const PowerPoint& p : points_)
-      if (p.limit_w == w) current_ = &p;
-    if (!current_) throw std::logic_error("replay: the optimiser set " + num_text(w) + " W, which has no row");
-    since_ = {0, 0};
-  }
-  void step() {
-    if (!current_) throw std::logic_error("replay: a step before any limit was set");
-    const double dt = current_->time_per_epoch_s / static_cast<double>(steps_);
-    const double de = current_->energy_per_epoch_j() / static_cast<double>(steps_);
-    since_.time_s += dt;
-    since_.energy_j += de;
-    total_time_s += dt;
-    total_energy_j += de;
-  }
-  PowerLimitOptimizer::Reading reading() const { return since_; }
-  double total_time_s = 0, total_energy_j = 0;
-
- private:
-  const std::vector<PowerPoint>& points_;
-  int64_t steps_;
-  const PowerPoint* current_ = nullptr;
-  PowerLimitOptimizer::Reading since_;
-};
-
-// The just-in-time profile of one batch size: the power-limit optimiser, on a GPU made of the batch
-// size's rows, profiles every limit for an equal share of one epoch (no wait, no warm-up: the trace
-// has no warm-up effects), highest first, and chooses the cheapest.
-struct Profile {
-  double chosen_w = 0, epoch_time_s = 0, epoch_energy_j = 0;
-  json optimizer;
-};
-Profile profile_limits(const std::vector<PowerPoint>& points, double eta) {
-  std::vector<double> limits;
-  for (const PowerPoint& p : points) limits.push_back(p.limit_w);
-  const int64_t steps = static_cast<int64_t>(limits.size());
-  TraceGpu gpu(points, steps);
-  OptimizerOptions oo;
-  oo.eta = eta;
-  oo.wait_steps = 0;
-  oo.warmup_steps = 0;
-  oo.profile_steps = 1;
-  oo.gpu_count = 1;
-  PowerLimitOptimizer opt(
-      oo, limits, [&gpu](double w) { gpu.set_limit(w); }, [&gpu] { return gpu.reading(); });
-  for (int64_t s = 0; s < steps; ++s) {
-    opt.on_step_begin();
-    gpu.step();
-    opt.on_step_end();
-  }
-  opt.on_epoch_end();
-  if (opt.state() != PowerLimitOptimizer::State::kDone || !opt.chosen_w())
-    throw std::logic_error("replay: the power-limit optimiser did not finish in one epoch");
-  return {*opt.chosen_w(), gpu.total_time_s, gpu.total_energy_j, opt.to_json()};
-}
-
-// The limit whose row costs least per epoch (ties: the highest), at the batch size's MaxPower.
-double trace_optimum(const std::vector<PowerPoint>& points, double eta) {
-  const double max_w = points.front().limit_w;
-  double best = 0, best_cost = 0;
-  for (const PowerPoint& p : points) {  // highest first
-    const double cost = (eta * p.average_power_w + (1 - eta) * max_w) * p.time_per_epoch_s;
-    if (best == 0 || cost < best_cost) {
-      best = p.limit_w;
-      best_cost = cost;
-    }
-  }
-  return best;
-}
-
-const PowerPoint& point_at(const std::vector<PowerPoint>& points, double w) {
-  for (const PowerPoint& p : points)
-    if (p.limit_w == w) return p;
-  throw std::logic_error("replay: no point at " + num_text(w) + " W");
-}
-
-// Everything replay_job works from, once the job is resolved against the traces.
-struct Resolved {
-  std::string dataset, network, optimizer;
-  double target = 0;
-  int64_t max_epochs = 0, default_bs = 0;
-  std::string default_rule;
-  std::vector<int64_t> batch_sizes;
-  std::map<int64_t, std::vector<PowerPoint>> power;
-  std::map<int64_t, std::vector<RunPath>> runs;
-  std::set<double> limits;
-  double max_power_w = 0;
-  std::vector<std::string> notes;
-};
-
-std::vector<PowerPoint> points_for(const std::vector<const PowerRow*>& rows, const ReplayJob& job, int64_t bs,
-                                   const std::string& workload, const std::string& file,
-                                   std::vector<std::string>& notes) {
-  std::vector<PowerPoint> measured;
-  for (const PowerRow* r : rows)
-    measured.push_back(
-        {r->power_limit_w, r->time_per_epoch_s, r->average_power_w, "line " + std::to_string(r->line), false});
-  std::sort(measured.begin(), measured.end(),
-            [](const PowerPoint& a, const PowerPoint& b) { return a.limit_w > b.limit_w; });
-  if (job.power_limits_w.empty()) return measured;
-  std::vector<double> wanted = job.power_limits_w;
-  std::sort(wanted.begin(), wanted.end(), std::greater<double>());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  std::vector<double> have;
-  for (const PowerPoint& p : measured) have.push_back(p.limit_w);
-  const std::string where = file + ":" + std::to_string(rows.front()->line);
-  std::vector<PowerPoint> out;
-  for (double w : wanted) {
-    const auto exact =
-        std::find_if(measured.begin(), measured.end(), [w](const PowerPoint& p) { return p.limit_w == w; });
-    if (exact != measured.end()) {
-      out.push_back(*exact);
-      continue;
-    }
-    if (!job.interpolate)
-      throw InputError(
-          where + ": batch size " + std::to_string(bs) + " of " + workload + " has no row at " + num_text(w) + " W",
-          "its measured limits: " + list_text(have, " W") + "; drop " + num_text(w) +
-              " from --power-limits, or add --interpolate to interpolate linearly between the measured "
-              "limits around it (labelled interpolated)");
-    const PowerPoint* hi = nullptr;
-    const PowerPoint* lo = nullptr;
-    for (const PowerPoint& p : measured) {
-      if (p.limit_w > w && (!hi || p.limit_w < hi->limit_w)) hi = &p;
-      if (p.limit_w < w && (!lo || p.limit_w > lo->limit_w)) lo = &p;
-    }
-    if (!hi || !lo)
-      throw InputError(where + ": batch size " + std::to_string(bs) + " of " + workload + " has no row at " +
-                           num_text(w) + " W, and no measured limit " + (hi ? "below" : "above") + " it",
-                       "replay interpolates between measured limits, never beyond them; its measured limits: " +
-                           list_text(have, " W"));
-    const double f = (w - lo->limit_w) / (hi->limit_w - lo->limit_w);
-    PowerPoint p;
-    p.limit_w = w;
-    p.time_per_epoch_s = lo->time_per_epoch_s + f * (hi->time_per_epoch_s - lo->time_per_epoch_s);
-    p.average_power_w = lo->average_power_w + f * (hi->average_power_w - lo->average_power_w);
-    p.interpolated = true;
-    p.source = "interpolated between " + num_text(lo->limit_w) + " W (" + lo->source + ") and " +
-               num_text(hi->limit_w) + " W (" + hi->source + ")";
-    notes.push_back("batch size " + std::to_string(bs) + " at " + num_text(w) + " W: " + p.source +
-                    " (time per epoch and average power each linearly)");
-    out.push_back(p);
-  }
-  return out;
-}
-
-Resolved resolve(const TrainTrace& train, const PowerTrace& power, const ReplayJob& job) {
-  Resolved r;
-  r.dataset = job.dataset;
-  if (r.dataset.empty()) throw InputError("no dataset given", "name the workload's dataset, e.g. --workload cifar100");
-  const ZeusJobDefaults* d = find_zeus_job_defaults(r.dataset);
-  r.network = !job.network.empty() ? job.network
-              : d                  ? d->network
-                  : only_value(train.rows, r.dataset, &TrainRow::network, train.file, "network", "--network");
-  r.optimizer = !job.optimizer.empty() ? job.optimizer
-                : d                    ? d->optimizer
-                    : only_value(train.rows, r.dataset, &TrainRow::optimizer, train.file, "optimizer", "--optimizer");
-  const std::string workload = workload_name(r.dataset, r.network, r.optimizer);
-  auto of_workload = [&](const auto& row) {
-    return row.dataset == r.dataset && row.network == r.network && row.optimizer == r.optimizer;
-  };
-  std::vector<const TrainRow*> trows;
-  for (const TrainRow& t : train.rows)
-    if (of_workload(t)) trows.push_back(&t);
-  std::vector<const PowerRow*> prows;
-  for (const PowerRow& p : power.rows)
-    if (of_workload(p)) prows.push_back(&p);
-  auto workloads_in = [](const auto& rows) {
-    std::set<std::string> w;
-    for (const auto& x : rows) w.insert(workload_name(x.dataset, x.network, x.optimizer));
-    std::string s;
-    for (const auto& x : w) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  };
-  if (trows.empty())
-    throw InputError(train.file + ": no rows for " + workload, "its workloads: " + workloads_in(train.rows));
-  if (prows.empty())
-    throw InputError(power.file + ": no rows for " + workload, "its workloads: " + workloads_in(power.rows));
-
-  // The target and the epochs allowed.
-  std::set<double> targets;
-  for (const TrainRow* t : trows) targets.insert(t->target_metric);
-  if (job.target_metric)
-    r.target = *job.target_metric;
-  else if (d)
-    r.target = d->target_metric;
-  else
-    throw InputError(r.dataset + " is not one of Zeus's six workloads: give its target with --target",
-                     "the targets in " + train.file + ": " + list_text(targets));
-  if (!targets.count(r.target))
-    throw InputError(train.file + ": no row of " + workload + " has target_metric " + num_text(r.target),
-                     "its targets: " + list_text(targets));
-  if (job.max_epochs)
-    r.max_epochs = *job.max_epochs;
-  else if (d)
-    r.max_epochs = d->max_epochs;
-  else
-    throw InputError(r.dataset + " is not one of Zeus's six workloads: give its epoch limit with --max-epochs",
-                     "the most epochs a recurrence may train before it is stopped unreached");
-  if (r.max_epochs < 1) throw InputError("--max-epochs must be at least 1");
-
-  // The batch sizes: those both traces hold (Zeus's simulator joins them), at the target.
-  std::map<int64_t, int64_t> train_line, power_line;  // batch size -> its first line
-  for (const TrainRow* t : trows) train_line.emplace(t->batch_size, t->line);
-  for (const PowerRow* p : prows) power_line.emplace(p->batch_size, p->line);
-  std::map<int64_t, std::vector<RunPath>> at_target;
-  for (const TrainRow* t : trows)
-    if (t->target_metric == r.target) at_target[t->batch_size].push_back({t->run, t->target_epoch, t->line});
-  std::vector<int64_t> train_only, power_only;
-  for (const auto& [bs, line] : train_line)
-    if (!power_line.count(bs)) train_only.push_back(bs);
-  for (const auto& [bs, line] : power_line)
-    if (!train_line.count(bs)) power_only.push_back(bs);
-  auto check_batch_size = [&](int64_t bs, const char* why) {
-    if (!train_line.count(bs) && !power_line.count(bs))
-      throw InputError(train.file + ": batch size " + std::to_string(bs) + " (" + why + ") of " + workload +
-                           " has no rows in either trace",
-                       "the batch sizes both traces hold: " + list_text([&] {
-                         std::vector<int64_t> both;
-                         for (const auto& [b, l] : train_line)
-                           if (power_line.count(b)) both.push_back(b);
-                         return both;
-                       }()));
-    if (!power_line.count(bs))
-      throw InputError(train.file + ":" + std::to_string(train_line.at(bs)) + ": batch size " + std::to_string(bs) +
-                           " (" + why + ") of " + workload + " has no power rows in " + power.file,
-                       "replay never invents a measurement: choose batch sizes the power trace measured (" +
-                           list_text([&] {
-                             std::vector<int64_t> v;
-                             for (const auto& [b, l] : power_line) v.push_back(b);
-                             return v;
-                           }()) +
-                           ")");
-    if (!train_line.count(bs))
-      throw InputError(power.file + ":" + std::to_string(power_line.at(bs)) + ": batch size " + std::to_string(bs) +
-                           " (" + why + ") of " + workload + " has no rows in " + train.file,
-                       "without training runs there is no epoch to target; choose batch sizes the train trace holds");
-    if (!at_target.count(bs))
-      throw InputError(train.file + ":" + std::to_string(train_line.at(bs)) + ": batch size " + std::to_string(bs) +
-                           " (" + why + ") of " + workload + " has no row at target_metric " + num_text(r.target),
-                       "each batch size needs its runs' epochs to that target; drop it with --batch-sizes");
-  };
-  if (!job.batch_sizes.empty()) {
-    for (int64_t bs : job.batch_sizes) check_batch_size(bs, "listed");
-    r.batch_sizes = job.batch_sizes;
-    std::sort(r.batch_sizes.begin(), r.batch_sizes.end());
-    r.batch_sizes.erase(std::unique(r.batch_sizes.begin(), r.batch_sizes.end()), r.batch_sizes.end());
-  } else {
-    for (const auto& [bs, line] : train_line)
-      if (power_line.count(bs)) {
-        check_batch_size(bs, "in both traces");
-        r.batch_sizes.push_back(bs);
-      }
-    if (!train_only.empty())
-      r.notes.push_back("left out, as Zeus's simulator joins the traces: batch sizes " + list_text(train_only) +
-                        " (in " + train.file + " only, no power rows on this GPU)");
-    if (!power_only.empty())
-      r.notes.push_back("left out: batch sizes " + list_text(power_only) + " (in " + power.file +
-                        " only, no training runs)");
-  }
-
-  // The default batch size.
-  if (job.default_batch_size) {
-    r.default_bs = *job.default_batch_size;
-    r.default_rule = "given";
-  } else if (d) {
-    int64_t bmax = 0;  // the largest batch size this GPU measured for the dataset (any network, optimizer)
-    for (const PowerRow& p : power.rows)
-      if (p.dataset == r.dataset) bmax = std::max(bmax, p.batch_size);
-    r.default_bs = std::min(d->default_batch_size, bmax);
-    r.default_rule = "Zeus's rule: min(" + std::to_string(d->default_batch_size) + ", the largest batch size " +
-                     power.file + " measured for " + r.dataset + ", " + std::to_string(bmax) + ")";
-  } else {
-    throw InputError(r.dataset +
-                         " is not one of Zeus's six workloads: give its default batch size with "
-                         "--default-batch-size",
-                     "the batch size the job would use without the optimiser; one of " + list_text(r.batch_sizes));
-  }
-  if (std::find(r.batch_sizes.begin(), r.batch_sizes.end(), r.default_bs) == r.batch_sizes.end()) {
-    check_batch_size(r.default_bs, "the default");
-    throw InputError("the default batch size " + std::to_string(r.default_bs) + " is not among the batch sizes " +
-                         list_text(r.batch_sizes),
-                     "add it to --batch-sizes: the first recurrence starts there");
-  }
-
-  // Power per batch size, and the runs.
-  for (int64_t bs : r.batch_sizes) {
-    std::vector<const PowerRow*> rows;
-    for (const PowerRow* p : prows)
-      if (p->batch_size == bs) rows.push_back(p);
-    r.power[bs] = points_for(rows, job, bs, workload, power.file, r.notes);
-    for (const PowerPoint& p : r.power[bs]) r.limits.insert(p.limit_w);
-    r.runs[bs] = at_target.at(bs);
-  }
-  // MaxPower, as Zeus's simulator: the largest limit among the power rows the train trace joins.
-  std::set<std::tuple<std::string, std::string, std::string, int64_t>> trained;
-  for (const TrainRow& t : train.rows) trained.insert({t.dataset, t.network, t.optimizer, t.batch_size});
-  for (const PowerRow& p : power.rows)
-    if (trained.count({p.dataset, p.network, p.optimizer, p.batch_size}))
-      r.max_power_w = std::max(r.max_power_w, p.power_limit_w);
-  return r;
-}
-
-Expected expected_of(const Resolved& r, int64_t bs, double w, double eta) {
+Expected expected_of(const ResolvedJob& r, int64_t bs, double w, double eta) {
   const PowerPoint& p = point_at(r.power.at(bs), w);
   Expected e;
   e.batch_size = bs;
@@ -412,24 +47,6 @@ Expected expected_of(const Resolved& r, int64_t bs, double w, double eta) {
 
 }  // namespace
 
-const std::vector<ZeusJobDefaults>& zeus_job_defaults() {
-  static const std::vector<ZeusJobDefaults> kDefaults = {
-      {"cifar100", "shufflenetv2", "adadelta", 0.6, 100, 1024},
-      {"imagenet", "resnet50", "adadelta", 0.65, 100, 256},
-      {"squad", "bert_base_uncased", "adamw", 84.0, 6, 32},
-      {"librispeech", "deepspeech2", "adamw", 40.0, 16, 256},
-      {"movielens-1m", "ncf", "adam", 0.41, 100, 1024},
-      {"sentiment140", "bert_base_uncased", "adamw", 0.84, 10, 128},
-  };
-  return kDefaults;
-}
-
-const ZeusJobDefaults* find_zeus_job_defaults(const std::string& dataset) {
-  for (const ZeusJobDefaults& d : zeus_job_defaults())
-    if (d.dataset == dataset) return &d;
-  return nullptr;
-}
-
 json Expected::to_json() const {
   return {{"batch_size", batch_size},
           {"power_limit_w", power_limit_w},
@@ -448,7 +65,7 @@ ReplayResult replay_job(const TrainTrace& train, const PowerTrace& power, const 
   if (!(options.beta > 1))
     throw InputError("--beta must be greater than 1", "Zeus's default is 2; inf turns the early stop off");
   if (options.recurrences && *options.recurrences < 1) throw InputError("--recurrences must be at least 1");
-  const Resolved rv = resolve(train, power, job);
+  const ResolvedJob rv = resolve_job(train, power, job);
   ReplayResult out;
   out.train_file = train.file;
   out.power_file = power.file;
@@ -645,10 +262,6 @@ json ReplayResult::to_json() const {
 }
 
 namespace {
-
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-// 100 x (1 - a / b): what a saves against b, in percent.
-json saving(double a, double b) { return b > 0 ? num(100.0 * (1.0 - a / b)) : json(nullptr); }
 
 std::string config_text(const Expected& e) {
   return std::to_string(e.batch_size) + " @ " + num_text(e.power_limit_w) + " W";
