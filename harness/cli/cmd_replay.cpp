@@ -135,57 +135,63 @@ std::string command_text(const std::vector<std::string>& argv) {
   return s;
 }
 
+// --reproduce: every workload of Zeus's defaults that a GPU's power trace holds, on every GPU, each
+// replayed with seeds SEED, SEED+1, ...
+std::vector<Table> reproduce(const ReplayArgs& a) {
+  if (a.traces.empty())
+    throw InputError("--reproduce needs --traces DIR", "the folder with summary_train.csv and summary_power_*.csv");
+  if (!a.workload.empty() || !a.batch_sizes.empty() || !a.power_limits.empty() || std::isfinite(a.target) ||
+      a.default_batch_size > 0 || a.max_epochs > 0 || a.recurrences > 0 || !a.power.empty() || !a.gpu.empty())
+    throw InputError("--reproduce uses the paper's defaults for every workload",
+                     "leave out --workload, --target, --batch-sizes, --power-limits, --default-batch-size, "
+                     "--max-epochs, --recurrences, --power and --gpu (choose GPUs with --gpus)");
+  const TrainTrace train = read_train_trace(train_file_of(a));
+  const std::vector<std::string> gpus = a.gpus.empty() ? gpus_in(a.traces) : a.gpus;
+  if (gpus.empty()) throw InputError(a.traces + ": no summary_power_*.csv", "the folder of Zeus's traces");
+  Reproduction rep;
+  rep.command = command_text(a.argv);
+  for (const std::string& gpu : gpus) {
+    const PowerTrace power = read_power_trace(power_file_of(a, gpu));
+    for (const ZeusJobDefaults& d : zeus_job_defaults()) {
+      bool present = false;
+      for (const PowerRow& p : power.rows) present = present || (p.dataset == d.dataset && p.network == d.network);
+      if (!present) continue;
+      Reproduction::Row row;
+      row.gpu = gpu;
+      for (int64_t s = 0; s < a.seeds; ++s)
+        row.runs.push_back(run_one(train, power, job_of(a, d.dataset), options_of(a, a.seed + s)));
+      rep.rows.push_back(std::move(row));
+    }
+  }
+  return reproduction_tables(rep);
+}
+
+// One job replayed with one seed.
+std::vector<Table> replay_workload(const ReplayArgs& a) {
+  if (a.workload.empty())
+    throw InputError("--workload is required", "a dataset of the traces, e.g. --workload cifar100 (or --reproduce)");
+  if (a.seeds != 1) throw InputError("--seeds applies to --reproduce", "replay one seed with --seed");
+  const TrainTrace train = read_train_trace(train_file_of(a));
+  const PowerTrace power = read_power_trace(power_file_of(a, a.gpu));
+  return replay_tables(run_one(train, power, job_of(a, a.workload), options_of(a, a.seed)));
+}
+
+std::string tables_text(const std::vector<Table>& tables, const std::string& format) {
+  if (format != "csv" || tables.size() <= 1) return render_tables(tables, format);
+  // Several tables: one CSV block each, after a '#' line naming it (as report does; pandas:
+  // read_csv(comment='#') per block); --table NAME gives one plain CSV.
+  std::string text;
+  for (const Table& t : tables)
+    text += (text.empty() ? "" : "\n") + std::string("# table ") + t.name + ": " + t.title + "\n" +
+            render_tables({t}, "csv");
+  return text;
+}
+
 int replay(const ReplayArgs& a) {
   if (!(a.eta >= 0 && a.eta <= 1)) throw InputError("--eta must be in [0, 1]", "0 weighs only time, 1 only energy");
   (void)parse_beta(a.beta);
   if (!a.out.empty()) check_output_file(a.out, "choose a file to write the tables to");
-  std::vector<Table> tables;
-  if (a.reproduce) {
-    if (a.traces.empty())
-      throw InputError("--reproduce needs --traces DIR", "the folder with summary_train.csv and summary_power_*.csv");
-    if (!a.workload.empty() || !a.batch_sizes.empty() || !a.power_limits.empty() || std::isfinite(a.target) ||
-        a.default_batch_size > 0 || a.max_epochs > 0 || a.recurrences > 0 || !a.power.empty() || !a.gpu.empty())
-      throw InputError("--reproduce uses the paper's defaults for every workload",
-                       "leave out --workload, --target, --batch-sizes, --power-limits, --default-batch-size, "
-                       "--max-epochs, --recurrences, --power and --gpu (choose GPUs with --gpus)");
-    const TrainTrace train = read_train_trace(train_file_of(a));
-    const std::vector<std::string> gpus = a.gpus.empty() ? gpus_in(a.traces) : a.gpus;
-    if (gpus.empty()) throw InputError(a.traces + ": no summary_power_*.csv", "the folder of Zeus's traces");
-    Reproduction rep;
-    rep.command = command_text(a.argv);
-    for (const std::string& gpu : gpus) {
-      const PowerTrace power = read_power_trace(power_file_of(a, gpu));
-      for (const ZeusJobDefaults& d : zeus_job_defaults()) {
-        bool present = false;
-        for (const PowerRow& p : power.rows) present = present || (p.dataset == d.dataset && p.network == d.network);
-        if (!present) continue;
-        Reproduction::Row row;
-        row.gpu = gpu;
-        for (int64_t s = 0; s < a.seeds; ++s)
-          row.runs.push_back(run_one(train, power, job_of(a, d.dataset), options_of(a, a.seed + s)));
-        rep.rows.push_back(std::move(row));
-      }
-    }
-    tables = reproduction_tables(rep);
-  } else {
-    if (a.workload.empty())
-      throw InputError("--workload is required", "a dataset of the traces, e.g. --workload cifar100 (or --reproduce)");
-    if (a.seeds != 1) throw InputError("--seeds applies to --reproduce", "replay one seed with --seed");
-    const TrainTrace train = read_train_trace(train_file_of(a));
-    const PowerTrace power = read_power_trace(power_file_of(a, a.gpu));
-    tables = replay_tables(run_one(train, power, job_of(a, a.workload), options_of(a, a.seed)));
-  }
-  tables = select(std::move(tables), a.table);
-  std::string text;
-  if (a.format == "csv" && tables.size() > 1) {
-    // Several tables: one CSV block each, after a '#' line naming it (as report does; pandas:
-    // read_csv(comment='#') per block); --table NAME gives one plain CSV.
-    for (const Table& t : tables)
-      text += (text.empty() ? "" : "\n") + std::string("# table ") + t.name + ": " + t.title + "\n" +
-              render_tables({t}, "csv");
-  } else {
-    text = render_tables(tables, a.format);
-  }
+  const std::string text = tables_text(select(a.reproduce ? reproduce(a) : replay_workload(a), a.table), a.format);
   if (a.out.empty()) {
     write_stdout(text);
   } else {
@@ -193,6 +199,86 @@ int replay(const ReplayArgs& a) {
     std::printf("wrote %s\n", a.out.c_str());
   }
   return 0;
+}
+
+void add_trace_options(CLI::App* cmd, ReplayArgs& a) {
+  cmd->add_option("--traces", a.traces, "folder of Zeus's traces (summary_train.csv, summary_power_<gpu>.csv)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--train", a.train, "the train trace (default: TRACES/summary_train.csv)")->check(non_empty_path());
+  cmd->add_option("--power", a.power, "the power trace (default: TRACES/summary_power_<gpu>.csv)")
+      ->check(non_empty_path());
+  cmd->add_option("--gpu", a.gpu, "the GPU of TRACES/summary_power_<gpu>.csv: v100, a40, rtx6000, p100");
+  cmd->add_option("--gpus", a.gpus, "--reproduce: these GPUs (default: every summary_power_*.csv in TRACES)")
+      ->delimiter(',');
+}
+
+void add_job_options(CLI::App* cmd, ReplayArgs& a) {
+  cmd->add_option("--workload", a.workload,
+                  "the job's dataset: cifar100, imagenet, squad, librispeech, movielens-1m, sentiment140 (Zeus's "
+                  "defaults for each), or any dataset of the traces");
+  cmd->add_option("--network", a.network, "the job's network (default: Zeus's, or the trace's only one)");
+  cmd->add_option("--optimizer", a.optimizer, "the job's optimizer (default: Zeus's, or the trace's only one)");
+  cmd->add_option("--target", a.target, "the target metric (default: Zeus's for the workload)");
+  cmd->add_option("--max-epochs", a.max_epochs,
+                  "epochs before a recurrence's attempt stops unreached (default: Zeus's)")
+      ->check(positive_count());
+  cmd->add_option("--default-batch-size", a.default_batch_size,
+                  "the job's default batch size (default: Zeus's, capped at the largest the GPU measured)")
+      ->check(positive_count());
+  cmd->add_option("--batch-sizes", a.batch_sizes,
+                  "only these batch sizes, e.g. 32,64,128 (default: all both traces hold)")
+      ->delimiter(',')
+      ->check(positive_count());
+  cmd->add_option("--power-limits", a.power_limits,
+                  "only these power limits in W, e.g. 250,200,150 (default: each batch size's measured limits)")
+      ->delimiter(',')
+      ->check(at_least(1e-3, "WATTS"));
+  cmd->add_flag("--interpolate", a.interpolate,
+                "interpolate a listed limit that a batch size was not measured at, linearly between the measured "
+                "limits around it (labelled interpolated; never beyond them)");
+}
+
+void add_tuning_options(CLI::App* cmd, ReplayArgs& a) {
+  cmd->add_option("--eta", a.eta, "the cost's weight of energy, in [0, 1] (default 0.5)");
+  cmd->add_option("--beta", a.beta,
+                  "stop an attempt once its cost passes beta x the cheapest recurrence (default 2; inf: never)");
+  cmd->add_option("--recurrences", a.recurrences,
+                  "recurrences of the job (default: 2 x |batch sizes| x |power limits|)")
+      ->check(positive_count());
+  cmd->add_option("--seed", a.seed, "seed of the batch-size optimiser and the sampled runs (default 1)")
+      ->check(non_negative());
+  cmd->add_option("--seeds", a.seeds, "--reproduce: replay each job with seeds SEED, SEED+1, ... (default 1)")
+      ->check(positive_count());
+  cmd->add_option("--max-attempts", a.max_attempts, "attempts per recurrence before the job is given up (default 20)")
+      ->check(positive_count());
+  cmd->add_flag("--reproduce", a.reproduce,
+                "every workload on every GPU with the paper's defaults, beside the paper's range");
+}
+
+void add_output_options(CLI::App* cmd, ReplayArgs& a) {
+  // The text formats: a page of replay tables alone would have none of the page's figures.
+  static const std::vector<std::string> kFormats = {"md", "csv", "latex", "json"};
+  cmd->add_option("--format", a.format, join_names(kFormats, " | "))->check(CLI::IsMember(kFormats));
+  cmd->add_option("--table", a.table,
+                  "replay | replay_attempts | replay_power_limits (--reproduce: reproduction | reproduction_ranges) | "
+                  "all (default)");
+  cmd->add_option("--out", a.out, "write to FILE instead of stdout")->check(non_empty_path());
+}
+
+// The options given, as typed ("--gpus v100,a40"), for the reproduction's notes.
+std::vector<std::string> options_given(const CLI::App& cmd) {
+  std::vector<std::string> argv;
+  for (const CLI::Option* o : cmd.get_options()) {
+    if (o->count() == 0 || o->get_name() == "--help") continue;
+    std::string arg = o->get_name();
+    if (o->get_expected_max() != 0) {
+      std::string joined;
+      for (const std::string& r : o->results()) joined += (joined.empty() ? "" : ",") + r;
+      arg += " " + joined;
+    }
+    argv.push_back(arg);
+  }
+  return argv;
 }
 
 }  // namespace
@@ -204,70 +290,12 @@ void register_replay(CLI::App& app, Action& action) {
       "Replay a recurring training job from Zeus's published GPU traces (NSDI'23) through balerbench's batch-size "
       "and power-limit optimisers: what they chose, what it cost, the default's and the best choice's cost in "
       "hindsight; --reproduce: Zeus's headline result for every workload and GPU");
-  cmd->add_option("--traces", a->traces, "folder of Zeus's traces (summary_train.csv, summary_power_<gpu>.csv)")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--train", a->train, "the train trace (default: TRACES/summary_train.csv)")->check(non_empty_path());
-  cmd->add_option("--power", a->power, "the power trace (default: TRACES/summary_power_<gpu>.csv)")
-      ->check(non_empty_path());
-  cmd->add_option("--gpu", a->gpu, "the GPU of TRACES/summary_power_<gpu>.csv: v100, a40, rtx6000, p100");
-  cmd->add_option("--gpus", a->gpus, "--reproduce: these GPUs (default: every summary_power_*.csv in TRACES)")
-      ->delimiter(',');
-  cmd->add_option("--workload", a->workload,
-                  "the job's dataset: cifar100, imagenet, squad, librispeech, movielens-1m, sentiment140 (Zeus's "
-                  "defaults for each), or any dataset of the traces");
-  cmd->add_option("--network", a->network, "the job's network (default: Zeus's, or the trace's only one)");
-  cmd->add_option("--optimizer", a->optimizer, "the job's optimizer (default: Zeus's, or the trace's only one)");
-  cmd->add_option("--target", a->target, "the target metric (default: Zeus's for the workload)");
-  cmd->add_option("--max-epochs", a->max_epochs,
-                  "epochs before a recurrence's attempt stops unreached (default: Zeus's)")
-      ->check(positive_count());
-  cmd->add_option("--default-batch-size", a->default_batch_size,
-                  "the job's default batch size (default: Zeus's, capped at the largest the GPU measured)")
-      ->check(positive_count());
-  cmd->add_option("--batch-sizes", a->batch_sizes,
-                  "only these batch sizes, e.g. 32,64,128 (default: all both traces hold)")
-      ->delimiter(',')
-      ->check(positive_count());
-  cmd->add_option("--power-limits", a->power_limits,
-                  "only these power limits in W, e.g. 250,200,150 (default: each batch size's measured limits)")
-      ->delimiter(',')
-      ->check(at_least(1e-3, "WATTS"));
-  cmd->add_flag("--interpolate", a->interpolate,
-                "interpolate a listed limit that a batch size was not measured at, linearly between the measured "
-                "limits around it (labelled interpolated; never beyond them)");
-  cmd->add_option("--eta", a->eta, "the cost's weight of energy, in [0, 1] (default 0.5)");
-  cmd->add_option("--beta", a->beta,
-                  "stop an attempt once its cost passes beta x the cheapest recurrence (default 2; inf: never)");
-  cmd->add_option("--recurrences", a->recurrences,
-                  "recurrences of the job (default: 2 x |batch sizes| x |power limits|)")
-      ->check(positive_count());
-  cmd->add_option("--seed", a->seed, "seed of the batch-size optimiser and the sampled runs (default 1)")
-      ->check(non_negative());
-  cmd->add_option("--seeds", a->seeds, "--reproduce: replay each job with seeds SEED, SEED+1, ... (default 1)")
-      ->check(positive_count());
-  cmd->add_option("--max-attempts", a->max_attempts, "attempts per recurrence before the job is given up (default 20)")
-      ->check(positive_count());
-  cmd->add_flag("--reproduce", a->reproduce,
-                "every workload on every GPU with the paper's defaults, beside the paper's range");
-  // The text formats: a page of replay tables alone would have none of the page's figures.
-  static const std::vector<std::string> kFormats = {"md", "csv", "latex", "json"};
-  cmd->add_option("--format", a->format, join_names(kFormats, " | "))->check(CLI::IsMember(kFormats));
-  cmd->add_option("--table", a->table,
-                  "replay | replay_attempts | replay_power_limits (--reproduce: reproduction | reproduction_ranges) | "
-                  "all (default)");
-  cmd->add_option("--out", a->out, "write to FILE instead of stdout")->check(non_empty_path());
+  add_trace_options(cmd, *a);
+  add_job_options(cmd, *a);
+  add_tuning_options(cmd, *a);
+  add_output_options(cmd, *a);
   cmd->callback([a, cmd, &action] {
-    a->argv.clear();
-    for (const CLI::Option* o : cmd->get_options()) {
-      if (o->count() == 0 || o->get_name() == "--help") continue;
-      std::string arg = o->get_name();
-      if (o->get_expected_max() != 0) {
-        std::string joined;
-        for (const std::string& r : o->results()) joined += (joined.empty() ? "" : ",") + r;
-        arg += " " + joined;
-      }
-      a->argv.push_back(arg);
-    }
+    a->argv = options_given(*cmd);
     action = [a] { return replay(*a); };
   });
 }

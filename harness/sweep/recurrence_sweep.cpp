@@ -1,8 +1,9 @@
 // recurrence_sweep.cpp: run_recurrences (sweep.h): an experiment's job recurring under Zeus's
-// batch-size optimiser. It reads as its steps: the system, the database and what it holds; the
-// power-limit arm (just in time over the GPUs' limits, or none) and the cost's MaxPower; then one
-// attempt after another, each planned by the recurrence tuner (tuning/recurrence_tuner.h) from the
-// outcomes before it, run as a trial (or, when the database holds it, read back), and fed to the tuner.
+// batch-size optimiser. It reads as its steps: the system, the database and what it holds; what the
+// run holds while it runs (stop signals, stall watch, power-limit session); the power-limit arm (just
+// in time over the GPUs' limits, or none) and the cost's MaxPower; then the attempts (AttemptLoop),
+// each planned by the recurrence tuner (tuning/recurrence_tuner.h) from the outcomes before it, run
+// as a trial (or, when the database holds it, read back), and fed to the tuner.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -112,23 +113,22 @@ std::string joules(double j) {
   return buf;
 }
 
-}  // namespace
-
-SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::FILE* out) {
-  const BatchSizeOptimizerSpec& bso = ex.batch_size_optimizer;
+void refuse_shards(const SweepOptions& o) {
   if (o.shard)
     throw InputError("--shard " + o.shard->label() +
                          ": the batch-size optimiser's recurrences depend on each other "
                          "and run one after another",
                      "run it without --shard (and outside a Slurm array)");
-  SweepSummary sum;
-  const json system = current_system();
-  const std::string fingerprint = system["fingerprint"].get<std::string>();
+}
+
+// The results database: opened for writing for a run (trials an earlier run could not store, from
+// a locked database, folded in first: they may be attempts of these), read only for a dry run when
+// it exists (null: a dry run with nothing stored yet).
+std::unique_ptr<Store> open_store(const Experiment& ex, const SweepOptions& o) {
   std::unique_ptr<Store> store;
   if (!o.dry_run) {
     store = std::make_unique<Store>(o.db_path);
     if (!store->migration_note().empty()) std::fprintf(stderr, "balerbench: note: %s\n", store->migration_note().c_str());
-    // Trials an earlier run could not store (a locked database) first: they may be attempts of these.
     for (const std::string& line : fold_side_files(*store)) std::fprintf(stderr, "balerbench: note: %s\n", line.c_str());
     store->set_busy_timeout_s(std::min(kStoreLockTryS, o.db_wait_s));
     store->put_experiment(ex.name, ex.source, ex.raw);
@@ -136,30 +136,42 @@ SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::F
     store = std::make_unique<Store>(o.db_path, StoreAccess::kReadOnly);
     if (!store->migration_note().empty()) std::fprintf(stderr, "balerbench: note: %s\n", store->migration_note().c_str());
   }
-  std::map<std::string, TrialRecord> stored = stored_by_key(store.get(), ex.name);
+  return store;
+}
 
-  if (!o.dry_run && o.report_hazards) std::fputs(format_hazard_line(find_hazards()).c_str(), stderr);
-  // Stop signals before any thread starts (as run_sweep), then the power limits.
-  std::atomic<PowerLimitGuard*> signal_guard{nullptr};
+// What a run holds while its attempts run, started in this order (as run_sweep): the stop signals
+// before any thread starts, the stall watch (a stopped or paused process flags the attempt it
+// stalled), the power-limit session; then, when this run may set no limit, what NVML sees, read
+// only. A dry run starts none of the first three and sets nothing.
+struct RunHold {
   std::unique_ptr<StopSignals> signals;
-  std::unique_ptr<StallWatch> stalls;  // a stopped or paused process flags the attempt it stalled
+  std::unique_ptr<StallWatch> stalls;
   std::unique_ptr<PowerLimitSession> session;
-  std::unique_ptr<NvmlPowerControl> read_only_power;  // what NVML sees, read only (a dry run sets nothing)
-  std::string nvml_reason;
+  std::unique_ptr<NvmlPowerControl> read_only_power;
+  std::string nvml_reason;              // why NVML sees no GPU
   const PowerControl* power = nullptr;  // what this run may set
+  const PowerControl* visible() const { return power ? power : read_only_power.get(); }
+};
+
+RunHold hold_for_run(const Experiment& ex, const SweepOptions& o, std::atomic<PowerLimitGuard*>& signal_guard,
+                     std::FILE* out) {
+  RunHold h;
   if (!o.dry_run) {
-    signals = std::make_unique<StopSignals>(restore_on_signal(signal_guard, out));
-    stalls = std::make_unique<StallWatch>();
-    session = std::make_unique<PowerLimitSession>(ex, o.power_journal, signal_guard, out);
-    power = session->power();
+    h.signals = std::make_unique<StopSignals>(restore_on_signal(signal_guard, out));
+    h.stalls = std::make_unique<StallWatch>();
+    h.session = std::make_unique<PowerLimitSession>(ex, o.power_journal, signal_guard, out);
+    h.power = h.session->power();
   }
-  if (!power) read_only_power = NvmlPowerControl::open(nvml_reason);
-  if (o.dry_run && ex.allow_power_limit_changes) power = read_only_power.get();
-  const PowerArm arm = power_arm(ex, power, power ? power : read_only_power.get(), nvml_reason);
-  const int64_t recurrences =
-      bso.recurrences.value_or(2 * static_cast<int64_t>(ex.batch_sizes.size()) * static_cast<int64_t>(arm.limits));
-  sum.grid = sum.in_shard = recurrences;
-  std::fprintf(out, "system %s: %s\n", fingerprint.c_str(), system["label"].get<std::string>().c_str());
+  if (!h.power) h.read_only_power = NvmlPowerControl::open(h.nvml_reason);
+  if (o.dry_run && ex.allow_power_limit_changes) h.power = h.read_only_power.get();
+  return h;
+}
+
+void print_start(const Experiment& ex, const SweepOptions& o, const json& system, const PowerArm& arm,
+                 int64_t recurrences, std::FILE* out) {
+  const BatchSizeOptimizerSpec& bso = ex.batch_size_optimizer;
+  std::fprintf(out, "system %s: %s\n", system["fingerprint"].get<std::string>().c_str(),
+               system["label"].get<std::string>().c_str());
   if (const std::string blas = blas_choice_line(); !blas.empty()) std::fprintf(out, "%s\n", blas.c_str());
   std::fprintf(out,
                "experiment %s: the batch-size optimiser over batch sizes %s from %lld, %lld recurrences%s; eta %g, "
@@ -168,7 +180,9 @@ SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::F
                static_cast<long long>(recurrences), bso.recurrences ? "" : " (2 x batch sizes x power limits)", bso.eta,
                bso.beta, static_cast<long long>(bso.seed), arm.max_power_w, arm.text.c_str(),
                o.dry_run ? "dry run: nothing runs" : ("database " + o.db_path).c_str());
+}
 
+TunerOptions tuner_options(const BatchSizeOptimizerSpec& bso, const PowerArm& arm) {
   TunerOptions to;
   to.eta = bso.eta;
   to.beta = bso.beta;
@@ -176,104 +190,124 @@ SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::F
   to.max_attempts = bso.max_attempts;
   to.power_limits = arm.jit;
   to.batch_size_optimizer = {bso.pruning_rounds, bso.window, static_cast<uint64_t>(bso.seed)};
-  RecurrenceTuner tuner(ex.batch_sizes, bso.default_batch_size, to);
+  return to;
+}
 
-  LiveMetrics live("run");
-  std::unique_ptr<Monitor> monitor;
-  if (!o.dry_run) monitor = open_monitor(o.monitoring, live, make_run_id());
+// What every attempt's trial shares: the experiment, the limits it may set, live monitoring, the
+// stop flag, the machine's provenance (read once), the run order.
+TrialContext attempt_context(const Experiment& ex, const SweepOptions& o, const RunHold& hold, LiveMetrics& live) {
   TrialContext ctx;
   ctx.experiment = &ex;
-  ctx.power = session ? session->power() : nullptr;
-  ctx.guard = session ? session->guard() : nullptr;
+  ctx.power = hold.session ? hold.session->power() : nullptr;
+  ctx.guard = hold.session ? hold.session->guard() : nullptr;
   ctx.live = &live;
-  ctx.stop = signals ? &signals->flag() : nullptr;
+  ctx.stop = hold.signals ? &hold.signals->flag() : nullptr;
   ctx.progress = o.progress;
   ctx.provenance = o.dry_run ? json(nullptr) : base_provenance();
   ctx.order = "recurrences";
-  ctx.order_seed = bso.seed;
-  SweepClaims claims;
-  if (o.retry_failed) claims.retry_before = unix_time_s();
-  std::unique_ptr<ClaimHeartbeat> heartbeat;
-  if (store && !o.dry_run) heartbeat = std::make_unique<ClaimHeartbeat>(o.db_path, claims.holder);
-  std::optional<TrialTurn> turn;
-  if (store && !o.dry_run) turn.emplace(TrialTurn{ex, o, *store, claims, ctx, sum, out});
+  ctx.order_seed = ex.batch_size_optimizer.seed;
+  return ctx;
+}
 
+// The attempts, one after another: each planned by the tuner, run as a trial (or read back when the
+// database holds it), and its outcome fed back to the tuner.
+struct AttemptLoop {
+  const Experiment& ex;
+  const SweepOptions& o;
+  const std::string& fingerprint;
+  double max_power_w;
+  int64_t recurrences;
+  const std::map<std::string, TrialRecord>& stored;  // the database's trials when the run began
+  Store* store;                                      // null: a dry run with no database
+  TrialContext& ctx;
+  TrialTurn* turn;  // null: a dry run
+  RecurrenceTuner& tuner;
+  SweepSummary& sum;
+  std::FILE* out;
   int64_t index = 0;
   std::size_t ran_here = 0;
-  auto stop = [&](const std::string& why) {
+
+  // The next attempt, planned, run (or read back) and fed to the tuner; false when the recurrences
+  // stop (sum says why).
+  bool next() {
+    const AttemptPlan plan = tuner.next();
+    const TrialSpec t = recurrence_trial(ex, {plan, ex.batch_size_optimizer.eta, max_power_w}, index++, fingerprint);
+    const std::string where = "recurrence " + std::to_string(plan.recurrence + 1) + " attempt " +
+                              std::to_string(plan.attempt) + " (batch size " + std::to_string(plan.batch_size) + ")";
+    const std::optional<TrialRecord> rec = record_of(t, where);
+    return rec && feed(plan, *rec, where);
+  }
+
+  void stop(const std::string& why) {
     sum.recurrences_stop = why;
     std::fprintf(out, "\nrecurrences stopped: %s\n", why.c_str());
-  };
-  try {
-    while (tuner.recurrences_done() < recurrences) {
-      const AttemptPlan plan = tuner.next();
-      const TrialSpec t = recurrence_trial(ex, {plan, bso.eta, arm.max_power_w}, index++, fingerprint);
-      const std::string where = "recurrence " + std::to_string(plan.recurrence + 1) + " attempt " +
-                                std::to_string(plan.attempt) + " (batch size " + std::to_string(plan.batch_size) + ")";
-      std::optional<TrialRecord> rec;
-      const auto it = stored.find(t.key);
-      if (it != stored.end() && (it->second.status == TrialStatus::kOk || !o.retry_failed)) {
-        rec = it->second;
-        ++sum.already_done;
-        std::fprintf(out, "== attempt #%lld: %s: stored\n", static_cast<long long>(t.grid_index), t.label().c_str());
-      } else if (o.dry_run) {
-        std::fprintf(out, "next: attempt #%lld %s  key %s\n", static_cast<long long>(t.grid_index), t.label().c_str(),
-                     t.key.c_str());
-        break;
-      } else {
-        ctx.run_count = std::max<int64_t>(recurrences, static_cast<int64_t>(ran_here) + 1);
-        if (!turn->run(t, ran_here++, 0, &rec)) break;  // the database cannot be written: sum says why
-        if (!rec) {
-          // Skipped: stored by another run meanwhile (read it back), or being run by one now.
-          if (store->trial_status(t.key) == TrialStatus::kOk) {
-            rec = stored_by_key(store.get(), ex.name).at(t.key);
-          } else {
-            stop(where + " is being run by another balerbench: run the same command again once it ends");
-            break;
-          }
-        }
-      }
-      if (rec->status != TrialStatus::kOk) {
-        stop(where + " " + trial_status_name(rec->status) + ": " + rec->error +
-             " (hint: the next attempt depends on its outcome; fix the cause, then run again with --retry-failed)");
-        break;
-      }
-      const json& r = rec->result.value("recurrence", json::object());
-      if (!r.contains("energy_j") || !r["energy_j"].is_number() || !r.contains("time_s") || !r["time_s"].is_number()) {
-        stop(where + ": the trial has no energy to weigh (its meters gave none)");
-        break;
-      }
-      if (plan.profile_power_limit) {
-        if (r.contains("power_limit_chosen_w") && r["power_limit_chosen_w"].is_number())
-          tuner.set_power_limit(plan.batch_size, r["power_limit_chosen_w"].get<double>());
-        else
-          std::fprintf(out,
-                       "   the power-limit optimiser did not finish profiling in this attempt: the next attempt "
-                       "at batch size %lld profiles again\n",
-                       static_cast<long long>(plan.batch_size));
-      }
-      AttemptOutcome outcome;
-      outcome.reached = rec->target_reached;
-      outcome.time_s = r["time_s"].get<double>();
-      outcome.energy_j = r["energy_j"].get<double>();
-      const AttemptResult res = tuner.finish(plan, outcome);
-      const json& bound_stop = r.value("stopped_at_cost_bound", json(nullptr));
-      std::fprintf(out, "   %s: cost %s%s, %s\n", where.c_str(), joules(res.cost_j).c_str(),
-                   plan.cost_bound_j ? (" (bound " + joules(*plan.cost_bound_j) + ")").c_str() : "",
-                   outcome.reached          ? "reached the target"
-                   : bound_stop.is_number() ? ("stopped at the bound after epoch " + bound_stop.dump()).c_str()
-                                            : "did not reach the target");
-      std::fflush(out);
-    }
-  } catch (const Interrupted& i) {
-    sum.signal = i.signal;
-  } catch (const TuningError& e) {
-    stop(e.what());
   }
-  if (session) session->finish();
-  if (monitor) monitor->finish();
-  if (signals && sum.signal == 0 && signals->stop_requested()) sum.signal = signals->signal();
-  heartbeat.reset();
+
+ private:
+  // The attempt's record: stored by an earlier run (a failed one only without --retry-failed), or
+  // run now; none when the loop must stop (a dry run's next attempt, a database that cannot be
+  // written, an attempt another run holds).
+  std::optional<TrialRecord> record_of(const TrialSpec& t, const std::string& where) {
+    const auto it = stored.find(t.key);
+    if (it != stored.end() && (it->second.status == TrialStatus::kOk || !o.retry_failed)) {
+      ++sum.already_done;
+      std::fprintf(out, "== attempt #%lld: %s: stored\n", static_cast<long long>(t.grid_index), t.label().c_str());
+      return it->second;
+    }
+    if (o.dry_run) {
+      std::fprintf(out, "next: attempt #%lld %s  key %s\n", static_cast<long long>(t.grid_index), t.label().c_str(),
+                   t.key.c_str());
+      return std::nullopt;
+    }
+    std::optional<TrialRecord> rec;
+    ctx.run_count = std::max<int64_t>(recurrences, static_cast<int64_t>(ran_here) + 1);
+    if (!turn->run(t, ran_here++, 0, &rec)) return std::nullopt;  // the database cannot be written: sum says why
+    if (rec) return rec;
+    // Skipped: stored by another run meanwhile (read it back), or being run by one now.
+    if (store->trial_status(t.key) == TrialStatus::kOk) return stored_by_key(store, ex.name).at(t.key);
+    stop(where + " is being run by another balerbench: run the same command again once it ends");
+    return std::nullopt;
+  }
+
+  // The attempt's outcome to the tuner (its power limit first, when it profiled them); false when a
+  // failed attempt or one without energy stops the recurrences.
+  bool feed(const AttemptPlan& plan, const TrialRecord& rec, const std::string& where) {
+    if (rec.status != TrialStatus::kOk) {
+      stop(where + " " + trial_status_name(rec.status) + ": " + rec.error +
+           " (hint: the next attempt depends on its outcome; fix the cause, then run again with --retry-failed)");
+      return false;
+    }
+    const json& r = rec.result.value("recurrence", json::object());
+    if (!r.contains("energy_j") || !r["energy_j"].is_number() || !r.contains("time_s") || !r["time_s"].is_number()) {
+      stop(where + ": the trial has no energy to weigh (its meters gave none)");
+      return false;
+    }
+    if (plan.profile_power_limit) {
+      if (r.contains("power_limit_chosen_w") && r["power_limit_chosen_w"].is_number())
+        tuner.set_power_limit(plan.batch_size, r["power_limit_chosen_w"].get<double>());
+      else
+        std::fprintf(out,
+                     "   the power-limit optimiser did not finish profiling in this attempt: the next attempt "
+                     "at batch size %lld profiles again\n",
+                     static_cast<long long>(plan.batch_size));
+    }
+    AttemptOutcome outcome;
+    outcome.reached = rec.target_reached;
+    outcome.time_s = r["time_s"].get<double>();
+    outcome.energy_j = r["energy_j"].get<double>();
+    const AttemptResult res = tuner.finish(plan, outcome);
+    const json& bound_stop = r.value("stopped_at_cost_bound", json(nullptr));
+    std::fprintf(out, "   %s: cost %s%s, %s\n", where.c_str(), joules(res.cost_j).c_str(),
+                 plan.cost_bound_j ? (" (bound " + joules(*plan.cost_bound_j) + ")").c_str() : "",
+                 outcome.reached          ? "reached the target"
+                 : bound_stop.is_number() ? ("stopped at the bound after epoch " + bound_stop.dump()).c_str()
+                                          : "did not reach the target");
+    std::fflush(out);
+    return true;
+  }
+};
+
+void print_end(const RecurrenceTuner& tuner, int64_t recurrences, std::FILE* out) {
   const json state = tuner.to_json();
   std::fprintf(
       out, "\nrecurrences: %lld of %lld done; batch-size optimiser: %s stage, arms [%s]%s\n",
@@ -281,6 +315,53 @@ SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::F
       state["batch_size_optimizer"]["stage"].get<std::string>().c_str(),
       list_text(tuner.batch_size_optimizer().arms()).c_str(),
       tuner.cheapest_recurrence_j() ? ("; cheapest recurrence " + joules(*tuner.cheapest_recurrence_j())).c_str() : "");
+}
+
+}  // namespace
+
+SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::FILE* out) {
+  refuse_shards(o);
+  SweepSummary sum;
+  const json system = current_system();
+  const std::string fingerprint = system["fingerprint"].get<std::string>();
+  std::unique_ptr<Store> store = open_store(ex, o);
+  const std::map<std::string, TrialRecord> stored = stored_by_key(store.get(), ex.name);
+  if (!o.dry_run && o.report_hazards) std::fputs(format_hazard_line(find_hazards()).c_str(), stderr);
+  std::atomic<PowerLimitGuard*> signal_guard{nullptr};
+  RunHold hold = hold_for_run(ex, o, signal_guard, out);
+  const PowerArm arm = power_arm(ex, hold.power, hold.visible(), hold.nvml_reason);
+  const BatchSizeOptimizerSpec& bso = ex.batch_size_optimizer;
+  const int64_t recurrences =
+      bso.recurrences.value_or(2 * static_cast<int64_t>(ex.batch_sizes.size()) * static_cast<int64_t>(arm.limits));
+  sum.grid = sum.in_shard = recurrences;
+  print_start(ex, o, system, arm, recurrences, out);
+
+  RecurrenceTuner tuner(ex.batch_sizes, bso.default_batch_size, tuner_options(bso, arm));
+  LiveMetrics live("run");
+  std::unique_ptr<Monitor> monitor;
+  if (!o.dry_run) monitor = open_monitor(o.monitoring, live, make_run_id());
+  TrialContext ctx = attempt_context(ex, o, hold, live);
+  SweepClaims claims;
+  if (o.retry_failed) claims.retry_before = unix_time_s();
+  std::unique_ptr<ClaimHeartbeat> heartbeat;
+  if (store && !o.dry_run) heartbeat = std::make_unique<ClaimHeartbeat>(o.db_path, claims.holder);
+  std::optional<TrialTurn> turn;
+  if (store && !o.dry_run) turn.emplace(TrialTurn{ex, o, *store, claims, ctx, sum, out});
+  AttemptLoop loop{ex,          o,   fingerprint,               arm.max_power_w, recurrences, stored,
+                   store.get(), ctx, turn ? &*turn : nullptr, tuner,           sum,         out};
+  try {
+    while (tuner.recurrences_done() < recurrences && loop.next()) {
+    }
+  } catch (const Interrupted& i) {
+    sum.signal = i.signal;
+  } catch (const TuningError& e) {
+    loop.stop(e.what());
+  }
+  if (hold.session) hold.session->finish();
+  if (monitor) monitor->finish();
+  if (hold.signals && sum.signal == 0 && hold.signals->stop_requested()) sum.signal = hold.signals->signal();
+  heartbeat.reset();
+  print_end(tuner, recurrences, out);
   if (!o.dry_run) print_summary(sum, o, out);
   return sum;
 }

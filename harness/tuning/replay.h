@@ -129,7 +129,8 @@ struct ReplayResult {
 ReplayResult replay_job(const TrainTrace& train, const PowerTrace& power, const ReplayJob& job,
                         const ReplayOptions& options);
 
-// The tables of one replay: the summary, every attempt, the just-in-time power limits.
+// The tables of one replay: the summary, every attempt, the just-in-time power limits
+// (replay_tables.cpp).
 std::vector<Table> replay_tables(const ReplayResult& r);
 
 // The reproduction: every workload of Zeus's defaults on every GPU, `seeds` replays each (seed,
@@ -142,7 +143,8 @@ struct Reproduction {
   std::vector<Row> rows;
   std::string command;  // the command line that made it, for the table's notes
 };
-// The table per (GPU, workload), and the ranges over the workloads beside the paper's.
+// The table per (GPU, workload), and the ranges over the workloads beside the paper's
+// (reproduction_tables.cpp).
 std::vector<Table> reproduction_tables(const Reproduction& r);
 
 // The paper's headline (NSDI'23): energy and time saved against the default configuration.
