@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -23,15 +24,19 @@ inline CLI::Validator at_least(double min_value, const std::string& name) {
       name);
 }
 
-// A number in [min_value, max_value]; NaN and infinities are refused (CLI::Range lets NaN through).
+// A number in [min_value, max_value]: "must be at least 1 (got 0)", "must be at most 65536 (got 1e6)";
+// NaN is refused (CLI::Range lets it through).
 inline CLI::Validator in_range(double min_value, double max_value, const std::string& name) {
-  std::ostringstream shown;
-  shown << min_value << " to " << max_value;
+  std::ostringstream low, high;
+  low << min_value;
+  high << max_value;
   return CLI::Validator(
-      [min_value, max_value, bounds = shown.str()](std::string& text) -> std::string {
+      [min_value, max_value, low = low.str(), high = high.str()](std::string& text) -> std::string {
         double x = 0;
         if (!CLI::detail::lexical_cast(text, x)) return "'" + text + "' is not a number";
-        return x >= min_value && x <= max_value ? "" : "must be a number from " + bounds + " (got " + text + ")";
+        if (std::isnan(x)) return "must be a number (got " + text + ")";
+        if (x < min_value) return "must be at least " + low + " (got " + text + ")";
+        return x <= max_value ? "" : "must be at most " + high + " (got " + text + ")";
       },
       name);
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/error.h"
 #include "datasets/normalizer.h"
 #include "models/architecture.h"
 
@@ -48,7 +49,11 @@ json dataset_json(const Dataset& ds) {
 std::string subnormal_warning(const Dataset& ds, const RunConfig& c) {
   if (!c.flush_denormal) return "";
   // In float64 everywhere; in float32 when the file or the model holds the values as float32.
-  const bool float32 = ds.source_dtype == "float32" || model_dtype_name(c.model_name) == "float32";
+  bool float32 = ds.source_dtype == "float32";
+  try {
+    float32 = float32 || model_dtype_name(c.model_name) == "float32";
+  } catch (const InputError&) {  // an unknown model is refused where the model is made
+  }
   const int64_t n = ds.subnormal_values ? ds.subnormal_values : float32 ? ds.float32_subnormal_values : 0;
   if (n == 0) return "";
   const std::string range = ds.subnormal_values ? "0 < |x| < 2.2e-308" : "0 < |x| < 1.2e-38, in float32";

@@ -253,7 +253,7 @@ TEST_F(Cli, GenerateKeepsAnExistingFileWithoutForce) {
 TEST_F(Cli, ZeroCountsAreRefusedReadably) {
   const auto rows = bb("data generate --kind cms --rows 0 --out " + dir.path("z.npz"));
   EXPECT_EQ(rows.exit_code, 2) << rows.out;
-  EXPECT_EQ(rows.out, "balerbench: error: --rows: must be at least 1 (got 0) (hint: balerbench --help)\n");
+  EXPECT_EQ(rows.out, "balerbench: error: --rows: must be at least 1 (got 0) (hint: balerbench data generate --help)\n");
   EXPECT_FALSE(fs::exists(dir.path("z.npz")));
   const auto width = bb("data generate --kind cfd --rows 2 --width 0 --out " + dir.path("z.npz"));
   EXPECT_EQ(width.exit_code, 2) << width.out;
@@ -264,6 +264,15 @@ TEST_F(Cli, ZeroCountsAreRefusedReadably) {
   const auto duration = bb("serve-metrics --duration -1");
   EXPECT_EQ(duration.exit_code, 2) << duration.out;
   EXPECT_NE(duration.out.find("--duration: must be at least 0 (got -1)"), std::string::npos) << duration.out;
+  // Beyond what can be counted, and NaN: refused by the same checks (was: clamped, or no limit at all).
+  const auto huge = bb("model-info --model AE --features 18446744073709551616 --compression-ratio 2");
+  EXPECT_EQ(huge.exit_code, 2) << huge.out;
+  EXPECT_NE(huge.out.find("--features: must be at most 1e+09"), std::string::npos) << huge.out;
+  for (const char* nan : {"run x.json --db-wait nan", "wattmeter-energy --log w.csv --start 1 --end 2 --clock-offset nan"}) {
+    const auto r = bb(nan);
+    EXPECT_EQ(r.exit_code, 2) << nan << "\n" << r.out;
+    EXPECT_NE(r.out.find("must be a number (got nan)"), std::string::npos) << nan << "\n" << r.out;
+  }
 }
 
 TEST_F(Cli, GenerateDeflatedAndFramesInfo) {

@@ -338,9 +338,10 @@ TEST_F(IoErrorsCli, AForeignEmissionsCsvIsRefusedBeforeAnyWork) {
 
 // Data larger than the machine's memory is the user's request, said as such: exit code 2.
 TEST_F(IoErrorsCli, DataLargerThanMemoryIsAClearError) {
-  const auto r = bb("data generate --kind cfd --rows 2 --height 1000000 --width 1000000 --out huge.npz");
+  const auto r = bb("data generate --kind cfd --rows 1000000 --height 65536 --width 65536 --out huge.npz");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_TRUE(has(r, "2 rows need 3.2e+04 GB for its values and their copy")) << r.out;  // said before any is taken
+  // Said before any is taken, counted without overflow.
+  EXPECT_TRUE(has(r, "1000000 frames need 6.87e+07 GB for 4.29e+15 values (float64, 2 copies)")) << r.out;
   EXPECT_FALSE(has(r, "internal error")) << r.out;
   EXPECT_FALSE(fs::exists(dir_.path("huge.npz")));
 }
