@@ -18,7 +18,9 @@
 #     OMP_NUM_THREADS=1), and to the suites whose threads are ours.
 #   - MonitoringServers (real Prometheus and InfluxDB servers) and ReportPage (the HTML report in a
 #     headless browser: the page's script, not our C++, is what it tests) run in the normal build only;
-#     the C++ that writes the page runs under ASan in the unit and CLI tests.
+#     the C++ that writes the page runs under ASan in the unit and CLI tests. So does ReadmeTour (the
+#     README's tour run as written, a check of the documentation, some minutes of training under ASan):
+#     every command it runs is run under ASan by the CLI tests.
 #   - ASan's leak checker is off: LibTorch keeps process-lifetime allocations (its op registry) that
 #     it reports as leaks at exit.
 # Extra arguments go to ctest (asan) or to the test programs (tsan, e.g. --gtest_filter=...).
@@ -46,7 +48,7 @@ if [ "$KIND" = asan ]; then
   cmake --build . -j "$JOBS" > "$BUILD/sanitize-build.log" 2>&1 || { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }
   export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-  exec ctest -j "$JOBS" -L "unit|integration" -E "MonitoringServers|ReportPage" --output-on-failure "$@"
+  exec ctest -j "$JOBS" -L "unit|integration" -E "MonitoringServers|ReportPage|ReadmeTour" --output-on-failure "$@"
 fi
 cmake --build . -j "$JOBS" --target unit_tests_energy unit_tests_sweep unit_tests_torch > "$BUILD/sanitize-build.log" 2>&1 ||
   { grep -m20 -B2 -A6 error "$BUILD/sanitize-build.log"; exit 1; }
