@@ -40,7 +40,8 @@ std::pair<json, json> thermal_cells(const TrialRecord& r) {
     if (g.is_object() && g.contains("temperature_c") && g["temperature_c"].is_number())
       start = start.is_null() ? g["temperature_c"] : json(std::max(start.get<double>(), g["temperature_c"].get<double>()));
   std::vector<std::string> reasons;
-  for (const auto& [name, w] : th.value("windows", json::object()).items())
+  const json windows = th.value("windows", json::object());  // items() of a temporary would dangle
+  for (const auto& [name, w] : windows.items())
     if (w.is_object())
       for (const auto& reason : w.value("throttle_reasons", json::array()))
         if (reason.is_string()) reasons.push_back(reason.get<std::string>());
