@@ -24,6 +24,8 @@
 //                                              // schedule over the last second, as on Ampere and newer
 //                 "field_values": true,        // nvmlDeviceGetFieldValues answers POWER_INSTANT (186), and
 //                 "power_average_field": true, // POWER_AVERAGE (185) unless false (GA100 and older)
+//                 "power_reading_scale": 1.0,  // nvmlDeviceGetPowerUsage x this (a reading that disagrees
+//                                              // with the counter, as zeus#181 saw: 187 J against 327 J)
 //                 "process_utilization": {"sample_period_s": 0.1,   // the driver's per-process samples
 //                                         "processes": [{"pid": "self", "sm_util": 60},
 //                                                       {"pid": 4000000, "sm_util": 20}]}}]}
@@ -91,6 +93,7 @@ struct FakeDevice {
   std::vector<std::pair<double, unsigned long long>> throttle_schedule;  // [t_s, reason bits]
   bool power_average_1s = false;  // nvmlDeviceGetPowerUsage is the last second's average
   bool field_values = true, power_average_field = true;
+  double power_reading_scale = 1.0;
   double util_period_s = 0.1;
   std::vector<std::pair<unsigned, unsigned>> util_processes;  // pid, smUtil
   int util_error = 0;
@@ -171,6 +174,7 @@ void load_config() {
     f.power_average_1s = d.value("power_reading", std::string("instant")) == "average_1s";
     f.field_values = d.value("field_values", true);
     f.power_average_field = d.value("power_average_field", true);
+    f.power_reading_scale = d.value("power_reading_scale", 1.0);
     if (d.contains("process_utilization")) {
       const auto& u = d["process_utilization"];
       f.util_period_s = u.value("sample_period_s", f.util_period_s);
@@ -352,7 +356,8 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned* mw) {
   FAKE_DEVICE_OR_FAIL(h);
   if (d->power_error) return d->power_error;
   const double t = sensor_time_s(*d);
-  *mw = static_cast<unsigned>((d->power_average_1s ? average_power_1s(*d, t) : power_at(*d, t)) * 1e3);
+  *mw = static_cast<unsigned>((d->power_average_1s ? average_power_1s(*d, t) : power_at(*d, t)) *
+                              d->power_reading_scale * 1e3);
   return NVML_SUCCESS;
 }
 
