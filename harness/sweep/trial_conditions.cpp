@@ -137,8 +137,15 @@ json thermal_disturbance(const json& thermal, bool trial_sets_power_limit) {
   }
   // The windows grouped by the reasons they saw: "throttled during train, compress: sw_power_cap".
   std::vector<std::pair<std::string, std::string>> seen_in;  // reasons, phases
-  const json windows = thermal.value("windows", json::object());  // items() of a temporary would dangle
-  for (const auto& [phase, w] : windows.items()) {
+  const json windows = thermal.value("windows", json::object());
+  std::vector<std::string> phases;  // in the order they ran, then any other (JSON keeps keys sorted)
+  for (const char* p : {"train", "evaluation", "compress", "decompress"})
+    if (windows.is_object() && windows.contains(p)) phases.emplace_back(p);
+  if (windows.is_object())
+    for (const auto& [phase, w] : windows.items())
+      if (std::find(phases.begin(), phases.end(), phase) == phases.end()) phases.push_back(phase);
+  for (const std::string& phase : phases) {
+    const json& w = windows[phase];
     if (!w.is_object()) continue;
     const std::string seen = selected(w.value("throttle_reasons", json()), [&](const std::string& n) {
       return is_thermal_reason(n) || (is_power_reason(n) && !(trial_sets_power_limit && n == "sw_power_cap"));
