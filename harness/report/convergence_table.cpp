@@ -52,13 +52,17 @@ std::optional<double> result_number(const TrialRecord& r, const char* key) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
-// FP32 at the same batch size, engine, power limit, epochs, system and spec variant.
+// FP32 at the same batch size, power limit, epochs, system and spec variant: of the same engine where
+// there is one, else of whichever engine ran fp32 (engine auto runs amp_bf16 on libtorch and fp32 on
+// fused), as the precision table's baseline.
 const Group* fp32_of(const Group& g, const std::vector<Group>& groups) {
+  const Group* base = nullptr;
   for (const auto& h : groups)
-    if (find_precision(h.precision) == Precision::kFp32 && h.batch_size == g.batch_size && h.engine == g.engine &&
-        h.power_limit_w == g.power_limit_w && h.epochs == g.epochs && h.system == g.system && h.variant == g.variant)
-      return &h;
-  return nullptr;
+    if (find_precision(h.precision) == Precision::kFp32 && h.batch_size == g.batch_size &&
+        h.power_limit_w == g.power_limit_w && h.epochs == g.epochs && h.system == g.system && h.variant == g.variant &&
+        (!base || h.engine == g.engine))
+      base = &h;
+  return base;
 }
 
 std::string p_text(double p) {
@@ -117,7 +121,8 @@ void convergence_notes(Table& t, const std::vector<TrialRecord>& trials, bool ta
   t.notes.push_back(
       "vs FP32 (in the spirit of MLPerf's reference convergence points: does a change of method still converge like "
       "the reference?): a one-sided Welch t test of \"this precision needs more epochs to the target than FP32 at the "
-      "same batch size, engine, power limit and epochs\" (Student's t from Boost.Math); needs more epochs when p < 0.05. "
+      "same batch size, power limit and epochs\" (of the same engine where there is one; Student's t from Boost.Math); "
+      "needs more epochs when p < 0.05. "
       "A repeat that never reached the target counts as its epochs + 1, a lower bound. extra_epochs_vs_fp32: the "
       "difference of those means.");
 }

@@ -313,7 +313,7 @@ CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Da
   memory.start();
   // One pass in its window, or (codec_min_window_s) passes filling it: measure_repeated's figures are per pass.
   const auto measure = [&](const char* phase, const std::function<void()>& work) {
-    return c.codec_min_window_s > 0 ? measure_repeated(energy, phase, c.codec_min_window_s, work)
+    return c.codec_min_window_s > 0 ? measure_filled(energy, phase, c.codec_min_window_s, work)
                                     : measure_window(energy, phase, work);
   };
   codec.compress = measure("compress", [&] {

@@ -100,7 +100,7 @@ struct CodecRun {
 // Compresses and decompresses the whole dataset, each in its own energy window (timed alone
 // without meters), on the engine the session trained with (or the reference engine's autocast).
 // With codec_min_window_s, each is repeated inside its window until the window is that long (after a
-// warm-up and one timed pass outside it), and the figures are per pass.
+// warm-up outside it; measure_filled), and the figures are per pass.
 CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
                        const std::atomic<int>* stop);
 

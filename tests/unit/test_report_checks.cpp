@@ -84,6 +84,9 @@ TEST(ReportChecks, ConvergenceTableTestsWhetherAPrecisionNeedsMoreEpochsThanFp32
   const Table s = make_tables(same, "convergence", {})[0];
   EXPECT_EQ(cell(s, 1, "vs_fp32").get<std::string>().rfind("no evidence of more epochs (p = 0.500", 0), 0u)
       << cell(s, 1, "vs_fp32");
+  // engine auto: fp32 on the fused engine, amp_bf16 on libtorch; FP32 is still the baseline.
+  for (auto& t : same) t.engine = t.precision == "fp32" ? "fused" : "libtorch";
+  EXPECT_EQ(cell(make_tables(same, "convergence", {})[0], 1, "vs_fp32").get<std::string>().rfind("no evidence", 0), 0u);
   const Table one = make_tables({converging("fp32", 0, 3, 0.1), converging("amp_bf16", 0, 9, 0.1)}, "convergence", {})[0];
   EXPECT_EQ(cell(one, 1, "vs_fp32").get<std::string>().rfind("n=1: no test", 0), 0u) << cell(one, 1, "vs_fp32");
 }
