@@ -4,7 +4,8 @@
 # after scripts/setup.sh: it copies from this machine's Debian packages.
 #
 #   .carry/include/      nlohmann/json.hpp, CLI/ (CLI11), eigen3/, httplib.h, zip.h, zipconf.h, sqlite3.h,
-#                        zfp.h and zfp/, zstd.h (the codecs beside Baler's)
+#                        zfp.h and zfp/, zstd.h (the codecs beside Baler's), and the Boost headers that
+#                        Boost.Math's Student's t includes (about 600 files, 4 MB; the compiler lists them)
 #   .carry/share/cmake/  the nlohmann_json and CLI11 CMake package configs (they point at ../../include)
 #   .carry/lib/          Debian 12's libzip.so.4, libsqlite3.so, libzfp.so.1 (it needs libgomp.so.1, which GCC
 #                        brings), libzstd.so.1, and libcpp-httplib.so: Debian's httplib.h
@@ -35,6 +36,13 @@ cp -r /usr/include/CLI "$C.tmp/include/"
 cp -r /usr/include/eigen3 "$C.tmp/include/"  # headers only; found by signature_of_eigen3_matrix_library
 cp /usr/include/httplib.h /usr/include/zip.h /usr/include/zipconf.h /usr/include/sqlite3.h "$C.tmp/include/"
 cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$C.tmp/share/cmake/"
+# Boost.Math (the reports' one-sided tests): only the headers students_t.hpp pulls in, not all of Boost.
+need /usr/include/boost/math/distributions/students_t.hpp
+echo '#include <boost/math/distributions/students_t.hpp>' | "${CXX:-c++}" -std=c++17 -M -x c++ - |
+  tr ' \\' '\n\n' | grep '^/usr/include/boost/' | sort -u | while read -r h; do
+    mkdir -p "$C.tmp/include/$(dirname "${h#/usr/include/}")"
+    cp "$h" "$C.tmp/include/${h#/usr/include/}"
+  done
 cp -r /usr/include/zfp.h /usr/include/zfp /usr/include/zstd.h /usr/include/zstd_errors.h "$C.tmp/include/"
 for l in libzfp.so.1 libzstd.so.1; do  # under the soname (what programs load) and as libX.so (the linker's name)
   cp "$(readlink -f "$LIB/$l")" "$C.tmp/lib/$l"

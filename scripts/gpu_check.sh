@@ -16,6 +16,12 @@
 #                                step, per precision (Nsight Compute, one duration metric per kernel)
 #   scripts/gpu_check.sh amp     scripts/bench_gpu_amp.py: our engine against PyTorch eager, one graph
 #                                per step, and torch.compile inside the graph, per precision
+#   scripts/gpu_check.sh protocol experiments/gpu_protocol.json (issue 39): AMP against FP32 with the
+#                                measurement protocol on (MaxPower from the GPU, the thermal wait, windows
+#                                of 60 meter updates and more), doctor's power check, and the tables
+#                                for publication (precision, cost, convergence, trials) under
+#                                $OUT/protocol/, headed by the GPU, driver and limits as found. ROWS,
+#                                REPEATS, EPOCHS, TARGET and DEVICE override the experiment's
 #   scripts/gpu_check.sh state   the GPU as balerbench reads it (system --json, doctor --json) beside
 #                                nvidia-smi -q, and a 2-trial sweep's provenance (gpu_state.py compares)
 #   scripts/gpu_check.sh interop the Baler interop tests with this machine's PyTorch (weights_only by
@@ -143,6 +149,51 @@ stage_sweep() {
   cat "$OUT/reports/precision.md"
   # The evaluation's share of each trial's epochs (issue 13: under 5% on a GPU at 520k rows).
   "$PY" "$ROOT/scripts/eval_share.py" "$db" | tee "$OUT/reports/eval_share.md"
+}
+
+# The protocol experiment with the overrides asked for in the environment (a try on the CPU:
+# DEVICE=cpu ROWS=4000 EPOCHS=3).
+protocol_experiment() {
+  "$PY" - "$ROOT/experiments/gpu_protocol.json" "$1" <<'PYEOF'
+import json, os, sys
+e = json.load(open(sys.argv[1]))
+if os.environ.get("ROWS"): e["dataset"]["generator"]["rows"] = int(os.environ["ROWS"])
+if os.environ.get("REPEATS"): e["sweep"]["repeats"] = int(os.environ["REPEATS"])
+if os.environ.get("EPOCHS"): e["sweep"]["epochs"] = [int(os.environ["EPOCHS"])]
+if os.environ.get("TARGET"): e["target"]["relative_error"] = float(os.environ["TARGET"])
+if os.environ.get("DEVICE"): e["training"]["device"] = os.environ["DEVICE"]
+json.dump(e, open(sys.argv[2], "w"), indent=2)
+PYEOF
+}
+
+stage_protocol() {  # read only on the GPU: its limits and temperature are read, never set
+  local bb="$BUILD/harness/balerbench" d="$OUT/protocol" exp="$BUILD/gpu_protocol.json" t
+  local db="$d/gpu_protocol.sqlite"
+  local r=(--db "$db" --experiment gpu_protocol)
+  mkdir -p "$d" && rm -f "$db" "$db"-wal "$db"-shm
+  protocol_experiment "$exp" || { echo "protocol: cannot write $exp"; return 1; }
+  "$bb" doctor > "$d/doctor.txt" 2>&1; "$bb" doctor --json > "$d/doctor.json" 2> /dev/null
+  "$bb" meters > "$d/meters.txt" 2>&1
+  "$bb" run "$exp" --db "$db" --progress lines --tables none > "$d/sweep.log" 2>&1 ||
+    { tail -20 "$d/sweep.log"; return 1; }
+  for t in precision cost convergence trials; do
+    "$bb" report "${r[@]}" --table "$t" --wide > "$d/$t.md" 2>> "$d/sweep.log" || return 1
+  done
+  "$bb" report "${r[@]}" --table precision --wide --min-effect 2 > "$d/precision_min_effect_2pct.md" 2>> "$d/sweep.log"
+  "$bb" report "${r[@]}" --format json > "$d/tables.json" 2>> "$d/sweep.log" || return 1
+  {
+    echo "# experiments/gpu_protocol.json on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo
+    echo "Command: \`scripts/gpu_check.sh protocol\` (ROWS=${ROWS:-} REPEATS=${REPEATS:-} EPOCHS=${EPOCHS:-} TARGET=${TARGET:-} DEVICE=${DEVICE:-})."
+    echo "The GPU as found (nvidia-smi, read only):"
+    echo
+    sed 's/^/    /' "$OUT/gpu_state.csv" 2> /dev/null || echo "    (no nvidia-smi here)"
+    echo
+    echo "Power check (balerbench doctor):"
+    echo
+    grep "power reading" "$d/doctor.txt" | sed 's/^ */    /'
+  } > "$d/README.md"
+  cat "$d/README.md" "$d/precision.md" "$d/cost.md" "$d/convergence.md"
 }
 
 stage_amp() {
@@ -280,13 +331,14 @@ for stage in "${stages[@]}"; do
     test) stage_test || status=1 ;;
     bench) stage_bench | tee "$OUT/bench_summary.md" || status=1 ;;
     sweep) stage_sweep || status=1 ;;
+    protocol) stage_protocol || status=1 ;;
     amp) stage_amp || status=1 ;;
     kernels) stage_kernels || status=1 ;;
     state) stage_state || status=1 ;;
     interop) stage_interop || status=1 ;;
     gputest) (cd "$BUILD" && ctest -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1) || status=1
              grep -E "tests passed|tests failed|Failed|Skipped" "$OUT/ctest_gpu.log" ;;
-    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, amp, kernels, state, interop)" >&2; exit 2 ;;
+    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, protocol, amp, kernels, state, interop)" >&2; exit 2 ;;
   esac
 done
 exit $status

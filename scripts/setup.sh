@@ -88,7 +88,7 @@ fi
 PACKAGES=(
   build-essential cmake pkg-config
   libopenblas0-openmp
-  nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev
+  nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev libboost-dev
   libgtest-dev libbenchmark-dev
   libcpp-httplib-dev libsqlite3-dev libzfp-dev libzstd-dev
   python3 python3-numpy python3-matplotlib

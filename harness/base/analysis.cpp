@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <boost/math/distributions/students_t.hpp>
+
 namespace balerbench {
 
 double zeus_cost(double eta, double energy_j, double time_s, double max_power_w) {
@@ -34,6 +36,7 @@ Summary summarize(std::vector<double> v) {
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(s.n);
   s.median = s.n % 2 ? v[s.n / 2] : 0.5 * (v[s.n / 2 - 1] + v[s.n / 2]);
+  s.mad = median_absolute_deviation(v);
   if (s.n > 1) {
     double ss = 0;
     for (double x : v) ss += (x - s.mean) * (x - s.mean);
@@ -41,6 +44,64 @@ Summary summarize(std::vector<double> v) {
     s.ci95_half_width = student_t95(s.n - 1) * s.stddev / std::sqrt(static_cast<double>(s.n));
   }
   return s;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+double median_absolute_deviation(std::vector<double> values) {
+  const double m = median_of(values);
+  for (double& x : values) x = std::fabs(x - m);
+  return median_of(std::move(values));
+}
+
+std::vector<double> mad_scores(const std::vector<double>& values) {
+  const double m = median_of(values);
+  const double mad = median_absolute_deviation(values);
+  std::vector<double> scores;
+  for (double x : values) scores.push_back(mad > 0 ? std::fabs(x - m) / mad : std::nan(""));
+  return scores;
+}
+
+std::vector<std::size_t> mad_outliers(const std::vector<double>& values, double threshold) {
+  std::vector<std::size_t> out;
+  const std::vector<double> scores = mad_scores(values);
+  for (std::size_t i = 0; i < scores.size(); ++i)
+    if (scores[i] > threshold) out.push_back(i);
+  return out;
+}
+
+OneSidedTest one_sided_welch_greater(const std::vector<double>& a, const std::vector<double>& b) {
+  OneSidedTest r;
+  r.n_a = a.size();
+  r.n_b = b.size();
+  if (a.size() < 2 || b.size() < 2) return r;
+  const Summary sa = summarize(a), sb = summarize(b);
+  r.mean_a = sa.mean;
+  r.mean_b = sb.mean;
+  const double va = sa.stddev * sa.stddev / static_cast<double>(sa.n);
+  const double vb = sb.stddev * sb.stddev / static_cast<double>(sb.n);
+  r.valid = true;
+  if (!(va + vb > 0)) {  // no spread on either side: the difference of the means is the whole story
+    r.exact = true;
+    r.p = sa.mean > sb.mean ? 0.0 : 1.0;
+    return r;
+  }
+  const double se = std::sqrt(va + vb);
+  r.t = (sa.mean - sb.mean) / se;
+  r.dof = (va + vb) * (va + vb) /
+          (va * va / static_cast<double>(sa.n - 1) + vb * vb / static_cast<double>(sb.n - 1));
+  const boost::math::students_t dist(r.dof);
+  r.p = boost::math::cdf(boost::math::complement(dist, r.t));
+  return r;
 }
 
 double RatioInterval::ratio() const { return std::exp(mean_log); }

@@ -1,5 +1,6 @@
 // analysis.h: the arithmetic behind the reports: Zeus' cost, statistics over
-// repeats, and the time-energy Pareto frontier.
+// repeats (mean and Student-t interval; median, MAD and hyperfine's outlier rule), a one-sided
+// Welch test, and the time-energy Pareto frontier.
 //
 // Zeus (ENERGY_METHODS.md): cost = eta * ETA + (1 - eta) * MaxPower * TTA, with
 // ETA in J, TTA in s and MaxPower in W (the GPUs' maximum power limit x their
@@ -19,10 +20,36 @@ double zeus_cost(double eta, double energy_j, double time_s, double max_power_w)
 struct Summary {
   std::size_t n = 0;
   double mean = 0, median = 0, stddev = 0, min = 0, max = 0;
+  double mad = 0;  // median absolute deviation from the median (raw, not scaled to a normal's sd)
   double ci95_half_width = 0;  // Student t, two-sided 95%; 0 when n < 2
   double relative_spread() const { return mean != 0 ? (max - min) / mean : 0; }
 };
 Summary summarize(std::vector<double> values);
+
+// The median absolute deviation of `values` from their median; 0 for none.
+double median_absolute_deviation(std::vector<double> values);
+
+// hyperfine's outlier rule (src/outlier_detection.rs): a value whose |x - median| / MAD exceeds
+// `threshold` is an outlier. hyperfine's threshold, 1.4826 x 10, is ten standard deviations of a
+// normal sample, MAD being 1/1.4826 of its sd. With a MAD of 0 (half the values equal) no value is
+// flagged: the rule has no scale to judge by.
+constexpr double kMadOutlierThreshold = 1.4826 * 10.0;
+// |x - median| / MAD of each value (NaN where MAD is 0), in `values`' order.
+std::vector<double> mad_scores(const std::vector<double>& values);
+// The indices of the outliers of `values` by the rule above.
+std::vector<std::size_t> mad_outliers(const std::vector<double>& values, double threshold = kMadOutlierThreshold);
+
+// A one-sided Welch t test of "mean(a) > mean(b)" (e.g. AMP's epochs to target above FP32's):
+// t = (mean a - mean b) / sqrt(var a / n_a + var b / n_b) with Welch-Satterthwaite degrees of
+// freedom, and p = P(T >= t) from Student's t (Boost.Math). Both sides without spread make no t:
+// p is then 0 when a's mean is above b's, else 1 (`exact` says so). Not valid with fewer than two
+// values on a side.
+struct OneSidedTest {
+  bool valid = false, exact = false;
+  std::size_t n_a = 0, n_b = 0;
+  double mean_a = 0, mean_b = 0, t = 0, dof = 0, p = 1;
+};
+OneSidedTest one_sided_welch_greater(const std::vector<double>& a, const std::vector<double>& b);
 
 // Two-sided 95% Student t quantile for `dof` degrees of freedom (dof >= 1).
 double student_t95(std::size_t dof);

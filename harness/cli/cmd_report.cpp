@@ -32,6 +32,7 @@ namespace {
 struct ReportArgs {
   std::string db = "results/balerbench.sqlite", experiment, table = "all", format = "md", out;
   bool wide = false;
+  double min_effect = 0;  // a fraction (--min-effect takes percent)
 };
 
 // The cost weights stored with an experiment ({0, 0.5, 1} when it names none).
@@ -120,7 +121,7 @@ std::vector<report::ExperimentReport> load_reports(const Store& store, const Rep
   std::vector<report::ExperimentReport> reports;
   for (const auto& name : experiments) {
     report::ExperimentReport e{name, store.trials(name, true, false), {}, stored_etas(store, name)};
-    e.tables = make_tables(e.trials, a.table, e.etas);
+    e.tables = make_tables(e.trials, a.table, e.etas, a.min_effect);
     reports.push_back(std::move(e));
   }
   return reports;
@@ -228,6 +229,11 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_flag("--wide", a->wide,
                 "print every column of each table; Markdown on the terminal shows only the columns to decide by "
                 "(files, and the other formats, always have them all)");
+  cmd->add_option_function<double>(
+         "--min-effect", [a](double percent) { a->min_effect = percent / 100; },
+         "the smallest difference that matters, in percent (e.g. 2): a ratio whose 95% interval lies inside "
+         "1 +- P% reads \"no meaningful difference\", even where it excludes 1 (default 0: every resolved difference)")
+      ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--out", a->out,
                   "write to FILE instead of stdout; with --format csv a folder: one EXPERIMENT.TABLE.csv per table "
                   "and EXPERIMENT.tables.json with their titles and notes")

@@ -64,6 +64,15 @@ struct MeterReading {
   // Device memory in use at this read, per domain (NVML: the GPU's framebuffer memory used by every
   // process, CUDA contexts included); NaN where a read failed, empty when the meter does not read it.
   std::vector<double> memory_used_bytes;
+  // A device's heat at this read, per domain (NVML: its temperature, SM clock and throttle-reason
+  // bits), NaN or -1 where the read failed; empty when the meter does not read them. A window holds
+  // the hottest, the slowest clock and every reason seen at its reads (energy_window.h).
+  struct DeviceThermal {
+    double temperature_c = std::numeric_limits<double>::quiet_NaN();
+    double sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+    long long throttle_mask = -1;
+  };
+  std::vector<DeviceThermal> thermal;
 };
 
 // How far a window's energy from a meter can be off, from what the meter's counters can resolve: the

@@ -118,6 +118,11 @@ void EnergySession::finish() {
   if (finished_) return;
   const Snapshot end = mark();
   total_ = window("total", start_, end);
+  // A phase is short when its windows together hold too few meter updates (one flag per phase, not
+  // one per epoch's window).
+  phases_.flag_short(settings_.min_meter_updates);
+  const std::string flag = short_window_flag(total_.updates, settings_.min_meter_updates);
+  if (!flag.empty()) total_.flags.push_back(flag);
   sampler_->stop();
   finished_ = true;
 }

@@ -71,6 +71,8 @@ class EnergySession {
   const std::string& run_id() const { return run_id_; }
   // The GPUs this session's meters measure, read now (power limits as in force).
   std::vector<GpuLabel> gpus() const;
+  // The fewest meter updates a phase may hold before finish() flags it short (EnergySettings).
+  int64_t min_meter_updates() const { return settings_.min_meter_updates; }
 
  private:
   EnergySettings settings_;

@@ -1,6 +1,8 @@
 // energy_settings.cpp: see energy_settings.h.
 #include "harness/energy/energy_settings.h"
 
+#include "harness/energy/window_conditions.h"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -79,6 +81,7 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
   }
   r.number_in("sample_hz", e.sample_hz, 0, 1000);
   r.number_in("idle_baseline_s", e.idle_baseline_s, 0, 3600);
+  r.integer("min_meter_updates", e.min_meter_updates, 0, 1000000);
   r.optional_number_in("carbon_intensity_g_per_kwh", e.carbon_intensity_g_per_kwh, 0, 5000);
   r.str("country_iso_code", e.country_iso_code);
   r.number_in("pue", e.pue, 1.0, 10.0);
@@ -95,7 +98,8 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
   r.number("wattmeter_clock_offset_s", e.wattmeter_clock_offset_s);
   r.optional_number_in("wattmeter_accuracy_pct", e.wattmeter_accuracy_pct, 0, 100);
   if (const json* s = r.object("simulated_gpu")) e.simulated_gpu = parse_simulated_gpu(*s, source, path + "/simulated_gpu");
-  r.reject_unknown("valid keys: enabled, meters, sample_hz, idle_baseline_s, carbon_intensity_g_per_kwh, country_iso_code, "
+  r.reject_unknown("valid keys: enabled, meters, sample_hz, idle_baseline_s, min_meter_updates, "
+                   "carbon_intensity_g_per_kwh, country_iso_code, "
                    "pue, cpu_tdp_w, cpu_estimate_mode, ram_power_w, ram_power_w_per_gb, wattmeter_log, "
                    "wattmeter_format, wattmeter_socket, wattmeter_clock_offset_s, wattmeter_accuracy_pct, simulated_gpu");
   return e;
@@ -109,7 +113,7 @@ json EnergySettings::to_json() const {
               {"max_power_w", simulated_gpu.max_power_w}, {"min_limit_w", simulated_gpu.min_limit_w},
               {"max_limit_w", simulated_gpu.max_limit_w}, {"power_limit_w", simulated_gpu.power_limit_w},
               {"load", opt(simulated_gpu.load)}};
-  return {{"enabled", enabled}, {"meters", meter_names}, {"sample_hz", sample_hz}, {"idle_baseline_s", idle_baseline_s},
+  json j = {{"enabled", enabled}, {"meters", meter_names}, {"sample_hz", sample_hz}, {"idle_baseline_s", idle_baseline_s},
           {"carbon_intensity_g_per_kwh", opt(carbon_intensity_g_per_kwh)},
           {"country_iso_code", country_iso_code.empty() ? json(nullptr) : json(country_iso_code)}, {"pue", pue},
           {"cpu_tdp_w", opt(cpu_tdp_w)}, {"cpu_estimate_mode", cpu_estimate_mode}, {"ram_power_w", opt(ram_power_w)},
@@ -119,6 +123,9 @@ json EnergySettings::to_json() const {
           {"wattmeter_clock_offset_s", wattmeter_clock_offset_s},
           {"wattmeter_accuracy_pct", wattmeter_accuracy_pct ? json(*wattmeter_accuracy_pct) : json(nullptr)},
           {"simulated_gpu", sim}};
+  // Only when set: the spec of a trial (and its key) stays what it was for every experiment without it.
+  if (min_meter_updates != kDefaultMinMeterUpdates) j["min_meter_updates"] = min_meter_updates;
+  return j;
 }
 
 }  // namespace balerbench

@@ -39,6 +39,9 @@ struct EnergySettings {
   std::vector<MeterChoice> meters = {MeterChoice::kAuto};
   double sample_hz = 10;       // sampler rate; 0 = read at window edges only
   double idle_baseline_s = 0;  // idle power measured for this long before a run (0 = none)
+  // A window holding fewer updates of its slowest measuring meter than this is flagged short
+  // (window_conditions.h; MLPerf Power's 60 samples). 0: no check.
+  int64_t min_meter_updates = 60;
 
   // Carbon: an explicit intensity wins over the country table; neither = world default.
   std::optional<double> carbon_intensity_g_per_kwh;

@@ -110,6 +110,7 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
   w.start_unix_s = a.unix_s;
   w.end_unix_s = b.unix_s;
   w.samples = static_cast<long long>(inside.size());
+  w.updates = meter_updates(w.duration_s, meters);
   std::vector<Snapshot> pts;  // edges and the series between them
   pts.push_back(a);
   for (const auto& s : inside)
@@ -162,6 +163,7 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
       for (const Snapshot& pt : pts)
         if (d < pt.readings[m].memory_used_bytes.size() && std::isfinite(pt.readings[m].memory_used_bytes[d]))
           e.memory_peak_bytes = std::max(e.memory_peak_bytes.value_or(0.0), pt.readings[m].memory_used_bytes[d]);
+      e.thermal = thermal_between(pts, m, d);
       w.domains.push_back(e);
     }
   }
@@ -406,6 +408,8 @@ void WindowResult::add(const WindowResult& o) {
   end_unix_s = o.end_unix_s;
   windows += o.windows;
   samples += o.samples;
+  if (updates && o.updates) updates->add(*o.updates);
+  else if (o.updates) updates = o.updates;
   for (std::size_t i = 0; i < domains.size() && i < o.domains.size(); ++i) {
     DomainEnergy& e = domains[i];
     e.energy_j += o.domains[i].energy_j;
@@ -422,6 +426,10 @@ void WindowResult::add(const WindowResult& o) {
     e.interpolated = e.interpolated || o.domains[i].interpolated;
     const DomainEnergy& od = o.domains[i];
     if (od.memory_peak_bytes) e.memory_peak_bytes = std::max(e.memory_peak_bytes.value_or(0.0), *od.memory_peak_bytes);
+    if (od.thermal) {
+      if (!e.thermal) e.thermal = WindowThermal{};
+      e.thermal->add(*od.thermal);
+    }
     if (e.attributable_j && od.attributable_j) {
       *e.attributable_j += *od.attributable_j;
       *e.use_tree += od.use_tree.value_or(0);
@@ -453,6 +461,7 @@ json WindowResult::to_json() const {
                     {"attributable_j", d.attributable_j ? json(*d.attributable_j) : json(nullptr)},
                     {"attributable_share", d.attributable_share() ? json(*d.attributable_share()) : json(nullptr)},
                     {"memory_peak_mib", d.memory_peak_bytes ? json(*d.memory_peak_bytes / (1024.0 * 1024.0)) : json(nullptr)}});
+    if (d.thermal) doms.back()["thermal"] = d.thermal->to_json();
   }
   json attribution = json::object();
   for (DomainCategory c : {DomainCategory::kCpu, DomainCategory::kGpu})
@@ -463,7 +472,8 @@ json WindowResult::to_json() const {
   const double total = total_energy_j();
   const auto cross = cross_check();
   return {{"phase", name}, {"duration_s", duration_s}, {"windows", windows}, {"start_unix_s", start_unix_s},
-          {"end_unix_s", end_unix_s}, {"samples", samples}, {"energy_kind", kinds()},
+          {"end_unix_s", end_unix_s}, {"samples", samples}, {"meter_updates", updates ? updates->to_json() : json(nullptr)},
+          {"energy_kind", kinds()},
           {"total_energy_j", total_energy_j()}, {"net_total_energy_j", net ? json(*net) : json(nullptr)},
           {"wall_energy_j", wall ? json(*wall) : json(nullptr)},
           {"total_uncertainty_j", u ? json(*u) : json(nullptr)},
@@ -481,6 +491,13 @@ void PhaseTotals::add(const WindowResult& w) {
       return;
     }
   phases_.push_back(w);
+}
+
+void PhaseTotals::flag_short(int64_t min_updates) {
+  for (auto& p : phases_) {
+    const std::string flag = short_window_flag(p.updates, min_updates);
+    if (!flag.empty() && std::find(p.flags.begin(), p.flags.end(), flag) == p.flags.end()) p.flags.push_back(flag);
+  }
 }
 
 const WindowResult* PhaseTotals::find(const std::string& name) const {

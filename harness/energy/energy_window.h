@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "harness/energy/sampler.h"
+#include "harness/energy/window_conditions.h"
 
 namespace balerbench {
 
@@ -69,6 +70,9 @@ struct DomainEnergy {
   // The highest device memory in use at any read inside the window, edges included
   // (MeterReading::memory_used_bytes): a lower bound of the true peak, as fine as the sampler's rate.
   std::optional<double> memory_peak_bytes;
+  // The device's heat at the reads inside the window (window_conditions.h); empty when the meter
+  // reads none (every meter but NVML).
+  std::optional<WindowThermal> thermal;
 };
 
 // The energy of one category (cpu, gpu) of a window's total with the part attributable to the process
@@ -109,6 +113,9 @@ struct WindowResult {
   double start_unix_s = 0, end_unix_s = 0;  // of the first and last window when summed
   long long windows = 1;
   long long samples = 0;                   // sampler points inside
+  // Updates of the slowest measuring meter inside the window (summed over a phase's windows); empty
+  // when no meter measures (window_conditions.h).
+  std::optional<MeterUpdates> updates;
   std::vector<DomainEnergy> domains;
   std::vector<std::string> flags;
 
@@ -144,6 +151,8 @@ class PhaseTotals {
   void add(const WindowResult& w);
   const std::vector<WindowResult>& phases() const { return phases_; }
   const WindowResult* find(const std::string& name) const;
+  // Flags each phase whose windows hold fewer than `min_updates` meter updates together.
+  void flag_short(int64_t min_updates);
 
  private:
   std::vector<WindowResult> phases_;

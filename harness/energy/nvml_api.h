@@ -101,4 +101,30 @@ typedef struct {
 typedef nvmlReturn_t (*nvmlDeviceGetProcessUtilization_fn)(nvmlDevice_t, nvmlProcessUtilizationSample_t*,
                                                            unsigned int*, unsigned long long);
 
+// nvmlDeviceGetFieldValues (driver R450 and newer): one query of several fields. The power fields
+// give milliwatts as an unsigned int.
+enum {
+  NVML_FI_DEV_POWER_AVERAGE = 185,  // averaged over 1 s; Ampere (except GA100) and newer
+  NVML_FI_DEV_POWER_INSTANT = 186,  // the current reading; every architecture
+};
+enum { NVML_VALUE_TYPE_DOUBLE = 0, NVML_VALUE_TYPE_UNSIGNED_INT = 1 };
+typedef union {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+} nvmlValue_t;
+typedef struct {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;    // microseconds since 1970
+  long long latencyUsec;
+  int valueType;          // nvmlValueType_t
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t, int, nvmlFieldValue_t*);
+
 }  // extern "C"

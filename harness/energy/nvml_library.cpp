@@ -76,6 +76,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(std::string& reason) {
   load(handle, "nvmlDeviceGetPersistenceMode", lib->device_get_persistence_mode, optional_missing);
   load(handle, "nvmlDeviceGetComputeMode", lib->device_get_compute_mode, optional_missing);
   load(handle, "nvmlDeviceGetMigMode", lib->device_get_mig_mode, optional_missing);
+  load(handle, "nvmlDeviceGetFieldValues", lib->device_get_field_values, optional_missing);
   if (!load(handle, "nvmlDeviceGetComputeRunningProcesses_v3", lib->device_get_compute_processes, optional_missing))
     load(handle, "nvmlDeviceGetComputeRunningProcesses_v2", lib->device_get_compute_processes, optional_missing);
   if (!missing.empty()) {
@@ -199,6 +200,58 @@ NvmlLibrary::GpuState NvmlLibrary::gpu_state(const Gpu& gpu) const {
     s.mig_mode = current == NVML_DEVICE_MIG_ENABLE ? "enabled" : "disabled";  // NOT_SUPPORTED: not a MIG GPU
   if (device_get_compute_processes) s.compute_processes = compute_processes(gpu.handle, s.errors);
   return s;
+}
+
+NvmlLibrary::Thermal NvmlLibrary::thermal(const Gpu& gpu) const {
+  Thermal t;
+  unsigned u = 0;
+  unsigned long long mask = 0;
+  if (device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS) t.temperature_c = u;
+  if (device_get_clock_info(gpu.handle, NVML_CLOCK_SM, &u) == NVML_SUCCESS) t.sm_clock_mhz = u;
+  if (device_get_throttle_reasons(gpu.handle, &mask) == NVML_SUCCESS) t.throttle_mask = mask;
+  return t;
+}
+
+nlohmann::json NvmlLibrary::Thermal::to_json() const {
+  return {{"temperature_c", or_null(temperature_c)},
+          {"sm_clock_mhz", or_null(sm_clock_mhz)},
+          {"throttle_reasons", throttle_mask ? nlohmann::json(throttle_reason_names(*throttle_mask)) : nullptr}};
+}
+
+NvmlLibrary::Limits NvmlLibrary::limits(const Gpu& gpu) const {
+  Limits l;
+  unsigned a = 0, b = 0;
+  if (device_get_power_limit_constraints(gpu.handle, &a, &b) == NVML_SUCCESS) {
+    l.min_w = a / 1e3;
+    l.max_w = b / 1e3;
+  }
+  if (device_get_default_power_limit(gpu.handle, &a) == NVML_SUCCESS) l.default_w = a / 1e3;
+  if (device_get_enforced_power_limit(gpu.handle, &a) == NVML_SUCCESS) l.enforced_w = a / 1e3;
+  return l;
+}
+
+nlohmann::json NvmlLibrary::Limits::to_json() const {
+  return {{"min_limit_w", or_null(min_w)},
+          {"max_limit_w", or_null(max_w)},
+          {"default_limit_w", or_null(default_w)},
+          {"enforced_limit_w", or_null(enforced_w)}};
+}
+
+NvmlLibrary::PowerFields NvmlLibrary::power_fields(const Gpu& gpu) const {
+  PowerFields p;
+  if (!device_get_field_values) return p;
+  nvmlFieldValue_t v[2] = {};
+  v[0].fieldId = NVML_FI_DEV_POWER_AVERAGE;
+  v[1].fieldId = NVML_FI_DEV_POWER_INSTANT;
+  if (device_get_field_values(gpu.handle, 2, v) != NVML_SUCCESS) return p;
+  const auto watts = [](const nvmlFieldValue_t& f) -> std::optional<double> {
+    if (f.nvmlReturn != NVML_SUCCESS) return std::nullopt;
+    if (f.valueType == NVML_VALUE_TYPE_DOUBLE) return f.value.dVal / 1e3;
+    return f.value.uiVal / 1e3;
+  };
+  p.average_w = watts(v[0]);
+  p.instant_w = watts(v[1]);
+  return p;
 }
 
 std::optional<std::vector<NvmlLibrary::GpuState::Process>> NvmlLibrary::compute_processes(

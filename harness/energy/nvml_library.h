@@ -65,6 +65,30 @@ class NvmlLibrary {
   };
   GpuState gpu_state(const Gpu& gpu) const;
 
+  // What a measurement needs to know of a GPU's heat as it runs: temperature, SM clock and throttle
+  // reasons, each empty where NVML does not give it. Three getters: cheap enough for every sampler read.
+  struct Thermal {
+    std::optional<double> temperature_c, sm_clock_mhz;
+    std::optional<unsigned long long> throttle_mask;  // nvmlClocksThrottleReason* bits
+    nlohmann::json to_json() const;  // {"temperature_c", "sm_clock_mhz", "throttle_reasons": [names]}
+  };
+  Thermal thermal(const Gpu& gpu) const;
+
+  // The power-limit constraints, default and enforced limit (read only), each empty where NVML does
+  // not give it.
+  struct Limits {
+    std::optional<double> min_w, max_w, default_w, enforced_w;
+    nlohmann::json to_json() const;
+  };
+  Limits limits(const Gpu& gpu) const;
+
+  // NVML_FI_DEV_POWER_AVERAGE and NVML_FI_DEV_POWER_INSTANT in one nvmlDeviceGetFieldValues call, W;
+  // each empty where the driver has no such call or does not support the field on this GPU.
+  struct PowerFields {
+    std::optional<double> average_w, instant_w;
+  };
+  PowerFields power_fields(const Gpu& gpu) const;
+
   // Entry points (all present once open() succeeded).
   nvmlDeviceGetCount_v2_fn device_get_count = nullptr;
   nvmlDeviceGetHandleByIndex_v2_fn device_get_handle_by_index = nullptr;
@@ -90,6 +114,8 @@ class NvmlLibrary {
   nvmlDeviceGetComputeMode_fn device_get_compute_mode = nullptr;
   nvmlDeviceGetMigMode_fn device_get_mig_mode = nullptr;
   nvmlDeviceGetComputeRunningProcesses_fn device_get_compute_processes = nullptr;
+  // Field values (the instantaneous and 1 s average power, doctor's power check); loaded when present.
+  nvmlDeviceGetFieldValues_fn device_get_field_values = nullptr;
 
  private:
   NvmlLibrary() = default;
@@ -105,5 +131,11 @@ class NvmlLibrary {
 
 // Names of the throttle-reason bits set in `mask` (nvmlClocksThrottleReason*).
 std::vector<std::string> throttle_reason_names(unsigned long long mask);
+
+// The throttle reasons that mean a GPU ran slower for power or heat, not by choice (idle,
+// application or display clocks): sw_power_cap, hw_slowdown, sw_thermal_slowdown,
+// hw_thermal_slowdown, hw_power_brake_slowdown.
+constexpr unsigned long long kThrottlePowerBits = 0x4 | 0x80;        // sw_power_cap, hw_power_brake_slowdown
+constexpr unsigned long long kThrottleThermalBits = 0x8 | 0x20 | 0x40;  // hw_slowdown, sw/hw_thermal_slowdown
 
 }  // namespace balerbench

@@ -239,6 +239,14 @@ void NvmlMeter::add_device_state(Device& d, MeterReading& r) {
   r.memory_used_bytes.push_back(!d.lost && lib_->device_get_memory_info(d.gpu.handle, &mem) == NVML_SUCCESS
                                     ? static_cast<double>(mem.used)
                                     : std::nan(""));
+  MeterReading::DeviceThermal th;
+  if (!d.lost) {
+    const NvmlLibrary::Thermal t = lib_->thermal(d.gpu);
+    th.temperature_c = t.temperature_c.value_or(std::nan(""));
+    th.sm_clock_mhz = t.sm_clock_mhz.value_or(std::nan(""));
+    th.throttle_mask = t.throttle_mask ? static_cast<long long>(*t.throttle_mask) : -1;
+  }
+  r.thermal.push_back(th);
   if (tree_) {
     sample_process_use(d);
     const double nan = std::nan("");

@@ -7,7 +7,9 @@
 // Sampler's rate sets its resolution (on Ampere and newer the reading is
 // itself a 1 s average; update_period_s() is 1 s in that mode).
 // describe() records name, UUID, driver, the power limit in force and its
-// constraints, temperature, SM clock and throttle reasons, read when called.
+// constraints, temperature, SM clock and throttle reasons, read when called. Every read also takes
+// the temperature, SM clock and throttle reasons (MeterReading::thermal), so that each window knows
+// how hot and how throttled the GPU was while it ran.
 //
 // The counter's update period is measured when the meter opens: the counter is
 // polled every 1 ms for up to 0.6 s and the intervals between its changes give the period and the

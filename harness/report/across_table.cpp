@@ -24,10 +24,12 @@ std::size_t rank_of(const std::vector<SystemTrials>& systems, const std::string&
 
 // One row: a group against the reference (the first system's group of its configuration).
 std::vector<json> across_row(const Group& g, const Group& ref, const Axes& a, bool variant_column,
-                             const std::string& system_label) {
+                             const std::string& system_label, double min_effect) {
   const bool is_ref = &g == &ref;
-  const Comparison tc = is_ref ? Comparison{num(1), nullptr, nullptr, "reference"} : compare(g, ref, kTrainTime);
-  const Comparison ec = is_ref ? Comparison{num(1), nullptr, nullptr, "reference"} : compare(g, ref, kTrainEnergy);
+  const Comparison tc =
+      is_ref ? Comparison{num(1), nullptr, nullptr, "reference"} : compare(g, ref, kTrainTime, min_effect);
+  const Comparison ec =
+      is_ref ? Comparison{num(1), nullptr, nullptr, "reference"} : compare(g, ref, kTrainEnergy, min_effect);
   const Comparison ttc = is_ref ? Comparison{num(1), nullptr, nullptr, nullptr} : compare(g, ref, kTta);
   const Comparison etc = is_ref ? Comparison{num(1), nullptr, nullptr, nullptr} : compare(g, ref, kEta);
   const Summary time = g.stat(kTrainTime.get), energy = g.stat(kTrainEnergy.get);
@@ -48,7 +50,7 @@ std::vector<json> across_row(const Group& g, const Group& ref, const Axes& a, bo
 // The rows of every configuration that ran on two systems or more, each against its first system;
 // returns how many configurations ran on one system only.
 int64_t across_rows(Table& t, const std::vector<Group>& groups, const std::vector<SystemTrials>& systems,
-                    const Axes& a, bool variant_column) {
+                    const Axes& a, bool variant_column, double min_effect) {
   std::vector<bool> done(groups.size(), false);
   int64_t single = 0;
   for (std::size_t i = 0; i < groups.size(); ++i) {
@@ -67,7 +69,8 @@ int64_t across_rows(Table& t, const std::vector<Group>& groups, const std::vecto
       return rank_of(systems, x->system) < rank_of(systems, y->system);
     });
     for (const Group* g : same)
-      t.rows.push_back(across_row(*g, *same.front(), a, variant_column, systems[rank_of(systems, g->system)].id.label));
+      t.rows.push_back(across_row(*g, *same.front(), a, variant_column, systems[rank_of(systems, g->system)].id.label,
+                                  min_effect));
   }
   return single;
 }
@@ -92,7 +95,7 @@ void across_notes(Table& t, const std::vector<SystemTrials>& systems, int64_t si
 
 }  // namespace
 
-std::vector<Table> make_across_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_across_tables(const std::vector<TrialRecord>& trials, const TableOptions& o) {
   const std::vector<SystemTrials> systems = systems_in(trials);
   Table t;
   t.name = "across";
@@ -117,9 +120,10 @@ std::vector<Table> make_across_tables(const std::vector<TrialRecord>& trials, co
                                             systems[0].id.fingerprint + "): nothing to compare across systems.");
     return {t};
   }
-  const int64_t single = across_rows(t, groups, systems, a, variants.size() > 1);
+  const int64_t single = across_rows(t, groups, systems, a, variants.size() > 1, o.min_effect);
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   across_notes(t, systems, single);
+  if (auto n = min_effect_note(o.min_effect); !n.empty()) t.notes.push_back(n);
   run_notes(t, all);
   return {t};
 }

@@ -29,7 +29,7 @@ bool has_attribution(const std::vector<TrialRecord>& trials) {
 
 // REFERENCE_TABLES.md T7: per trial and window, each category's absolute energy beside the part
 // attributable to the run's process tree.
-std::vector<Table> make_attribution_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_attribution_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;
   t.name = "attribution";
   t.title = "Energy attributable to the run's processes (T7)";

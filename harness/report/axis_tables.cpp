@@ -7,6 +7,8 @@
 
 #include "harness/base/analysis.h"
 #include "harness/report/group_cost.h"
+#include "harness/report/group_checks.h"
+#include "harness/report/ratio_comparison.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/table_notes.h"
 #include "harness/report/trial_groups.h"
@@ -44,6 +46,8 @@ std::vector<json> axis_row(const Group& g, const Axes& a, bool by_batch, bool ta
   row.push_back(tta.n ? num(tta.mean) : json(target ? "not reached" : "-"));
   row.push_back(eta_j.n ? num(eta_j.mean) : json(target ? "not reached" : "-"));
   row.push_back(eta_pm.n ? num(eta_pm.mean) : json("-"));
+  row.push_back(updates_cell(g, "eta"));
+  row.push_back(window_cell(g, "eta"));
   if (!by_batch) {
     const Summary enf = g.stat([](const TrialRecord& r) { return r.enforced_power_limit_w; });
     row.push_back(enf.n ? num(enf.mean) : json(nullptr));
@@ -64,6 +68,8 @@ void axis_notes(Table& t, const std::vector<TrialRecord>& trials, bool target) {
                            : "No target in the experiment: cost uses the whole training's time and energy.");
   t.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA (J); MaxPower is stored with each trial.");
   t.notes.push_back(kUncertaintyNote);
+  t.notes.push_back("eta_updates: the fewest meter updates inside a repeat's ETA window; eta_window: short when below "
+                    "the trial's threshold ('-': estimated energy, or no target reached).");
   t.notes.push_back(energy_kind_note());
 }
 
@@ -80,7 +86,8 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   t.title = std::string("Time, energy, TTA, ETA and Zeus cost per ") + (by_batch ? "batch size" : "GPU power limit") +
             " on " + where_run(trials);
   axis_columns(t, a);
-  for (const char* c : {"n", "time_s", "energy_j", "energy_pm_j", "reached", "tta_s", "eta_j", "eta_pm_j"})
+  for (const char* c : {"n", "time_s", "energy_j", "energy_pm_j", "reached", "tta_s", "eta_j", "eta_pm_j",
+                        "eta_updates", "eta_window"})
     t.columns.push_back(c);
   if (!by_batch) t.columns.push_back("enforced_limit_w");
   for (double eta : etas) t.columns.push_back(eta_label(eta));
@@ -88,8 +95,12 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   for (const auto& g : groups) t.rows.push_back(axis_row(g, a, by_batch, target, etas));
   t.decision_columns = {"batch_size", "precision", "engine", "power_limit", "epochs", "n",
                         "time_s",     "energy_j",  "tta_s",  "eta_j",       "energy"};
+  if (any_short_window(groups, "eta")) t.decision_columns.insert(t.decision_columns.end() - 1, "eta_window");
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   axis_notes(t, trials, target);
+  outlier_notes(t, groups, kTta.get, "time to target");
+  outlier_notes(t, groups, kEta.get, "energy to target");
+  short_window_note(t, groups, "eta", "the energy to target (ETA)");
   failures_note(t, all);
   run_notes(t, all);
   return t;
@@ -97,11 +108,13 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
 
 }  // namespace
 
-std::vector<Table> make_batch_size_tables(const std::vector<TrialRecord>& trials, const std::vector<double>& etas) {
+std::vector<Table> make_batch_size_tables(const std::vector<TrialRecord>& trials, const TableOptions& o) {
+  const std::vector<double>& etas = o.etas;
   return {axis_table(trials, "batch_size", etas)};
 }
 
-std::vector<Table> make_power_limit_tables(const std::vector<TrialRecord>& trials, const std::vector<double>& etas) {
+std::vector<Table> make_power_limit_tables(const std::vector<TrialRecord>& trials, const TableOptions& o) {
+  const std::vector<double>& etas = o.etas;
   return {axis_table(trials, "power_limit", etas)};
 }
 

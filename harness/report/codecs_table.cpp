@@ -158,7 +158,7 @@ bool has_codecs(const std::vector<TrialRecord>& trials) {
                      [](const TrialRecord& r) { return r.status == TrialStatus::kOk && r.result.contains("codecs"); });
 }
 
-std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   std::vector<Table> out;
   for (const Group& g : group_trials(trials)) {
     std::vector<const json*> comparisons;

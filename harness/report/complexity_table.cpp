@@ -11,7 +11,7 @@ namespace balerbench::report {
 
 using nlohmann::json;
 
-std::vector<Table> make_complexity_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_complexity_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;
   t.name = "complexity";
   t.columns = {"layer",           "part",

@@ -31,10 +31,20 @@ std::vector<json> best_row(double eta, const std::vector<Group>& groups, const s
   }
   if (best_i < 0)
     return {eta, "none (no configuration reached the target with energy and MaxPower)", nullptr, nullptr,
-            nullptr, nullptr, candidates, "-"};
+            nullptr, nullptr, "-", candidates, "-"};
   const CostInputs& ci = inputs[best_i];
   return {eta, groups[best_i].label(), num(best_cost), num(ci.time_s), num(ci.energy_j),
-          num(ci.max_power_w), candidates, groups[best_i].energy_kind()};
+          num(ci.max_power_w), ci.max_power_source, candidates, groups[best_i].energy_kind()};
+}
+
+// Why no configuration has a cost, when that is for want of MaxPower (not of the target).
+void no_max_power_note(Table& t, const std::vector<Group>& groups, bool target) {
+  int64_t missing = 0;
+  for (const auto& g : groups)
+    if (!g.ok.empty() && cost_inputs(g, target).why.rfind("no MaxPower", 0) == 0) ++missing;
+  if (missing)
+    t.notes.push_back(std::to_string(missing) + " configuration(s) have no MaxPower: no NVML GPU, no simulated GPU and "
+                      "no cost.max_power_w (set it in the experiment's cost section to rank them).");
 }
 
 Table best_table(const std::vector<TrialRecord>& trials, const std::vector<Group>& groups,
@@ -42,7 +52,8 @@ Table best_table(const std::vector<TrialRecord>& trials, const std::vector<Group
   Table best;
   best.name = "cost";
   best.title = "Best configuration per eta (Zeus cost) on " + where_run(trials);
-  best.columns = {"eta", "best_configuration", "cost_j", "time_s", "energy_j", "max_power_w", "candidates", "energy"};
+  best.columns = {"eta",         "best_configuration", "cost_j",     "time_s",
+                  "energy_j",    "max_power_w",        "max_power_source", "candidates", "energy"};
   std::vector<CostInputs> inputs;
   for (const auto& g : groups) inputs.push_back(cost_inputs(g, target));
   for (double eta : etas) best.rows.push_back(best_row(eta, groups, inputs));
@@ -50,7 +61,11 @@ Table best_table(const std::vector<TrialRecord>& trials, const std::vector<Group
                                     "); configurations where any repeat missed it are not candidates. " +
                                     kTtaIncludesNote
                               : "No target in the experiment: time and energy of the whole training.");
-  best.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA; eta = 0 minimises time, eta = 1 energy.");
+  best.notes.push_back("Zeus cost = eta x ETA + (1 - eta) x MaxPower x TTA; eta = 0 minimises time, eta = 1 energy. "
+                       "MaxPower is read with each trial: cost.max_power_w when the experiment sets it, else the "
+                       "GPUs' maximum power limit from NVML (read only, summed over the GPUs), else the simulated "
+                       "GPU's; max_power_source says which.");
+  no_max_power_note(best, groups, target);
   best.notes.push_back(energy_kind_note());
   run_notes(best, groups);
   return best;
@@ -72,7 +87,8 @@ Table pareto_table(const std::vector<TrialRecord>& trials, const std::vector<Gro
 
 }  // namespace
 
-std::vector<Table> make_cost_tables(const std::vector<TrialRecord>& trials, const std::vector<double>& etas) {
+std::vector<Table> make_cost_tables(const std::vector<TrialRecord>& trials, const TableOptions& o) {
+  const std::vector<double>& etas = o.etas;
   const std::vector<Group> groups = group_trials(trials);
   const bool target = has_target(trials);
   return {best_table(trials, groups, etas, target), pareto_table(trials, groups, target)};

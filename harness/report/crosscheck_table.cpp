@@ -32,7 +32,7 @@ bool has_crosscheck(const std::vector<TrialRecord>& trials) {
 }
 
 // REFERENCE_TABLES.md T6: the wall meter against the component meters, per trial and window.
-std::vector<Table> make_crosscheck_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_crosscheck_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;
   t.name = "crosscheck";
   t.title = "Wall meter against component meters (T6)";

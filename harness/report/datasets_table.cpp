@@ -11,7 +11,7 @@ namespace balerbench::report {
 
 using nlohmann::json;
 
-std::vector<Table> make_datasets_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_datasets_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;
   t.name = "datasets";
   t.title = "Datasets (T2's shape)";

@@ -1,6 +1,8 @@
 // group_cost.cpp: see group_cost.h.
 #include "harness/report/group_cost.h"
 
+#include "harness/report/table_cells.h"
+
 namespace balerbench::report {
 
 CostInputs cost_inputs(const Group& g, bool target) {
@@ -15,6 +17,9 @@ CostInputs cost_inputs(const Group& g, bool target) {
     return c;
   }
   c.max_power_w = mp.mean;
+  std::vector<std::string> sources;
+  for (const auto* t : g.ok) sources.push_back(max_power_source_of(*t));
+  c.max_power_source = distinct_joined(sources);
   if (target) {
     const Summary tta_s = g.stat([](const TrialRecord& t) { return t.target_reached ? t.tta_s : std::nullopt; });
     const Summary eta_j = g.stat([](const TrialRecord& t) { return t.target_reached ? t.eta_j : std::nullopt; });
@@ -36,6 +41,20 @@ CostInputs cost_inputs(const Group& g, bool target) {
   }
   c.ok = true;
   return c;
+}
+
+std::string max_power_source_of(const TrialRecord& r) {
+  if (!r.result.is_object() || !r.result.contains("max_power") || !r.result["max_power"].is_object()) return "-";
+  const nlohmann::json& m = r.result["max_power"];
+  const std::string source = m.value("source", std::string());
+  if (source == "gpu_max_limit") {
+    const int64_t gpus = m.value("gpus", int64_t{1});
+    return "the GPU's maximum power limit (NVML" + (gpus > 1 ? ", " + std::to_string(gpus) + " GPUs summed" : "") + ")";
+  }
+  if (source == "cost.max_power_w") return "cost.max_power_w";
+  if (source == "simulated_gpu") return "the simulated GPU's maximum limit";
+  if (source == "power_limit_optimizer") return "the power-limit optimiser's highest limit";
+  return source.empty() ? "-" : source;
 }
 
 std::optional<double> pareto_time_s(const TrialRecord& r, bool target) {

@@ -18,9 +18,15 @@ namespace balerbench::report {
 struct CostInputs {
   bool ok = false;
   double time_s = 0, energy_j = 0, max_power_w = 0;
+  std::string max_power_source;  // where MaxPower came from (max_power_source_of), "-" when not recorded
   std::string why;  // when not ok: "target not reached", "no MaxPower (set cost.max_power_w)", ...
 };
 CostInputs cost_inputs(const Group& g, bool target);
+
+// Where a trial's MaxPower came from (result.max_power.source), in words: "the GPU's maximum power
+// limit (NVML)", "cost.max_power_w", "the simulated GPU's maximum limit", "the power-limit optimiser's
+// highest limit"; "-" when not recorded (a trial from before it was).
+std::string max_power_source_of(const TrialRecord& r);
 
 // A trial's time and energy for the frontier: to the target when the experiment has one (none when
 // this trial missed it), else of the whole training.

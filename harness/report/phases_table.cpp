@@ -129,7 +129,7 @@ void profile_rows(Table& p, const Group& g, const Axes& a) {
 
 }  // namespace
 
-std::vector<Table> make_phases_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_phases_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   const std::vector<Group> all = group_trials(trials);
   std::vector<Table> out = {modes_table(trials, all)};
   const std::vector<Group> groups = finished(all);

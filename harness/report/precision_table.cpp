@@ -6,6 +6,7 @@
 
 #include "harness/base/precision_mode.h"
 #include "harness/energy/carbon.h"
+#include "harness/report/group_checks.h"
 #include "harness/report/ratio_comparison.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/table_notes.h"
@@ -41,36 +42,43 @@ const Group* fp32_baseline(const Group& g, const std::vector<Group>& groups) {
 }
 
 // A group's time and energy against its baseline: "baseline" on the baseline's own row.
-std::pair<Comparison, Comparison> against_fp32(const Group& g, const std::vector<Group>& groups) {
+std::pair<Comparison, Comparison> against_fp32(const Group& g, const std::vector<Group>& groups, double min_effect) {
   const Group* base = fp32_baseline(g, groups);
   const Summary time = g.stat(kTrainTime.get);
   const Summary energy = g.stat(kTrainEnergy.get);
   if (base == &g)
     return {{time.n ? num(1) : json(nullptr), nullptr, nullptr, time.n ? json("baseline") : json(nullptr)},
             {energy.n ? num(1) : json(nullptr), nullptr, nullptr, energy.n ? json("baseline") : json(nullptr)}};
-  if (base) return {compare(g, *base, kTrainTime), compare(g, *base, kTrainEnergy)};
+  if (base) return {compare(g, *base, kTrainTime, min_effect), compare(g, *base, kTrainEnergy, min_effect)};
   return {};
 }
 
-std::vector<json> precision_row(const Group& g, const std::vector<Group>& groups, const Axes& a) {
+std::vector<json> precision_row(const Group& g, const std::vector<Group>& groups, const Axes& a, double min_effect) {
   const Summary time = g.stat(kTrainTime.get);
   const Summary energy = g.stat(kTrainEnergy.get);
-  const auto [tc, ec] = against_fp32(g, groups);
+  const auto [tc, ec] = against_fp32(g, groups, min_effect);
   std::vector<json> row = {mode_name(g.precision), g.precision};
   axis_cells(row, g, a, false);
-  for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time),
-                        time.n ? num(time.median) : json(nullptr), sd_or_null(time), ci_or_null(time), tc.ratio,
-                        tc.low, tc.high, tc.verdict, mean_or_null(energy),
-                        energy.n ? num(energy.median) : json(nullptr), sd_or_null(energy),
+  for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time), median_or_null(time),
+                        sd_or_null(time), mad_or_null(time), ci_or_null(time), tc.ratio, tc.low, tc.high, tc.verdict,
+                        mean_or_null(energy), median_or_null(energy), sd_or_null(energy), mad_or_null(energy),
                         energy.n ? num(energy.mean / kJoulesPerKwh) : json(nullptr), ec.ratio, ec.low, ec.high,
-                        ec.verdict, json(g.energy_kind())})
+                        ec.verdict, updates_cell(g, "train"), window_cell(g, "train"), json(g.energy_kind())})
     row.push_back(v);
   return row;
 }
 
+// Below the rows: outliers among the repeats, short energy windows, and the --min-effect rule.
+void robustness_notes(Table& t, const std::vector<Group>& groups, double min_effect) {
+  outlier_notes(t, groups, kTrainTime.get, "training time");
+  outlier_notes(t, groups, kTrainEnergy.get, "training energy");
+  short_window_note(t, groups, "train", "the training energy");
+  if (auto n = min_effect_note(min_effect); !n.empty()) t.notes.push_back(n);
+}
+
 }  // namespace
 
-std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials, const TableOptions& o) {
   const std::vector<Group> all = group_trials(trials);
   std::vector<Group> groups = finished(all);
   sort_for_precision(groups);
@@ -80,24 +88,30 @@ std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials,
   const Axes a = varying(groups);
   t.columns = {"mode", "precision"};
   axis_columns(t, a, false);
-  for (const char* c : {"n", "time_s", "time_median_s", "time_sd_s", "time_ci95_s", "time_vs_fp32",
+  for (const char* c : {"n", "time_s", "time_median_s", "time_sd_s", "time_mad_s", "time_ci95_s", "time_vs_fp32",
                         "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
-                        "energy_median_j", "energy_sd_j", "energy_kwh", "energy_vs_fp32", "energy_vs_fp32_ci95_low",
-                        "energy_vs_fp32_ci95_high", "energy_verdict", "energy"})
+                        "energy_median_j", "energy_sd_j", "energy_mad_j", "energy_kwh", "energy_vs_fp32",
+                        "energy_vs_fp32_ci95_low", "energy_vs_fp32_ci95_high", "energy_verdict", "energy_updates",
+                        "energy_window", "energy"})
     t.columns.push_back(c);
-  for (const auto& g : groups) t.rows.push_back(precision_row(g, groups, a));
+  for (const auto& g : groups) t.rows.push_back(precision_row(g, groups, a, o.min_effect));
   t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "n", "time_s", "time_vs_fp32",
                         "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
                         "energy_vs_fp32", "energy_vs_fp32_ci95_low", "energy_vs_fp32_ci95_high", "energy_verdict",
                         "energy"};
+  if (any_short_window(groups, "train")) t.decision_columns.insert(t.decision_columns.end() - 1, "energy_window");
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   t.notes.push_back(
       "time and energy: the whole training (every epoch with its evaluation), mean and median over "
-      "repeats; sd = standard deviation, ci95 = half-width of the 95% confidence interval (Student t). Ratios "
+      "repeats; sd = standard deviation, mad = median absolute deviation from the median, ci95 = half-width of the "
+      "95% confidence interval (Student t). Ratios "
       "(*_vs_fp32, of the means) are to the FP32 row with the same other settings, on the same system and spec "
-      "variant (of the same engine where there is one).");
+      "variant (of the same engine where there is one). energy_updates: the fewest meter updates inside a repeat's "
+      "training window; energy_window: short when below the trial's threshold ('-': estimated energy, no meter "
+      "updates).");
   t.notes.push_back(std::string(kIntervalNote) + " " + kVerdictWords);
   t.notes.push_back(energy_kind_note());
+  robustness_notes(t, groups, o.min_effect);
   failures_note(t, all);
   run_notes(t, all);
   return {t};

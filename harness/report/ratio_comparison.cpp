@@ -3,11 +3,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "harness/report/table_cells.h"
 
 namespace balerbench::report {
 namespace {
+
+// "2%", "0.5%".
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%%", 100 * fraction);
+  return buf;
+}
 
 // The mean relative +- of a group's figure over the trials that have one; 0 when none has.
 double mean_relative_pm(const Group& g, const Figure& f) {
@@ -31,9 +39,11 @@ const Figure kTta = {[](const TrialRecord& r) { return r.target_reached ? r.tta_
 const Figure kEta = {[](const TrialRecord& r) { return r.target_reached ? r.eta_j : std::nullopt; }, "eta_j",
                      "less energy", "more energy"};
 
-std::string verdict(const RatioInterval& r, const Figure& f) {
+std::string verdict(const RatioInterval& r, const Figure& f, double min_effect) {
   const std::size_t n = std::min(r.n_a, r.n_b);
   if (!r.valid) return n < 2 ? "n=" + std::to_string(n) + ": no interval" : "no interval (a value is not > 0)";
+  if (min_effect > 0 && r.low() >= 1 - min_effect && r.high() <= 1 + min_effect)
+    return "no meaningful difference (within +-" + percent(min_effect) + ")";
   if (r.resolved()) return r.mean_log < 0 ? f.less : f.more;
   const std::string head = "not resolved at n=" + std::to_string(n);
   if (r.mean_log == 0) return head + " (no difference observed)";
@@ -43,7 +53,7 @@ std::string verdict(const RatioInterval& r, const Figure& f) {
   return head + (m > 100 ? "; > 100 repeats would be needed" : "; ~" + std::to_string(m) + " repeats would resolve it");
 }
 
-Comparison compare(const Group& g, const Group& ref, const Figure& f) {
+Comparison compare(const Group& g, const Group& ref, const Figure& f, double min_effect) {
   Comparison c;
   const Summary a = g.stat(f.get), b = ref.stat(f.get);
   if (!a.n || !b.n) return c;
@@ -54,8 +64,15 @@ Comparison compare(const Group& g, const Group& ref, const Figure& f) {
     c.low = num(r.low());
     c.high = num(r.high());
   }
-  c.verdict = verdict(r, f);
+  c.verdict = verdict(r, f, min_effect);
   return c;
+}
+
+std::string min_effect_note(double min_effect) {
+  if (!(min_effect > 0)) return "";
+  return "--min-effect " + percent(min_effect) + ": a ratio whose 95% interval lies inside 1 +- " + percent(min_effect) +
+         " reads \"no meaningful difference\", even where the interval excludes 1 (a difference that small is "
+         "taken not to matter; pyperf's compare_to --min-speed).";
 }
 
 }  // namespace balerbench::report

@@ -25,12 +25,17 @@ extern const Figure kTrainTime, kTrainEnergy;
 extern const Figure kTta, kEta;  // to the target: only the repeats that reached it
 
 // "faster", "slower", "not resolved at n=3; ~12 repeats would resolve it", "n=1: no interval", ...
-std::string verdict(const RatioInterval& r, const Figure& f);
+// With `min_effect` > 0, an interval inside 1 +- min_effect reads "no meaningful difference (within
+// +-P%)", resolved or not (pyperf's compare_to --min-speed).
+std::string verdict(const RatioInterval& r, const Figure& f, double min_effect = 0);
 
 // Each part null where it cannot be given (no value on a side, an interval not valid).
 struct Comparison {
   nlohmann::json ratio = nullptr, low = nullptr, high = nullptr, verdict = nullptr;
 };
-Comparison compare(const Group& g, const Group& ref, const Figure& f);
+Comparison compare(const Group& g, const Group& ref, const Figure& f, double min_effect = 0);
+
+// The note under a table whose verdicts used `min_effect` (empty when it is 0).
+std::string min_effect_note(double min_effect);
 
 }  // namespace balerbench::report

@@ -27,7 +27,7 @@ bool has_recurrences(const std::vector<TrialRecord>& trials) {
   return std::any_of(trials.begin(), trials.end(), is_attempt);
 }
 
-std::vector<Table> make_recurrences_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_recurrences_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   std::vector<const TrialRecord*> attempts;
   for (const auto& r : trials)
     if (is_attempt(r)) attempts.push_back(&r);

@@ -14,7 +14,7 @@ namespace balerbench::report {
 using nlohmann::json;
 
 // report --table systems: one row per system the trials ran on.
-std::vector<Table> make_systems_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_systems_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;
   t.name = "systems";
   t.title = "Systems the trials ran on";

@@ -18,6 +18,8 @@ json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json mean_or_null(const Summary& s) { return s.n ? num(s.mean) : json(nullptr); }
 json sd_or_null(const Summary& s) { return s.n > 1 ? num(s.stddev) : json(nullptr); }
 json ci_or_null(const Summary& s) { return s.n > 1 ? num(s.ci95_half_width) : json(nullptr); }
+json median_or_null(const Summary& s) { return s.n ? num(s.median) : json(nullptr); }
+json mad_or_null(const Summary& s) { return s.n > 1 ? num(s.mad) : json(nullptr); }
 
 json utc_time(double unix_s) {
   if (!(unix_s > 0) || !std::isfinite(unix_s)) return nullptr;

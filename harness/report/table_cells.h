@@ -19,6 +19,8 @@ nlohmann::json num(double v);  // null when not finite
 nlohmann::json mean_or_null(const Summary& s);
 nlohmann::json sd_or_null(const Summary& s);  // null below two values, as ci_or_null
 nlohmann::json ci_or_null(const Summary& s);
+nlohmann::json median_or_null(const Summary& s);
+nlohmann::json mad_or_null(const Summary& s);  // null below two values, as sd_or_null
 nlohmann::json utc_time(double unix_s);  // "2024-05-01T12:00:00Z"; null when not > 0
 std::string eta_label(double eta);       // the cost column of one eta: "cost_eta_0.5"
 // Distinct texts in first-seen order, joined by ", " ("-" is left out; "-" when none is left).

@@ -75,7 +75,7 @@ void disturbed_note(Table& t, const std::vector<const TrialRecord*>& trials) {
   std::vector<std::string> thresholds;
   for (const auto* r : trials) {
     const Disturbance d = disturbance_of(*r);
-    if (!d.disturbed) continue;
+    if (!d.cpu) continue;
     ids.push_back(r->id);
     if (!d.threshold.empty() && std::find(thresholds.begin(), thresholds.end(), d.threshold) == thresholds.end())
       thresholds.push_back(d.threshold);
@@ -92,6 +92,22 @@ void disturbed_note(Table& t, const std::vector<const TrialRecord*>& trials) {
                         "a quiet machine before trusting a close difference.");
 }
 
+void thermal_note(Table& t, const std::vector<const TrialRecord*>& trials) {
+  std::vector<int64_t> ids;
+  for (const auto* r : trials)
+    if (disturbance_of(*r).thermal) ids.push_back(r->id);
+  if (ids.empty()) return;
+  std::sort(ids.begin(), ids.end());
+  std::string s = std::to_string(ids.size()) + (ids.size() == 1 ? " trial here" : " trials here") + " (id" +
+                  (ids.size() == 1 ? " " : "s ");
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  t.notes.push_back(s + ") started with a hot GPU or throttled for power or temperature during a measured window "
+                        "(NVML's throttle reasons, sampled with the meter). A GPU's energy follows its temperature at "
+                        "a trial's start (Zeus's thermally stable profiling): they are kept in the statistics; the "
+                        "trials table gives each one's reason, and energy.thermal waits for the GPU to cool before "
+                        "each trial.");
+}
+
 void run_notes(Table& t, const std::vector<Group>& groups) {
   int64_t warmups = 0;
   std::vector<const TrialRecord*> ok;
@@ -101,6 +117,7 @@ void run_notes(Table& t, const std::vector<Group>& groups) {
   }
   warmup_note(t, warmups);
   disturbed_note(t, ok);
+  thermal_note(t, ok);
 }
 
 }  // namespace balerbench::report

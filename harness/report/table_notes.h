@@ -24,7 +24,8 @@ std::string constant_axes_note(const std::vector<Group>& groups, const Axes& a);
 void failures_note(Table& t, const std::vector<Group>& groups);
 // Warm-up trials left out, and disturbed trials kept in, the table's statistics: a note for each.
 void warmup_note(Table& t, int64_t warmups);
-void disturbed_note(Table& t, const std::vector<const TrialRecord*>& trials);
-void run_notes(Table& t, const std::vector<Group>& groups);  // both of the above, over every group
+void disturbed_note(Table& t, const std::vector<const TrialRecord*>& trials);  // other processes, steal, stalls
+void thermal_note(Table& t, const std::vector<const TrialRecord*>& trials);     // a hot or throttled GPU
+void run_notes(Table& t, const std::vector<Group>& groups);  // the three above, over every group
 
 }  // namespace balerbench::report

@@ -12,20 +12,22 @@ namespace balerbench {
 namespace report {
 
 // Each defined in its own file, <name>_table.cpp (the axis tables in axis_tables.cpp).
-std::vector<Table> make_precision_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_phases_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_batch_size_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_power_limit_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_cost_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_complexity_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_datasets_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_crosscheck_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_attribution_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_systems_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_across_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_trials_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
-std::vector<Table> make_recurrences_tables(const std::vector<TrialRecord>&, const std::vector<double>&);
+std::vector<Table> make_precision_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_phases_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_batch_size_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_power_limit_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_cost_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_complexity_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_datasets_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_crosscheck_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_attribution_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_systems_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_across_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_trials_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_convergence_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_recurrences_tables(const std::vector<TrialRecord>&, const TableOptions&);
+bool has_epochs_to_target(const std::vector<TrialRecord>&);
 bool has_codecs(const std::vector<TrialRecord>&);
 bool has_recurrences(const std::vector<TrialRecord>&);
 bool batch_size_varies(const std::vector<TrialRecord>&);
@@ -47,6 +49,9 @@ const std::vector<TableKind>& table_registry() {
        make_power_limit_tables, power_limit_varies},
       {"cost", "the best configuration per eta (Zeus cost) and the time-energy Pareto frontier", S::kPerSlice,
        make_cost_tables, nullptr},
+      {"convergence",
+       "epochs to target (mean, spread, never reached) and final losses; does a precision need more epochs than FP32",
+       S::kPerSlice, make_convergence_tables, has_epochs_to_target},
       {"complexity", "T1: the model's parameters, MACs and FLOPs per layer", S::kAllTrials, make_complexity_tables,
        nullptr},
       {"datasets", "T2: the datasets with their shape, dtype and size", S::kAllTrials, make_datasets_tables, nullptr},
@@ -74,20 +79,20 @@ void append(std::vector<Table>& out, std::vector<Table> tables) {
 }
 
 // A kind's tables from `trials`, unless --table all asked and they do not apply there.
-std::vector<Table> make_kind(const TableKind& k, const std::vector<TrialRecord>& trials,
-                             const std::vector<double>& etas, bool all) {
+std::vector<Table> make_kind(const TableKind& k, const std::vector<TrialRecord>& trials, const TableOptions& o,
+                             bool all) {
   if (all && k.in_all && !k.in_all(trials)) return {};
-  return k.make(trials, etas);
+  return k.make(trials, o);
 }
 
 // A comparing table: one per system and spec variant, never mixing them.
 std::vector<Table> make_per_slice(const TableKind& k, const std::vector<TrialRecord>& trials,
-                                  const std::vector<Slice>& slices, const std::vector<double>& etas, bool all) {
-  if (slices.size() <= 1) return make_kind(k, trials, etas, all);
+                                  const std::vector<Slice>& slices, const TableOptions& o, bool all) {
+  if (slices.size() <= 1) return make_kind(k, trials, o, all);
   const std::size_t n_systems = systems_in(trials).size();
   std::vector<Table> out;
   for (const auto& s : slices) {
-    std::vector<Table> tables = make_kind(k, s.trials, etas, all);
+    std::vector<Table> tables = make_kind(k, s.trials, o, all);
     mark_slice(tables, s, slices, n_systems);
     append(out, std::move(tables));
   }
@@ -119,16 +124,16 @@ void check_table_name(const std::string& table, const std::string& option) {
 }
 
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
-                               const std::vector<double>& etas_in) {
-  const std::vector<double> etas = etas_in.empty() ? std::vector<double>{0.0, 0.5, 1.0} : etas_in;
+                               const std::vector<double>& etas, double min_effect) {
+  TableOptions o{etas.empty() ? std::vector<double>{0.0, 0.5, 1.0} : etas, min_effect};
   check_table_name(table);
   const bool all = table == "all";
   const std::vector<report::Slice> slices = report::slices_of(trials);
   std::vector<Table> out;
   for (const auto& k : report::table_registry()) {
     if (!all && table != k.name) continue;
-    report::append(out, k.scope == report::TableScope::kPerSlice ? report::make_per_slice(k, trials, slices, etas, all)
-                                                                 : report::make_kind(k, trials, etas, all));
+    report::append(out, k.scope == report::TableScope::kPerSlice ? report::make_per_slice(k, trials, slices, o, all)
+                                                                 : report::make_kind(k, trials, o, all));
   }
   return out;
 }

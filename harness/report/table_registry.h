@@ -13,8 +13,8 @@
 namespace balerbench::report {
 
 // `trials`: those of one system and spec variant for a comparing table (kPerSlice), else every
-// trial of the experiment. `etas`: the cost weights.
-using MakeTables = std::vector<Table> (*)(const std::vector<TrialRecord>& trials, const std::vector<double>& etas);
+// trial of the experiment. `options`: the cost weights and the smallest difference that matters.
+using MakeTables = std::vector<Table> (*)(const std::vector<TrialRecord>& trials, const TableOptions& options);
 using TrialsTest = bool (*)(const std::vector<TrialRecord>& trials);
 
 enum class TableScope {

@@ -37,6 +37,14 @@ struct Table {
 // a note saying how many columns are left out and where they are. Every file format keeps them all.
 Table terminal_view(const Table& t);
 
+// What shapes the tables beyond the trials: the cost weights, and the smallest difference that
+// matters (pyperf's compare_to --min-speed): a ratio whose 95% interval lies inside 1 +- min_effect
+// is "no meaningful difference" even when the interval excludes 1. 0: every resolved difference counts.
+struct TableOptions {
+  std::vector<double> etas;  // {0, 0.5, 1} when empty (make_tables fills it in)
+  double min_effect = 0;     // a fraction: 0.02 for 2%
+};
+
 const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ..., systems, across, trials
 const std::vector<std::string>& report_format_names();  // md, csv, latex, json, html
 // Names joined by `separator` ("precision | phases | ..."), for help texts and error hints.
@@ -46,9 +54,9 @@ std::string join_names(const std::vector<std::string>& names, const std::string&
 void check_table_name(const std::string& table, const std::string& option = "--table");
 
 // `table`: a name from report_table_names(), or "all". `etas`: the cost
-// weights (from the experiment; {0, 0.5, 1} when empty).
+// weights (from the experiment; {0, 0.5, 1} when empty). `min_effect`: TableOptions::min_effect.
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
-                               const std::vector<double>& etas);
+                               const std::vector<double>& etas, double min_effect = 0);
 
 // The codecs table (codecs_table.cpp) of one `balerbench codecs` comparison (run/codec_comparison.h),
 // or of several repeats of one configuration (figures: their medians).

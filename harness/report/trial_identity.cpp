@@ -167,10 +167,21 @@ Disturbance disturbance_of(const TrialRecord& t) {
   const json& j = t.result["disturbance"];
   if (!j.contains("disturbed") || !j["disturbed"].is_boolean()) return d;
   d.known = true;
-  d.disturbed = j["disturbed"].get<bool>();
+  d.cpu = j["disturbed"].get<bool>();
   d.threshold = string_at(j, "threshold").value_or("");
-  d.reason = string_at(j, "reason").value_or("");
+  d.reason = d.cpu ? string_at(j, "reason").value_or("") : "";
+  if (j.contains("thermal") && j["thermal"].is_object()) {
+    const json& th = j["thermal"];
+    d.thermal = th.value("disturbed", false);
+    d.thermal_reason = d.thermal ? string_at(th, "reason").value_or("") : "";
+  }
+  d.disturbed = d.cpu || d.thermal;
   return d;
+}
+
+std::string Disturbance::all_reasons() const {
+  if (reason.empty()) return thermal_reason;
+  return thermal_reason.empty() ? reason : reason + "; " + thermal_reason;
 }
 
 }  // namespace balerbench

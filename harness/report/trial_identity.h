@@ -42,11 +42,16 @@ nlohmann::json spec_without_grid(const nlohmann::json& spec);
 // A warm-up trial: result.run_design.warmup or spec.warmup is true. Listed, never in a statistic.
 bool is_warmup(const TrialRecord& t);
 
-// result.disturbance: other processes' CPU use and steal time during the trial.
+// result.disturbance: other processes' CPU use and steal time during the trial (cpu), and its GPU's
+// temperature and throttling (thermal: started hot, or throttled for power or temperature).
 struct Disturbance {
-  bool known = false;  // the trial has a disturbance record
-  bool disturbed = false;
-  std::string threshold, reason;
+  bool known = false;      // the trial has a disturbance record
+  bool disturbed = false;  // cpu or thermal
+  bool cpu = false;        // other processes, steal time, stalls, other balerbench runs
+  bool thermal = false;    // result.disturbance.thermal
+  std::string threshold, reason;  // the CPU side's
+  std::string thermal_reason;
+  std::string all_reasons() const;  // the CPU side's reason and the thermal one, "; " between
 };
 Disturbance disturbance_of(const TrialRecord& t);
 

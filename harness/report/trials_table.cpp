@@ -2,9 +2,12 @@
 // trials included, with the notes that say why a trial is flagged (a disturbed machine, energy
 // windows not to trust).
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "harness/report/group_checks.h"
+#include "harness/report/ratio_comparison.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/table_notes.h"
 #include "harness/report/trial_groups.h"
@@ -15,9 +18,42 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> trial_row(const TrialRecord& r, bool target) {
+// The figures (train, eta, compress, decompress) whose window held too few meter updates: "no", or
+// "eta, compress", or "-" when none was recorded.
+json short_windows_cell(const TrialRecord& r) {
+  std::string list;
+  bool recorded = false;
+  for (const char* f : {"train", "eta", "compress", "decompress"}) {
+    recorded = recorded || meter_updates_of(r, f).has_value();
+    if (short_window(r, f)) list += (list.empty() ? "" : ", ") + std::string(f);
+  }
+  return !recorded ? json("-") : list.empty() ? json("no") : json(list);
+}
+
+// The GPU's state at the trial's start (the hottest GPU) and the throttle reasons seen in its
+// measured windows (result.thermal; "-" without an NVML GPU or before it was recorded).
+std::pair<json, json> thermal_cells(const TrialRecord& r) {
+  if (!r.result.is_object() || !r.result.contains("thermal") || !r.result["thermal"].is_object()) return {"-", "-"};
+  const json& th = r.result["thermal"];
+  json start = nullptr;
+  for (const auto& g : th.value("start", json::array()))
+    if (g.is_object() && g.contains("temperature_c") && g["temperature_c"].is_number())
+      start = start.is_null() ? g["temperature_c"] : json(std::max(start.get<double>(), g["temperature_c"].get<double>()));
+  std::vector<std::string> reasons;
+  const json windows = th.value("windows", json::object());  // items() of a temporary would dangle
+  for (const auto& [name, w] : windows.items())
+    if (w.is_object())
+      for (const auto& reason : w.value("throttle_reasons", json::array()))
+        if (reason.is_string()) reasons.push_back(reason.get<std::string>());
+  const std::string seen = distinct_joined(reasons);
+  return {start, seen == "-" ? json("none") : json(seen)};
+}
+
+std::vector<json> trial_row(const TrialRecord& r, bool target, const std::string& outlier) {
   const auto pm = [](const std::optional<double>& u) { return u ? num(*u) : json("-"); };
+  const auto updates = [](const std::optional<double>& n) { return n ? num(*n) : json("-"); };
   const Disturbance d = disturbance_of(r);
+  const auto [start_temp, throttle] = thermal_cells(r);
   const json disturbed = !d.known ? "-" : d.disturbed ? "yes" : "no";
   const json not_reached = r.status == TrialStatus::kOk && target ? "not reached" : "-";
   return {r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
@@ -31,8 +67,24 @@ std::vector<json> trial_row(const TrialRecord& r, bool target) {
           pm(trial_memory_peak(r, "gpu_memory_used_peak_mib")),
           r.result.is_object() && r.result.contains("harness_overhead_s") ? r.result["harness_overhead_s"]
                                                                           : json(nullptr),
+          updates(meter_updates_of(r, "train")), updates(meter_updates_of(r, "eta")), short_windows_cell(r),
+          start_temp, throttle, outlier,
           is_warmup(r) ? "yes" : "no", disturbed, system_of(r).fingerprint, spec_variant_of(r),
           r.error};
+}
+
+// Per trial id: the figures (training time, energy) in which hyperfine's rule calls it an outlier
+// among its configuration's repeats.
+std::map<int64_t, std::string> outliers_by_trial(const std::vector<TrialRecord>& trials) {
+  std::map<int64_t, std::string> out;
+  const std::pair<TrialFigure, const char*> figures[] = {{kTrainTime.get, "time"}, {kTrainEnergy.get, "energy"}};
+  for (const auto& g : finished(group_trials(trials)))
+    for (const auto& [figure, name] : figures)
+      for (const Outlier& o : outliers_of(g, figure)) {
+        std::string& cell = out[o.trial->id];
+        cell += (cell.empty() ? "" : ", ") + std::string(name);
+      }
+  return out;
 }
 
 // A trial's energy flags (failed meter reads, windows shorter than a meter's update period), each
@@ -64,8 +116,15 @@ void column_notes(Table& t) {
   t.notes.push_back(kUncertaintyNote);
   t.notes.push_back(std::string(kMemoryNote) + " Here the highest of the trial's three phases.");
   t.notes.push_back(
+      "train_updates, eta_updates: the meter updates inside the training and ETA windows (of the slowest measuring "
+      "meter; '-' for estimated energy); short_windows: the figures whose window held fewer than the trial's "
+      "threshold (energy.min_meter_updates). start_temp_c: the hottest GPU's temperature as the trial started; "
+      "throttle: NVML's throttle reasons seen during its measured windows. outlier: the figures in which hyperfine's "
+      "rule (|x - median| / MAD > 14.83) sets it apart from its configuration's repeats.");
+  t.notes.push_back(
       "warmup: a warm-up trial (run_design.warmup), listed here and left out of every statistic; disturbed: yes when "
-      "other processes' CPU use or steal time during the trial passed the threshold, '-' when not recorded; system: "
+      "other processes' CPU use or steal time during the trial passed the threshold, or its GPU started hot or "
+      "throttled for power or temperature, '-' when not recorded; system: "
       "the system fingerprint (--table systems describes each); variant: the spec variant (the experiment's spec "
       "without its grid coordinates; a change in the file between runs gives a new one).");
 }
@@ -81,9 +140,10 @@ void trial_notes(Table& t, const std::vector<TrialRecord>& trials) {
   if (warmups)
     t.notes.push_back(std::to_string(warmups) + " warm-up trial(s) here: left out of every other table's statistics.");
   disturbed_note(t, all);
+  thermal_note(t, all);
   for (const auto& r : trials)
-    if (const Disturbance d = disturbance_of(r); d.disturbed && !d.reason.empty())
-      t.notes.push_back("trial " + std::to_string(r.id) + " disturbed: " + d.reason);
+    if (const Disturbance d = disturbance_of(r); d.disturbed && !d.all_reasons().empty())
+      t.notes.push_back("trial " + std::to_string(r.id) + " disturbed: " + d.all_reasons());
   for (const auto& r : trials) {
     const std::vector<std::string> flags = energy_flags(r);
     if (flags.empty()) continue;
@@ -95,16 +155,20 @@ void trial_notes(Table& t, const std::vector<TrialRecord>& trials) {
 
 }  // namespace
 
-std::vector<Table> make_trials_tables(const std::vector<TrialRecord>& trials, const std::vector<double>&) {
+std::vector<Table> make_trials_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;
   t.name = "trials";
   t.title = "Every trial stored";
   const bool target = has_target(trials);
   t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
                "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "peak_rss_mib",
-               "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "warmup", "disturbed", "system", "variant",
-               "error"};
-  for (const auto& r : trials) t.rows.push_back(trial_row(r, target));
+               "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "train_updates", "eta_updates", "short_windows",
+               "start_temp_c", "throttle", "outlier", "warmup", "disturbed", "system", "variant", "error"};
+  const std::map<int64_t, std::string> outliers = outliers_by_trial(trials);
+  for (const auto& r : trials) {
+    const auto o = outliers.find(r.id);
+    t.rows.push_back(trial_row(r, target, o == outliers.end() ? "no" : o->second));
+  }
   t.decision_columns = {"id",     "repeat", "batch_size", "precision", "engine",    "power_limit", "epochs",
                         "status", "time_s", "energy_j",   "warmup",    "disturbed", "error"};
   column_notes(t);

@@ -161,6 +161,7 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.boolean("flush_denormal", c.flush_denormal);
   r.choice("progress", c.progress, {"auto", "bar", "lines", "none"});
   r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
+  r.number_in("codec_min_window_s", c.codec_min_window_s, 0, 600);
   r.number_in("progress_interval_s", c.progress_interval_s, 0, 86400);
   {
     std::string name = precision_name(c.precision);
@@ -240,6 +241,7 @@ nlohmann::json RunConfig::to_json() const {
     j["lr_reference_batch_size"] = lr_reference_batch_size ? json(*lr_reference_batch_size) : json(nullptr);
     j["effective_lr"] = effective_lr();
   }
+  if (codec_min_window_s > 0) j["codec_min_window_s"] = codec_min_window_s;  // likewise
   j["monitoring"] = monitoring.to_json();
   return j;
 }

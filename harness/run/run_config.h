@@ -64,6 +64,10 @@ struct RunConfig {
   bool flush_denormal = true;         // flush subnormal floats to zero (see runtime.h)
   std::string progress = training_defaults::kProgress;  // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
+  // Sweeps: a trial's compress and decompress each repeat inside their window until it is this long
+  // (after a warm-up outside it; measure_filled), so that the meter updates often enough inside; the
+  // figures are then per pass. 0: one pass, as `compress` and `decompress` run.
+  double codec_min_window_s = 0;
   double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
   Precision precision = Precision::kAuto;
   EngineKind engine = EngineKind::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h

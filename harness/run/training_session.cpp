@@ -89,6 +89,25 @@ Measured measure_repeated(EnergySession* energy, const std::string& phase, doubl
   return m;
 }
 
+Measured measure_filled(EnergySession* energy, const std::string& phase, double min_window_s,
+                        const std::function<void()>& work) {
+  work();  // warm-up: first-touch of buffers, caches, kernels
+  int64_t repeats = 0;
+  Measured m = measure_window(energy, phase, [&] {
+    const auto t0 = SteadyClock::now();
+    do {
+      work();
+      ++repeats;
+    } while (seconds_since(t0) < min_window_s && repeats < 100000);
+  });
+  const auto n = static_cast<double>(repeats);
+  m.duration_s /= n;
+  if (m.energy_j) *m.energy_j /= n;
+  if (m.uncertainty_j) *m.uncertainty_j /= n;
+  m.repeats = repeats;
+  return m;
+}
+
 LiveTrial::LiveTrial(LiveMetrics* live, const TrialLabels& labels) : live_(live) {
   if (live_) live_->begin_trial(labels);
 }

@@ -52,6 +52,12 @@ Measured measure_window(EnergySession* energy, const std::string& phase, const s
 // its ± too), with `repeats` set.
 Measured measure_repeated(EnergySession* energy, const std::string& phase, double min_window_s,
                           const std::function<void()>& work);
+// The same made sure: one warm-up run outside any window, then runs inside one window until it has
+// lasted `min_window_s` by the host's clock (at least one run, at most 100,000), so a window of N meter
+// updates holds them even when a run's time varies. A run that leaves work on a device should
+// synchronise (the window's closing mark does in any case). Figures per run, with `repeats` set.
+Measured measure_filled(EnergySession* energy, const std::string& phase, double min_window_s,
+                        const std::function<void()>& work);
 
 // The live trial of a command or sweep trial: begun on construction, ended by end() or on
 // destruction, whichever comes first (a failed or interrupted trial ends too).

@@ -245,9 +245,14 @@ void parse_target_section(const json& t, const std::string& source, Experiment& 
   tr.reject_unknown("target keys: val_loss or relative_error, stop_when_reached");
 }
 
-// /energy: the run config's energy section, with the sweep's own cooldown_s taken out.
+// /energy: the run config's energy section, with the sweep's own cooldown_s and thermal taken out.
 void parse_energy_section(const json& en, const std::string& source, const std::string& base_dir, Experiment& e) {
   json energy = en;
+  if (energy.is_object()) {
+    StrictReader er(energy, source, "/energy");  // only for /energy/thermal; the rest is the run config's
+    if (const json* th = er.object("thermal")) e.thermal = parse_thermal_settings(*th, source, "/energy/thermal");
+    energy.erase("thermal");
+  }
   if (energy.contains("cooldown_s")) {
     const json& c = energy["cooldown_s"];
     if (!c.is_number() || c.get<double>() < 0 || c.get<double>() > 86400)

@@ -8,7 +8,8 @@
 //    "sweep": {"batch_size": [512], "precision": ["fp32", "amp_bf16"], "engine": ["libtorch", "fused"],
 //              "power_limit_w": [null], "epochs": [10], "repeats": 2},
 //    "target": {"val_loss": 0.002, "stop_when_reached": false},            // or "relative_error"
-//    "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0, "cooldown_s": 0, ...},
+//    "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0, "cooldown_s": 0,
+//               "thermal": {"target_c": 50, "max_wait_s": 300}, ...},              // thermal: optional
 //    "cost": {"eta": [0, 0.5, 1], "max_power_w": null},
 //    "allow_power_limit_changes": false,
 //    "power_limit_optimizer": {"enabled": false, "eta": 0.5, ...},
@@ -32,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/energy/thermal_wait.h"
 #include "harness/run/run_config.h"
 #include "harness/tuning/recurrence_tuner.h"
 
@@ -108,6 +110,8 @@ struct Experiment {
   int64_t warmup_trials = 0;
   TargetSpec target;
   double cooldown_s = 0;
+  // The thermal protocol (energy.thermal): before each trial, wait for the GPUs to cool.
+  ThermalSettings thermal;
   std::vector<double> etas = {0.0, 0.5, 1.0};
   std::optional<double> max_power_w;  // else the GPUs' maximum limit x count, at run time
   bool allow_power_limit_changes = false;

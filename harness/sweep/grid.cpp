@@ -95,6 +95,8 @@ TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p
     t.spec["batch_size_optimizer"] = settings;
     t.spec["recurrence"] = recurrence->to_json();
   }
+  // Only with the thermal protocol on: every other trial's spec, and key, stays as it was.
+  if (e.thermal.enabled) t.spec["thermal"] = e.thermal.to_json();
   // The key names the data by content and no path: the input path in the run config is the
   // dataset's own, so it leaves the key too.
   json keyed = t.spec;

@@ -17,6 +17,7 @@
 #include "harness/base/processes.h"
 #include "harness/base/stall_watch.h"
 #include "harness/energy/energy_session.h"
+#include "harness/energy/gpu_watch.h"
 #include "harness/energy/hazards.h"
 #include "harness/engine/system_description.h"
 #include "harness/power/power_limit.h"
@@ -77,6 +78,12 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   ctx.experiment = &ex;
   ctx.power = power.power();
   ctx.guard = power.guard();
+  std::string gpu_note;
+  const std::unique_ptr<GpuWatch> gpus = GpuWatch::open(gpu_note);  // read only: MaxPower, the thermal protocol
+  ctx.gpus = gpus.get();
+  if (ex.thermal.enabled && !gpus && !plan.todo.empty())
+    std::fprintf(out, "thermal protocol: no NVML GPU to wait on (%s); trials start without waiting\n",
+                 gpu_note.c_str());
   ctx.live = &live;
   ctx.stop = &signals.flag();
   ctx.progress = o.progress;

@@ -14,6 +14,7 @@
 #include "harness/base/cpu_activity.h"
 #include "harness/base/processes.h"
 #include "harness/energy/energy_session.h"
+#include "harness/energy/gpu_watch.h"
 #include "harness/energy/host_info.h"
 #include "harness/energy/nvml_library.h"
 #include "harness/engine/runtime.h"
@@ -24,6 +25,7 @@
 #include "harness/run/result_sections.h"
 #include "harness/run/training_session.h"
 #include "harness/sweep/stop_signals.h"
+#include "harness/sweep/trial_conditions.h"
 #include "harness/sweep/trial_stages.h"
 #include "harness/version.h"
 
@@ -58,6 +60,7 @@ void run_stages(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c, Pe
   LiveTrial live(ctx.live, live_labels(spec, ctx, session.policy()));  // ended on every exit path
   const CpuActivity train_begin = read_cpu_activity();
   peers.sample();
+  if (ctx.gpus) out.gpus_at_start = ctx.gpus->thermal_json();  // as training begins
   out.training = train_to_target(session, energy.get(), ctx);
   const CpuActivity codec_begin = read_cpu_activity();
   peers.sample();
@@ -68,6 +71,7 @@ void run_stages(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c, Pe
   }
   out.window_activity = {{"train", disturbance(train_begin, codec_begin)},
                          {"compress_decompress", disturbance(codec_begin, read_cpu_activity())}};
+  if (ctx.gpus) out.gpus_at_end = ctx.gpus->thermal_json();
   live.end();
   out.reconstruction =
       reconstruction_json(ds, out.codec->reconstruction.to(at::kDouble).reshape({ds.rows(), session.features()}));
@@ -96,9 +100,16 @@ void restore_power_limits(const TrialContext& ctx, TrialRecord& rec) {
 }
 
 // Other processes' CPU time and the hypervisor's steal over the whole trial (its cooldown
-// included), other balerbench processes beside it, and the same per measured window.
-json trial_disturbance(const CpuActivity& begin, const PeerWatch& peers, const json& window_activity) {
+// included), other balerbench processes beside it, and the same per measured window; and the GPU's
+// heat (`thermal`: thermal_disturbance's, kept apart as "thermal" so that the tables can tell a busy
+// machine from a hot GPU).
+json trial_disturbance(const CpuActivity& begin, const PeerWatch& peers, const json& window_activity,
+                       const json& thermal) {
   json d = disturbance(begin, read_cpu_activity());
+  if (!thermal.is_null()) {
+    if (!d.is_object()) d = {{"disturbed", false}};
+    d["thermal"] = thermal;
+  }
   if (d.is_object() && peers.any_active()) {
     // Another balerbench beside this trial (a second run into the same or another database, a
     // shell's `train`): it competed for the CPUs and its power is in the same meters.
@@ -212,7 +223,10 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   restore_power_limits(ctx, rec);
   rec.finished_unix_s = unix_now_s();
   peers.sample();
-  rec.result["disturbance"] = trial_disturbance(activity_begin, peers, out.window_activity);
+  const bool sets_limit = spec.power_limit_w.has_value() || ctx.experiment->optimizer.enabled;
+  rec.result["disturbance"] =
+      trial_disturbance(activity_begin, peers, out.window_activity,
+                        thermal_disturbance(rec.result.value("thermal", json()), sets_limit));
   rec.result["concurrent_balerbench"] = peers.to_json();
   if (rec.status == TrialStatus::kOk) {
     // Everything the trial spent outside the windows it reports: opening meters, the idle

@@ -18,6 +18,7 @@
 namespace balerbench {
 
 struct Dataset;
+class GpuWatch;
 class LiveMetrics;
 class PowerControl;
 class PowerLimitGuard;
@@ -30,6 +31,7 @@ struct TrialContext {
   nlohmann::json order_seed;               // the shuffle's seed, or null
   PowerControl* power = nullptr;           // NVML GPUs whose limits may be set (null: none)
   PowerLimitGuard* guard = nullptr;        // with `power`
+  const GpuWatch* gpus = nullptr;          // the NVML GPUs, read only (MaxPower, the thermal protocol); null: none
   LiveMetrics* live = nullptr;             // live monitoring (optional)
   const std::atomic<int>* stop = nullptr;  // set by a stop signal
   std::string progress = "auto";

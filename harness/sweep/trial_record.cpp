@@ -6,6 +6,7 @@
 #include "datasets/dataset.h"
 #include "harness/engine/memory_peak.h"
 #include "harness/run/result_sections.h"
+#include "harness/sweep/trial_conditions.h"
 #include "harness/sweep/trial_stages.h"
 
 namespace balerbench {
@@ -17,6 +18,9 @@ void record_hardware(const HardwareSetup& hw, TrialRecord& rec) {
   rec.result["power_limits"] = hw.power_limits;
   rec.provenance["threads"] = hw.threads;
   rec.max_power_w = hw.max_power_w;
+  if (hw.max_power_w)
+    rec.result["max_power"] = {{"w", *hw.max_power_w}, {"source", hw.max_power_source}, {"gpus", hw.max_power_gpus}};
+  if (!hw.gpu_limits.is_null()) rec.result["gpu_limits"] = hw.gpu_limits;  // read only, as found
   if (hw.enforced_power_limit_w) rec.enforced_power_limit_w = hw.enforced_power_limit_w;
 }
 
@@ -34,7 +38,10 @@ void record_training(const Training& t, const RunConfig& c, TrialRecord& rec) {
     rec.epochs_to_target = t.target->epochs_to_target;
   }
   if (t.optimizer_limit_w) rec.enforced_power_limit_w = t.optimizer_limit_w;
-  if (t.optimizer_max_power_w && !rec.max_power_w) rec.max_power_w = t.optimizer_max_power_w;
+  if (t.optimizer_max_power_w && !rec.max_power_w) {
+    rec.max_power_w = t.optimizer_max_power_w;
+    result["max_power"] = {{"w", *t.optimizer_max_power_w}, {"source", "power_limit_optimizer"}, {"gpus", nullptr}};
+  }
   result["epochs_run"] = static_cast<int64_t>(r.epoch_records.size());
   // Evaluation (validation loss, relative error), inside the epochs' times; per epoch in the epochs table.
   result["evaluation"] = {{"chunk_rows", r.eval_chunk_rows},
@@ -91,6 +98,7 @@ void record_energy(const EnergyFigures& f, TrialRecord& rec) {
   rec.provenance["skipped_meters"] = f.report["skipped_meters"];
   rec.provenance["carbon"] = f.report["carbon"];
   result["energy_uncertainty"] = f.uncertainty;
+  if (!f.meter_updates.is_null()) result["meter_updates"] = f.meter_updates;
   if (result.contains("memory"))
     for (const auto& [phase, peak_mib] : f.gpu_memory_peak_mib)
       if (result["memory"].contains(phase)) add_gpu_memory_peak(result["memory"][phase], peak_mib);
@@ -107,6 +115,14 @@ void record_energy(const EnergyFigures& f, TrialRecord& rec) {
 void build_record(const TrialOutcome& out, const RunConfig& c, const Experiment& ex, TrialRecord& rec) {
   json& result = rec.result;
   if (out.hardware) record_hardware(*out.hardware, rec);
+  // What the GPUs were through the trial, as far as it ran (a failed trial keeps its start).
+  const json thermal = thermal_record(out.hardware ? out.hardware->thermal_wait : std::nullopt, ex.thermal,
+                                      out.gpus_at_start, out.gpus_at_end,
+                                      out.energy ? out.energy->thermal_windows : json(nullptr));
+  if (!thermal.is_null()) result["thermal"] = thermal;
+  if (out.codec && c.codec_min_window_s > 0)
+    result["codec_passes"] = {{"compress", out.codec->compress.repeats}, {"decompress", out.codec->decompress.repeats},
+                              {"min_window_s", c.codec_min_window_s}};
   if (!out.setup.is_null()) {
     result["model"] = out.setup["model"];
     result["dataset"] = out.setup["dataset"];

@@ -29,6 +29,7 @@
 #include "harness/run/result_sections.h"
 #include "datasets/npy.h"
 #include "harness/sweep/stop_signals.h"
+#include "harness/sweep/trial_conditions.h"
 #include "models/architecture.h"
 #include "models/autoencoder.h"
 
@@ -191,18 +192,16 @@ HardwareSetup prepare_hardware(const TrialSpec& spec, const TrialContext& ctx, R
   const Experiment& ex = *ctx.experiment;
   check_stop(ctx.stop);
   if (ex.cooldown_s > 0) interruptible_sleep(ex.cooldown_s, ctx.stop);
-  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
   HardwareSetup hw;
+  if (ex.thermal.enabled) hw.thermal_wait = wait_for_cool_gpus(ex.thermal, ctx);
+  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
   hw.threads = at::get_num_threads();  // as this trial's config set them
-  hw.max_power_w = ex.max_power_w;
   const bool simulated_gpu =
       std::find(c.energy.meters.begin(), c.energy.meters.end(), MeterChoice::kSimulatedGpu) != c.energy.meters.end();
-  if (ctx.power) {
-    double max_w = 0;
-    for (std::size_t i = 0; i < ctx.power->count(); ++i) max_w += ctx.power->constraints_w(i).second;
-    if (!hw.max_power_w) hw.max_power_w = max_w;
-  } else if (simulated_gpu && !hw.max_power_w) {
+  choose_max_power(ex, ctx, simulated_gpu, hw);
+  if (!hw.max_power_w && simulated_gpu) {
     hw.max_power_w = c.energy.simulated_gpu.max_limit_w;
+    hw.max_power_source = "simulated_gpu";
   }
   if (!spec.power_limit_w) return hw;
   if (ctx.power && ctx.guard) {
@@ -276,17 +275,19 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
     EpochRow row = epoch_row(e);
     t.eval_s += e.eval_duration_s;
     std::optional<double> pm_j;
+    std::optional<MeterUpdates> updates;
     if (energy) {
       const WindowResult w = energy->counter_window("epochs", begin, energy->mark());
       row.elapsed_s = w.duration_s;
       row.energy_j = w.total_energy_j();
       row.energy_pm_j = pm_j = w.total_uncertainty_j();
+      updates = w.updates;
     } else {
       synchronize_device(session.device());
       row.elapsed_s = seconds_since(t_train);
     }
     // ETA is the window from the training's start to this epoch.
-    if (target.on_epoch(e, row)) t.target = TargetHit{e.number(), row.elapsed_s, row.energy_j, pm_j};
+    if (target.on_epoch(e, row)) t.target = TargetHit{e.number(), row.elapsed_s, row.energy_j, pm_j, updates};
     if (attempt && attempt->plan.cost_bound_j && !t.target && row.energy_j &&
         zeus_cost(attempt->eta, *row.energy_j, row.elapsed_s, attempt->max_power_w) > *attempt->plan.cost_bound_j)
       stopped_at_bound = e.number();
@@ -301,6 +302,7 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
     t.train_s = w.duration_s;
     t.train_energy_j = w.total_energy_j();
     t.fit_uncertainty_j = w.total_uncertainty_j();
+    t.fit_updates = w.updates;
   }
   if (optimizer) t.optimizer = optimizer->to_json();
   if (attempt) {
@@ -332,7 +334,12 @@ CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Da
   check_stop(stop);
   MemoryPeakTracker memory(cuda_allocator_index(session.device()));
   memory.start();
-  codec.compress = measure_window(energy, "compress", [&] {
+  // One pass in its window, or (codec_min_window_s) passes filling it: measure_repeated's figures are per pass.
+  const auto measure = [&](const char* phase, const std::function<void()>& work) {
+    return c.codec_min_window_s > 0 ? measure_filled(energy, phase, c.codec_min_window_s, work)
+                                    : measure_window(energy, phase, work);
+  };
+  codec.compress = measure("compress", [&] {
     codec.latent = encode_rows(session.model(), *engine, ds.data, norm,
                                latent_scalar_type(c.latent_dtype, policy.param_dtype), c.codec_chunk_rows);
   });
@@ -340,7 +347,7 @@ CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Da
   codec.compress_end_unix_s = unix_now_s();
   check_stop(stop);
   memory.start();
-  codec.decompress = measure_window(energy, "decompress", [&] {
+  codec.decompress = measure("decompress", [&] {
     codec.reconstruction = decode_rows(session.model(), *engine, codec.latent, norm, c.codec_chunk_rows);
     if (ds.data_dimension() == 1) cast_integer_columns(codec.reconstruction, c.type_list, c.truncate);
   });
@@ -417,6 +424,10 @@ EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Train
                    {"coverage", energy->total().uncertainty_coverage()}};
   for (const char* phase : {"train", "compress", "decompress"})
     if (const WindowResult* w = energy->phases().find(phase)) f.gpu_memory_peak_mib[phase] = w->gpu_memory_peak_mib();
+  f.meter_updates = meter_updates_record(t.fit_updates, t.target ? t.target->eta_updates : std::nullopt,
+                                         compress ? compress->updates : std::nullopt,
+                                         decompress ? decompress->updates : std::nullopt, energy->min_meter_updates());
+  f.thermal_windows = thermal_windows(f.report);
   f.samples = power_series(*energy, c.energy.sample_hz > 0 ? 0.5 / c.energy.sample_hz : 0.0,
                            {{"train", {t.begin_unix_s, t.end_unix_s}},
                             {"compress", {codec.compress_begin_unix_s, codec.compress_end_unix_s}},

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "harness/energy/energy_session.h"
+#include "harness/energy/thermal_wait.h"
 #include "harness/engine/memory_peak.h"
 #include "harness/engine/trainer.h"
 #include "harness/run/run_config.h"
@@ -46,9 +47,16 @@ struct HardwareSetup {
   nlohmann::json power_limits = nlohmann::json::array();  // the limits applied, as stored in the result
   std::optional<double> enforced_power_limit_w;
   std::optional<double> max_power_w;  // the experiment's, else the GPUs' maximum limits, else the simulated GPU's
-  int threads = 0;                    // intra-op threads as the trial's config set them
+  // Where max_power_w came from: "cost.max_power_w", "gpu_max_limit" (NVML, summed over max_power_gpus
+  // GPUs), "simulated_gpu"; empty without one.
+  std::string max_power_source;
+  int64_t max_power_gpus = 0;
+  nlohmann::json gpu_limits;                // NVML's constraints per GPU, read only (null without NVML GPUs)
+  std::optional<ThermalWait> thermal_wait;  // with energy.thermal
+  int threads = 0;                          // intra-op threads as the trial's config set them
 };
-// Cooldown, the CPU runtime, and the trial's power limit: NVML GPUs when there are any, else the
+// Cooldown, the thermal protocol's wait, the CPU runtime, MaxPower and the GPUs' limits (read only,
+// whatever the sweep's axes), and the trial's power limit: NVML GPUs when there are any, else the
 // simulated GPU's model (set in `c`). PowerLimitError when a limit is asked for and none can be set.
 HardwareSetup prepare_hardware(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c);
 
@@ -61,6 +69,7 @@ struct TargetHit {
   int64_t epochs_to_target = 0;  // 1-based
   double tta_s = 0;
   std::optional<double> eta_j, eta_uncertainty_j;  // with an energy session
+  std::optional<MeterUpdates> eta_updates;         // the meter updates inside ETA's window
 };
 
 struct Training {
@@ -69,6 +78,7 @@ struct Training {
   std::optional<TargetHit> target;
   double train_s = 0;                // the "fit" window (host clock without meters)
   std::optional<double> train_energy_j, fit_uncertainty_j;
+  std::optional<MeterUpdates> fit_updates;  // the meter updates inside the "fit" window
   double begin_unix_s = 0, end_unix_s = 0;
   double eval_s = 0;                 // the evaluations' share of train_s
   nlohmann::json optimizer;          // the power-limit optimiser's profile, or null
@@ -88,12 +98,14 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
 
 struct CodecRun {
   at::Tensor latent, reconstruction;
-  Measured compress, decompress;
+  Measured compress, decompress;  // per pass: with codec_min_window_s, the window's figures / its passes
   MemoryPeak compress_memory, decompress_memory;
   double compress_begin_unix_s = 0, compress_end_unix_s = 0, decompress_end_unix_s = 0;
 };
 // Compresses and decompresses the whole dataset, each in its own energy window (timed alone
 // without meters), on the engine the session trained with (or the reference engine's autocast).
+// With codec_min_window_s, each is repeated inside its window until the window is that long (after a
+// warm-up outside it; measure_filled), and the figures are per pass.
 CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
                        const std::atomic<int>* stop);
 
@@ -110,6 +122,10 @@ struct EnergyFigures {
   std::vector<PhaseRow> phases;
   nlohmann::json report;       // the session's report (meters, carbon, totals, ...), null without a session
   nlohmann::json uncertainty;  // the measurement ± of each figure, null without a session
+  // The meter updates inside each figure's window (train, eta, compress, decompress) and the
+  // threshold below which a figure is short; null without a measuring meter.
+  nlohmann::json meter_updates;
+  nlohmann::json thermal_windows;  // per phase: the hottest, slowest and every throttle reason (GPU domains)
   std::vector<SampleRow> samples;
   std::map<std::string, std::optional<double>> gpu_memory_peak_mib;  // per phase window (NVML)
 };
@@ -127,6 +143,7 @@ struct TrialOutcome {
   std::optional<EnergyFigures> energy;
   std::string device;              // the device the trial ran on
   nlohmann::json window_activity;  // other processes and steal per measured window
+  nlohmann::json gpus_at_start, gpus_at_end;  // NVML's temperature, SM clock, throttle reasons (GpuWatch)
 };
 // Writes into `rec` (from start_record, its result holding the run design) what the stages that ran
 // returned: the coordinates resolved (engine, limits), training, codec and energy figures, and the

@@ -18,6 +18,14 @@
 //                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824,
 //                 "memory_schedule": [[0, 1073741824], [0.5, 4294967296]],  // [t_s, bytes used], overrides
 //                 "lost_after_s": -1,     // >= 0: the GPU falls off the bus then (GPU_IS_LOST)
+//                 "temperature_schedule": [[0, 70], [2, 45]],   // [t_s, C], linear between points, then held
+//                 "throttle_schedule": [[0, 1], [0.5, 4]],      // [t_s, reason bits], piecewise constant
+//                 "power_reading": "instant",  // or "average_1s": nvmlDeviceGetPowerUsage averages the
+//                                              // schedule over the last second, as on Ampere and newer
+//                 "field_values": true,        // nvmlDeviceGetFieldValues answers POWER_INSTANT (186), and
+//                 "power_average_field": true, // POWER_AVERAGE (185) unless false (GA100 and older)
+//                 "power_reading_scale": 1.0,  // nvmlDeviceGetPowerUsage x this (a reading that disagrees
+//                                              // with the counter, as zeus#181 saw: 187 J against 327 J)
 //                 "process_utilization": {"sample_period_s": 0.1,   // the driver's per-process samples
 //                                         "processes": [{"pid": "self", "sm_util": 60},
 //                                                       {"pid": 4000000, "sm_util": 20}]}}]}
@@ -81,6 +89,11 @@ struct FakeDevice {
   double enforce_offset_w = 0;
   unsigned long long memory_total_bytes = 80ULL << 30, memory_used_bytes = 512ULL << 20;
   std::vector<std::pair<double, unsigned long long>> memory_schedule;  // [t_s since init, bytes used]
+  std::vector<std::pair<double, double>> temperature_schedule;        // [t_s, C], linear between points
+  std::vector<std::pair<double, unsigned long long>> throttle_schedule;  // [t_s, reason bits]
+  bool power_average_1s = false;  // nvmlDeviceGetPowerUsage is the last second's average
+  bool field_values = true, power_average_field = true;
+  double power_reading_scale = 1.0;
   double util_period_s = 0.1;
   std::vector<std::pair<unsigned, unsigned>> util_processes;  // pid, smUtil
   int util_error = 0;
@@ -154,6 +167,14 @@ void load_config() {
     f.memory_used_bytes = d.value("memory_used_bytes", f.memory_used_bytes);
     for (const auto& p : d.value("memory_schedule", nlohmann::json::array()))
       f.memory_schedule.emplace_back(p[0].get<double>(), p[1].get<unsigned long long>());
+    for (const auto& p : d.value("temperature_schedule", nlohmann::json::array()))
+      f.temperature_schedule.emplace_back(p[0].get<double>(), p[1].get<double>());
+    for (const auto& p : d.value("throttle_schedule", nlohmann::json::array()))
+      f.throttle_schedule.emplace_back(p[0].get<double>(), p[1].get<unsigned long long>());
+    f.power_average_1s = d.value("power_reading", std::string("instant")) == "average_1s";
+    f.field_values = d.value("field_values", true);
+    f.power_average_field = d.value("power_average_field", true);
+    f.power_reading_scale = d.value("power_reading_scale", 1.0);
     if (d.contains("process_utilization")) {
       const auto& u = d["process_utilization"];
       f.util_period_s = u.value("sample_period_s", f.util_period_s);
@@ -222,6 +243,35 @@ double energy_j_until(const FakeDevice& d, double t) {
     e += d.schedule[i].second * (std::min(b, t) - a);
   }
   return e;
+}
+
+double seconds_since_init() { return std::chrono::duration<double>(Clock::now() - state().t0).count(); }
+
+// The schedule's temperature at t: linear between its points, held before the first and after the last.
+unsigned temperature_at(const FakeDevice& d, double t) {
+  const auto& s = d.temperature_schedule;
+  if (s.empty()) return d.temperature_c;
+  if (t <= s.front().first) return static_cast<unsigned>(std::lround(s.front().second));
+  for (std::size_t i = 1; i < s.size(); ++i)
+    if (t <= s[i].first) {
+      const double f = (t - s[i - 1].first) / (s[i].first - s[i - 1].first);
+      return static_cast<unsigned>(std::lround(s[i - 1].second + f * (s[i].second - s[i - 1].second)));
+    }
+  return static_cast<unsigned>(std::lround(s.back().second));
+}
+
+unsigned long long throttle_at(const FakeDevice& d, double t) {
+  unsigned long long mask = d.throttle_reasons;
+  for (const auto& [ts, bits] : d.throttle_schedule)
+    if (ts <= t) mask = bits;
+  return mask;
+}
+
+// The schedule's mean power over [t - 1, t] (from its start when t < 1): NVML's 1 s average.
+double average_power_1s(const FakeDevice& d, double t) {
+  const double from = std::max(0.0, t - 1.0);
+  if (t <= from) return power_at(d, t);
+  return (energy_j_until(d, t) - energy_j_until(d, from)) / (t - from);
 }
 
 nvmlReturn_t copy_string(const std::string& s, char* buf, unsigned n) {
@@ -305,7 +355,25 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long l
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned* mw) {
   FAKE_DEVICE_OR_FAIL(h);
   if (d->power_error) return d->power_error;
-  *mw = static_cast<unsigned>(power_at(*d, sensor_time_s(*d)) * 1e3);
+  const double t = sensor_time_s(*d);
+  *mw = static_cast<unsigned>((d->power_average_1s ? average_power_1s(*d, t) : power_at(*d, t)) *
+                              d->power_reading_scale * 1e3);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFieldValue_t* values) {
+  FAKE_DEVICE_OR_FAIL(h);
+  if (!d->field_values) return NVML_ERROR_NOT_SUPPORTED;
+  const double t = sensor_time_s(*d);
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t& v = values[i];
+    v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+    v.nvmlReturn = NVML_SUCCESS;
+    if (v.fieldId == NVML_FI_DEV_POWER_INSTANT) v.value.uiVal = static_cast<unsigned>(power_at(*d, t) * 1e3);
+    else if (v.fieldId == NVML_FI_DEV_POWER_AVERAGE && d->power_average_field)
+      v.value.uiVal = static_cast<unsigned>(average_power_1s(*d, t) * 1e3);
+    else v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+  }
   return NVML_SUCCESS;
 }
 
@@ -349,7 +417,7 @@ nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t h, unsigned* 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, int sensor, unsigned* c) {
   FAKE_DEVICE_OR_FAIL(h);
   if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
-  *c = d->temperature_c;
+  *c = temperature_at(*d, seconds_since_init());
   return NVML_SUCCESS;
 }
 
@@ -400,7 +468,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t h, unsigned* c
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long* mask) {
   FAKE_DEVICE_OR_FAIL(h);
-  *mask = d->throttle_reasons;
+  *mask = throttle_at(*d, seconds_since_init());
   return NVML_SUCCESS;
 }
 

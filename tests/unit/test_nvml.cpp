@@ -16,30 +16,11 @@
 #include "harness/energy/nvml_meter.h"
 #include "harness/energy/process_tree.h"
 #include "harness/energy/sampler.h"
+#include "tests/fakes/fake_nvml_env.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
 namespace {
-
-// Points BALERBENCH_NVML_LIB at the fake and FAKE_NVML_CONFIG at `config`.
-class FakeNvml {
- public:
-  explicit FakeNvml(const nlohmann::json& config, const char* cuda_visible = nullptr) {
-    write_text(dir_.path("nvml.json"), config.dump());
-    setenv("BALERBENCH_NVML_LIB", FAKE_NVML_LIB, 1);
-    setenv("FAKE_NVML_CONFIG", dir_.path("nvml.json").c_str(), 1);
-    if (cuda_visible) setenv("CUDA_VISIBLE_DEVICES", cuda_visible, 1);
-    else unsetenv("CUDA_VISIBLE_DEVICES");
-  }
-  ~FakeNvml() {
-    unsetenv("BALERBENCH_NVML_LIB");
-    unsetenv("FAKE_NVML_CONFIG");
-    unsetenv("CUDA_VISIBLE_DEVICES");
-  }
-
- private:
-  TempDir dir_;
-};
 
 nlohmann::json gpu(const std::string& uuid, double power_w, bool counter = true, double period_s = 0) {
   return {{"name", "Fake H100"}, {"uuid", uuid}, {"power_w", power_w}, {"energy_counter", counter},

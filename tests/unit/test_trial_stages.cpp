@@ -57,6 +57,7 @@ TEST(TrialStages, PrepareHardwareSetsTheSimulatedGpusLimit) {
   ASSERT_TRUE(hw.enforced_power_limit_w);
   EXPECT_EQ(*hw.enforced_power_limit_w, 200);
   EXPECT_EQ(hw.max_power_w, 300);  // the simulated GPU's largest limit, as the experiment gives none
+  EXPECT_EQ(hw.max_power_source, "simulated_gpu");
   ASSERT_EQ(hw.power_limits.size(), 1u);
   EXPECT_TRUE(hw.power_limits[0]["simulated"].get<bool>());
   EXPECT_EQ(t.config.energy.simulated_gpu.power_limit_w, 200);  // the trial's meter runs at the limit
@@ -181,11 +182,18 @@ TEST(TrialStages, BuildRecordWritesWhatTheStagesThatRanReturned) {
   const Dataset& ds = *t.ctx.dataset;
   // A trial that failed after its hardware stage keeps the limits and nothing of training.
   TrialOutcome part;
-  part.hardware = HardwareSetup{json::array({{{"uuid", "simulated"}}}), 150.0, 300.0, 1};
+  HardwareSetup hw;
+  hw.power_limits = json::array({{{"uuid", "simulated"}}});
+  hw.enforced_power_limit_w = 150.0;
+  hw.max_power_w = 300.0;
+  hw.max_power_source = "simulated_gpu";
+  hw.threads = 1;
+  part.hardware = hw;
   TrialRecord failed = start_record(t.spec, t.ctx);
   build_record(part, t.config, t.ex, failed);
   EXPECT_EQ(failed.result["power_limits"].size(), 1u);
   EXPECT_EQ(failed.enforced_power_limit_w, 150.0);
+  EXPECT_EQ(failed.result["max_power"]["source"], "simulated_gpu");  // MaxPower says where it came from
   EXPECT_FALSE(failed.train_s);
   EXPECT_TRUE(failed.epoch_rows.empty());
   EXPECT_FALSE(failed.result.contains("memory"));
