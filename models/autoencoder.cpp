@@ -180,10 +180,4 @@ void load_state_dict(AutoEncoder& model, const std::string& path) {
   }
 }
 
-std::vector<std::pair<std::string, std::vector<int64_t>>> read_state_dict_shapes(const std::string& path) {
-  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
-  for (const auto& [name, tensor] : read_dict(path)) out.emplace_back(name, tensor.sizes().vec());
-  return out;
-}
-
 }  // namespace balerbench
