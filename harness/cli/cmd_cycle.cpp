@@ -14,7 +14,7 @@
 #include "harness/monitor/monitor.h"
 #include "harness/run/cycle.h"
 #include "harness/run/run_config.h"
-#include "harness/report/phase_table.h"
+#include "harness/report/profile_table.h"
 #include "harness/report/tables.h"
 
 #include <filesystem>
@@ -174,7 +174,7 @@ int run_command(const std::string& name, const Args& a) {
     std::printf("system %s: %s\n", r["system"]["fingerprint"].get<std::string>().c_str(),
                 r["system"]["label"].get<std::string>().c_str());
   if (const std::string blas = blas_choice_line(); !blas.empty()) std::printf("%s\n", blas.c_str());
-  if (r.contains("profile")) std::printf("\n%s\n", format_phase_table(r).c_str());
+  if (r.contains("profile")) std::printf("\n%s\n", format_profile_table(r).c_str());
   if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
   if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);
   return 0;
