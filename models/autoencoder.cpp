@@ -1,4 +1,4 @@
-// autoencoder.cpp: the four dense models and their registry (BALER_SPEC.md section 1).
+// autoencoder.cpp: the four dense models and their registry (docs/baler.md, The dense models).
 #include "models/autoencoder.h"
 
 #include <torch/torch.h>
