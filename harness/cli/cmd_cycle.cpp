@@ -99,20 +99,20 @@ void print_info(const nlohmann::json& r) {
   }
 }
 
-void print_compress(const nlohmann::json& r, const CycleFiles&) {
+void print_compress(nlohmann::json& r, const CycleFiles&) {
   std::printf("compressed %s rows to latent %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n",
               r["dataset"]["shape"].dump().c_str(), r["latent_shape"].dump().c_str(),
               r["latent_dtype"].get<std::string>().c_str(), r["encode_duration_s"].get<double>(),
               r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
 }
 
-void print_decompress(const nlohmann::json& r, const CycleFiles&) {
+void print_decompress(nlohmann::json& r, const CycleFiles&) {
   std::printf("decompressed to %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n", r["shape"].dump().c_str(),
               r["dtype"].get<std::string>().c_str(), r["decode_duration_s"].get<double>(),
               r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
 }
 
-void print_codecs(const nlohmann::json& r, const CycleFiles& files) {
+void print_codecs(nlohmann::json& r, const CycleFiles& files) {
   const nlohmann::json& k = r["comparison"];
   std::printf("%s", render_tables({codecs_table(k, "Baler against classical codecs at matched error: " +
                                                       r["dataset"].value("path", std::string("the data")))},
@@ -120,7 +120,7 @@ void print_codecs(const nlohmann::json& r, const CycleFiles& files) {
   std::printf("report: %s\n", (files.training.parent_path() / "codecs" / "codecs_report.json").string().c_str());
 }
 
-void print_memory(const nlohmann::json& r) {
+void print_memory(nlohmann::json& r) {
   if (!r.contains("memory") || !r["memory"].is_object()) return;
   const nlohmann::json& m = r["memory"];
   if (!m["host_peak_rss_mib"].is_number()) return;
@@ -147,13 +147,13 @@ struct CycleCommand {
   // options, no system line, and Baler's side-by-side info for a Baler project.
   bool measures;
   nlohmann::json (*run)(const RunConfig& config, const CycleFiles& files, const BeforeTraining& before_training);
-  void (*print)(const nlohmann::json& report, const CycleFiles& files);
+  void (*print)(nlohmann::json& report, const CycleFiles& files);
 };
 
 const CycleCommand kCycleCommands[] = {
     {"train", "Train a Baler model on config.input_path", true, true,
      [](const RunConfig& c, const CycleFiles& f, const BeforeTraining& b) { return run_train(c, f, b); },
-     [](const nlohmann::json& r, const CycleFiles&) { print_train(r); }},
+     [](nlohmann::json& r, const CycleFiles&) { print_train(r); }},
     {"compress", "Encode config.input_path with the trained model", false, true,
      [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_compress(c, f); },
      print_compress},
@@ -167,7 +167,7 @@ const CycleCommand kCycleCommands[] = {
      print_codecs},
     {"info", "Sizes, compression ratios and reconstruction error", false, false,
      [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_info(c, f); },
-     [](const nlohmann::json& r, const CycleFiles&) { print_info(r); }},
+     [](nlohmann::json& r, const CycleFiles&) { print_info(r); }},
 };
 
 // The command-line flags that are config keys, as overrides naming the flag.
@@ -183,7 +183,7 @@ std::vector<ConfigOverride> flag_overrides(const Args& a) {
 }
 
 // What every command prints after its own lines.
-void print_run_footer(const CycleCommand& cmd, const nlohmann::json& r) {
+void print_run_footer(const CycleCommand& cmd, nlohmann::json& r) {
   print_memory(r);
   if (r.contains("system") && cmd.measures)
     std::printf("system %s: %s\n", r["system"]["fingerprint"].get<std::string>().c_str(),
