@@ -2,7 +2,7 @@
 //
 // x' = (x - min_j) / range_j over the whole file, stored as (2, F) [min, range]
 // (Baler: (2, C) for tables, (2, H, W) for frames). Departure from Baler
-// (BALER_SPEC.md, departures 1 and 2): a constant feature gets range 1, so it
+// (docs/baler.md, departures 1 and 2): a constant feature gets range 1, so it
 // normalizes to 0 and inverts exactly instead of becoming NaN; compress reuses
 // the statistics saved at training time instead of recomputing them.
 #pragma once

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "common/error.h"
+#include "datasets/generator_registry.h"
 
 namespace balerbench {
 namespace {
@@ -163,8 +164,8 @@ const std::vector<std::string>& cms_type_list() {
 
 void check_synthetic_memory(const std::string& who, const std::string& kind, int64_t rows, int64_t height,
                             int64_t width, int copies) {
-  const long double values =
-      static_cast<long double>(rows) * (kind == "cms" ? 24.0L : static_cast<long double>(height) * width);
+  const DatasetGenerator& generator = dataset_generator(kind);
+  const long double values = static_cast<long double>(rows) * generator.values_per_row(height, width);
   const long double need_bytes = values * 8 * copies;
   const long double have_bytes =
       static_cast<long double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<long double>(::sysconf(_SC_PAGE_SIZE));
@@ -172,7 +173,7 @@ void check_synthetic_memory(const std::string& who, const std::string& kind, int
   char why[200];
   std::snprintf(why, sizeof why, "%.3Lg GB for %.3Lg values (float64, %d cop%s), and this machine has %.3Lg GB of memory",
                 need_bytes / 1e9, values, copies, copies == 1 ? "y" : "ies", have_bytes / 1e9);
-  throw InputError(who + ": " + std::to_string(rows) + (kind == "cms" ? " rows" : " frames") + " need " + why,
+  throw InputError(who + ": " + std::to_string(rows) + " " + generator.count_key + " need " + why,
                    "out of memory before it starts: use fewer rows or smaller dimensions");
 }
 
@@ -236,6 +237,29 @@ SyntheticData generate_cfd_like(int64_t frames, int64_t height, int64_t width, u
         d.values[k] = u;
       }
   return d;
+}
+
+const DatasetGenerator& cms_generator() {
+  static const DatasetGenerator entry = {
+      "cms", "CMS-like jets", "jets, 24 columns", "rows", false, cms_type_list,
+      [](int64_t, int64_t) { return static_cast<long double>(kCols); },
+      [](const GeneratorParams& p) {
+        return "CMS-like " + std::to_string(p.rows) + " rows (synthetic, seed " + std::to_string(p.seed) + ")";
+      },
+      [](const GeneratorParams& p) { return generate_cms_like(p.rows, p.seed); }};
+  return entry;
+}
+
+const DatasetGenerator& cfd_generator() {
+  static const DatasetGenerator entry = {
+      "cfd", "CFD-like frames", "N, H, W frames", "frames", true, nullptr,
+      [](int64_t height, int64_t width) { return static_cast<long double>(height) * width; },
+      [](const GeneratorParams& p) {
+        return "CFD-like " + std::to_string(p.rows) + "x" + std::to_string(p.height) + "x" + std::to_string(p.width) +
+               " (synthetic, seed " + std::to_string(p.seed) + ")";
+      },
+      [](const GeneratorParams& p) { return generate_cfd_like(p.rows, p.height, p.width, p.seed); }};
+  return entry;
 }
 
 }  // namespace balerbench

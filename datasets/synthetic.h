@@ -1,4 +1,4 @@
-// synthetic.h: seeded stand-ins for Baler's data (BALER_SPEC.md section 6).
+// synthetic.h: seeded stand-ins for Baler's data (docs/baler.md, Baler's data and the stand-ins).
 //
 // CMS-like: one row per particle-flow jet, the 24 columns of Baler's CMS
 // example in order, physics priors of the PF-jet definitions, integer
@@ -24,9 +24,10 @@ const std::vector<std::string>& cms_column_names();
 // Baler's CMS type_list: "float64" or "int" per column.
 const std::vector<std::string>& cms_type_list();
 
-// InputError, before anything is allocated, when `copies` float64 copies of the values of `rows` CMS-like
-// rows ("cms", 24 columns) or `rows` frames of height x width ("cfd") need more memory than this
-// machine has (counted in long double: no product overflows). `who` starts the message.
+// InputError, before anything is allocated, when `copies` float64 copies of the values of `rows` rows
+// or frames of the generator `kind` (generator_registry.h: "cms", 24 columns; "cfd", height x width)
+// need more memory than this machine has (counted in long double: no product overflows). `who`
+// starts the message.
 void check_synthetic_memory(const std::string& who, const std::string& kind, int64_t rows, int64_t height,
                             int64_t width, int copies);
 

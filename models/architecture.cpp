@@ -1,4 +1,4 @@
-// architecture.cpp: layer lists of Baler's dense models (BALER_SPEC.md section 1).
+// architecture.cpp: layer lists of Baler's dense models (docs/baler.md, The dense models).
 #include "models/architecture.h"
 
 #include <cmath>

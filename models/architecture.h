@@ -1,7 +1,7 @@
 // architecture.h: what each Baler dense model is made of, without LibTorch.
 //
 // The registry of model names, the latent-size rule and the per-layer
-// description used by `model-info` (parameters, MACs, the REFERENCE_TABLES.md
+// description used by `model-info` (parameters, MACs, the docs/reference_tables.md
 // T1 "operations" convention). models/autoencoder.h builds the LibTorch
 // modules from the same names.
 #pragma once
@@ -22,7 +22,7 @@ struct LayerSpec {
 
   int64_t parameters() const;        // linear: in*out + out; batchnorm: 2*n (affine)
   int64_t macs_per_sample() const;   // linear: in*out; batchnorm (eval): n
-  // REFERENCE_TABLES.md T1: in*out*batch + out (bias counted once per output).
+  // docs/reference_tables.md T1: in*out*batch + out (bias counted once per output).
   int64_t t1_operations(int64_t batch_size) const;
 };
 

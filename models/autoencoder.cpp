@@ -1,4 +1,4 @@
-// autoencoder.cpp: the four dense models and their registry (BALER_SPEC.md section 1).
+// autoencoder.cpp: the four dense models and their registry (docs/baler.md, The dense models).
 #include "models/autoencoder.h"
 
 #include <torch/torch.h>
@@ -178,12 +178,6 @@ void load_state_dict(AutoEncoder& model, const std::string& path) {
                        hint);
     target.copy_(src);
   }
-}
-
-std::vector<std::pair<std::string, std::vector<int64_t>>> read_state_dict_shapes(const std::string& path) {
-  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
-  for (const auto& [name, tensor] : read_dict(path)) out.emplace_back(name, tensor.sizes().vec());
-  return out;
 }
 
 }  // namespace balerbench

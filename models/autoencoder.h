@@ -52,7 +52,5 @@ void save_state_dict(const AutoEncoder& model, const std::string& path,
 // Strict load: every key present, every shape equal, else InputError
 // ("the model does not match").
 void load_state_dict(AutoEncoder& model, const std::string& path);
-// Reads the stored tensor shapes only: name -> sizes.
-std::vector<std::pair<std::string, std::vector<int64_t>>> read_state_dict_shapes(const std::string& path);
 
 }  // namespace balerbench

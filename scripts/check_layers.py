@@ -8,6 +8,10 @@ scripts/test.sh; exits 1 and names each offending line.
   models, datasets            may include common; know nothing of harness (models nothing of datasets)
   harness floors              an include may point within its own folder or to a lower floor;
                               folders on one floor may not include each other
+  tests, fuzz                 above every floor: may include any header of the project; tests/ may
+                              include its own helpers (tests/test_util.h, tests/fakes/...), and
+                              nothing outside tests/ may include them (fuzz/ has no headers)
+.h, .cpp and .inc files are read (an .inc obeys its folder's floor, as a header there does).
 """
 import os
 import re
@@ -37,7 +41,9 @@ def read_floors(path=ARCHITECTURE):
 
 
 FLOORS = read_floors()
-INCLUDE = re.compile(r'^\s*#\s*include\s+"(harness|models|datasets|common)/([^"/]+)/?([^"]*)"')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(harness|models|datasets|common|tests|fuzz)/([^"/]+)/?([^"]*)"')
+SOURCES = (".h", ".cpp", ".inc")
+TOPS = ("harness", "models", "datasets", "common", "tests", "fuzz")
 
 
 def folder_of(path):
@@ -56,7 +62,14 @@ def check(path, problems):
                 continue
             target_top, target = m.group(1), m.group(2)
             where = f"{os.path.relpath(path, ROOT)}:{n}: {line.strip()}"
-            if top == "common" and target_top != "common":
+            if target_top in ("tests", "fuzz") and top != "tests":
+                problems.append(f"{where}: only tests/ may include a header of {target_top}/ "
+                                "(hint: what the harness needs goes into harness/, not tests/)")
+            elif top == "tests" and target_top == "fuzz":
+                problems.append(f"{where}: fuzz/ has no headers to include")
+            elif top in ("tests", "fuzz"):
+                continue  # above every floor: any header of the project
+            elif top == "common" and target_top != "common":
                 problems.append(f"{where}: common/ is below everything and includes nothing of {target_top}/")
             elif top in ("models", "datasets") and target_top == "harness":
                 problems.append(f"{where}: {top}/ must not know harness/")
@@ -72,10 +85,11 @@ def check(path, problems):
 
 def main():
     problems, files = [], 0
-    for top in ("harness", "models", "datasets", "common"):
-        for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+    for top in TOPS:
+        for dirpath, dirs, names in os.walk(os.path.join(ROOT, top)):
+            dirs[:] = [d for d in dirs if d not in ("node_modules", "corpus")]
             for name in sorted(names):
-                if name.endswith((".h", ".cpp")):
+                if name.endswith(SOURCES):
                     files += 1
                     check(os.path.join(dirpath, name), problems)
     for folder in sorted(os.listdir(os.path.join(ROOT, "harness"))):

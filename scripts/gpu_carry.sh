@@ -13,6 +13,8 @@
 #                        too, with what it needs beyond glibc and zlib (libssl/libcrypto 3, brotli).
 #                        Built programs find them by RPATH (scripts/gpu_check.sh links with it).
 #   .carry/src/googletest  GoogleTest's source, built on the GPU machine by gpu_check.sh
+#   .peers/baler           the real Baler (../shared/peers/baler), for gpu_check.sh interop; copied
+#                          when missing, git-ignored, carried beside .carry
 #
 # Nothing here is vendored into the repository; the GPU machine has PyTorch
 # (whose LibTorch we build against), CMake, nvcc and a C++ compiler, but no
@@ -63,4 +65,12 @@ for l in libssl.so.3 libcrypto.so.3 libbrotlidec.so.1 libbrotlienc.so.1 libbrotl
 done
 cp -r /usr/src/googletest "$C.tmp/src/googletest"
 rm -rf "$C" && mv "$C.tmp" "$C"
-echo "prepared $C ($(du -sh "$C" | cut -f1)); carry it with: carry [\".carry\"]"
+PEER_SRC="$ROOT/../shared/peers/baler"
+if [ ! -f "$ROOT/.peers/baler/baler/__init__.py" ] && [ -f "$PEER_SRC/baler/__init__.py" ]; then
+  mkdir -p "$ROOT/.peers" && rm -rf "$ROOT/.peers/baler" && cp -r "$PEER_SRC" "$ROOT/.peers/baler"
+fi
+if [ -f "$ROOT/.peers/baler/baler/__init__.py" ]; then
+  echo "prepared $C ($(du -sh "$C" | cut -f1)) and .peers/baler; carry them with: carry [\".carry\", \".peers\"]"
+else
+  echo "prepared $C ($(du -sh "$C" | cut -f1)); carry it with: carry [\".carry\"] (no ../shared/peers/baler: interop cannot run)"
+fi

@@ -26,7 +26,8 @@
 #                                nvidia-smi -q, and a 2-trial sweep's provenance (gpu_state.py compares)
 #   scripts/gpu_check.sh interop the Baler interop tests with this machine's PyTorch (weights_only by
 #                                default since 2.6), and a Baler project trained with c.device = "cuda";
-#                                needs the real Baler copied to .peers/baler and carried
+#                                needs the real Baler at .peers/baler (git-ignored; copied from
+#                                ../shared/peers/baler when missing, as gpu_carry.sh does) and carried
 #
 # Device tool: run(command="OUT=$OUT scripts/gpu_check.sh build test", carry=[".carry"]), then
 # "scripts/gpu_check.sh bench" on the same warm machine (build-gpu/ stays there).
@@ -47,6 +48,13 @@ mkdir -p "$OUT"
 # against it bind std::filesystem::remove_all (and others) to libtorch's copy, and the test programs'
 # TempDir crashed on a null call there (PyTorch 2.11: 104 of 293 unit tests; 0 with the preload).
 # Debian's LibTorch exports none, so this is for the GPU machine's PyTorch only.
+# The real Baler is never committed: .peers/baler (git-ignored) is a copy of ../shared/peers/baler,
+# made here when missing and that folder is beside the checkout (on a lent machine it is carried).
+copy_baler_peer() {
+  local src="$ROOT/../shared/peers/baler"
+  [ -f "$ROOT/.peers/baler/baler/__init__.py" ] || [ ! -f "$src/baler/__init__.py" ] ||
+    { mkdir -p "$ROOT/.peers" && rm -rf "$ROOT/.peers/baler" && cp -r "$src" "$ROOT/.peers/baler"; }
+}
 preload_libstdcxx() {
   local torch_lib std
   torch_lib="$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch.so"))' 2>/dev/null)" || return 0
@@ -249,7 +257,8 @@ JSON
 stage_interop() {
   local bb="$BUILD/harness/balerbench" d="$OUT/interop" peer="${BALERBENCH_BALER_PEER:-$ROOT/.peers/baler}"
   mkdir -p "$d"
-  [ -f "$peer/baler/__init__.py" ] || { echo "interop: no Baler at $peer (copy ../shared/peers/baler to .peers/baler, carry .peers)"; return 2; }
+  copy_baler_peer
+  [ -f "$peer/baler/__init__.py" ] || { echo "interop: no Baler at $peer (run scripts/gpu_carry.sh beside ../shared, carry .peers)"; return 2; }
   "$PY" -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$d/python.txt"
   (cd "$BUILD" && BALERBENCH_BALER_PYTHON="$(command -v "$PY")" BALERBENCH_BALER_PEER="$peer" \
      ctest -R 'BalerInterop|BalerProjectCli|TorchSave' --output-on-failure > "$d/ctest_interop.log" 2>&1)

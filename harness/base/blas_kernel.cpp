@@ -198,6 +198,29 @@ std::vector<std::string> openblas_core_candidates(const CpuFeatures& cpu) {
   return out;  // an AVX-only CPU (SandyBridge's kernels) is not switched: it counts as generic itself
 }
 
+namespace {
+
+// The decision when the environment asks for kernel `request` by name (not auto, not keep).
+BlasDecision decide_requested_kernel(BlasDecision d, const std::string& core, const std::string& request,
+                                     bool generic) {
+  if (core.empty()) {
+    d.reason = std::string(kRequestVar) + "=" + request + " asks for an OpenBLAS kernel, but the BLAS is not OpenBLAS";
+    return d;
+  }
+  if (lower(request) == lower(core)) {
+    d.reason = "runs on " + core + ", as " + kRequestVar + " asks";
+    d.generic = generic;
+    return d;
+  }
+  d.action = BlasDecision::Action::kSwitch;
+  d.to = request;
+  d.candidates = {request};
+  d.reason = "switched from " + core + " to " + request + ", as " + kRequestVar + " asks";
+  return d;
+}
+
+}  // namespace
+
 BlasDecision decide_blas_kernel(const std::string& core, const CpuFeatures& cpu,
                                 const std::map<std::string, std::string>& env) {
   BlasDecision d;
@@ -216,22 +239,7 @@ BlasDecision decide_blas_kernel(const std::string& core, const CpuFeatures& cpu,
     d.generic = generic;
     return d;
   }
-  if (!request.empty() && lower(request) != "auto") {
-    if (core.empty()) {
-      d.reason = std::string(kRequestVar) + "=" + request + " asks for an OpenBLAS kernel, but the BLAS is not OpenBLAS";
-      return d;
-    }
-    if (lower(request) == lower(core)) {
-      d.reason = "runs on " + core + ", as " + kRequestVar + " asks";
-      d.generic = generic;
-      return d;
-    }
-    d.action = BlasDecision::Action::kSwitch;
-    d.to = request;
-    d.candidates = {request};
-    d.reason = "switched from " + core + " to " + request + ", as " + kRequestVar + " asks";
-    return d;
-  }
+  if (!request.empty() && lower(request) != "auto") return decide_requested_kernel(d, core, request, generic);
   if (core.empty()) {
     d.reason = "the BLAS is not OpenBLAS: its kernel is its own choice and is not known here";
     return d;
@@ -334,27 +342,39 @@ int blas_check_main(int argc, char** argv) {
   return 1;
 }
 
+namespace {
+
+// The choice a balerbench made before it re-executed itself (kChoiceVar): taken over while the kernel
+// it chose is the one in use, or recorded as failed when OpenBLAS ignored it. False when there is
+// none to adopt (and then kChoiceVar is unset).
+bool adopt_inherited_choice(const BlasInfo& blas) {
+  const char* inherited = env_or_null(kChoiceVar);
+  if (!inherited) return false;
+  // Set by this program before it re-executed itself (or by a balerbench that started this one):
+  // valid only while the kernel it chose is the one in use.
+  const auto parts = split_bar(inherited);
+  if (parts.size() == 4 && lower(parts[2]) == lower(blas.core)) {
+    decided() = {{"decision", parts[0]}, {"from", parts[1]}, {"to", blas.core}, {"reason", parts[3]}};
+    return true;
+  }
+  unsetenv(kChoiceVar);
+  if (parts.size() == 4 && env_or_null(kCoretypeVar) && lower(env_or_null(kCoretypeVar)) == lower(parts[2])) {
+    // This program set OPENBLAS_CORETYPE and OpenBLAS runs another kernel all the same: never loop.
+    const std::string reason = "asked OpenBLAS for " + parts[2] + " but it runs " + blas.core;
+    decided() = {{"decision", "check failed"}, {"from", parts[1]}, {"to", blas.core}, {"reason", reason},
+                 {"generic", openblas_core_rank(blas.core) > 0 && openblas_core_rank(blas.core) <= 2}};
+    std::fprintf(stderr, "balerbench: BLAS: %s\n", reason.c_str());
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void ensure_blas_kernel(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], kCheckArg) == 0) return;
   const BlasInfo blas = query_blas();
-  if (const char* inherited = env_or_null(kChoiceVar)) {
-    // Set by this program before it re-executed itself (or by a balerbench that started this one):
-    // valid only while the kernel it chose is the one in use.
-    const auto parts = split_bar(inherited);
-    if (parts.size() == 4 && lower(parts[2]) == lower(blas.core)) {
-      decided() = {{"decision", parts[0]}, {"from", parts[1]}, {"to", blas.core}, {"reason", parts[3]}};
-      return;
-    }
-    unsetenv(kChoiceVar);
-    if (parts.size() == 4 && env_or_null(kCoretypeVar) && lower(env_or_null(kCoretypeVar)) == lower(parts[2])) {
-      // This program set OPENBLAS_CORETYPE and OpenBLAS runs another kernel all the same: never loop.
-      const std::string reason = "asked OpenBLAS for " + parts[2] + " but it runs " + blas.core;
-      decided() = {{"decision", "check failed"}, {"from", parts[1]}, {"to", blas.core}, {"reason", reason},
-                   {"generic", openblas_core_rank(blas.core) > 0 && openblas_core_rank(blas.core) <= 2}};
-      std::fprintf(stderr, "balerbench: BLAS: %s\n", reason.c_str());
-      return;
-    }
-  }
+  if (adopt_inherited_choice(blas)) return;
   std::map<std::string, std::string> env;
   for (const char* name : {kCoretypeVar, kRequestVar})
     if (const char* v = env_or_null(name)) env[name] = v;

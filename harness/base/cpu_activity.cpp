@@ -7,9 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
+#include "harness/base/proc_fs.h"
 #include "harness/base/stall_watch.h"
 
 namespace balerbench {
@@ -18,24 +17,16 @@ CpuActivity read_cpu_activity(const std::string& proc_root) {
   CpuActivity a;
   a.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   const double tick_s = 1.0 / static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
-  std::ifstream in(proc_root + "/stat");
-  std::string line;
-  int cpus = 0;
-  while (std::getline(in, line)) {
-    if (line.rfind("cpu", 0) != 0) continue;
-    if (line.size() > 3 && line[3] != ' ') {
-      ++cpus;
-      continue;
-    }
-    std::istringstream f(line.substr(3));
-    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-    if (!(f >> user >> nice >> system >> idle >> iowait >> irq >> softirq)) return a;
-    f >> steal;
-    a.host_busy_s = (user + nice + system + irq + softirq) * tick_s;
-    a.host_steal_s = steal * tick_s;
+  const HostStat h = read_host_stat(proc_root);
+  if (h.cpu_fields > 0) {
+    if (!h.has_cpu(7)) return a;  // user ... softirq; steal may be missing (old kernels)
+    using F = HostStat;
+    const auto ticks = [&](F::Field f) { return static_cast<double>(h.cpu[f]); };
+    a.host_busy_s = (ticks(F::kUser) + ticks(F::kNice) + ticks(F::kSystem) + ticks(F::kIrq) + ticks(F::kSoftirq)) * tick_s;
+    a.host_steal_s = (h.has_cpu(8) ? ticks(F::kSteal) : 0.0) * tick_s;
     a.valid = true;
   }
-  a.cpus = std::max(cpus, 1);
+  a.cpus = std::max(h.cpus, 1);
   rusage self{}, children{};
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);

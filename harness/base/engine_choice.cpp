@@ -1,7 +1,6 @@
 // engine_choice.cpp: see engine_choice.h.
 #include "harness/base/engine_choice.h"
 
-#include "common/error.h"
 #include "harness/base/name_table.h"
 
 namespace balerbench {
@@ -22,11 +21,5 @@ const std::vector<std::string>& engine_names() {
 }
 
 std::string engine_name_list() { return join_names(engine_names()); }
-
-EngineKind parse_engine(const std::string& name, const std::string& where) {
-  if (auto e = find_engine(name)) return *e;
-  throw InputError((where.empty() ? "" : where + ": ") + "unknown engine '" + name + "'",
-                   "one of: " + engine_name_list());
-}
 
 }  // namespace balerbench

@@ -16,8 +16,6 @@ enum class EngineKind { kAuto, kLibtorch, kFused };
 
 const char* engine_name(EngineKind e);
 std::optional<EngineKind> find_engine(const std::string& name);
-// InputError naming `where` and listing the valid names.
-EngineKind parse_engine(const std::string& name, const std::string& where);
 const std::vector<std::string>& engine_names();  // "auto" first
 std::string engine_name_list();                  // "auto, libtorch, fused"
 

@@ -4,36 +4,16 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "harness/base/proc_text.h"
+#include "harness/base/proc_fs.h"
 
 namespace balerbench {
-namespace {
-
-std::string first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 ProcessIdentity this_process(const std::string& proc_root) {
   ProcessIdentity p;
   char host[256] = {0};
   if (::gethostname(host, sizeof host - 1) == 0) p.host = host;
-  p.boot_id = first_line(proc_root + "/sys/kernel/random/boot_id");
+  p.boot_id = read_boot_id(proc_root);
   p.pid = static_cast<int64_t>(::getpid());
   p.start_ticks = process_start_ticks(p.pid, proc_root).value_or("");
   return p;
@@ -41,9 +21,9 @@ ProcessIdentity this_process(const std::string& proc_root) {
 
 std::optional<std::string> process_start_ticks(int64_t pid, const std::string& proc_root) {
   if (pid <= 0) return std::nullopt;
-  const std::vector<std::string> f = proc_stat_fields(first_line(proc_root + "/" + std::to_string(pid) + "/stat"));
-  if (f.size() < 20) return std::nullopt;
-  return f[19];  // field 22
+  const PidStat st = read_pid_stat(proc_root, pid);
+  if (!st.has(22)) return std::nullopt;
+  return st.starttime;
 }
 
 bool same_boot(const ProcessIdentity& a, const ProcessIdentity& b) {
@@ -60,25 +40,18 @@ std::vector<PeerProcess> other_balerbench_processes(const std::string& proc_root
   std::vector<PeerProcess> out;
   const int64_t self = static_cast<int64_t>(::getpid());
   static const double ticks_per_s = static_cast<double>(::sysconf(_SC_CLK_TCK) > 0 ? ::sysconf(_SC_CLK_TCK) : 100);
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(proc_root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+  for (const std::string& name : proc_numeric_entries(proc_root)) {
     const int64_t pid = std::stoll(name);
     if (pid == self) continue;
-    const std::string dir = it->path().string();
-    if (first_line(dir + "/comm") != "balerbench") continue;
-    const std::vector<std::string> f = proc_stat_fields(first_line(dir + "/stat"));
-    if (f.size() < 13) continue;  // gone meanwhile
-    if (f[1] == std::to_string(self)) continue;  // field 4, the parent: a child of this process
+    if (read_pid_comm(proc_root, pid) != "balerbench") continue;
+    const PidStat st = read_pid_stat(proc_root, pid);
+    if (!st.has(15)) continue;  // gone meanwhile
+    if (st.ppid == self) continue;  // field 4, the parent: a child of this process
     PeerProcess p;
     p.pid = pid;
-    if (f.size() > 19) p.start_ticks = f[19];  // field 22
-    p.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / ticks_per_s;  // fields 14 and 15
-    std::string cmd = read_all(dir + "/cmdline");
-    for (char& c : cmd)
-      if (c == '\0') c = ' ';
-    while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
+    p.start_ticks = st.starttime;  // field 22
+    p.cpu_s = (st.utime + st.stime) / ticks_per_s;  // fields 14 and 15
+    std::string cmd = read_pid_cmdline(proc_root, pid);
     if (cmd.empty()) cmd = "balerbench";  // exiting, or its arguments not readable to this user
     p.command = cmd.size() > 200 ? cmd.substr(0, 197) + "..." : cmd;
     out.push_back(std::move(p));

@@ -1,6 +1,7 @@
 // cmd_cycle.cpp: `balerbench train|compress|decompress|info --config FILE.json
 // [--out DIR] [--set key=value ...]`, or `--baler-project workspaces/WS/P` instead of --config and --out.
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "harness/base/blas_kernel.h"
@@ -14,7 +15,7 @@
 #include "harness/monitor/monitor.h"
 #include "harness/run/cycle.h"
 #include "harness/run/run_config.h"
-#include "harness/report/phase_table.h"
+#include "harness/report/profile_table.h"
 #include "harness/report/tables.h"
 
 #include <filesystem>
@@ -98,12 +99,79 @@ void print_info(const nlohmann::json& r) {
   }
 }
 
-int run_command(const std::string& name, const Args& a) {
-  // train's hazard block samples the other processes' CPU use (kTrainCpuSampleWindowS): begun here,
-  // so that the window overlaps reading the config and the data, and the block waits only for what
-  // is left.
-  std::shared_ptr<const CpuLoadSample> load_sample;
-  if (name == "train") load_sample = std::make_shared<CpuLoadSample>();
+void print_compress(nlohmann::json& r, const CycleFiles&) {
+  std::printf("compressed %s rows to latent %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n",
+              r["dataset"]["shape"].dump().c_str(), r["latent_shape"].dump().c_str(),
+              r["latent_dtype"].get<std::string>().c_str(), r["encode_duration_s"].get<double>(),
+              r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
+}
+
+void print_decompress(nlohmann::json& r, const CycleFiles&) {
+  std::printf("decompressed to %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n", r["shape"].dump().c_str(),
+              r["dtype"].get<std::string>().c_str(), r["decode_duration_s"].get<double>(),
+              r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
+}
+
+void print_codecs(nlohmann::json& r, const CycleFiles& files) {
+  const nlohmann::json& k = r["comparison"];
+  std::printf("%s", render_tables({codecs_table(k, "Baler against classical codecs at matched error: " +
+                                                      r["dataset"].value("path", std::string("the data")))},
+                                  "md").c_str());
+  std::printf("report: %s\n", (files.training.parent_path() / "codecs" / "codecs_report.json").string().c_str());
+}
+
+void print_memory(nlohmann::json& r) {
+  if (!r.contains("memory") || !r["memory"].is_object()) return;
+  const nlohmann::json& m = r["memory"];
+  if (!m["host_peak_rss_mib"].is_number()) return;
+  std::printf("peak memory: %.1f MiB resident", m["host_peak_rss_mib"].get<double>());
+  if (m["cuda_peak_reserved_mib"].is_number())
+    std::printf(", CUDA %.1f MiB allocated / %.1f MiB reserved", m["cuda_peak_allocated_mib"].get<double>(),
+                m["cuda_peak_reserved_mib"].get<double>());
+  if (m.contains("gpu_memory_used_peak_mib") && m["gpu_memory_used_peak_mib"].is_number())
+    std::printf(", GPU %.1f MiB in use (NVML, every process)", m["gpu_memory_used_peak_mib"].get<double>());
+  std::printf(" (%s)\n", m["host_basis"].get<std::string>().c_str());
+}
+
+using BeforeTraining = std::function<void()>;
+
+// One subcommand of the cycle: its help, what it runs and how its report is printed. A command joins
+// by one row of kCycleCommands.
+struct CycleCommand {
+  const char* name;
+  const char* help;
+  // train: samples the other processes' CPU use for the hazards block, reports the hazards before
+  // training (in the JSON document with --json), and takes --profile-trace.
+  bool trains;
+  // false for info, which reads the outputs only: no monitoring, precision, engine or profile
+  // options, no system line, and Baler's side-by-side info for a Baler project.
+  bool measures;
+  nlohmann::json (*run)(const RunConfig& config, const CycleFiles& files, const BeforeTraining& before_training);
+  void (*print)(nlohmann::json& report, const CycleFiles& files);
+};
+
+const CycleCommand kCycleCommands[] = {
+    {"train", "Train a Baler model on config.input_path", true, true,
+     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining& b) { return run_train(c, f, b); },
+     [](nlohmann::json& r, const CycleFiles&) { print_train(r); }},
+    {"compress", "Encode config.input_path with the trained model", false, true,
+     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_compress(c, f); },
+     print_compress},
+    {"decompress", "Decode the compressed file back to the data space", false, true,
+     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_decompress(c, f); },
+     print_decompress},
+    {"codecs",
+     "Baler (the trained model) against ZFP, Zstandard and downcasts at matched error, "
+     "with ratio, error, MB/s and energy per MB (after train)",
+     false, true, [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_codecs(c, f); },
+     print_codecs},
+    {"info", "Sizes, compression ratios and reconstruction error", false, false,
+     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_info(c, f); },
+     [](nlohmann::json& r, const CycleFiles&) { print_info(r); }},
+};
+
+// The command-line flags that are config keys, as overrides naming the flag.
+std::vector<ConfigOverride> flag_overrides(const Args& a) {
   std::vector<ConfigOverride> options = monitoring_overrides(a.monitoring);
   if (!a.precision.empty()) options.push_back({"precision=" + a.precision, "--precision"});
   if (!a.engine.empty()) options.push_back({"engine=" + a.engine, "--engine"});
@@ -111,11 +179,34 @@ int run_command(const std::string& name, const Args& a) {
   if (!a.profile_trace.empty()) options.push_back({"profile_trace=" + a.profile_trace, "--profile-trace"});
   if (a.no_profile_sync) options.push_back({"profile_sync=false", "--no-profile-sync"});
   if (a.no_cuda_graphs) options.push_back({"cuda_graphs=false", "--no-cuda-graphs"});
+  return options;
+}
+
+// What every command prints after its own lines.
+void print_run_footer(const CycleCommand& cmd, nlohmann::json& r) {
+  print_memory(r);
+  if (r.contains("system") && cmd.measures)
+    std::printf("system %s: %s\n", r["system"]["fingerprint"].get<std::string>().c_str(),
+                r["system"]["label"].get<std::string>().c_str());
+  if (const std::string blas = blas_choice_line(); !blas.empty()) std::printf("%s\n", blas.c_str());
+  if (r.contains("profile")) std::printf("\n%s\n", format_profile_table(r).c_str());
+  if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
+  if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);
+}
+
+int run_command(const CycleCommand& cmd, const Args& a) {
+  // train's hazard block samples the other processes' CPU use (kTrainCpuSampleWindowS): begun here,
+  // so that the window overlaps reading the config and the data, and the block waits only for what
+  // is left.
+  std::shared_ptr<const CpuLoadSample> load_sample;
+  if (cmd.trains) load_sample = std::make_shared<CpuLoadSample>();
+  const std::vector<ConfigOverride> options = flag_overrides(a);
   JsonStdout json_out(a.json);  // progress and epoch lines go to stderr; stdout gets the one document
-  const std::unique_ptr<BalerProjectRun> baler = open_baler_project_run(a.config, a.baler, a.sets, options, name);
+  const std::unique_ptr<BalerProjectRun> baler =
+      open_baler_project_run(a.config, a.baler, a.sets, options, cmd.name);
   RunConfig c = baler ? baler->config() : load_run_config(a.config, a.sets, options);
   const CycleFiles files = baler ? baler->files() : out_dir_files(a.out);
-  if (baler && name == "info") return print_baler_info(*baler, a.baler, a.json, json_out);
+  if (baler && !cmd.measures) return print_baler_info(*baler, a.baler, a.json, json_out);
   if (baler) baler->begin();  // what of P_config.py is not read, and Baler's files kept before replacing them
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   // The hazards line on stderr once the input is known to be good, before training; with --json,
@@ -126,79 +217,31 @@ int run_command(const std::string& name, const Args& a) {
     if (a.json) for (const auto& h : found) hazards.push_back(h.to_json());
     else std::fputs(format_hazard_line(found).c_str(), stderr);
   };
-  nlohmann::json r;
-  if (name == "train") r = run_train(c, files, report_hazards);
-  else if (name == "compress") r = run_compress(c, files);
-  else if (name == "decompress") r = run_decompress(c, files);
-  else if (name == "codecs") r = run_codecs(c, files);
-  else r = run_info(c, files);
+  nlohmann::json r = cmd.run(c, files, report_hazards);
   if (baler) baler->finish(r);
   if (a.json) {
-    if (name == "train") r["hazards"] = hazards;
+    if (cmd.trains) r["hazards"] = hazards;
     json_out.print(r);
     return 0;
   }
-  if (name == "train") {
-    print_train(r);
-  } else if (name == "compress") {
-    std::printf("compressed %s rows to latent %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n",
-                r["dataset"]["shape"].dump().c_str(), r["latent_shape"].dump().c_str(),
-                r["latent_dtype"].get<std::string>().c_str(), r["encode_duration_s"].get<double>(),
-                r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
-  } else if (name == "decompress") {
-    std::printf("decompressed to %s (%s) in %.4f s (%.0f rows/s): %s, %.3f MB\n", r["shape"].dump().c_str(),
-                r["dtype"].get<std::string>().c_str(), r["decode_duration_s"].get<double>(),
-                r["rows_per_s"].get<double>(), r["output"].get<std::string>().c_str(), mb(r["output_bytes"]));
-  } else if (name == "codecs") {
-    const nlohmann::json& k = r["comparison"];
-    std::printf("%s", render_tables({codecs_table(k, "Baler against classical codecs at matched error: " +
-                                                        r["dataset"].value("path", std::string("the data")))},
-                                    "md").c_str());
-    std::printf("report: %s\n", (files.training.parent_path() / "codecs" / "codecs_report.json").string().c_str());
-  } else {
-    print_info(r);
-  }
-  if (r.contains("memory") && r["memory"].is_object()) {
-    const nlohmann::json& m = r["memory"];
-    if (m["host_peak_rss_mib"].is_number()) {
-      std::printf("peak memory: %.1f MiB resident", m["host_peak_rss_mib"].get<double>());
-      if (m["cuda_peak_reserved_mib"].is_number())
-        std::printf(", CUDA %.1f MiB allocated / %.1f MiB reserved", m["cuda_peak_allocated_mib"].get<double>(),
-                    m["cuda_peak_reserved_mib"].get<double>());
-      if (m.contains("gpu_memory_used_peak_mib") && m["gpu_memory_used_peak_mib"].is_number())
-        std::printf(", GPU %.1f MiB in use (NVML, every process)", m["gpu_memory_used_peak_mib"].get<double>());
-      std::printf(" (%s)\n", m["host_basis"].get<std::string>().c_str());
-    }
-  }
-  if (r.contains("system") && name != "info")
-    std::printf("system %s: %s\n", r["system"]["fingerprint"].get<std::string>().c_str(),
-                r["system"]["label"].get<std::string>().c_str());
-  if (const std::string blas = blas_choice_line(); !blas.empty()) std::printf("%s\n", blas.c_str());
-  if (r.contains("profile")) std::printf("\n%s\n", format_phase_table(r).c_str());
-  if (r.contains("energy")) print_energy_summary(r["energy"], stdout);
-  if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);
+  cmd.print(r, files);
+  print_run_footer(cmd, r);
   return 0;
 }
 
 }  // namespace
 
 void register_cycle(CLI::App& app, Action& run) {
-  const char* help[5][2] = {{"train", "Train a Baler model on config.input_path"},
-                            {"compress", "Encode config.input_path with the trained model"},
-                            {"decompress", "Decode the compressed file back to the data space"},
-                            {"codecs", "Baler (the trained model) against ZFP, Zstandard and downcasts at matched error, "
-                                       "with ratio, error, MB/s and energy per MB (after train)"},
-                            {"info", "Sizes, compression ratios and reconstruction error"}};
-  for (const auto& h : help) {
+  for (const CycleCommand& c : kCycleCommands) {
     auto a = std::make_shared<Args>();
-    const std::string name = h[0];
-    CLI::App* cmd = app.add_subcommand(name, h[1]);
+    const CycleCommand* command = &c;
+    CLI::App* cmd = app.add_subcommand(c.name, c.help);
     CLI::Option* config = cmd->add_option("--config", a->config, "config FILE.json (strict JSON, Baler's key names)");
     CLI::Option* out = cmd->add_option("--out", a->out, "output folder (default ./output)")->check(non_empty_path());
-    add_baler_project_options(cmd, a->baler, name == "info", config, out);
+    add_baler_project_options(cmd, a->baler, !c.measures, config, out);
     cmd->add_option("--set", a->sets, "override a config key: key=value (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--json", a->json, "print the report as JSON");
-    if (name != "info") {
+    if (c.measures) {
       add_monitoring_options(cmd, a->monitoring, true);
       cmd->add_option("--precision", a->precision,
                       "fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16 | auto (= --set precision=...)");
@@ -209,11 +252,11 @@ void register_cycle(CLI::App& app, Action& run) {
       cmd->add_flag("--no-profile-sync", a->no_profile_sync,
                     "profile without synchronising the device at each phase edge (CUDA events)");
       cmd->add_flag("--no-cuda-graphs", a->no_cuda_graphs, "CUDA: run every step eagerly");
-      if (name == "train")
+      if (c.trains)
         cmd->add_option("--profile-trace", a->profile_trace,
                         "with --profile: write LibTorch's profiler trace (Chrome trace JSON, for Perfetto) to FILE")->check(non_empty_path());
     }
-    cmd->callback([a, name, &run] { run = [a, name] { return run_command(name, *a); }; });
+    cmd->callback([a, command, &run] { run = [a, command] { return run_command(*command, *a); }; });
   }
 }
 

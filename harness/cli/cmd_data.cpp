@@ -9,6 +9,7 @@
 
 #include "datasets/dataset.h"
 #include "common/error.h"
+#include "datasets/generator_registry.h"
 #include "datasets/npz.h"
 #include "datasets/synthetic.h"
 #include "harness/cli/commands.h"
@@ -19,10 +20,17 @@ namespace {
 
 struct GenerateArgs {
   std::string kind, out;
-  int64_t rows = 0, height = 50, width = 50;
-  uint64_t seed = 0;
+  GeneratorParams params;
   bool deflate = false, force = false;
 };
+
+// "cms (jets, 24 columns) or cfd (N, H, W frames)"
+std::string kind_help() {
+  std::string help;
+  for (const DatasetGenerator* g : dataset_generators())
+    help += (help.empty() ? "" : " or ") + std::string(g->name) + " (" + g->shape_help + ")";
+  return help;
+}
 
 int generate(const GenerateArgs& a) {
   std::error_code ec;
@@ -30,9 +38,9 @@ int generate(const GenerateArgs& a) {
     throw InputError(a.out + ": already exists", "pass --force to replace it, or choose another --out");
   // The values (float64) and their copy for the file, against this machine's memory, before any is
   // taken: an allocation that cannot succeed is said as what was asked for.
-  check_synthetic_memory("data generate", a.kind, a.rows, a.height, a.width, 2);
-  SyntheticData d = a.kind == "cms" ? generate_cms_like(a.rows, a.seed)
-                                    : generate_cfd_like(a.rows, a.height, a.width, a.seed);
+  const GeneratorParams& p = a.params;
+  check_synthetic_memory("data generate", a.kind, p.rows, p.height, p.width, 2);
+  SyntheticData d = dataset_generator(a.kind).generate(p);
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", NpyArray::from_doubles(d.shape, d.values));
   members.emplace_back("names", d.names.empty() ? NpyArray::from_doubles({0}, {}) : NpyArray::from_strings(d.names));
@@ -98,13 +106,12 @@ void register_data(CLI::App& app, Action& run) {
   data->require_subcommand(1);
   auto a = std::make_shared<GenerateArgs>();
   CLI::App* gen = data->add_subcommand("generate", "Write a seeded CMS-like table or CFD-like frames as .npz");
-  gen->add_option("--kind", a->kind, "cms (jets, 24 columns) or cfd (N, H, W frames)")
-      ->required()->check(CLI::IsMember({"cms", "cfd"}));
-  gen->add_option("--rows", a->rows, "rows (jets) or frames")->required()->check(in_range(1, 1e15, "INT"));
+  gen->add_option("--kind", a->kind, kind_help())->required()->check(CLI::IsMember(dataset_generator_names()));
+  gen->add_option("--rows", a->params.rows, "rows (jets) or frames")->required()->check(in_range(1, 1e15, "INT"));
   gen->add_option("--out", a->out, "output .npz file")->check(non_empty_path())->required();
-  gen->add_option("--seed", a->seed, "random seed (default 0)");
-  gen->add_option("--height", a->height, "cfd frame height (default 50)")->check(in_range(1, 65536, "INT"));
-  gen->add_option("--width", a->width, "cfd frame width (default 50)")->check(in_range(1, 65536, "INT"));
+  gen->add_option("--seed", a->params.seed, "random seed (default 0)");
+  gen->add_option("--height", a->params.height, "cfd frame height (default 50)")->check(in_range(1, 65536, "INT"));
+  gen->add_option("--width", a->params.width, "cfd frame width (default 50)")->check(in_range(1, 65536, "INT"));
   gen->add_flag("--compressed", a->deflate, "deflate the members (numpy.savez_compressed)");
   gen->add_flag("--force", a->force, "replace --out if it exists");
   gen->callback([a, &run] { run = [a] { return generate(*a); }; });

@@ -148,6 +148,34 @@ std::string how_it_ended(const json& r) {
   return "killed by signal " + std::to_string(sig) + (abbrev ? std::string(" (SIG") + abbrev + ")" : "") + ", " + code;
 }
 
+// One meter domain's row of the report's table.
+void print_domain_row(const json& d, std::FILE* out) {
+  char peak_buf[32];
+  if (d["peak_power_w"].is_null()) std::snprintf(peak_buf, sizeof peak_buf, "-");
+  else std::snprintf(peak_buf, sizeof peak_buf, "%.2f", d["peak_power_w"].get<double>());
+  std::fprintf(out, "   %-14s %-10s %-10s %12s %12s %10.2f %10s %12s%s\n", d["meter"].get<std::string>().c_str(),
+               d["domain"].get<std::string>().c_str(), d["kind"].get<std::string>().c_str(),
+               format_energy(d["energy_j"]).c_str(),
+               d["uncertainty_j"].is_null() ? "n/q" : format_energy(d["uncertainty_j"]).c_str(),
+               d["avg_power_w"].get<double>(), peak_buf,
+               d["net_energy_j"].is_null() ? "-" : format_energy(d["net_energy_j"]).c_str(),
+               d["in_total"] ? "" : "  (not in total)");
+}
+
+// The wall meter against the components it covers.
+void print_crosscheck(const json& x, std::FILE* out) {
+  const auto with_pm = [](const json& v, const json& u) {
+    return format_energy(v) + (u.is_null() ? std::string(" (± n/q)") : " ± " + format_energy(u));
+  };
+  std::fprintf(out, "\n   cross-check: wall %s, components (%s) %s", with_pm(x["wall_j"], x["wall_uncertainty_j"]).c_str(),
+               x["components"].get<std::string>().c_str(),
+               with_pm(x["components_j"], x["components_uncertainty_j"]).c_str());
+  if (!x["ratio"].is_null()) std::fprintf(out, ", ratio %.3f", x["ratio"].get<double>());
+  std::fprintf(out, "\n     %s", x["reading"].get<std::string>().c_str());
+  if (!x["left_out"].get<std::string>().empty())
+    std::fprintf(out, "\n     not compared: %s", x["left_out"].get<std::string>().c_str());
+}
+
 void print_report(const json& r, std::FILE* out) {
   const json& t = r["total"];
   std::fprintf(out, "\n balerbench measure: %s\n\n", r["command_line"].get<std::string>().c_str());
@@ -155,18 +183,7 @@ void print_report(const json& r, std::FILE* out) {
                how_it_ended(r).c_str(), t["samples"].get<long long>(), r["sampler"]["effective_hz"].get<double>());
   std::fprintf(out, "   %-14s %-10s %-10s %12s %12s %10s %10s %12s\n", "meter", "domain", "kind", "energy", "±",
                "mean W", "peak W", "net of idle");
-  for (const auto& d : t["domains"]) {
-    char peak_buf[32];
-    if (d["peak_power_w"].is_null()) std::snprintf(peak_buf, sizeof peak_buf, "-");
-    else std::snprintf(peak_buf, sizeof peak_buf, "%.2f", d["peak_power_w"].get<double>());
-    std::fprintf(out, "   %-14s %-10s %-10s %12s %12s %10.2f %10s %12s%s\n", d["meter"].get<std::string>().c_str(),
-                 d["domain"].get<std::string>().c_str(), d["kind"].get<std::string>().c_str(),
-                 format_energy(d["energy_j"]).c_str(),
-                 d["uncertainty_j"].is_null() ? "n/q" : format_energy(d["uncertainty_j"]).c_str(),
-                 d["avg_power_w"].get<double>(), peak_buf,
-                 d["net_energy_j"].is_null() ? "-" : format_energy(d["net_energy_j"]).c_str(),
-                 d["in_total"] ? "" : "  (not in total)");
-  }
+  for (const auto& d : t["domains"]) print_domain_row(d, out);
   std::string pm;
   if (!t["total_uncertainty_j"].is_null()) {
     char buf[48] = "";
@@ -180,19 +197,7 @@ void print_report(const json& r, std::FILE* out) {
                                                  : 0.0);
   if (!t["net_total_energy_j"].is_null()) std::fprintf(out, ", net of idle %s", format_energy(t["net_total_energy_j"]).c_str());
   if (!t["wall_energy_j"].is_null()) std::fprintf(out, ", wall %s", format_energy(t["wall_energy_j"]).c_str());
-  if (t.contains("crosscheck") && t["crosscheck"].is_object()) {
-    const json& x = t["crosscheck"];
-    const auto with_pm = [](const json& v, const json& u) {
-      return format_energy(v) + (u.is_null() ? std::string(" (± n/q)") : " ± " + format_energy(u));
-    };
-    std::fprintf(out, "\n   cross-check: wall %s, components (%s) %s", with_pm(x["wall_j"], x["wall_uncertainty_j"]).c_str(),
-                 x["components"].get<std::string>().c_str(),
-                 with_pm(x["components_j"], x["components_uncertainty_j"]).c_str());
-    if (!x["ratio"].is_null()) std::fprintf(out, ", ratio %.3f", x["ratio"].get<double>());
-    std::fprintf(out, "\n     %s", x["reading"].get<std::string>().c_str());
-    if (!x["left_out"].get<std::string>().empty())
-      std::fprintf(out, "\n     not compared: %s", x["left_out"].get<std::string>().c_str());
-  }
+  if (t.contains("crosscheck") && t["crosscheck"].is_object()) print_crosscheck(t["crosscheck"], out);
   const std::string attributable = attribution_summary(t);
   if (!attributable.empty()) std::fprintf(out, "\n   attributable to balerbench and the command: %s", attributable.c_str());
   const json& c = r["carbon"];

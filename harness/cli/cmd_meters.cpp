@@ -38,14 +38,14 @@ void label_gpu_domains(json& domains, const json& details) {
 
 json probe_all(const EnergySettings& s, double interval_s) {
   std::vector<std::pair<std::string, MeterProbe>> probes;
-  for (const auto& e : meter_catalog()) probes.emplace_back(e.name(), probe_meter(e.meter, s));
+  for (const MeterEntry* e : meter_registry()) probes.emplace_back(e->name, e->open(s));
   std::vector<MeterReading> first;
   for (auto& [name, p] : probes) first.push_back(p.available() ? p.meter->read() : MeterReading{});
   std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
   json out = json::array();
   for (std::size_t i = 0; i < probes.size(); ++i) {
     auto& [name, p] = probes[i];
-    json m = {{"name", name}, {"kind", meter_kind_name(meter_catalog()[i].kind)}, {"what", meter_catalog()[i].what},
+    json m = {{"name", name}, {"kind", meter_kind_name(meter_registry()[i]->kind)}, {"what", meter_registry()[i]->what},
               {"available", p.available()}};
     if (!p.available()) {
       m["reason"] = p.unavailable_reason;

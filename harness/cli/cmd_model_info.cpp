@@ -1,5 +1,5 @@
 // cmd_model_info.cpp: `balerbench model-info`: per-layer shapes, parameters,
-// MACs and FLOPs per sample and per batch, and REFERENCE_TABLES.md T1's
+// MACs and FLOPs per sample and per batch, and docs/reference_tables.md T1's
 // "operations" (in*out*batch + out), with totals.
 #include <cstdio>
 #include <nlohmann/json.hpp>

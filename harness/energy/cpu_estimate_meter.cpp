@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "harness/energy/meter_registry.h"
+
 namespace balerbench {
 
 const std::vector<std::pair<std::string, double>>& cpu_tdp_table() {
@@ -101,6 +103,13 @@ nlohmann::json CpuEstimateMeter::describe() const {
   return {{"method", "TDP x utilisation"}, {"mode", process_mode_ ? "process" : "machine"},
           {"tdp_total_w", tdp_.total_w}, {"tdp_source", tdp_.source}, {"host", host_.to_json()},
           {"pid", process_mode_ ? nlohmann::json(pid_) : nlohmann::json(nullptr)}};
+}
+
+// This meter in the registry (meter_registry.cpp lists it).
+const MeterEntry& cpu_estimate_meter_entry() {
+  static const MeterEntry entry = {"cpu_estimate", MeterKind::kEstimated, "CPU: TDP x utilisation",
+                                   [](const EnergySettings& s) { return CpuEstimateMeter::open(s); }};
+  return entry;
 }
 
 }  // namespace balerbench

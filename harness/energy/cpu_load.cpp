@@ -1,29 +1,19 @@
 // cpu_load.cpp: see cpu_load.h.
 #include "harness/energy/cpu_load.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
+
+#include "harness/base/proc_fs.h"
 
 namespace balerbench {
 namespace {
 
 constexpr std::size_t kTopProcesses = 3;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  if (in) s << in.rdbuf();
-  return s.str();
-}
 
 // The "cpu" line of /proc/stat, in ticks; cpus = the cpuN lines.
 struct StatTicks {
@@ -35,24 +25,15 @@ struct StatTicks {
 };
 
 StatTicks read_stat_ticks(const std::string& proc_root) {
-  std::istringstream in(slurp(proc_root + "/stat"));
+  const HostStat h = read_host_stat(proc_root);
   StatTicks t;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("cpu", 0) != 0) continue;
-    if (line.size() > 3 && std::isdigit(static_cast<unsigned char>(line[3]))) {
-      ++t.cpus;
-      continue;
-    }
-    std::istringstream f(line.substr(3));
-    unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
-    for (auto& x : v)
-      if (!(f >> x)) return t;
-    t.other = v[0] + v[1] + v[2] + v[5] + v[6];
-    t.steal = v[7];
-    t.all = t.other + v[3] + v[4] + t.steal;
-    t.ok = true;
-  }
+  if (!h.has_cpu(8)) return t;  // user nice system idle iowait irq softirq steal
+  using F = HostStat;
+  t.other = h.cpu[F::kUser] + h.cpu[F::kNice] + h.cpu[F::kSystem] + h.cpu[F::kIrq] + h.cpu[F::kSoftirq];
+  t.steal = h.cpu[F::kSteal];
+  t.all = t.other + h.cpu[F::kIdle] + h.cpu[F::kIowait] + t.steal;
+  t.cpus = h.cpus;
+  t.ok = true;
   return t;
 }
 
@@ -63,39 +44,22 @@ struct ProcTicks {
   unsigned long long ticks = 0;
 };
 
-ProcTicks read_proc_ticks(const std::string& stat_path) {
-  const std::string text = slurp(stat_path);
+ProcTicks read_proc_ticks(const std::string& proc_root, int pid) {
+  const PidStat st = read_pid_stat(proc_root, pid);
   ProcTicks p;
-  const auto open = text.find('('), close = text.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return p;
-  p.name = text.substr(open + 1, close - open - 1);
-  std::istringstream in(text.substr(close + 1));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 0; i <= 12 && in >> field; ++i) {  // state ppid ... utime(11) stime(12)
-    if (i == 11) utime = std::strtoull(field.c_str(), nullptr, 10);
-    if (i == 12) {
-      stime = std::strtoull(field.c_str(), nullptr, 10);
-      p.ok = true;
-    }
-  }
-  p.ticks = utime + stime;
+  p.name = st.comm;
+  p.ok = st.has(15);  // utime (14) and stime (15)
+  if (p.ok) p.ticks = static_cast<unsigned long long>(st.utime) + static_cast<unsigned long long>(st.stime);
   return p;
 }
 
 std::map<int, ProcTicks> read_all_processes(const std::string& proc_root) {
   std::map<int, ProcTicks> out;
-  DIR* d = opendir(proc_root.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.empty() || name.size() > 10 ||
-        !std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
-      continue;
-    ProcTicks p = read_proc_ticks(proc_root + "/" + name + "/stat");
-    if (p.ok) out[std::stoi(name)] = std::move(p);
+  for (const std::string& name : proc_numeric_entries(proc_root)) {
+    const int pid = std::stoi(name);
+    ProcTicks p = read_proc_ticks(proc_root, pid);
+    if (p.ok) out[pid] = std::move(p);
   }
-  closedir(d);
   return out;
 }
 
@@ -133,7 +97,7 @@ CpuLoadSample::CpuLoadSample(const std::string& proc_root, int self_pid) {
   s->self_pid = self_pid > 0 ? self_pid : static_cast<int>(getpid());
   s->self_stat = proc_root + "/" + std::to_string(s->self_pid) + "/stat";
   s->stat = read_stat_ticks(proc_root);
-  s->self = read_proc_ticks(s->self_stat);
+  s->self = read_proc_ticks(proc_root, s->self_pid);
   s->procs = read_all_processes(proc_root);
   s->at = std::chrono::steady_clock::now();
   start_ = std::move(s);
@@ -151,7 +115,7 @@ CpuLoad CpuLoadSample::finish(double min_window_s, const Sleeper& sleep) const {
   const StatTicks& a = s.stat;
   const ProcTicks& self_a = s.self;
   const StatTicks b = read_stat_ticks(s.proc_root);
-  const ProcTicks self_b = read_proc_ticks(s.self_stat);
+  const ProcTicks self_b = read_proc_ticks(s.proc_root, s.self_pid);
   const auto procs_b = read_all_processes(s.proc_root);
   if (!a.ok || !b.ok || b.cpus <= 0) {
     load.reason = "cannot read the CPU times from " + s.proc_root + "/stat";

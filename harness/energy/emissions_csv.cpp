@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "datasets/npy.h"
 #include "common/atomic_file.h"
 
 namespace balerbench {

@@ -7,7 +7,6 @@
 #include <random>
 #include <thread>
 
-#include "datasets/npy.h"
 #include "common/paths.h"
 #include "harness/energy/emissions_csv.h"
 #include "common/atomic_file.h"

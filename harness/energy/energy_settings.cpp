@@ -8,6 +8,7 @@
 
 #include "harness/base/name_table.h"
 #include "harness/base/strict_json.h"
+#include "harness/energy/meter_registry.h"
 
 namespace balerbench {
 
@@ -36,29 +37,17 @@ SimulatedGpuSpec parse_simulated_gpu(const json& j, const std::string& source, c
 
 }  // namespace
 
-namespace {
+std::optional<MeterChoice> find_meter_choice(const std::string& name) {
+  if (name == MeterChoice::kAuto.name()) return MeterChoice::kAuto;
+  for (const MeterEntry* e : meter_registry())
+    if (name == e->name) return MeterChoice(e->name);
+  return std::nullopt;
+}
 
-constexpr EnumName<MeterChoice> kMeterNames[] = {{MeterChoice::kAuto, "auto"},
-                                                 {MeterChoice::kNvml, "nvml"},
-                                                 {MeterChoice::kRapl, "rapl"},
-                                                 {MeterChoice::kCpuEstimate, "cpu_estimate"},
-                                                 {MeterChoice::kRamEstimate, "ram_estimate"},
-                                                 {MeterChoice::kWattmeter, "wattmeter"},
-                                                 {MeterChoice::kSimulatedGpu, "simulated_gpu"}};
-
-}  // namespace
-
-const char* meter_choice_name(MeterChoice m) { return name_in(kMeterNames, m); }
-
-std::optional<MeterChoice> find_meter_choice(const std::string& name) { return find_in<MeterChoice>(kMeterNames, name); }
-
-const std::vector<MeterChoice>& meter_choices() {
-  static const std::vector<MeterChoice> kAll = [] {
-    std::vector<MeterChoice> all;
-    for (const auto& n : kMeterNames) all.push_back(n.value);
-    return all;
-  }();
-  return kAll;
+std::string meter_name_list() {
+  std::vector<std::string> names = {MeterChoice::kAuto.name()};
+  for (const MeterEntry* e : meter_registry()) names.emplace_back(e->name);
+  return join_names(names);
 }
 
 EnergySettings parse_energy_settings(const json& j, const std::string& source, const std::string& path,
@@ -73,7 +62,7 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
     e.meters.clear();
     for (std::size_t i = 0; i < names.size(); ++i) {
       const std::optional<MeterChoice> m = find_meter_choice(names[i]);
-      if (!m) r.fail("meters", "unknown meter '" + names[i] + "'", "one of: " + join_names(names_in(kMeterNames)));
+      if (!m) r.fail("meters", "unknown meter '" + names[i] + "'", "one of: " + meter_name_list());
       if (std::find(e.meters.begin(), e.meters.end(), *m) != e.meters.end())
         r.fail("meters", "meter '" + names[i] + "' is listed twice", "name each meter once");
       e.meters.push_back(*m);

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace balerbench {
@@ -26,11 +27,33 @@ struct SimulatedGpuSpec {
 };
 
 // One entry of energy.meters: a meter of the registry (meter_registry.h) by name, or "auto".
-// Parsed once from the config's names; the name table is meter_choice_name.
-enum class MeterChoice { kAuto, kNvml, kRapl, kCpuEstimate, kRamEstimate, kWattmeter, kSimulatedGpu };
-const char* meter_choice_name(MeterChoice m);
-std::optional<MeterChoice> find_meter_choice(const std::string& name);  // nullopt: not a meter name
-const std::vector<MeterChoice>& meter_choices();                        // every value, kAuto first
+// Made only by find_meter_choice (from the config's names) or as one of the constants below, which
+// name the meters that code refers to (auto's rule, the simulated GPU's power limits); a new meter
+// needs none.
+class MeterChoice {
+ public:
+  static const MeterChoice kAuto, kNvml, kRapl, kCpuEstimate, kRamEstimate, kWattmeter, kSimulatedGpu;
+  const char* name() const { return name_; }
+  bool operator==(const MeterChoice& o) const { return std::string_view(name_) == o.name_; }
+  bool operator!=(const MeterChoice& o) const { return !(*this == o); }
+
+ private:
+  friend std::optional<MeterChoice> find_meter_choice(const std::string& name);
+  constexpr explicit MeterChoice(const char* name) : name_(name) {}
+  const char* name_;  // a string literal: "auto" or a registry entry's name
+};
+inline constexpr MeterChoice MeterChoice::kAuto{"auto"};
+inline constexpr MeterChoice MeterChoice::kNvml{"nvml"};
+inline constexpr MeterChoice MeterChoice::kRapl{"rapl"};
+inline constexpr MeterChoice MeterChoice::kCpuEstimate{"cpu_estimate"};
+inline constexpr MeterChoice MeterChoice::kRamEstimate{"ram_estimate"};
+inline constexpr MeterChoice MeterChoice::kWattmeter{"wattmeter"};
+inline constexpr MeterChoice MeterChoice::kSimulatedGpu{"simulated_gpu"};
+inline const char* meter_choice_name(MeterChoice m) { return m.name(); }
+// "auto" or a name of meter_registry(); nullopt: not a meter name.
+std::optional<MeterChoice> find_meter_choice(const std::string& name);
+// "auto, nvml, rapl, ...": every name a config may give, "auto" first, then the registry's.
+std::string meter_name_list();
 
 struct EnergySettings {
   bool enabled = true;  // false: train/compress/decompress measure no energy

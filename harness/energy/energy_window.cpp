@@ -101,6 +101,41 @@ IdleBaseline idle_baseline_from(const Snapshot& a, const Snapshot& b) {
   return base;
 }
 
+namespace {
+
+// The window's flags for one meter read at `ra` and `rb`: failed reads inside, a window shorter than
+// its update period, or edges interpolated.
+void flag_meter(WindowResult& w, const EnergyMeter& meter, const MeterReading& ra, const MeterReading& rb,
+                const EdgeModel& edges, bool interpolate) {
+  const double period = meter.update_period_s();
+  const long long failed = rb.read_errors - ra.read_errors;
+  if (failed > 0)
+    w.flags.push_back(std::to_string(failed) + " failed read" + (failed == 1 ? "" : "s") + " of " + meter.name() +
+                      " inside: its energy counts nothing for the stretches they cover and may read low");
+  if (w.duration_s < period && !interpolate)
+    w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +
+                      fmt_s(period) + "): its energy may read low or zero");
+  if (interpolate)
+    w.flags.push_back("interpolated at the edges: shorter than 10 update periods of " + meter.name() + " (" +
+                      fmt_s(w.duration_s) + " < " + fmt_s(10 * edges.update_period_s) +
+                      "); its counter plus the energy it did not hold yet at each edge (polled power x time "
+                      "since its last update)");
+}
+
+// The ± of domain `d`'s energy in `e` from a meter whose edges are quantified: its steps and the
+// energy not yet counted at each edge, and its stated accuracy.
+void add_uncertainty(DomainEnergy& e, const EdgeModel& edges, bool interpolate, const MeterReading& ra,
+                     const MeterReading& rb, std::size_t d) {
+  const double edge_power_w =
+      std::max(0.0, std::isnan(e.peak_power_w) ? e.avg_power_w : std::max(e.peak_power_w, e.avg_power_w));
+  e.edge_uncertainty_j =
+      2 * edges.step_j + (interpolate ? std::hypot(ra.pending_uncertainty_j[d], rb.pending_uncertainty_j[d])
+                                      : edge_power_w * edges.update_period_s);
+  e.accuracy_uncertainty_j = edges.accuracy_fraction * std::fabs(e.energy_j);
+}
+
+}  // namespace
+
 WindowResult make_window(const std::string& name, const Snapshot& a, const Snapshot& b,
                          const std::vector<Snapshot>& inside, const std::vector<std::unique_ptr<EnergyMeter>>& meters,
                          const IdleBaseline* baseline) {
@@ -120,23 +155,12 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
     const EnergyMeter& meter = *meters[m];
     const double dt = seconds_between(a.readings[m].time, b.readings[m].time);
     const double period = meter.update_period_s();
-    const long long failed = b.readings[m].read_errors - a.readings[m].read_errors;
-    if (failed > 0)
-      w.flags.push_back(std::to_string(failed) + " failed read" + (failed == 1 ? "" : "s") + " of " + meter.name() +
-                        " inside: its energy counts nothing for the stretches they cover and may read low");
     const EdgeModel edges = meter.edge_model();
     const MeterReading &ra = a.readings[m], &rb = b.readings[m];
     const bool interpolate = edges.quantified && edges.stepped && w.duration_s < 10 * edges.update_period_s &&
                              ra.pending_j.size() == meter.domains().size() &&
                              rb.pending_j.size() == meter.domains().size();
-    if (w.duration_s < period && !interpolate)
-      w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +
-                        fmt_s(period) + "): its energy may read low or zero");
-    if (interpolate)
-      w.flags.push_back("interpolated at the edges: shorter than 10 update periods of " + meter.name() + " (" +
-                        fmt_s(w.duration_s) + " < " + fmt_s(10 * edges.update_period_s) +
-                        "); its counter plus the energy it did not hold yet at each edge (polled power x time "
-                        "since its last update)");
+    flag_meter(w, meter, ra, rb, edges, interpolate);
     for (std::size_t d = 0; d < meter.domains().size(); ++d) {
       const Domain& dom = meter.domains()[d];
       DomainEnergy e;
@@ -151,14 +175,7 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
       e.avg_power_w = dt > 0 ? e.energy_j / dt : 0;
       e.peak_power_w = peak_power(pts, m, d, std::max(2 * period, 1e-3));
       if (baseline && m < baseline->power_w.size()) e.net_energy_j = e.energy_j - baseline->power_w[m][d] * dt;
-      if (edges.quantified) {
-        const double edge_power_w = std::max(0.0, std::isnan(e.peak_power_w) ? e.avg_power_w
-                                                                              : std::max(e.peak_power_w, e.avg_power_w));
-        e.edge_uncertainty_j =
-            2 * edges.step_j + (interpolate ? std::hypot(ra.pending_uncertainty_j[d], rb.pending_uncertainty_j[d])
-                                            : edge_power_w * edges.update_period_s);
-        e.accuracy_uncertainty_j = edges.accuracy_fraction * std::fabs(e.energy_j);
-      }
+      if (edges.quantified) add_uncertainty(e, edges, interpolate, ra, rb, d);
       attribute(e, a, b, ra, rb, d);
       for (const Snapshot& pt : pts)
         if (d < pt.readings[m].memory_used_bytes.size() && std::isfinite(pt.readings[m].memory_used_bytes[d]))

@@ -87,7 +87,7 @@ struct Attribution {
 };
 
 // A wall meter (wattmeter) against the component meters (RAPL, NVML) over one window
-// (REFERENCE_TABLES.md T6: software meters read about 27% below an OmegaWatt wattmeter). The wall sees
+// (docs/reference_tables.md T6: software meters read about 27% below an OmegaWatt wattmeter). The wall sees
 // everything behind the plug; what the components do not (fans, disks, network, the rest of the
 // board, the power supply's loss) is the difference. Estimates (cpu_estimate, ram_estimate) and the
 // simulator are left out of the comparison: only measured domains of the total are components.

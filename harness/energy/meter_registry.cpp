@@ -1,18 +1,33 @@
-// meter_registry.cpp: see meter_registry.h.
+// meter_registry.cpp: see meter_registry.h. To add a meter: its file defines a MeterEntry, and
+// one line below lists it.
 #include "harness/energy/meter_registry.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "common/error.h"
-#include "harness/energy/cpu_estimate_meter.h"
-#include "harness/energy/nvml_meter.h"
-#include "harness/energy/ram_estimate_meter.h"
-#include "harness/energy/rapl_meter.h"
-#include "harness/energy/simulated_gpu.h"
-#include "harness/energy/wattmeter_meter.h"
 
 namespace balerbench {
+
+const MeterEntry& nvml_meter_entry();           // nvml_meter.cpp
+const MeterEntry& rapl_meter_entry();           // rapl_meter.cpp
+const MeterEntry& cpu_estimate_meter_entry();   // cpu_estimate_meter.cpp
+const MeterEntry& ram_estimate_meter_entry();   // ram_estimate_meter.cpp
+const MeterEntry& wattmeter_meter_entry();      // wattmeter_meter.cpp
+const MeterEntry& simulated_gpu_meter_entry();  // simulated_gpu.cpp
+
+const std::vector<const MeterEntry*>& meter_registry() {
+  static const std::vector<const MeterEntry*> entries = {
+      &nvml_meter_entry(),
+      &rapl_meter_entry(),
+      &cpu_estimate_meter_entry(),
+      &ram_estimate_meter_entry(),
+      &wattmeter_meter_entry(),
+      &simulated_gpu_meter_entry(),
+  };
+  return entries;
+}
 
 const char* meter_kind_name(MeterKind kind) {
   switch (kind) {
@@ -58,29 +73,15 @@ const char* domain_category_name(DomainCategory c) {
   return "?";
 }
 
-const std::vector<MeterCatalogEntry>& meter_catalog() {
-  static const std::vector<MeterCatalogEntry> kCatalog = {
-      {MeterChoice::kNvml, MeterKind::kMeasured, "NVIDIA GPUs: energy counter (Volta+) or integrated power"},
-      {MeterChoice::kRapl, MeterKind::kMeasured, "CPU packages, cores, uncore, DRAM, platform via Linux powercap"},
-      {MeterChoice::kCpuEstimate, MeterKind::kEstimated, "CPU: TDP x utilisation"},
-      {MeterChoice::kRamEstimate, MeterKind::kEstimated, "DRAM: constant power model"},
-      {MeterChoice::kWattmeter, MeterKind::kMeasured, "wall power from an external meter's log"},
-      {MeterChoice::kSimulatedGpu, MeterKind::kSimulated, "a modelled GPU, for demonstrations and tests"}};
-  return kCatalog;
+const MeterEntry& meter_entry(MeterChoice meter) {
+  if (meter == MeterChoice::kAuto)
+    throw InputError("probe_meter: \"auto\" is a selection of meters, not one meter", "use open_meters");
+  for (const MeterEntry* e : meter_registry())
+    if (std::string_view(meter.name()) == e->name) return *e;
+  throw std::logic_error(std::string("no meter registered as '") + meter.name() + "'");
 }
 
-MeterProbe probe_meter(MeterChoice meter, const EnergySettings& s) {
-  switch (meter) {
-    case MeterChoice::kNvml: return NvmlMeter::open();
-    case MeterChoice::kRapl: return RaplMeter::open();
-    case MeterChoice::kCpuEstimate: return CpuEstimateMeter::open(s);
-    case MeterChoice::kRamEstimate: return RamEstimateMeter::open(s);
-    case MeterChoice::kWattmeter: return WattmeterMeter::open(s);
-    case MeterChoice::kSimulatedGpu: return SimulatedGpuMeter::open(s);
-    case MeterChoice::kAuto: break;
-  }
-  throw InputError("probe_meter: \"auto\" is a selection of meters, not one meter", "use open_meters");
-}
+MeterProbe probe_meter(MeterChoice meter, const EnergySettings& s) { return meter_entry(meter).open(s); }
 
 namespace {
 

@@ -1,4 +1,6 @@
-// meter_registry.h: meters by name, and the set a run uses.
+// meter_registry.h: meters by name, and the set a run uses. To add a meter: its file defines a
+// MeterEntry (rapl_meter.cpp's rapl_meter_entry is the example), and one line of
+// meter_registry.cpp lists it; configs, `balerbench meters`, `doctor` and the reports read the list.
 //
 // Names: nvml, rapl, cpu_estimate, ram_estimate, wattmeter, simulated_gpu,
 // and "auto" = nvml and rapl where available, cpu_estimate when rapl is not,
@@ -18,14 +20,18 @@
 
 namespace balerbench {
 
-struct MeterCatalogEntry {
-  MeterChoice meter;  // never kAuto
+// What the registry knows of one meter; each meter's file defines its entry.
+struct MeterEntry {
+  const char* name;  // the config's name: "rapl"; never "auto"
   MeterKind kind;
-  const char* what;
-  const char* name() const { return meter_choice_name(meter); }
+  const char* what;  // one line for `balerbench meters`
+  // Opens the meter, or says why it cannot run here.
+  MeterProbe (*open)(const EnergySettings& settings);
 };
-// Every meter, in the order "auto" tries them.
-const std::vector<MeterCatalogEntry>& meter_catalog();
+// Every meter, in the order `balerbench meters` lists them ("auto" tries nvml, rapl, then the
+// estimates; see open_meters).
+const std::vector<const MeterEntry*>& meter_registry();
+const MeterEntry& meter_entry(MeterChoice meter);  // kAuto: an InputError (a selection, not a meter)
 
 // Opens one meter, or says why it cannot run here. `meter` is not kAuto (an InputError).
 MeterProbe probe_meter(MeterChoice meter, const EnergySettings& settings);

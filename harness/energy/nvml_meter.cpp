@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "harness/energy/meter_registry.h"
 #include "harness/energy/process_tree.h"
 
 namespace balerbench {
@@ -347,6 +348,13 @@ json NvmlMeter::describe() const {
   }
   return {{"library", lib_->path()}, {"driver_version", lib_->driver_version()}, {"selection", selection_},
           {"gpus", gpus}};
+}
+
+// This meter in the registry (meter_registry.cpp lists it).
+const MeterEntry& nvml_meter_entry() {
+  static const MeterEntry entry = {"nvml", MeterKind::kMeasured, "NVIDIA GPUs: energy counter (Volta+) or integrated power",
+                                   [](const EnergySettings&) { return NvmlMeter::open(); }};
+  return entry;
 }
 
 }  // namespace balerbench

@@ -1,18 +1,14 @@
 // process_tree.cpp: see process_tree.h.
 #include "harness/energy/process_tree.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <vector>
 
-#include "harness/base/proc_text.h"
+#include "harness/base/proc_fs.h"
 
 namespace balerbench {
 namespace {
@@ -23,57 +19,28 @@ struct ProcStat {
   double ticks = 0;  // utime + stime + cutime + cstime
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// /proc/PID/stat: "pid (comm) state ppid ... utime stime cutime cstime ...". comm may hold spaces and
-// parentheses, so the fields are counted from the last ')'.
-ProcStat parse_stat(const std::string& text) {
+// A process's parent and its CPU ticks with its waited-for children's (fields 4 and 14-17).
+ProcStat read_stat(const std::string& proc_root, int pid) {
   ProcStat st;
-  const std::vector<std::string> f = proc_stat_fields(text);
-  if (f.size() < 15) return st;  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
-  char* end = nullptr;
-  st.ppid = static_cast<int>(std::strtol(f[1].c_str(), &end, 10));
-  for (int i = 11; i <= 14; ++i) {
-    const double v = std::strtod(f[i].c_str(), &end);
-    if (*end != '\0' || !(v >= 0)) return st;
-    st.ticks += v;
-  }
+  if (pid <= 0) return st;  // not a process (read_pid_stat would read "self")
+  const PidStat s = read_pid_stat(proc_root, pid);
+  if (!s.has(17) || !s.times_valid) return st;
+  st.ppid = static_cast<int>(s.ppid);
+  st.ticks = s.utime + s.stime + s.cutime + s.cstime;
   st.ok = true;
   return st;
-}
-
-std::vector<std::string> numeric_entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (!name.empty() && name.size() < 12 &&
-        std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
-      out.push_back(name);
-  }
-  closedir(d);
-  return out;
 }
 
 }  // namespace
 
 CpuTimes read_proc_stat(const std::string& proc_root) {
-  std::istringstream in(slurp(proc_root + "/stat"));
-  std::string label;
-  unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
+  const HostStat h = read_host_stat(proc_root);
   CpuTimes t;
-  if (!(in >> label) || label != "cpu") return t;
-  for (auto& x : v)
-    if (!(in >> x)) return t;
-  t.busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-  t.total = t.busy + v[3] + v[4];
+  if (!h.cpu_first || !h.has_cpu(8)) return t;  // user nice system idle iowait irq softirq steal
+  using F = HostStat;
+  t.busy = h.cpu[F::kUser] + h.cpu[F::kNice] + h.cpu[F::kSystem] + h.cpu[F::kIrq] + h.cpu[F::kSoftirq] +
+           h.cpu[F::kSteal];
+  t.total = t.busy + h.cpu[F::kIdle] + h.cpu[F::kIowait];
   return t;
 }
 
@@ -92,27 +59,23 @@ struct ProcessTree::Walk {
 };
 
 void ProcessTree::scan_every_process(Walk& w) const {
-  for (const auto& pid : numeric_entries(proc_root_)) {
-    const ProcStat st = parse_stat(slurp(proc_root_ + "/" + pid + "/stat"));
-    if (!st.ok) continue;  // gone since the listing
+  for (const auto& pid : proc_numeric_entries(proc_root_)) {
     const int p = std::atoi(pid.c_str());
+    const ProcStat st = read_stat(proc_root_, p);
+    if (!st.ok) continue;  // gone since the listing
     w.ticks[p] = st.ticks;
     if (p != root_pid_) w.children[st.ppid].push_back(p);
   }
 }
 
 void ProcessTree::read_children(int pid, Walk& w) const {
-  const std::string dir = proc_root_ + "/" + std::to_string(pid);
   if (pid != root_pid_) {
-    const ProcStat st = parse_stat(slurp(dir + "/stat"));
+    const ProcStat st = read_stat(proc_root_, pid);
     if (!st.ok) return;  // ended between its parent's list and now
     w.ticks[pid] = st.ticks;
   }
-  for (const auto& tid : numeric_entries(dir + "/task")) {
-    std::istringstream list(slurp(dir + "/task/" + tid + "/children"));
-    int child = 0;
-    while (list >> child) w.children[pid].push_back(child);
-  }
+  for (const auto& tid : proc_numeric_entries(proc_root_ + "/" + std::to_string(pid) + "/task"))
+    for (int child : read_task_children(proc_root_, pid, tid)) w.children[pid].push_back(child);
 }
 
 void ProcessTree::walk(Walk& w) {
@@ -143,7 +106,7 @@ ProcessCpu ProcessTree::read() {
     return out;
   }
   const std::string root = std::to_string(root_pid_);
-  const ProcStat root_stat = parse_stat(slurp(proc_root_ + "/" + root + "/stat"));
+  const ProcStat root_stat = read_stat(proc_root_, root_pid_);
   if (!root_stat.ok) {
     reason_ = "cannot read " + proc_root_ + "/" + root + "/stat";
     return out;
@@ -151,8 +114,10 @@ ProcessCpu ProcessTree::read() {
   // Parents from the kernel's children lists, or from every process's stat where there are none.
   Walk w;
   w.ticks[root_pid_] = root_stat.ticks;
-  const std::vector<std::string> root_tasks = numeric_entries(proc_root_ + "/" + root + "/task");
-  scanned_ = root_tasks.empty() || !std::ifstream(proc_root_ + "/" + root + "/task/" + root_tasks.front() + "/children");
+  const std::vector<std::string> root_tasks = proc_numeric_entries(proc_root_ + "/" + root + "/task");
+  bool children_lists = false;
+  if (!root_tasks.empty()) read_task_children(proc_root_, root_pid_, root_tasks.front(), &children_lists);
+  scanned_ = !children_lists;
   if (scanned_) scan_every_process(w);
   walk(w);
   out.processes = w.processes;

@@ -1,7 +1,7 @@
 // process_tree.h: the CPU time of the measured process tree (balerbench, every process it started
 // and their descendants) and the busy CPU time of the whole host, from /proc: the basis of the CPU
-// energy attributable to a run (REFERENCE_TABLES.md T7; AIPowerMeter's per_process_cpu_power is RAPL
-// power x the process's share of the host's CPU time).
+// energy attributable to a run (T7 of docs/reference_tables.md; AIPowerMeter's per_process_cpu_power
+// is RAPL power x the process's share of the host's CPU time).
 //
 // Each read walks the tree from its root through the kernel's children lists
 // (/proc/PID/task/TID/children) and adds user + system time of every process in it, with the time of

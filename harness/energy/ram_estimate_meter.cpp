@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "harness/energy/meter_registry.h"
+
 namespace balerbench {
 
 int estimate_dimm_count(double total_gb) {
@@ -78,6 +80,13 @@ MeterReading RamEstimateMeter::read() {
 
 nlohmann::json RamEstimateMeter::describe() const {
   return {{"method", "constant power model"}, {"power_w", power_w_}, {"rule", rule_}, {"ram_total_gb", total_gb_}};
+}
+
+// This meter in the registry (meter_registry.cpp lists it).
+const MeterEntry& ram_estimate_meter_entry() {
+  static const MeterEntry entry = {"ram_estimate", MeterKind::kEstimated, "DRAM: constant power model",
+                                   [](const EnergySettings& s) { return RamEstimateMeter::open(s); }};
+  return entry;
 }
 
 }  // namespace balerbench

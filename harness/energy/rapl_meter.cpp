@@ -12,6 +12,8 @@
 #include <thread>
 #include <stdexcept>
 
+#include "harness/energy/meter_registry.h"
+
 namespace balerbench {
 namespace {
 
@@ -126,6 +128,59 @@ std::string RaplMeter::default_root() {
   return env && *env ? env : "/sys/class/powercap";
 }
 
+namespace {
+
+// The zones under `root` whose folder name and `name` file read.
+std::vector<Candidate> find_zones(const std::string& root) {
+  std::error_code ec;
+  std::vector<Candidate> found;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    Candidate c;
+    if (!parse_zone_dir(entry.path().filename().string(), c)) continue;
+    const ReadResult name = read_small_file(entry.path() / "name");
+    if (!name.ok) continue;
+    c.zone_name = name.text;
+    found.push_back(c);
+  }
+  return found;
+}
+
+// Reads the zone's counter and its wrap point into `z`; "" when both read, else why not.
+std::string open_zone(const fs::path& dir, RaplMeter::Zone& z) {
+  const ReadResult energy = read_small_file(dir / "energy_uj");
+  if (!energy.ok) return unreadable_reason(dir / "energy_uj", energy.error);
+  z.dir = dir.string();
+  unsigned long long range = 0;
+  const ReadResult max_range = read_small_file(dir / "max_energy_range_uj");
+  if (!max_range.ok || !parse_u64(max_range.text, range) || range == 0 || !parse_u64(energy.text, z.last_uj) ||
+      z.last_uj > range)
+    return dir.string() + ": energy_uj or max_energy_range_uj is not a counter ('" + energy.text + "', '" +
+           max_range.text + "'; energy_uj wraps at max_energy_range_uj)";
+  z.max_range_uj = range;
+  return "";
+}
+
+// `picked` sorted by domain name, one zone per domain name.
+void keep_one_zone_per_domain(std::vector<std::pair<Domain, RaplMeter::Zone>>& picked, std::vector<Domain>& domains,
+                              std::vector<RaplMeter::Zone>& zones, std::vector<std::string>& notes) {
+  std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) {
+    return a.first.name != b.first.name ? a.first.name < b.first.name : a.second.dir < b.second.dir;
+  });
+  for (auto& [d, z] : picked) {
+    // The kernel gives each zone its own name; a tree that does not (found by fuzz_powercap:
+    // intel-rapl:0 and intel-rapl:00, or two psys zones) keeps the first, so no joule counts twice.
+    if (!domains.empty() && domains.back().name == d.name) {
+      notes.push_back(fs::path(z.dir).filename().string() + " skipped: a second zone that would be domain " + d.name +
+                      " (" + fs::path(zones.back().dir).filename().string() + " is)");
+      continue;
+    }
+    domains.push_back(d);
+    zones.push_back(z);
+  }
+}
+
+}  // namespace
+
 MeterProbe RaplMeter::open(const std::string& root_in) {
   const std::string root = root_in.empty() ? default_root() : root_in;
   MeterProbe probe;
@@ -136,15 +191,7 @@ MeterProbe RaplMeter::open(const std::string& root_in) {
                                "`modprobe intel_rapl_msr`)";
     return probe;
   }
-  std::vector<Candidate> found;
-  for (const auto& entry : fs::directory_iterator(root, ec)) {
-    Candidate c;
-    if (!parse_zone_dir(entry.path().filename().string(), c)) continue;
-    const ReadResult name = read_small_file(entry.path() / "name");
-    if (!name.ok) continue;
-    c.zone_name = name.text;
-    found.push_back(c);
-  }
+  const std::vector<Candidate> found = find_zones(root);
   // MMIO zones duplicate the MSR package counters (CodeCarbon does the same de-duplication).
   std::map<std::string, bool> msr_names;
   for (const auto& c : found)
@@ -159,23 +206,9 @@ MeterProbe RaplMeter::open(const std::string& root_in) {
       notes.push_back(c.dir_name + " skipped: duplicates the MSR zone " + c.zone_name);
       continue;
     }
-    const fs::path dir = fs::path(root) / c.dir_name;
-    const ReadResult energy = read_small_file(dir / "energy_uj");
-    if (!energy.ok) {
-      probe.unavailable_reason = unreadable_reason(dir / "energy_uj", energy.error);
-      return probe;
-    }
     Zone z;
-    z.dir = dir.string();
-    unsigned long long range = 0;
-    const ReadResult max_range = read_small_file(dir / "max_energy_range_uj");
-    if (!max_range.ok || !parse_u64(max_range.text, range) || range == 0 || !parse_u64(energy.text, z.last_uj) ||
-        z.last_uj > range) {
-      probe.unavailable_reason = dir.string() + ": energy_uj or max_energy_range_uj is not a counter ('" +
-                                 energy.text + "', '" + max_range.text + "'; energy_uj wraps at max_energy_range_uj)";
-      return probe;
-    }
-    z.max_range_uj = range;
+    probe.unavailable_reason = open_zone(fs::path(root) / c.dir_name, z);
+    if (!probe.unavailable_reason.empty()) return probe;
     picked.emplace_back(domain_for(c, has_package), z);
   }
   if (picked.empty()) {
@@ -183,22 +216,9 @@ MeterProbe RaplMeter::open(const std::string& root_in) {
                                "`modprobe intel_rapl_msr`)";
     return probe;
   }
-  std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) {
-    return a.first.name != b.first.name ? a.first.name < b.first.name : a.second.dir < b.second.dir;
-  });
   std::vector<Domain> domains;
   std::vector<Zone> zones;
-  for (auto& [d, z] : picked) {
-    // The kernel gives each zone its own name; a tree that does not (found by fuzz_powercap:
-    // intel-rapl:0 and intel-rapl:00, or two psys zones) keeps the first, so no joule counts twice.
-    if (!domains.empty() && domains.back().name == d.name) {
-      notes.push_back(fs::path(z.dir).filename().string() + " skipped: a second zone that would be domain " + d.name +
-                      " (" + fs::path(zones.back().dir).filename().string() + " is)");
-      continue;
-    }
-    domains.push_back(d);
-    zones.push_back(z);
-  }
+  keep_one_zone_per_domain(picked, domains, zones, notes);
   probe.meter.reset(new RaplMeter(root, std::move(domains), std::move(zones), std::move(notes)));
   return probe;
 }
@@ -294,6 +314,13 @@ nlohmann::json RaplMeter::describe() const {
                      {"max_energy_range_j", static_cast<double>(zones_[i].max_range_uj) * 1e-6}});
   return {{"root", root_}, {"zones", zones}, {"notes", notes_}, {"max_read_interval_s", max_read_interval_s()},
           {"late_reads", late_reads_}, {"read_errors", read_errors_}};
+}
+
+// This meter in the registry (meter_registry.cpp lists it).
+const MeterEntry& rapl_meter_entry() {
+  static const MeterEntry entry = {"rapl", MeterKind::kMeasured, "CPU packages, cores, uncore, DRAM, platform via Linux powercap",
+                                   [](const EnergySettings&) { return RaplMeter::open(); }};
+  return entry;
 }
 
 }  // namespace balerbench

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "harness/energy/meter_registry.h"
 
 namespace balerbench {
 
@@ -75,6 +76,13 @@ nlohmann::json SimulatedGpuMeter::describe() const {
           {"throughput_at_full_load", model_.throughput(1.0)},
           {"model", "power = min(idle + (max - idle) x load, limit); throughput = cbrt(allowed / demanded dynamic "
                     "power) under the cap"}};
+}
+
+// This meter in the registry (meter_registry.cpp lists it).
+const MeterEntry& simulated_gpu_meter_entry() {
+  static const MeterEntry entry = {"simulated_gpu", MeterKind::kSimulated, "a modelled GPU, for demonstrations and tests",
+                                   [](const EnergySettings& s) { return SimulatedGpuMeter::open(s); }};
+  return entry;
 }
 
 }  // namespace balerbench

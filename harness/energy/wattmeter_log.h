@@ -2,7 +2,7 @@
 // any time window from it.
 //
 // Formats:
-//   omegawatt: the OmegaWatt reader's high-frequency CSV (REFERENCE_TABLES.md T6)
+//   omegawatt: the OmegaWatt reader's high-frequency CSV (docs/reference_tables.md T6)
 //       #timestamp,#frame_is_ok,#U1,#U2,#U3,#current1,#activepow1,#current2,#activepow2,...
 //     Frames whose frame_is_ok is `false` carry no values and are skipped; the
 //     power is socket N's active power, or the sum over sockets.

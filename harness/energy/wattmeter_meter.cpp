@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/energy/meter_registry.h"
+
 namespace balerbench {
 
 MeterProbe WattmeterMeter::open(const EnergySettings& s) {
@@ -85,6 +87,13 @@ nlohmann::json WattmeterMeter::describe() const {
   return {{"log", path_}, {"format", log_.format()}, {"samples", log_.samples().size()},
           {"median_interval_s", log_.median_interval_s()}, {"bad_frames", s.bad_frames},
           {"malformed_lines", s.malformed}, {"out_of_order_lines", s.out_of_order}};
+}
+
+// This meter in the registry (meter_registry.cpp lists it).
+const MeterEntry& wattmeter_meter_entry() {
+  static const MeterEntry entry = {"wattmeter", MeterKind::kMeasured, "wall power from an external meter's log",
+                                   [](const EnergySettings& s) { return WattmeterMeter::open(s); }};
+  return entry;
 }
 
 }  // namespace balerbench

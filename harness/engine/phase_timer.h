@@ -1,5 +1,5 @@
 // phase_timer.h: per-phase timing of training and the codec
-// (REFERENCE_TABLES.md T5).
+// (docs/reference_tables.md T5).
 //
 // Phases: data, encode, decode, loss, backward, optimizer, evaluation,
 // compress, decompress. Two ways to time a device:

@@ -1,5 +1,5 @@
 // schedulers.h: Baler's ReduceLROnPlateau and EarlyStopping, rule for rule
-// (BALER_SPEC.md section 2). Pure C++, stepped once per epoch with the
+// (docs/baler.md, Training). Pure C++, stepped once per epoch with the
 // validation loss.
 #pragma once
 

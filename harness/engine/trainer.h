@@ -1,4 +1,4 @@
-// trainer.h: Baler's training loop (BALER_SPEC.md section 2) in LibTorch.
+// trainer.h: Baler's training loop (docs/baler.md, Training) in LibTorch.
 //
 // Adam; loss baler_sum (sum of squared errors / n_features per batch) or
 // mse_mean; epoch loss = plain mean over batches (a short last batch counts

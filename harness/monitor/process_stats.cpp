@@ -3,10 +3,9 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <cstdlib>
 
-#include "harness/base/proc_text.h"
+#include "harness/base/proc_fs.h"
 #include "harness/energy/nvml_library.h"
 
 namespace balerbench {
@@ -15,32 +14,18 @@ ProcessStats read_process_stats() {
   ProcessStats p;
   const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
   const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  {
-    std::ifstream statm("/proc/self/statm");
-    double size = 0, resident = 0;
-    if (statm >> size >> resident) {
-      p.virtual_memory_bytes = size * page;
-      p.resident_memory_bytes = resident * page;
-    }
+  const PidStatm statm = read_pid_statm("/proc", 0);
+  if (statm.ok) {
+    p.virtual_memory_bytes = statm.size_pages * page;
+    p.resident_memory_bytes = statm.resident_pages * page;
   }
-  std::ifstream stat_file("/proc/self/stat");
-  std::string line;
-  if (!std::getline(stat_file, line)) return p;
-  const std::vector<std::string> f = proc_stat_fields(line);
-  // Field k of proc(5) is f[k - 3]: utime 14, stime 15, num_threads 20, starttime 22.
-  if (f.size() < 20) return p;
-  p.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / tick;
-  p.threads = std::stoi(f[17]);
-  double boot_unix_s = 0;
-  std::ifstream proc_stat("/proc/stat");
-  for (std::string key; proc_stat >> key;) {
-    if (key == "btime") {
-      proc_stat >> boot_unix_s;
-      break;
-    }
-    std::getline(proc_stat, key);
-  }
-  p.start_time_unix_s = boot_unix_s + std::stod(f[19]) / tick;
+  // utime 14, stime 15, num_threads 20, starttime 22.
+  const PidStat st = read_pid_stat("/proc", 0);
+  if (!st.has(22)) return p;
+  p.cpu_s = (st.utime + st.stime) / tick;
+  p.threads = static_cast<int>(st.threads);
+  const double boot_unix_s = read_host_stat("/proc").boot_unix_s.value_or(0.0);
+  p.start_time_unix_s = boot_unix_s + std::strtod(st.starttime.c_str(), nullptr) / tick;
   return p;
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "harness/base/analysis.h"
+#include "harness/base/zeus_cost.h"
 
 namespace balerbench {
 

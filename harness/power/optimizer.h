@@ -1,5 +1,5 @@
 // optimizer.h: a Zeus-style power-limit optimiser (GlobalPowerLimitOptimizer,
-// ENERGY_METHODS.md). Inside one training run it profiles each allowed limit
+// docs/configuration.md's power_limit_optimizer section). Inside one training run it profiles each allowed limit
 // for a number of steps, chooses the limit with the lowest Zeus cost, and
 // lets training continue at it.
 //

@@ -10,7 +10,6 @@
 #include <fstream>
 
 #include "common/error.h"
-#include "datasets/npy.h"
 #include "harness/energy/nvml_library.h"
 #include "common/atomic_file.h"
 

@@ -1,4 +1,4 @@
-// attribution_table.cpp: --table attribution, REFERENCE_TABLES.md T7: per trial and energy window,
+// attribution_table.cpp: --table attribution, docs/reference_tables.md T7: per trial and energy window,
 // the CPU's and GPU's energy beside the part attributable to the run's processes. With --table all,
 // made only when a trial has an attribution.
 #include <algorithm>
@@ -27,7 +27,7 @@ bool has_attribution(const std::vector<TrialRecord>& trials) {
   return std::any_of(trials.begin(), trials.end(), [](const TrialRecord& r) { return !attribution_windows(r).empty(); });
 }
 
-// REFERENCE_TABLES.md T7: per trial and window, each category's absolute energy beside the part
+// docs/reference_tables.md T7: per trial and window, each category's absolute energy beside the part
 // attributable to the run's process tree.
 std::vector<Table> make_attribution_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;

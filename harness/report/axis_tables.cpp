@@ -5,7 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/analysis.h"
+#include "harness/base/statistics.h"
+#include "harness/base/zeus_cost.h"
 #include "harness/report/group_cost.h"
 #include "harness/report/group_checks.h"
 #include "harness/report/ratio_comparison.h"

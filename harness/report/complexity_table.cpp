@@ -1,4 +1,4 @@
-// complexity_table.cpp: --table complexity, REFERENCE_TABLES.md T1's shape: the model's layers with
+// complexity_table.cpp: --table complexity, docs/reference_tables.md T1's shape: the model's layers with
 // their parameters, multiply-accumulates and FLOPs per sample and per batch, from the model
 // description stored with the first finished trial.
 #include <set>

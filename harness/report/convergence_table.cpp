@@ -5,7 +5,7 @@
 // The question is the one MLPerf's reference convergence points (RCP) answer for a training
 // submission: is a change of method (here the precision) still converging like the reference (here
 // FP32), judged from repeats with different seeds rather than from one lucky run. Here it is a
-// one-sided Welch t test on epochs to target (analysis.h), H1 "this precision needs more epochs than
+// one-sided Welch t test on epochs to target (base/statistics.h), H1 "this precision needs more epochs than
 // FP32", at the 5% level. A repeat that never reached the target counts as its epochs + 1: a lower
 // bound, so a precision that misses the target cannot look faster by it.
 #include <algorithm>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/analysis.h"
+#include "harness/base/statistics.h"
 #include "harness/base/precision_mode.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/table_notes.h"

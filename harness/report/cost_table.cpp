@@ -4,7 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/base/analysis.h"
+#include "harness/base/pareto.h"
+#include "harness/base/zeus_cost.h"
 #include "harness/report/group_cost.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/table_notes.h"

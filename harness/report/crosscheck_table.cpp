@@ -1,4 +1,4 @@
-// crosscheck_table.cpp: --table crosscheck, REFERENCE_TABLES.md T6: a wall meter against the
+// crosscheck_table.cpp: --table crosscheck, docs/reference_tables.md T6: a wall meter against the
 // component meters (RAPL, NVML), per trial and energy window. With --table all, made only when a
 // trial has such a window.
 #include <algorithm>
@@ -31,7 +31,7 @@ bool has_crosscheck(const std::vector<TrialRecord>& trials) {
   return std::any_of(trials.begin(), trials.end(), [](const TrialRecord& r) { return !crosscheck_windows(r).empty(); });
 }
 
-// REFERENCE_TABLES.md T6: the wall meter against the component meters, per trial and window.
+// docs/reference_tables.md T6: the wall meter against the component meters, per trial and window.
 std::vector<Table> make_crosscheck_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   Table t;
   t.name = "crosscheck";

@@ -1,4 +1,4 @@
-// datasets_table.cpp: --table datasets, REFERENCE_TABLES.md T2's shape: each dataset the finished
+// datasets_table.cpp: --table datasets, docs/reference_tables.md T2's shape: each dataset the finished
 // trials used, with its shape, dtype, size and the number of trials on it.
 #include <map>
 #include <string>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/analysis.h"
+#include "harness/base/statistics.h"
 #include "harness/report/table_slices.h"
 #include "harness/report/trial_groups.h"
 

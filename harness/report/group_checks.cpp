@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "harness/base/analysis.h"
+#include "harness/base/statistics.h"
 #include "harness/report/table_cells.h"
 
 namespace balerbench::report {

@@ -35,7 +35,7 @@ bool any_short_window(const std::vector<Group>& groups, const char* figure);
 // to lengthen them. Nothing when none is short.
 void short_window_note(Table& t, const std::vector<Group>& groups, const char* figure, const std::string& what);
 
-// One trial that hyperfine's rule (analysis.h: |x - median| / MAD > kMadOutlierThreshold) flags
+// One trial that hyperfine's rule (base/statistics.h: |x - median| / MAD > kMadOutlierThreshold) flags
 // among its group's repeats.
 struct Outlier {
   const TrialRecord* trial = nullptr;

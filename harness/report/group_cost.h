@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/analysis.h"
+#include "harness/base/pareto.h"
 
 #include "harness/report/trial_groups.h"
 

@@ -1,4 +1,4 @@
-// phases_table.cpp: --table phases: REFERENCE_TABLES.md T4's shape (energy, CO2, duration and peak
+// phases_table.cpp: --table phases: docs/reference_tables.md T4's shape (energy, CO2, duration and peak
 // memory per Baler mode: train, compress, decompress), and T5's (where training time goes) for
 // trials profiled with synchronised phase timers.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// precision_table.cpp: --table precision, REFERENCE_TABLES.md T3's shape: training time and energy
+// precision_table.cpp: --table precision, docs/reference_tables.md T3's shape: training time and energy
 // per precision mode, each configuration against the FP32 row with the same other settings (ratio,
 // its 95% interval and a verdict).
 #include <algorithm>

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/base/analysis.h"
+#include "harness/base/statistics.h"
 #include "harness/report/trial_groups.h"
 #include "harness/store/store.h"
 

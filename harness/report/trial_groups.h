@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/analysis.h"
+#include "harness/base/statistics.h"
 #include "harness/report/tables.h"
 #include "harness/report/trial_identity.h"
 #include "harness/store/store.h"

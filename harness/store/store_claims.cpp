@@ -19,6 +19,33 @@ double unix_time_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+namespace {
+
+// The claim on `key`, if any.
+std::optional<Claim> read_claim(sqlite3* db, const std::string& key) {
+  Stmt q(db, "SELECT host, boot_id, pid, pid_start, claimed_unix_s, heartbeat_unix_s FROM claims WHERE trial_key=?");
+  q.bind(1, key);
+  if (!q.step()) return std::nullopt;
+  return Claim{key, {q.text(0), q.text(1), q.integer(2), q.text(3)}, q.real(4), q.real(5)};
+}
+
+// `me` claims `key` now, replacing any claim on it.
+void write_claim(sqlite3* db, const std::string& key, const ClaimHolder& me, double now) {
+  Stmt(db,
+       "INSERT OR REPLACE INTO claims(trial_key, host, boot_id, pid, pid_start, claimed_unix_s, heartbeat_unix_s) "
+       "VALUES(?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, key)
+      .bind(2, me.host)
+      .bind(3, me.boot_id)
+      .bind(4, me.pid)
+      .bind(5, me.pid_start)
+      .bind(6, now)
+      .bind(7, now)
+      .run();
+}
+
+}  // namespace
+
 ClaimOutcome Store::claim_trial(const std::string& key, const ClaimHolder& me,
                                  std::optional<double> retry_unfinished_before_unix_s,
                                  const std::function<bool(const Claim&)>& alive) {
@@ -42,13 +69,7 @@ ClaimOutcome Store::claim_trial(const std::string& key, const ClaimHolder& me,
       return outcome;
     }
     outcome.stored.reset();
-    std::optional<Claim> existing;
-    {
-      Stmt q(db_,
-             "SELECT host, boot_id, pid, pid_start, claimed_unix_s, heartbeat_unix_s FROM claims WHERE trial_key=?");
-      q.bind(1, key);
-      if (q.step()) existing = Claim{key, {q.text(0), q.text(1), q.integer(2), q.text(3)}, q.real(4), q.real(5)};
-    }
+    const std::optional<Claim> existing = read_claim(db_, key);
     if (existing && !(existing->holder == me)) {
       if (alive(*existing)) {
         outcome.kind = ClaimOutcome::kHeldByOther;
@@ -58,18 +79,7 @@ ClaimOutcome Store::claim_trial(const std::string& key, const ClaimHolder& me,
       }
       outcome.taken_over = existing;
     }
-    const double now = now_unix_s();
-    Stmt(db_,
-         "INSERT OR REPLACE INTO claims(trial_key, host, boot_id, pid, pid_start, claimed_unix_s, heartbeat_unix_s) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?)")
-        .bind(1, key)
-        .bind(2, me.host)
-        .bind(3, me.boot_id)
-        .bind(4, me.pid)
-        .bind(5, me.pid_start)
-        .bind(6, now)
-        .bind(7, now)
-        .run();
+    write_claim(db_, key, me, now_unix_s());
     exec("COMMIT");
   } catch (const std::exception& e) {
     const bool disk = disk_error(db_);

@@ -16,7 +16,7 @@
 
 #include "common/error.h"
 #include "common/paths.h"
-#include "datasets/synthetic.h"
+#include "datasets/generator_registry.h"
 #include "harness/base/strict_json.h"
 #include "harness/base/system_info.h"
 #include "models/architecture.h"
@@ -68,6 +68,15 @@ std::vector<T> axis(StrictReader& r, const std::string& key, std::vector<T> fall
   return out;
 }
 
+// "rows (cms) or frames/height/width (cfd)": each generator's keys besides kind and seed.
+std::string generator_keys() {
+  std::string keys;
+  for (const DatasetGenerator* g : dataset_generators())
+    keys += (keys.empty() ? "" : " or ") + std::string(g->count_key) + (g->frames ? "/height/width" : "") + " (" +
+            g->name + ")";
+  return keys;
+}
+
 DatasetSpec parse_dataset(const json& j, const std::string& source, const std::string& base_dir) {
   StrictReader r(j, source, "/dataset");
   DatasetSpec d;
@@ -84,17 +93,18 @@ DatasetSpec parse_dataset(const json& j, const std::string& source, const std::s
     d.path = (ec ? p.lexically_normal() : canonical).string();
   } else {
     StrictReader gr(*g, source, "/dataset/generator");
-    gr.choice("kind", d.generator, {"cms", "cfd"});
-    if (d.generator.empty()) gr.fail("kind", "is required", "cms (CMS-like jets) or cfd (CFD-like frames)");
+    gr.choice("kind", d.generator, dataset_generator_names());
+    if (d.generator.empty()) gr.fail("kind", "is required", dataset_generator_hint());
+    const DatasetGenerator& generator = dataset_generator(d.generator);
     d.rows = 0;
-    gr.integer(d.generator == "cms" ? "rows" : "frames", d.rows, 1, int64_t{1000000000000000});
-    if (d.rows == 0) gr.fail(d.generator == "cms" ? "rows" : "frames", "is required");
-    if (d.generator == "cfd") {
+    gr.integer(generator.count_key, d.rows, 1, int64_t{1000000000000000});
+    if (d.rows == 0) gr.fail(generator.count_key, "is required");
+    if (generator.frames) {
       gr.integer("height", d.height, 2, 65536);
       gr.integer("width", d.width, 2, 65536);
     }
     gr.integer("seed", d.seed, 0);
-    gr.reject_unknown("generator keys: kind, rows (cms) or frames/height/width (cfd), seed");
+    gr.reject_unknown("generator keys: kind, " + generator_keys() + ", seed");
   }
   r.reject_unknown("dataset keys: path, generator");
   return d;
@@ -158,8 +168,9 @@ RunConfig parse_training_section(const json* t, const Experiment& e, const std::
   training["input_path"] = e.dataset.path.empty() ? "synthetic:" + e.dataset.generator : e.dataset.path;
   training["model_name"] = model_name;
   training["compression_ratio"] = ratio;
-  if (!e.dataset.generator.empty() && e.dataset.generator == "cms" && !training.contains("type_list"))
-    training["type_list"] = cms_type_list();  // the generator's integer columns, as Baler's CMS config
+  const DatasetGenerator* generator = find_dataset_generator(e.dataset.generator);
+  if (generator && generator->type_list && !training.contains("type_list"))
+    training["type_list"] = generator->type_list();  // the generator's integer columns, as Baler's CMS config
   RunConfig base = parse_run_config(training, source, base_dir, "/training");
   if (!e.dataset.path.empty()) base.input_path = e.dataset.path;
   return base;
@@ -379,13 +390,21 @@ void check_power_limit_rules(const Experiment& e, const std::string& source) {
 
 }  // namespace
 
+GeneratorParams DatasetSpec::params() const {
+  GeneratorParams p;
+  p.rows = rows;
+  p.height = height;
+  p.width = width;
+  p.seed = static_cast<uint64_t>(seed);
+  return p;
+}
+
 json DatasetSpec::to_json() const {
   if (!path.empty()) return {{"path", path}};
   json g = {{"kind", generator}, {"seed", seed}};
-  if (generator == "cms")
-    g["rows"] = rows;
-  else {
-    g["frames"] = rows;
+  const DatasetGenerator& entry = dataset_generator(generator);
+  g[entry.count_key] = rows;
+  if (entry.frames) {
     g["height"] = height;
     g["width"] = width;
   }
@@ -394,10 +413,7 @@ json DatasetSpec::to_json() const {
 
 std::string DatasetSpec::label() const {
   if (!path.empty()) return fs::path(path).filename().string();
-  if (generator == "cms")
-    return "CMS-like " + std::to_string(rows) + " rows (synthetic, seed " + std::to_string(seed) + ")";
-  return "CFD-like " + std::to_string(rows) + "x" + std::to_string(height) + "x" + std::to_string(width) +
-         " (synthetic, seed " + std::to_string(seed) + ")";
+  return dataset_generator(generator).label(params());
 }
 
 json TargetSpec::to_json() const {

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/generator_registry.h"
 #include "harness/energy/thermal_wait.h"
 #include "harness/run/run_config.h"
 #include "harness/tuning/recurrence_tuner.h"
@@ -48,10 +49,11 @@ inline constexpr int64_t kLargeGridTrials = 100000;
 
 struct DatasetSpec {
   std::string path;                 // an .npz file; empty when generated
-  std::string generator;            // "cms" | "cfd"
+  std::string generator;            // a name of dataset_generators(): "cms" | "cfd"
   int64_t rows = 0;                 // cms: rows; cfd: frames
   int64_t height = 50, width = 50;  // cfd
   int64_t seed = 0;
+  GeneratorParams params() const;   // the generator's parameters
   nlohmann::json to_json() const;
   std::string label() const;  // "cms-like 20000 rows (seed 0)" or the file name
 };

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "datasets/dataset.h"
+#include "datasets/generator_registry.h"
 #include "datasets/synthetic.h"
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
@@ -150,9 +151,7 @@ std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec) 
   if (spec.path.empty())  // the values, and the training's normalized copy of them
     check_synthetic_memory("dataset " + spec.label(), spec.generator, spec.rows, spec.height, spec.width, 2);
   if (!spec.path.empty()) return std::make_shared<Dataset>(load_dataset(spec.path));
-  SyntheticData d = spec.generator == "cms"
-                        ? generate_cms_like(spec.rows, static_cast<uint64_t>(spec.seed))
-                        : generate_cfd_like(spec.rows, spec.height, spec.width, static_cast<uint64_t>(spec.seed));
+  SyntheticData d = dataset_generator(spec.generator).generate(spec.params());
   auto ds = std::make_shared<Dataset>(
       dataset_from_array(NpyArray::from_doubles(d.shape, d.values), d.names, "generator " + spec.generator));
   ds->source_path = spec.label();

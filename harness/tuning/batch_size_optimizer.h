@@ -17,7 +17,7 @@
 //    draws its mean. An arm with fewer than two observations is pulled first (it cannot have one
 //    after pruning, which sees each survivor twice).
 //
-// The cost is Zeus's (base/analysis.h) of one attempt, failed attempts included: the optimiser is fed
+// The cost is Zeus's (base/zeus_cost.h) of one attempt, failed attempts included: the optimiser is fed
 // what each attempt cost, and whether it reached the target (which only pruning reads). Every draw
 // comes from SeededRandom(seed), so the same seed and the same observations give the same choices.
 #pragma once

@@ -1,7 +1,7 @@
 // recurrence_tuner.cpp: see recurrence_tuner.h.
 #include "harness/tuning/recurrence_tuner.h"
 
-#include "harness/base/analysis.h"
+#include "harness/base/zeus_cost.h"
 
 namespace balerbench {
 

@@ -10,7 +10,7 @@
 //    later attempts at it use the kept limit (`power_limits` false: no limits, e.g. on a CPU);
 //  - the attempt is stopped early once its cost would pass beta x the cheapest recurrence so far (a
 //    recurrence's cost is that of all its attempts; no bound before the first recurrence ends);
-//  - an attempt's cost is Zeus's: eta x energy + (1 - eta) x MaxPower x time (base/analysis.h), and
+//  - an attempt's cost is Zeus's: eta x energy + (1 - eta) x MaxPower x time (base/zeus_cost.h), and
 //    the batch-size optimiser observes it with whether the target was reached.
 // An attempt that could not run even one epoch under the bound (replay only: a live run always runs
 // its first epoch) costs nothing, is left out of the history, and the optimiser observes

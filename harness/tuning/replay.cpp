@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "harness/base/analysis.h"
+#include "harness/base/zeus_cost.h"
 #include "harness/tuning/replay_text.h"
 #include "harness/tuning/resolved_job.h"
 #include "harness/tuning/seeded_random.h"

@@ -1,11 +1,14 @@
-// test_analysis.cpp: the statistics of base/analysis.h against hand-computed values: Zeus's cost,
-// mean, spread and confidence interval, and the time-energy Pareto frontier. No LibTorch headers.
+// test_analysis.cpp: base/zeus_cost.h, base/statistics.h and base/pareto.h against hand-computed
+// values: Zeus's cost, mean, spread and confidence interval, and the time-energy Pareto frontier.
+// No LibTorch headers.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "harness/base/analysis.h"
+#include "harness/base/pareto.h"
+#include "harness/base/statistics.h"
+#include "harness/base/zeus_cost.h"
 
 namespace balerbench {
 namespace {

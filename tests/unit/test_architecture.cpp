@@ -1,5 +1,5 @@
-// test_architecture.cpp: parameter counts from BALER_SPEC.md section 1 and the
-// REFERENCE_TABLES.md T1 operation counts, row by row.
+// test_architecture.cpp: parameter counts from docs/baler.md (The dense models) and the
+// docs/reference_tables.md T1 operation counts, row by row.
 #include <gtest/gtest.h>
 
 #include "common/error.h"

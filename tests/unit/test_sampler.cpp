@@ -130,8 +130,9 @@ DomainEnergy domain(const std::string& meter, DomainCategory category, MeterKind
   return d;
 }
 
-// REFERENCE_TABLES.md T6's FasterPAM row: RAPL + NVML 14,107.4 J against the wall's 19,181.3 J. The
-// components are the measured domains of the total (an estimate is left out and named), the ± of each
+// The FasterPAM row of T6 (docs/reference_tables.md; the figures in docs/energy.md): RAPL + NVML
+// 14,107.4 J against the wall's 19,181.3 J. The components are the measured domains of the total (an
+// estimate is left out and named), the ± of each
 // side adds its edges in quadrature and accuracies linearly, and the reading follows the sign and
 // whether the difference is resolved.
 TEST(CrossCheck, WallAgainstComponentMeters) {

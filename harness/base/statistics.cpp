@@ -1,18 +1,12 @@
-// analysis.cpp: see analysis.h.
-#include "harness/base/analysis.h"
+// statistics.cpp: see statistics.h.
+#include "harness/base/statistics.h"
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 #include <boost/math/distributions/students_t.hpp>
 
 namespace balerbench {
-
-double zeus_cost(double eta, double energy_j, double time_s, double max_power_w) {
-  if (!(eta >= 0 && eta <= 1)) throw std::invalid_argument("zeus_cost: eta must be in [0, 1]");
-  return eta * energy_j + (1 - eta) * max_power_w * time_s;
-}
 
 double student_t95(std::size_t dof) {
   static const double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
@@ -151,22 +145,6 @@ std::size_t repeats_to_resolve(const RatioInterval& r) {
   const double needed = std::ceil(n * scale * scale * 1.2);
   if (!std::isfinite(needed) || needed > 1e9) return static_cast<std::size_t>(1e9);
   return static_cast<std::size_t>(std::max(needed, n + 1));
-}
-
-std::vector<ParetoPoint> pareto_frontier(const std::vector<ParetoPoint>& points) {
-  std::vector<ParetoPoint> sorted = points;
-  std::sort(sorted.begin(), sorted.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
-    return a.time_s != b.time_s ? a.time_s < b.time_s : a.energy_j < b.energy_j;
-  });
-  std::vector<ParetoPoint> out;
-  double best_energy = INFINITY;
-  for (const auto& p : sorted) {
-    if (p.energy_j < best_energy) {
-      out.push_back(p);
-      best_energy = p.energy_j;
-    }
-  }
-  return out;
 }
 
 }  // namespace balerbench

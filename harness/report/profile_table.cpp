@@ -1,5 +1,5 @@
-// phase_table.cpp: see phase_table.h.
-#include "harness/report/phase_table.h"
+// profile_table.cpp: see profile_table.h.
+#include "harness/report/profile_table.h"
 
 #include <cstdio>
 #include <stdexcept>
@@ -33,7 +33,7 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-std::string format_phase_table(const json& r) {
+std::string format_profile_table(const json& r) {
   if (!r.contains("profile")) throw std::invalid_argument("the report has no profile section (run with --profile)");
   const json& prof = r["profile"];
   const json& ph = prof["phases"];
