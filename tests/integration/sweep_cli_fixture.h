@@ -6,10 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,29 +68,25 @@ class SweepCli : public ::testing::Test {
     const auto r = run_command("cd " + dir_.root() + " && (" + env + " exec " + balerbench_binary() + " " + args +
                                " > " + log + " 2>&1 & echo $! > pid; wait $! ; echo $? > rc) > /dev/null 2>&1 &");
     EXPECT_EQ(r.exit_code, 0);
-    for (int i = 0; i < 100 && !fs::exists(dir_.path("pid")); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    eventually([&] { return fs::exists(dir_.path("pid")); }, 5);
     return std::stol(read_text(dir_.path("pid")));
   }
   // Waits until `log` contains `text` (up to `seconds`).
   bool wait_for(const std::string& log, const std::string& text, double seconds) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-      if (fs::exists(log) && read_text(log).find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
+    return eventually([&] { return fs::exists(log) && read_text(log).find(text) != std::string::npos; }, seconds);
   }
   int wait_exit(double seconds) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-      if (fs::exists(dir_.path("rc"))) {
-        const std::string rc = read_text(dir_.path("rc"));
-        if (!rc.empty() && rc.back() == '\n') return std::stoi(rc);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return -1;
+    int code = -1;
+    eventually(
+        [&] {
+          if (!fs::exists(dir_.path("rc"))) return false;
+          const std::string rc = read_text(dir_.path("rc"));
+          if (rc.empty() || rc.back() != '\n') return false;
+          code = std::stoi(rc);
+          return true;
+        },
+        seconds);
+    return code;
   }
   void reset_background() {
     fs::remove(dir_.path("pid"));
