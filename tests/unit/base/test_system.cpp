@@ -294,9 +294,7 @@ TEST(StallWatch, CountsTheTimeTheProcessWasStopped) {
       (void)!write(ready[1], &c, 1);
       (void)!read(go[0], &c, 1);  // the watch's thread runs on (and is stopped) while this waits
       // Its thread adds the stall when it next wakes, within a period of the SIGCONT: wait for it.
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-      while (StallWatch::stalled_s().value_or(0) < 0.5 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      eventually([] { return StallWatch::stalled_s().value_or(0) >= 0.5; }, 30);
       stalled = StallWatch::stalled_s().value_or(-1);
     }
     (void)!write(result[1], &stalled, sizeof stalled);

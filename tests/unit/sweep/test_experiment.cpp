@@ -439,5 +439,37 @@ TEST(Experiment, TheBatchSizeOptimiserRefusesAGridItCannotRun) {
       "/sweep/power_limit_w lists limits");
 }
 
+json experiment_named(const json& name) {
+  json j = json::parse(R"({"schema_version": 1,
+    "dataset": {"generator": {"kind": "cms", "rows": 1000}}, "model": {"name": "AE", "compression_ratio": 1.6},
+    "sweep": {"batch_size": [256], "precision": ["fp32"], "epochs": [2], "repeats": 1}})");
+  if (!name.is_null()) j["name"] = name;
+  return j;
+}
+
+// The name becomes part of report's file names: one that is not a file name is refused with a hint.
+TEST(ExperimentName, NamesThatAreNotFileNamesAreRefused) {
+  const auto bad = [](const json& name, const std::string& fragment) {
+    expect_input_error([&] { parse_experiment(experiment_named(name), "exp.json", "/tmp"); }, "/name: ");
+    expect_input_error([&] { parse_experiment(experiment_named(name), "exp.json", "/tmp"); }, fragment);
+  };
+  bad("", "is empty");
+  bad("../../escaped", "starts with '.'");
+  bad(".hidden", "starts with '.'");
+  bad("a/b", "holds '/'");
+  bad("a\\b", "holds '\\'");
+  bad(std::string("a\0b", 3), "holds a control character");
+  bad("tab\there", "holds a control character");
+  bad(std::string(121, 'x'), "is longer than 120 bytes");
+  expect_input_error([&] { parse_experiment(experiment_named(""), "exp.json", "/tmp"); }, "hint: ");
+  // Accepted: a name of 120 bytes, spaces, UTF-8 (report reduces them to safe file names).
+  EXPECT_EQ(parse_experiment(experiment_named(std::string(120, 'x')), "exp.json", "/tmp").name, std::string(120, 'x'));
+  EXPECT_EQ(parse_experiment(experiment_named("my sweep \xc3\xa9"), "exp.json", "/tmp").name, "my sweep \xc3\xa9");
+  // Without "name", the file's name, checked the same way.
+  EXPECT_EQ(parse_experiment(experiment_named(nullptr), "dir/cpu_sweep.json", "/tmp").name, "cpu_sweep");
+  expect_input_error([&] { parse_experiment(experiment_named(nullptr), "dir/.x.json", "/tmp"); },
+                     "(the file's name, as there is no \"name\") starts with '.'");
+}
+
 }  // namespace
 }  // namespace balerbench

@@ -166,9 +166,7 @@ TEST(Rapl, LiveWriterAcrossWraparoundMatchesWithinHalfPercent) {
   });
   // At least two wraps (100 J) and a bit: by the energy written, not by the clock, so a
   // loaded machine whose writer oversleeps its 5 ms ticks still crosses them.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (written_uj.load() < 130000000ULL && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  eventually([&] { return written_uj.load() >= 130000000ULL; }, 20);
   stop = true;
   writer.join();
   const Snapshot b = sampler.snapshot();

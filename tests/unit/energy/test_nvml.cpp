@@ -67,10 +67,10 @@ TEST(Nvml, LostGpuIsNamedInTheReading) {
   MeterProbe p = NvmlMeter::open();
   if (!p.available()) GTEST_SKIP() << "the fake GPU was lost before the meter opened (a loaded machine)";
   MeterReading r;
-  for (int i = 0; i < 600 && r.lost.empty(); ++i) {  // up to 30 s
+  eventually([&] {  // up to 30 s
     r = p.meter->read();
-    if (r.lost.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return !r.lost.empty();
+  });
   EXPECT_EQ(r.lost, "gpu0 (Fake H100, GPU-aaaa) is lost (NVML_ERROR_GPU_IS_LOST)");
   EXPECT_GE(r.read_errors, 1);
 }

@@ -158,40 +158,6 @@ TEST(RunConfig, ShippedExperimentConfigsParse) {
   EXPECT_EQ(cms.type_list.size(), 24u);
 }
 
-// ---- strict JSON text (base/strict_json.h) ----
-
-TEST(StrictJson, AKeyGivenTwiceIsRefusedWithItsPath) {
-  expect_input_error([] { parse_json_text_strict(R"({"epochs": 2, "epochs": 3})", "c.json"); },
-                     "c.json: /epochs: the key is given twice");
-  expect_input_error(
-      [] { parse_json_text_strict(R"({"training": {"lr": 1, "epochs": 2, "epochs": 3}})", "e.json"); },
-      "e.json: /training/epochs: the key is given twice");
-  expect_input_error([] { parse_json_text_strict(R"({"a": [1, {"b": 1}, {"b": 2, "b": 3}]})", "e.json"); },
-                     "e.json: /a/2/b: the key is given twice");
-  // The same key in two objects, or in an object and its parent, is no duplicate.
-  const json j = parse_json_text_strict(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 3}, {"x": 4}]})", "ok.json");
-  EXPECT_EQ(j["b"]["x"], 2);
-  EXPECT_EQ(j["x"][1]["x"], 4);
-}
-
-TEST(StrictJson, ANumberBeyondADoubleIsAnInputErrorNotAnInternalOne) {
-  expect_input_error([] { parse_json_text_strict(R"({"compression_ratio": 1e400})", "c.json"); },
-                     "c.json: /compression_ratio: the number 1e400 does not fit a double");
-  expect_input_error([] { parse_json_text_strict(R"({"sweep": {"lr": [1, -2e999]}})", "e.json"); },
-                     "e.json: /sweep/lr/1: the number -2e999 does not fit a double");
-  expect_input_error([] { parse_json_text_strict("1e400", "--set lr=1e400"); },
-                     "--set lr=1e400: the number 1e400 does not fit a double");
-  EXPECT_DOUBLE_EQ(parse_json_text_strict("[1e308]", "ok")[0].get<double>(), 1e308);
-}
-
-TEST(StrictJson, SyntaxErrorsNameTheByteAndBareWordsAreNotJson) {
-  expect_input_error([] { parse_json_text_strict(R"({"a": 1,})", "c.json"); }, "c.json: not valid JSON at byte 9");
-  EXPECT_FALSE(try_parse_json_strict("AE", "--set model_name=AE").has_value());
-  EXPECT_EQ(try_parse_json_strict("7", "--set epochs=7").value(), 7);
-  expect_input_error([] { try_parse_json_strict("1e400", "--set epochs=1e400"); }, "--set epochs=1e400: the number");
-  expect_input_error([] { try_parse_json_strict(R"({"a": 1, "a": 2})", "--set energy=..."); }, "/a: the key is given twice");
-}
-
 TEST(RunConfig, DuplicateKeysAndHugeNumbersInTheFileAreInputErrors) {
   TempDir dir;
   write_text(dir.path("dup.json"),
@@ -268,25 +234,6 @@ TEST(RunConfig, ToJsonRoundTrips) {
 }
 
 }  // namespace
-// ---- the precision name table (base/precision_mode.h) ----
-
-TEST(PrecisionMode, EveryModeHasOneNameThatParsesBack) {
-  std::set<std::string> names;
-  std::set<int> ranks;
-  for (const auto& info : precision_table()) {
-    EXPECT_TRUE(names.insert(info.name).second) << info.name << " is listed twice";
-    EXPECT_TRUE(ranks.insert(info.report_rank).second) << info.name << " shares its report rank";
-    EXPECT_EQ(parse_precision(info.name, "/precision"), info.value);
-    EXPECT_STREQ(precision_name(info.value), info.name);
-  }
-  EXPECT_EQ(names.size(), 7u);
-  EXPECT_EQ(precision_names().front(), "auto");
-  EXPECT_EQ(precision_info(Precision::kFp32).report_rank, 0);  // the baseline row comes first
-  EXPECT_FALSE(find_precision("FP32").has_value());            // names are exact, as in configs
-  expect_input_error([] { parse_precision("fp8", "/sweep/precision/1"); },
-                     "/sweep/precision/1: unknown precision 'fp8'");
-  expect_input_error([] { parse_precision("fp8", ""); }, "one of: auto, fp64, fp32, tf32, amp_fp16");
-}
 
 TEST(RunConfig, PrecisionIsParsedOnceIntoTheEnumAndWrittenBackByName) {
   json j = {{"input_path", "x.npz"}, {"model_name", "AE"}, {"compression_ratio", 1.6}, {"precision", "amp_bf16"}};

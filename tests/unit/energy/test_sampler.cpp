@@ -1,6 +1,7 @@
 // test_sampler.cpp: the sampler thread, windows (energy, mean and peak power,
 // net of an idle baseline), phases, the session and its outputs
 // (energy_report.json, CodeCarbon-compatible emissions.csv).
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "harness/energy/energy_window.h"
 #include "harness/energy/sampler.h"
 #include "tests/test_util.h"
+#include "tests/unit/two_domain_meter.h"
 
 namespace balerbench {
 namespace {
@@ -350,6 +352,21 @@ TEST(Session, EmissionsCsvRefusesAForeignFile) {
   write_text(dir.path("emissions.csv"), "timestamp,project_name\n2023,x\n");
   expect_input_error([&] { append_emissions_csv(dir.path("emissions.csv"), {"a"}); }, "other columns");
   EXPECT_EQ(read_text(dir.path("emissions.csv")), "timestamp,project_name\n2023,x\n");  // untouched
+}
+
+TEST(Sampler, ListenersSeeEverySnapshotUntilRemoved) {
+  Sampler sampler(two_domain_meters(), 0);
+  std::atomic<int> seen{0};
+  const int id = sampler.add_listener([&](const Snapshot& s) {
+    EXPECT_EQ(s.readings.size(), 1u);
+    ++seen;
+  });
+  sampler.start();  // one snapshot
+  sampler.snapshot();
+  sampler.remove_listener(id);
+  sampler.snapshot();
+  EXPECT_EQ(seen.load(), 2);
+  EXPECT_GE(sampler.overhead().listener_time_s, 0.0);
 }
 
 }  // namespace

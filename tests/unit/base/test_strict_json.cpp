@@ -1,0 +1,48 @@
+// test_strict_json.cpp: strict JSON text: keys given twice, numbers beyond a double, syntax errors.
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "harness/base/strict_json.h"
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+using nlohmann::json;
+
+// ---- strict JSON text (base/strict_json.h) ----
+
+TEST(StrictJson, AKeyGivenTwiceIsRefusedWithItsPath) {
+  expect_input_error([] { parse_json_text_strict(R"({"epochs": 2, "epochs": 3})", "c.json"); },
+                     "c.json: /epochs: the key is given twice");
+  expect_input_error(
+      [] { parse_json_text_strict(R"({"training": {"lr": 1, "epochs": 2, "epochs": 3}})", "e.json"); },
+      "e.json: /training/epochs: the key is given twice");
+  expect_input_error([] { parse_json_text_strict(R"({"a": [1, {"b": 1}, {"b": 2, "b": 3}]})", "e.json"); },
+                     "e.json: /a/2/b: the key is given twice");
+  // The same key in two objects, or in an object and its parent, is no duplicate.
+  const json j = parse_json_text_strict(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 3}, {"x": 4}]})", "ok.json");
+  EXPECT_EQ(j["b"]["x"], 2);
+  EXPECT_EQ(j["x"][1]["x"], 4);
+}
+
+TEST(StrictJson, ANumberBeyondADoubleIsAnInputErrorNotAnInternalOne) {
+  expect_input_error([] { parse_json_text_strict(R"({"compression_ratio": 1e400})", "c.json"); },
+                     "c.json: /compression_ratio: the number 1e400 does not fit a double");
+  expect_input_error([] { parse_json_text_strict(R"({"sweep": {"lr": [1, -2e999]}})", "e.json"); },
+                     "e.json: /sweep/lr/1: the number -2e999 does not fit a double");
+  expect_input_error([] { parse_json_text_strict("1e400", "--set lr=1e400"); },
+                     "--set lr=1e400: the number 1e400 does not fit a double");
+  EXPECT_DOUBLE_EQ(parse_json_text_strict("[1e308]", "ok")[0].get<double>(), 1e308);
+}
+
+TEST(StrictJson, SyntaxErrorsNameTheByteAndBareWordsAreNotJson) {
+  expect_input_error([] { parse_json_text_strict(R"({"a": 1,})", "c.json"); }, "c.json: not valid JSON at byte 9");
+  EXPECT_FALSE(try_parse_json_strict("AE", "--set model_name=AE").has_value());
+  EXPECT_EQ(try_parse_json_strict("7", "--set epochs=7").value(), 7);
+  expect_input_error([] { try_parse_json_strict("1e400", "--set epochs=1e400"); }, "--set epochs=1e400: the number");
+  expect_input_error([] { try_parse_json_strict(R"({"a": 1, "a": 2})", "--set energy=..."); }, "/a: the key is given twice");
+}
+
+}  // namespace
+}  // namespace balerbench
