@@ -14,7 +14,7 @@
 #include "datasets/dataset.h"
 #include "common/error.h"
 #include "datasets/npz.h"
-#include "harness/engine/codec.h"
+#include "harness/codecs/baler_codec.h"
 #include "harness/run/codec_comparison.h"
 #include "harness/run/cycle.h"
 #include "harness/run/cycle_command.h"

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/error.h"
-#include "harness/engine/codec.h"
-#include "harness/engine/float_codecs.h"
+#include "harness/codecs/baler_codec.h"
+#include "harness/codecs/float_codecs.h"
 
 namespace balerbench {
 namespace {

@@ -19,7 +19,7 @@
 #include "harness/energy/emissions_csv.h"
 #include "harness/engine/memory_peak.h"
 #include "harness/engine/runtime.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "harness/run/cycle_command.h"

@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/engine/runtime.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 #include "harness/run/codec_comparison.h"
 #include "harness/store/side_files.h"
 #include "harness/sweep/trial.h"

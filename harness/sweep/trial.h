@@ -52,7 +52,7 @@ std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec);
 TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx);
 
 // Where and with what this trial ran: host, CPU, GPUs, driver, CUDA and LibTorch
-// versions, balerbench's version and git revision; "system" (engine/system_description.h) with
+// versions, balerbench's version and git revision; "system" (run/system_description.h) with
 // "system_fingerprint" and "system_label".
 nlohmann::json base_provenance();
 

@@ -1,4 +1,4 @@
-// test_codecs.cpp: the classical codecs (engine/float_codecs.h) and the comparison with Baler
+// test_codecs.cpp: the classical codecs (codecs/float_codecs.h) and the comparison with Baler
 // (run/codec_comparison.h): ZFP's bound on every element, Zstandard bit for bit, the downcasts'
 // rounding and counts, the error measures, the tolerance matched to Baler's maximum error, the
 // decoder's bytes in the ratio, and energy windows against a meter whose truth is known.
@@ -17,7 +17,7 @@
 #include "common/error.h"
 #include "datasets/dataset.h"
 #include "harness/energy/energy_settings.h"
-#include "harness/engine/float_codecs.h"
+#include "harness/codecs/float_codecs.h"
 #include "harness/report/tables.h"
 #include "harness/run/codec_comparison.h"
 #include "harness/run/result_sections.h"

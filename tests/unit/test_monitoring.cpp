@@ -17,7 +17,7 @@
 
 #include "harness/energy/sampler.h"
 #include "harness/engine/memory_peak.h"
-#include "harness/engine/progress.h"
+#include "harness/monitor/progress.h"
 #include "harness/monitor/influx_exporter.h"
 #include "harness/monitor/influx_line.h"
 #include "harness/monitor/live_metrics.h"

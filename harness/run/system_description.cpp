@@ -1,5 +1,5 @@
 // system_description.cpp: see system_description.h.
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
