@@ -1,6 +1,6 @@
 // codec_comparison.h: is Baler worth its joules? Baler's autoencoder against classical codecs on the
-// same data, at matched error, each measured in its own energy windows (float_codecs.h has the
-// codecs and the error measures).
+// same data, at matched error, each measured in its own energy windows (codecs/codec_registry.h lists
+// the codecs, codecs/float_codecs.h has their loops and the error measures).
 //
 // Rows, in order:
 //   baler          the trained model's compress and decompress (the engine the run chose); its ratio
@@ -15,7 +15,8 @@
 //                  small ones;
 //   zfp_rate       ZFP fixed rate at Baler's ratio without the decoder (error at equal ratio);
 //   zstd           lossless, with or without a byte shuffle, whichever is smaller (the exact reference);
-//   float16, bfloat16  downcasts, with their overflows and lost range noted.
+//   float16, bfloat16  downcasts, with their overflows and lost range noted;
+//   then any codec registered with CodecRegistration.
 // Every codec's compress and decompress run in windows named codecs:<codec>:compress and
 // ...:decompress, repeated to fill codecs.min_window_s (measure_repeated); figures are per run.
 // `original_bytes` is the data array's (rows x features x the file's item size), the same for all.
