@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "common/error.h"
-#include "harness/codecs/baler_codec.h"
 #include "harness/codecs/codec_registry.h"
 #include "harness/codecs/float_codecs.h"
+#include "harness/run/inference.h"
 
 namespace balerbench {
 namespace {
@@ -85,15 +85,22 @@ Row finish_row(json j, const ErrorMetrics& e, const Measured& c, const Measured&
 
 void measure_baler(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
                    const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype, BalerCodecSide& baler) {
-  at::Tensor z;
-  baler.compress = measure_repeated(energy, "codecs:baler:compress", c.codecs.min_window_s, [&] {
-    z = encode_rows(model, engine, ds.data, norm, latent_scalar_type(c.latent_dtype, param_dtype), c.codec_chunk_rows);
-  });
-  baler.decompress = measure_repeated(energy, "codecs:baler:decompress", c.codecs.min_window_s, [&] {
-    baler.reconstruction = decode_rows(model, engine, z, norm, c.codec_chunk_rows);
-    if (ds.data_dimension() == 1) cast_integer_columns(baler.reconstruction, c.type_list, c.truncate);
-  });
+  at::Tensor z, y;
+  baler.compress = measure_repeated(energy, "codecs:baler:compress", c.codecs.min_window_s,
+                                    [&] { z = encode_table(model, engine, ds.data, norm, c, param_dtype); });
+  baler.decompress = measure_repeated(energy, "codecs:baler:decompress", c.codecs.min_window_s,
+                                      [&] { y = decode_table(model, engine, z, norm, c, ds.data_dimension()); });
+  if (baler.reconstruction.defined()) return;  // the run's own output, kept
+  baler.reconstruction = y;
   baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
+}
+
+json measure_baler_and_codecs(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
+                              const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype,
+                              BalerCodecSide& baler) {
+  baler.engine = engine.name();
+  measure_baler(energy, model, engine, ds, norm, c, param_dtype, baler);
+  return compare_codecs(ds, baler, energy, c.codecs);
 }
 
 void check_codecs_data(const Dataset& ds) {

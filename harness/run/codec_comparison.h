@@ -52,11 +52,19 @@ struct BalerCodecSide {
 };
 
 // Baler's compress and decompress of `ds` on `engine`, measured as the codecs are (measure_repeated,
-// in the windows codecs:baler:compress and codecs:baler:decompress): sets `baler`'s compress,
-// decompress, reconstruction and latent_bytes. `param_dtype`: the precision policy's, for the latent
-// code's dtype.
+// in the windows codecs:baler:compress and codecs:baler:decompress): sets `baler`'s compress and
+// decompress, and its reconstruction and latent_bytes unless `baler` holds a reconstruction already
+// (a trial's own decompress output, the same bits, is kept). `param_dtype`: the precision policy's,
+// for the latent code's dtype.
 void measure_baler(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
                    const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype, BalerCodecSide& baler);
+
+// Baler and the classical codecs, as `balerbench codecs` and a sweep's trials measure them: `baler`
+// holds the decoder's bytes and the training's figures; this sets its engine, measures Baler
+// (measure_baler) and returns compare_codecs's comparison.
+nlohmann::json measure_baler_and_codecs(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
+                                        const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype,
+                                        BalerCodecSide& baler);
 
 // Runs the classical codecs on `ds` inside `energy`'s windows (timed alone without it) and returns the
 // comparison: {"original_bytes", "rows", "features", "dtype", "tolerance", "rows": [...], "basis",
