@@ -1,6 +1,6 @@
 // system_info.h: the conditions of a measurement that the machine decides, as data: the CPU and
 // the ISA features that matter to its kernels, SMT, a hypervisor, the frequency governor and its
-// limits, and the environment variables that change speed or numerics. engine/system_description
+// limits, and the environment variables that change speed or numerics. run/system_description
 // adds the BLAS, LibTorch's build and the GPUs, and derives the system fingerprint: a short hash of
 // the part that shapes results, so that tables never compare across systems unawares.
 //

@@ -31,7 +31,7 @@
 #include "harness/cli/output_check.h"
 #include "harness/energy/energy_session.h"
 #include "harness/monitor/monitor.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 #include "common/atomic_file.h"
 
 namespace balerbench::cli {

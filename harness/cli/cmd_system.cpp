@@ -1,5 +1,5 @@
 // cmd_system.cpp: `balerbench system [--json]`: the system this machine is, as every trial records it
-// (engine/system_description.h): the fingerprint and its label, the BLAS and its kernel (and why
+// (run/system_description.h): the fingerprint and its label, the BLAS and its kernel (and why
 // balerbench chose it), LibTorch's build, the CPU's ISA, SMT, hypervisor and frequency governor, the
 // GPUs, and the environment variables that change speed or numerics. The comparison scripts ask it
 // which kernel to run Python on (scripts/same_blas_kernel.py).
@@ -8,7 +8,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/json_stdout.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 
 namespace balerbench::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include "harness/base/clock.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
-#include "harness/engine/progress.h"
+#include "harness/monitor/progress.h"
 #include "harness/engine/schedulers.h"
 #include "harness/engine/torch_compat.h"
 

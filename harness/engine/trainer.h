@@ -28,7 +28,7 @@
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
-#include "harness/engine/progress.h"
+#include "harness/monitor/progress.h"
 #include "harness/engine/training_defaults.h"
 #include "models/autoencoder.h"
 

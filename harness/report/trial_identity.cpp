@@ -49,7 +49,7 @@ std::optional<int64_t> integer_at(const json& object, const char* key) {
 }
 
 // "AMD EPYC (AuthenticAMD family 25 model 17, 2 CPUs; avx2 avx512f avx512_bf16)" from the system
-// description's cpu (engine/system_description.h), or the name and count of an older provenance.
+// description's cpu (run/system_description.h), or the name and count of an older provenance.
 std::string cpu_text(const json& cpu) {
   if (!cpu.is_object()) return text_of(cpu, {});
   std::string s = string_at(cpu, "model_name").value_or(text_of(cpu, {"model"}));

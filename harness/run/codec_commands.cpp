@@ -14,10 +14,10 @@
 #include "datasets/dataset.h"
 #include "common/error.h"
 #include "datasets/npz.h"
-#include "harness/engine/codec.h"
 #include "harness/run/codec_comparison.h"
 #include "harness/run/cycle.h"
 #include "harness/run/cycle_command.h"
+#include "harness/run/inference.h"
 #include "harness/run/result_sections.h"
 #include "models/architecture.h"
 
@@ -26,13 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Baler's decompressed data: the model's Baler dtype, or float64 when de-normalized (numpy
-// promotes the float32 output times the float64 range).
-at::Tensor as_baler_decompresses(const at::Tensor& decoded, const Normalization* norm, const AutoEncoder& model) {
-  if (!norm) return decoded.to(model.baler_dtype());
-  return norm->invert(decoded.to(at::kDouble));
-}
 
 NpyArray names_array(const Dataset& ds) {
   // Baler's CFD files store names as an empty float64 array.
@@ -84,8 +77,7 @@ json run_compress(const RunConfig& c, const CycleFiles& L) {
   const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
   at::Tensor z;
   const double encode_s = cmd.measure([&] {
-    z = encode_rows(cmd.model(), cmd.engine(), ds.data, norm,
-                    latent_scalar_type(c.latent_dtype, cmd.policy().param_dtype), c.codec_chunk_rows, &cmd.timer());
+    z = encode_table(cmd.model(), cmd.engine(), ds.data, norm, c, cmd.policy().param_dtype, &cmd.timer());
   });
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(z, {ds.rows(), latent}));
@@ -128,11 +120,9 @@ json run_decompress(const RunConfig& c, const CycleFiles& L) {
   const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
   at::Tensor x;
   const double decode_s = cmd.measure([&] {
-    // A Baler project de-normalizes as Baler does, in float64 after the cast (as_baler_decompresses).
-    x = decode_rows(cmd.model(), cmd.engine(), npy_to_tensor(code), L.baler_project ? nullptr : norm,
-                    c.codec_chunk_rows, &cmd.timer());
-    if (L.baler_project) x = as_baler_decompresses(x, norm, cmd.model());
-    if (dims == 1) cast_integer_columns(x, c.type_list, c.truncate);
+    // A Baler project de-normalizes as Baler does, in float64 after the cast.
+    x = decode_table(cmd.model(), cmd.engine(), npy_to_tensor(code), norm, c, dims, &cmd.timer(),
+                     L.baler_project ? Denormalize::kAsBaler : Denormalize::kInModelDtype);
   });
   std::vector<std::pair<std::string, NpyArray>> members;
   members.emplace_back("data", tensor_to_npy(x, shape));
@@ -182,13 +172,12 @@ json run_codecs(const RunConfig& c, const CycleFiles& L) {
     }
   }
   const Normalization* norm = c.normalizes() ? &cmd.normalization() : nullptr;
-  baler.engine = cmd.engine().name();
+  baler.model_bytes = file_bytes(L.model());
+  baler.normalization_bytes = norm ? std::max<int64_t>(file_bytes(L.norm()), 0) : 0;
   json comparison;
   cmd.track_memory([&] {
-    measure_baler(cmd.energy(), cmd.model(), cmd.engine(), ds, norm, c, cmd.policy().param_dtype, baler);
-    baler.model_bytes = file_bytes(L.model());
-    baler.normalization_bytes = norm ? std::max<int64_t>(file_bytes(L.norm()), 0) : 0;
-    comparison = compare_codecs(ds, baler, cmd.energy(), c.codecs);
+    comparison = measure_baler_and_codecs(cmd.energy(), cmd.model(), cmd.engine(), ds, norm, c,
+                                          cmd.policy().param_dtype, baler);
   });
   if (training.is_null())
     comparison["notes"].push_back("no training report in " + L.training.string() +

@@ -6,14 +6,14 @@
 #include <cmath>
 #include <cstdio>
 #include <algorithm>
-#include <cstring>
-#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "common/error.h"
-#include "harness/engine/codec.h"
-#include "harness/engine/float_codecs.h"
+#include "harness/codecs/codec_registry.h"
+#include "harness/codecs/float_codecs.h"
+#include "harness/run/inference.h"
 
 namespace balerbench {
 namespace {
@@ -85,15 +85,22 @@ Row finish_row(json j, const ErrorMetrics& e, const Measured& c, const Measured&
 
 void measure_baler(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
                    const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype, BalerCodecSide& baler) {
-  at::Tensor z;
-  baler.compress = measure_repeated(energy, "codecs:baler:compress", c.codecs.min_window_s, [&] {
-    z = encode_rows(model, engine, ds.data, norm, latent_scalar_type(c.latent_dtype, param_dtype), c.codec_chunk_rows);
-  });
-  baler.decompress = measure_repeated(energy, "codecs:baler:decompress", c.codecs.min_window_s, [&] {
-    baler.reconstruction = decode_rows(model, engine, z, norm, c.codec_chunk_rows);
-    if (ds.data_dimension() == 1) cast_integer_columns(baler.reconstruction, c.type_list, c.truncate);
-  });
+  at::Tensor z, y;
+  baler.compress = measure_repeated(energy, "codecs:baler:compress", c.codecs.min_window_s,
+                                    [&] { z = encode_table(model, engine, ds.data, norm, c, param_dtype); });
+  baler.decompress = measure_repeated(energy, "codecs:baler:decompress", c.codecs.min_window_s,
+                                      [&] { y = decode_table(model, engine, z, norm, c, ds.data_dimension()); });
+  if (baler.reconstruction.defined()) return;  // the run's own output, kept
+  baler.reconstruction = y;
   baler.latent_bytes = z.numel() * static_cast<int64_t>(z.element_size());
+}
+
+json measure_baler_and_codecs(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
+                              const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype,
+                              BalerCodecSide& baler) {
+  baler.engine = engine.name();
+  measure_baler(energy, model, engine, ds, norm, c, param_dtype, baler);
+  return compare_codecs(ds, baler, energy, c.codecs);
 }
 
 void check_codecs_data(const Dataset& ds) {
@@ -102,189 +109,78 @@ void check_codecs_data(const Dataset& ds) {
                          ds.source_dtype, "convert the data to float32 or float64, or leave \"codecs\" out");
 }
 
-json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySession* energy,
-                    const RunConfig::CodecsKeys& keys) {
-  check_codecs_data(ds);
-  const at::Tensor x = ds.data.to(at::kDouble).contiguous().reshape({ds.rows(), ds.features()});
-  const FloatTable table{x.data_ptr<double>(), ds.rows(), ds.features(), static_cast<int>(ds.source_item_bytes)};
-  const int64_t original = table.original_bytes();
-  const double mb = static_cast<double>(original) / 1e6;
-  const at::Tensor y = baler.reconstruction.to(at::kDouble).contiguous().reshape({ds.rows(), ds.features()});
-  const auto window = [&](const std::string& codec, const char* dir, const std::function<void()>& work) {
-    return measure_repeated(energy, "codecs:" + codec + ":" + dir, keys.min_window_s, work);
-  };
-  std::vector<Row> rows;
-  json notes = json::array();
+namespace {
 
-  // Baler.
-  const ErrorMetrics baler_error = error_metrics(table, y.data_ptr<double>());
-  const double baler_ratio = static_cast<double>(original) / static_cast<double>(baler.latent_bytes);
-  {
-    const int64_t decoder = baler.model_bytes + baler.normalization_bytes;
-    json j = {{"codec", "baler"},
-              {"label", "Baler's autoencoder (" + baler.engine + ")"},
-              {"lossless", false},
-              {"setting", "the trained model"},
-              {"compressed_bytes", baler.latent_bytes},
-              {"ratio", baler_ratio},
-              {"decoder_bytes", decoder},
-              {"model_bytes", baler.model_bytes},
-              {"normalization_bytes", baler.normalization_bytes},
-              {"ratio_with_decoder", static_cast<double>(original) / static_cast<double>(baler.latent_bytes + decoder)}};
-    j["training"] = {{"duration_s", opt(baler.train_s)},
-                     {"energy_j", opt(baler.train_energy_j)},
-                     {"uncertainty_j", opt(baler.train_uncertainty_j)}};
-    rows.push_back(finish_row(j, baler_error, baler.compress, baler.decompress, ds, mb));
-  }
-  const double tolerance = baler_error.finite ? baler_error.max_abs : 0;
+// Baler's row: its ratio without and with the decoder, and its training.
+Row baler_row(const BalerCodecSide& baler, const ErrorMetrics& error, int64_t original, const Dataset& ds, double mb) {
+  const int64_t decoder = baler.model_bytes + baler.normalization_bytes;
+  json j = {{"codec", "baler"},
+            {"label", "Baler's autoencoder (" + baler.engine + ")"},
+            {"lossless", false},
+            {"setting", "the trained model"},
+            {"compressed_bytes", baler.latent_bytes},
+            {"ratio", static_cast<double>(original) / static_cast<double>(baler.latent_bytes)},
+            {"decoder_bytes", decoder},
+            {"model_bytes", baler.model_bytes},
+            {"normalization_bytes", baler.normalization_bytes},
+            {"ratio_with_decoder", static_cast<double>(original) / static_cast<double>(baler.latent_bytes + decoder)}};
+  j["training"] = {{"duration_s", opt(baler.train_s)},
+                   {"energy_j", opt(baler.train_energy_j)},
+                   {"uncertainty_j", opt(baler.train_uncertainty_j)}};
+  return finish_row(j, error, baler.compress, baler.decompress, ds, mb);
+}
 
+// Each codec of the registry on `in`, in its windows codecs:<name>:compress and ...:decompress; a
+// codec with nothing to compare here leaves its reason in `notes`.
+void classical_rows(const CodecInput& in, const Dataset& ds, double mb, EnergySession* energy, double min_window_s,
+                    std::vector<Row>& rows, json& notes) {
   std::vector<double> out;
-  // ZFP at Baler's maximum error.
-  if (tolerance > 0) {
-    std::vector<uint8_t> bytes;
-    const Measured c = window("zfp_accuracy", "compress", [&] { bytes = zfp_encode(table, ZfpMode::kAccuracy, tolerance); });
-    const Measured d = window("zfp_accuracy", "decompress", [&] { zfp_decode(bytes, out); });
-    const ErrorMetrics e = error_metrics(table, out.data());
-    json j = {{"codec", "zfp_accuracy"},
-              {"label", "ZFP fixed accuracy"},
-              {"lossless", false},
-              {"setting", "tolerance " + fmt("%.3g", tolerance) + " (Baler's max abs error)"},
-              {"tolerance", tolerance},
-              {"compressed_bytes", static_cast<int64_t>(bytes.size())},
-              {"ratio", static_cast<double>(original) / static_cast<double>(bytes.size())},
-              {"bound_held", e.finite && e.max_abs <= tolerance}};
-    if (!(e.finite && e.max_abs <= tolerance))
-      j["notes"] = {"ZFP's bound did not hold: max abs " + fmt("%.3g", e.max_abs) + " > " + fmt("%.3g", tolerance)};
-    rows.push_back(finish_row(j, e, c, d, ds, mb));
-  } else {
-    notes.push_back("Baler's reconstruction is exact here (max abs error 0): ZFP's fixed accuracy has no tolerance "
-                    "to match and is left out; zstd is the exact reference");
-  }
-  // ZFP at Baler's error, column by column.
-  {
-    std::vector<double> tolerances(static_cast<std::size_t>(table.cols), 0.0);
-    const double* xv = table.values;
-    const double* yv = y.data_ptr<double>();
-    bool finite = true;
-    for (int64_t r = 0; r < table.rows; ++r)
-      for (int64_t c = 0; c < table.cols; ++c) {
-        const double d = std::fabs(yv[r * table.cols + c] - xv[r * table.cols + c]);
-        finite = finite && std::isfinite(d);
-        tolerances[static_cast<std::size_t>(c)] = std::max(tolerances[static_cast<std::size_t>(c)], d);
-      }
-    if (finite) {
-      int64_t lossless = 0;
-      for (double t : tolerances) lossless += t == 0;
-      std::vector<uint8_t> bytes;
-      const Measured c = window("zfp_columns", "compress", [&] { bytes = zfp_encode_columns(table, tolerances); });
-      const Measured d = window("zfp_columns", "decompress", [&] { zfp_decode(bytes, out); });
-      const ErrorMetrics e = error_metrics(table, out.data());
-      bool held = e.finite;
-      for (int64_t r = 0; r < table.rows && held; ++r)
-        for (int64_t cc = 0; cc < table.cols; ++cc)
-          if (std::fabs(out[static_cast<std::size_t>(r * table.cols + cc)] - xv[r * table.cols + cc]) >
-              tolerances[static_cast<std::size_t>(cc)]) {
-            held = false;
-            break;
-          }
-      json j = {{"codec", "zfp_columns"},
-                {"label", "ZFP fixed accuracy per column"},
-                {"lossless", false},
-                {"setting", "each column at Baler's max abs error there" +
-                                (lossless ? " (" + std::to_string(lossless) + " exact columns lossless)" : std::string())},
-                {"column_tolerances", tolerances},
-                {"compressed_bytes", static_cast<int64_t>(bytes.size())},
-                {"ratio", static_cast<double>(original) / static_cast<double>(bytes.size())},
-                {"bound_held", held}};
-      if (!held) j["notes"] = {"ZFP's per-column bound did not hold on some element"};
-      rows.push_back(finish_row(j, e, c, d, ds, mb));
+  for (const CodecEntry* entry : codec_registry()) {
+    std::string why_not;
+    const std::unique_ptr<CodecRun> codec = entry->make(in, why_not);
+    if (!codec) {
+      if (!why_not.empty()) notes.push_back(why_not);
+      continue;
     }
+    const std::string window = std::string("codecs:") + entry->name + ":";
+    const Measured c = measure_repeated(energy, window + "compress", min_window_s, [&] { codec->compress(); });
+    const Measured d = measure_repeated(energy, window + "decompress", min_window_s, [&] { codec->decompress(out); });
+    const ErrorMetrics e = error_metrics(in.table, out.data());
+    rows.push_back(finish_row(codec->row(out, e), e, c, d, ds, mb));
   }
-  // ZFP at Baler's ratio.
-  {
-    const double bits = 8.0 * table.item_bytes / baler_ratio;
-    std::vector<uint8_t> bytes;
-    const Measured c = window("zfp_rate", "compress", [&] { bytes = zfp_encode(table, ZfpMode::kRate, bits); });
-    const Measured d = window("zfp_rate", "decompress", [&] { zfp_decode(bytes, out); });
-    const ErrorMetrics e = error_metrics(table, out.data());
-    const double reached = static_cast<double>(original) / static_cast<double>(bytes.size());
-    json rate_notes = json::array();
-    if (bits >= 8.0 * table.item_bytes)
-      rate_notes.push_back("Baler's ratio " + fmt("%.3g", baler_ratio) + " is not above 1 (its latent code is stored in " +
-                           "a wider dtype than the data's " + ds.source_dtype + "): ZFP's fixed rate at it expands the data");
-    else if (std::fabs(reached / baler_ratio - 1) > 0.05)
-      rate_notes.push_back("reaches ratio " + fmt("%.3g", reached) + ", not Baler's " + fmt("%.3g", baler_ratio) +
-                           ": each column's header and ZFP's word padding weigh on columns of " +
-                           std::to_string(table.rows) + " values");
-    json j = {{"codec", "zfp_rate"},
-              {"notes", rate_notes},
-              {"label", "ZFP fixed rate"},
-              {"lossless", false},
-              {"setting", fmt("%.3g", zfp_actual_rate(table.item_bytes, bits)) + " bits/value (Baler's ratio " +
-                              fmt("%.3g", baler_ratio) + ")"},
-              {"bits_per_value", zfp_actual_rate(table.item_bytes, bits)},
-              {"compressed_bytes", static_cast<int64_t>(bytes.size())},
-              {"ratio", static_cast<double>(original) / static_cast<double>(bytes.size())}};
-    rows.push_back(finish_row(j, e, c, d, ds, mb));
-  }
-  // Zstandard, lossless.
-  {
-    ZstdResult z;
-    const Measured c = window("zstd", "compress", [&] { z = zstd_encode(table, static_cast<int>(keys.zstd_level)); });
-    const Measured d = window("zstd", "decompress", [&] { zstd_decode(z.bytes, out); });
-    for (std::size_t i = 0; i < out.size(); ++i)
-      if (std::memcmp(&out[i], table.values + i, sizeof(double)) != 0)
-        throw std::runtime_error("zstd: value " + std::to_string(i) + " did not round-trip bit for bit");
-    const ErrorMetrics e = error_metrics(table, out.data());
-    json j = {{"codec", "zstd"},
-              {"label", "Zstandard (lossless)"},
-              {"lossless", true},
-              {"setting", "level " + std::to_string(keys.zstd_level) + (z.shuffled ? ", byte shuffle" : ", no shuffle")},
-              {"shuffled", z.shuffled},
-              {"plain_bytes", z.plain_bytes},
-              {"shuffled_bytes", z.shuffled_bytes},
-              {"compressed_bytes", static_cast<int64_t>(z.bytes.size())},
-              {"ratio", static_cast<double>(original) / static_cast<double>(z.bytes.size())}};
-    rows.push_back(finish_row(j, e, c, d, ds, mb));
-  }
-  // Downcasts.
-  for (HalfKind kind : {HalfKind::kFloat16, HalfKind::kBFloat16}) {
-    const std::string name = half_kind_name(kind);
-    Downcast h;
-    const Measured c = window(name, "compress", [&] { h = downcast(table, kind); });
-    const Measured d = window(name, "decompress", [&] { upcast(h, kind, out); });
-    const ErrorMetrics e = error_metrics(table, out.data());
-    const int64_t bytes = downcast_bytes(table);
-    json n = json::array();
-    const char* largest = kind == HalfKind::kFloat16 ? "65504" : "3.4e38";
-    const char* smallest = kind == HalfKind::kFloat16 ? "6.1e-05" : "1.2e-38";
-    if (h.overflow > 0)
-      n.push_back(std::to_string(h.overflow) + " values overflow " + name + "'s range (|x| > " + largest +
-                  ") and decode as inf: its errors are infinite");
-    if (h.subnormal > 0)
-      n.push_back(std::to_string(h.subnormal) + " nonzero values lie below " + name + "'s smallest normal (" + smallest +
-                  ") and keep fewer bits" + (h.flushed_to_zero ? "; " + std::to_string(h.flushed_to_zero) + " became 0" : ""));
-    if (table.item_bytes == 4 && kind == HalfKind::kBFloat16)
-      n.push_back("bfloat16 keeps float32's range with 8 bits of mantissa instead of 24");
-    json j = {{"codec", name},
-              {"label", "downcast to " + name},
-              {"lossless", false},
-              {"setting", "round to nearest even"},
-              {"overflow", h.overflow},
-              {"subnormal", h.subnormal},
-              {"flushed_to_zero", h.flushed_to_zero},
-              {"compressed_bytes", bytes},
-              {"ratio", static_cast<double>(original) / static_cast<double>(bytes)},
-              {"notes", n}};
-    rows.push_back(finish_row(j, e, c, d, ds, mb));
-  }
+}
 
-  // Training spread over N compressions, and the break-even N against each codec at least as
-  // accurate as Baler (max abs error no larger: at equal error or better).
-  // Energy when every window has it (a run with meters), else time; the training in the same unit.
+// The break-even N of one codec: after how many compressions Baler's cost, its training spread
+// over them, falls below the codec's. Only against codecs at least as accurate as Baler.
+json break_even_of(const Row& r, const ErrorMetrics& baler_error, const std::optional<double>& train_cost,
+                   const std::optional<double>& baler_cd, bool energy_basis, double mb) {
+  const char* unit = energy_basis ? "J/MB" : "s/MB";
+  json e = {{"codec", r.j["codec"]}, {"uses", nullptr}};
+  const std::optional<double> other = cost_per_mb(r, energy_basis, mb);
+  if (!r.error.finite || r.error.max_abs > baler_error.max_abs) {
+    e["why"] = "less accurate than Baler (max abs " + fmt("%.3g", r.error.max_abs) + " > " +
+               fmt("%.3g", baler_error.max_abs) + "): not at equal error";
+  } else if (!train_cost || !baler_cd || !other) {
+    e["why"] = train_cost ? "not measured" : "Baler's training cost is unknown";
+  } else if (*other <= *baler_cd) {
+    e["why"] = std::string("never: Baler's compress and decompress alone cost ") + fmt("%.3g", *baler_cd) + " " +
+               unit + ", " + r.j["codec"].get<std::string>() + "'s " + fmt("%.3g", *other);
+  } else {
+    const double n = std::floor(*train_cost / (*other - *baler_cd)) + 1;
+    e["uses"] = n < 9e18 ? json(static_cast<int64_t>(n)) : json(n);
+    e["why"] = "after " + fmt("%.0f", n) + " compressions of data this size Baler's " + unit + " (training included) "
+               "falls below " + r.j["codec"].get<std::string>() + "'s";
+  }
+  return e;
+}
+
+// Training spread over N compressions on Baler's row (rows.front()), and the break-even N against
+// each codec. Energy when every window has it (a run with meters), else time; the training in the
+// same unit. Returns whether the basis is energy.
+bool amortise(std::vector<Row>& rows, const BalerCodecSide& baler, const RunConfig::CodecsKeys& keys, double mb,
+              json& notes) {
   bool energy_basis = true;
   for (const Row& r : rows) energy_basis = energy_basis && r.compress.energy_j && r.decompress.energy_j;
-  const char* unit = energy_basis ? "J/MB" : "s/MB";
   const std::optional<double> train_cost =
       energy_basis ? (baler.train_energy_j ? std::optional<double>(*baler.train_energy_j / mb) : std::nullopt)
                    : (baler.train_s ? std::optional<double>(*baler.train_s / mb) : std::nullopt);
@@ -301,28 +197,31 @@ json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySessio
       amortised.push_back({{"uses", n}, {energy_basis ? "j_per_mb" : "s_per_mb", *train_cost / static_cast<double>(n) + *baler_cd}});
   b.j["amortised"] = amortised;
   json break_even = json::array();
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    json e = {{"codec", r.j["codec"]}, {"uses", nullptr}};
-    const std::optional<double> other = cost_per_mb(r, energy_basis, mb);
-    if (!r.error.finite || r.error.max_abs > baler_error.max_abs) {
-      e["why"] = "less accurate than Baler (max abs " + fmt("%.3g", r.error.max_abs) + " > " +
-                 fmt("%.3g", baler_error.max_abs) + "): not at equal error";
-    } else if (!train_cost || !baler_cd || !other) {
-      e["why"] = train_cost ? "not measured" : "Baler's training cost is unknown";
-    } else if (*other <= *baler_cd) {
-      e["why"] = std::string("never: Baler's compress and decompress alone cost ") + fmt("%.3g", *baler_cd) + " " +
-                 unit + ", " + r.j["codec"].get<std::string>() + "'s " + fmt("%.3g", *other);
-    } else {
-      const double n = std::floor(*train_cost / (*other - *baler_cd)) + 1;
-      e["uses"] = n < 9e18 ? json(static_cast<int64_t>(n)) : json(n);
-      e["why"] = "after " + fmt("%.0f", n) + " compressions of data this size Baler's " + unit + " (training included) "
-                 "falls below " + r.j["codec"].get<std::string>() + "'s";
-    }
-    break_even.push_back(e);
-  }
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    break_even.push_back(break_even_of(rows[i], b.error, train_cost, baler_cd, energy_basis, mb));
   b.j["break_even"] = break_even;
+  return energy_basis;
+}
 
+}  // namespace
+
+json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySession* energy,
+                    const RunConfig::CodecsKeys& keys) {
+  check_codecs_data(ds);
+  const at::Tensor x = ds.data.to(at::kDouble).contiguous().reshape({ds.rows(), ds.features()});
+  const FloatTable table{x.data_ptr<double>(), ds.rows(), ds.features(), static_cast<int>(ds.source_item_bytes)};
+  const int64_t original = table.original_bytes();
+  const double mb = static_cast<double>(original) / 1e6;
+  const at::Tensor y = baler.reconstruction.to(at::kDouble).contiguous().reshape({ds.rows(), ds.features()});
+  const ErrorMetrics baler_error = error_metrics(table, y.data_ptr<double>());
+  const double baler_ratio = static_cast<double>(original) / static_cast<double>(baler.latent_bytes);
+  const double tolerance = baler_error.finite ? baler_error.max_abs : 0;
+  std::vector<Row> rows = {baler_row(baler, baler_error, original, ds, mb)};
+  json notes = json::array();
+  const CodecInput in{table, y.data_ptr<double>(), baler_ratio, tolerance, static_cast<int>(keys.zstd_level),
+                      ds.source_dtype};
+  classical_rows(in, ds, mb, energy, keys.min_window_s, rows, notes);
+  const bool energy_basis = amortise(rows, baler, keys, mb, notes);
   json out_rows = json::array();
   for (const Row& r : rows) out_rows.push_back(r.j);
   return {{"original_bytes", original},

@@ -1,6 +1,6 @@
 // codec_comparison.h: is Baler worth its joules? Baler's autoencoder against classical codecs on the
-// same data, at matched error, each measured in its own energy windows (float_codecs.h has the
-// codecs and the error measures).
+// same data, at matched error, each measured in its own energy windows (codecs/codec_registry.h lists
+// the codecs, codecs/float_codecs.h has their loops and the error measures).
 //
 // Rows, in order:
 //   baler          the trained model's compress and decompress (the engine the run chose); its ratio
@@ -15,7 +15,8 @@
 //                  small ones;
 //   zfp_rate       ZFP fixed rate at Baler's ratio without the decoder (error at equal ratio);
 //   zstd           lossless, with or without a byte shuffle, whichever is smaller (the exact reference);
-//   float16, bfloat16  downcasts, with their overflows and lost range noted.
+//   float16, bfloat16  downcasts, with their overflows and lost range noted;
+//   then any codec registered with CodecRegistration.
 // Every codec's compress and decompress run in windows named codecs:<codec>:compress and
 // ...:decompress, repeated to fill codecs.min_window_s (measure_repeated); figures are per run.
 // `original_bytes` is the data array's (rows x features x the file's item size), the same for all.
@@ -51,11 +52,19 @@ struct BalerCodecSide {
 };
 
 // Baler's compress and decompress of `ds` on `engine`, measured as the codecs are (measure_repeated,
-// in the windows codecs:baler:compress and codecs:baler:decompress): sets `baler`'s compress,
-// decompress, reconstruction and latent_bytes. `param_dtype`: the precision policy's, for the latent
-// code's dtype.
+// in the windows codecs:baler:compress and codecs:baler:decompress): sets `baler`'s compress and
+// decompress, and its reconstruction and latent_bytes unless `baler` holds a reconstruction already
+// (a trial's own decompress output, the same bits, is kept). `param_dtype`: the precision policy's,
+// for the latent code's dtype.
 void measure_baler(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
                    const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype, BalerCodecSide& baler);
+
+// Baler and the classical codecs, as `balerbench codecs` and a sweep's trials measure them: `baler`
+// holds the decoder's bytes and the training's figures; this sets its engine, measures Baler
+// (measure_baler) and returns compare_codecs's comparison.
+nlohmann::json measure_baler_and_codecs(EnergySession* energy, AutoEncoder& model, Engine& engine, const Dataset& ds,
+                                        const Normalization* norm, const RunConfig& c, at::ScalarType param_dtype,
+                                        BalerCodecSide& baler);
 
 // Runs the classical codecs on `ds` inside `energy`'s windows (timed alone without it) and returns the
 // comparison: {"original_bytes", "rows", "features", "dtype", "tolerance", "rows": [...], "basis",

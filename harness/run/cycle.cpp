@@ -18,12 +18,13 @@
 #include "harness/base/cpu_activity.h"
 #include "harness/energy/emissions_csv.h"
 #include "harness/engine/memory_peak.h"
-#include "harness/engine/runtime.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "harness/run/cycle_command.h"
+#include "harness/run/inference.h"
 #include "harness/run/result_sections.h"
+#include "harness/run/run_runtime.h"
 #include "harness/run/training_session.h"
 #include "models/architecture.h"
 #include "models/autoencoder.h"
@@ -102,11 +103,11 @@ json run_train(const RunConfig& c, const CycleFiles& files, const std::function<
   check_output_folder(L.training.string(), out_folder_hint(L));  // before any work, not after training
   if (c.energy.enabled) check_emissions_csv((L.training / "emissions.csv").string());
   check_output_file(L.model(), out_folder_hint(L));  // a Baler project keeps model.pt in compressed_output/
-  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
+  configure_run_runtime(c);
   LiveRun run(c, "train");
-  const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, resolve_device(c.device), run.run_id);
+  const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, run_device(c), run.run_id);
   const Dataset ds = load_dataset(c.input_path);
-  const c10::Device device = resolve_device(c.device);
+  const c10::Device device = run_device(c);
   TrainingSession session(c, ds, device, energy.get(), &run.live);
   AutoEncoder& model = session.model();
   const Normalization& norm = session.normalization();
@@ -132,9 +133,8 @@ json run_train(const RunConfig& c, const CycleFiles& files, const std::function<
   std::vector<double> losses;
   for (const auto& e : r.epoch_records) losses.push_back(e.train_loss);
   for (const auto& e : r.epoch_records) losses.push_back(e.val_loss);
-  save_state_dict(model, L.model(), saved_dtype(L, model));
+  write_decoder_files(L.model(), L.norm(), model, norm, c, ds.original_shape, saved_dtype(L, model));
   write_npy(L.loss(), NpyArray::from_doubles({2, static_cast<int64_t>(r.epoch_records.size())}, losses));
-  write_npy(L.norm(), c.normalizes() ? norm.to_npy(feature_shape(ds.original_shape)) : NpyArray::from_doubles({0}, {}));
   json report = train_report(c, ds, model, device, r, norm);
   report["memory"] = train_memory.to_json();
   report["total_duration_s"] = seconds_since(t_total);

@@ -9,9 +9,9 @@
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
 #include "harness/energy/emissions_csv.h"
-#include "harness/engine/codec.h"
-#include "harness/engine/runtime.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/run_runtime.h"
+#include "harness/run/system_description.h"
+#include "harness/run/inference.h"
 #include "harness/run/result_sections.h"
 #include "models/architecture.h"
 #include "common/atomic_file.h"
@@ -117,9 +117,9 @@ CodecCommand::CodecCommand(const RunConfig& c, const char* name, fs::path folder
     : c_(c), name_(name), folder_(std::move(folder)), t_total_(std::chrono::steady_clock::now()) {
   check_output_folder(folder_.string(), out_hint);
   if (c.energy.enabled) check_emissions_csv((folder_ / "emissions.csv").string());
-  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
+  configure_run_runtime(c);
   run_ = std::make_unique<LiveRun>(c, name);
-  device_ = resolve_device(c.device);
+  device_ = run_device(c);
   energy_ = open_energy_session(c.energy, device_, run_->run_id);
 }
 
@@ -128,8 +128,7 @@ void CodecCommand::load_model(const CycleFiles& L, int64_t features, int64_t lat
   policy_ = apply_precision(c_.precision, *model_, device_);
   norm_ = training_normalization(c_, L, features);
   engine_decision_ = inference_decision(choose_engine(c_.engine, *model_, policy_, device_), policy_);
-  engine_ = make_inference_engine(engine_decision_.engine, *model_, {policy_, c_.codec_chunk_rows, 0, {c_.fused_products, c_.fused_isa},
-                                                                           static_cast<int>(c_.fused_shards)});
+  engine_ = make_run_inference_engine(engine_decision_, *model_, policy_, c_);
   run_->begin(energy_.get(), c_, policy_);
   timer_ = std::make_unique<PhaseTimer>(device_, c_.profile, c_.profile_sync);
 }

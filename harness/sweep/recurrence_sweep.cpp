@@ -18,7 +18,7 @@
 #include "harness/base/stall_watch.h"
 #include "harness/energy/hazards.h"
 #include "harness/energy/energy_session.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 #include "harness/monitor/live_metrics.h"
 #include "harness/monitor/monitor.h"
 #include "harness/power/optimizer.h"

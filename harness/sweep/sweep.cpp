@@ -19,7 +19,7 @@
 #include "harness/energy/energy_session.h"
 #include "harness/energy/gpu_watch.h"
 #include "harness/energy/hazards.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 #include "harness/power/power_limit.h"
 #include "harness/monitor/live_metrics.h"
 #include "harness/monitor/monitor.h"

@@ -8,9 +8,9 @@
 
 #include "common/error.h"
 #include "harness/base/blas_kernel.h"
-#include "harness/engine/runtime.h"
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 #include "harness/run/codec_comparison.h"
+#include "harness/run/run_runtime.h"
 #include "harness/store/side_files.h"
 #include "harness/sweep/trial.h"
 
@@ -54,7 +54,7 @@ void print_note(const std::string& line) { std::fprintf(stderr, "balerbench: not
 // The data of a run with something to do, and the device, checked for everything every trial would
 // refuse them for: once, before the database is written, rather than in each trial after training.
 std::shared_ptr<const Dataset> load_checked_dataset(const Experiment& ex) {
-  (void)resolve_device(ex.base.device);
+  (void)run_device(ex.base);
   std::shared_ptr<const Dataset> ds = load_experiment_dataset(ex.dataset);
   if (ex.base.codecs.enabled) check_codecs_data(*ds);  // was: every trial trained, then failed
   return ds;

@@ -4,7 +4,6 @@
 #include "harness/sweep/trial.h"
 
 #include <ATen/ATen.h>
-#include <ATen/detail/CUDAHooksInterface.h>
 
 #include <cstdio>
 
@@ -16,19 +15,16 @@
 #include "harness/base/processes.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/gpu_watch.h"
-#include "harness/energy/host_info.h"
-#include "harness/energy/nvml_library.h"
-#include "harness/engine/runtime.h"
-#include "harness/engine/torch_compat.h"
 #include "harness/power/power_limit.h"
 #include "harness/monitor/live_metrics.h"
 #include "harness/monitor/monitor.h"
+#include "harness/run/inference.h"
 #include "harness/run/result_sections.h"
+#include "harness/run/run_runtime.h"
 #include "harness/run/training_session.h"
 #include "harness/sweep/stop_signals.h"
 #include "harness/sweep/trial_conditions.h"
 #include "harness/sweep/trial_stages.h"
-#include "harness/version.h"
 
 namespace balerbench {
 namespace {
@@ -51,7 +47,7 @@ TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const Pr
 // edges of the measured windows.
 void run_stages(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c, PeerWatch& peers, TrialOutcome& out) {
   out.hardware = prepare_hardware(spec, ctx, c);
-  const c10::Device device = resolve_device(c.device);
+  const c10::Device device = run_device(c);
   out.device = device.str();
   const std::unique_ptr<EnergySession> energy = open_energy_session(c.energy, device, make_run_id());
   if (energy && ctx.live) feed_live_metrics(*ctx.live, *energy);
@@ -65,10 +61,11 @@ void run_stages(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c, Pe
   out.training = train_to_target(session, energy.get(), ctx);
   const CpuActivity codec_begin = read_cpu_activity();
   peers.sample();
-  out.codec = measure_codec(session, energy.get(), ds, c, ctx.stop);
+  const std::unique_ptr<Engine> engine = make_run_inference_engine(session, c);  // the trained model's
+  out.codec = measure_codec(session, *engine, energy.get(), ds, c, ctx.stop);
   if (c.codecs.enabled) {
     check_stop(ctx.stop);
-    out.codecs = measure_codecs(session, energy.get(), ds, c, *out.training, *out.codec);
+    out.codecs = measure_codecs(session, *engine, energy.get(), ds, c, *out.training, *out.codec);
   }
   out.window_activity = {{"train", disturbance(train_begin, codec_begin)},
                          {"compress_decompress", disturbance(codec_begin, read_cpu_activity())}};
@@ -156,43 +153,6 @@ std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec) 
       dataset_from_array(NpyArray::from_doubles(d.shape, d.values), d.names, "generator " + spec.generator));
   ds->source_path = spec.label();
   return ds;
-}
-
-json base_provenance() {
-  const HostInfo h = read_host_info();
-  json gpus = json::array();
-  json driver = nullptr, gpu_note = nullptr;
-  std::string reason;
-  if (auto lib = NvmlLibrary::open(reason)) {
-    driver = lib->driver_version();
-    std::string note;
-    for (const auto& g : lib->visible_gpus(note))
-      gpus.push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}});
-  } else {
-    gpu_note = reason;
-  }
-  json cuda = nullptr;
-  if (built_with_cuda()) {
-    try {
-      const long v = at::detail::getCUDAHooks().versionCUDART();
-      cuda = std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-    } catch (const std::exception&) {
-      cuda = "unknown";
-    }
-  }
-  return {{"host", h.hostname},
-          {"os", h.os},
-          {"cpu_model", h.cpu_model},
-          {"logical_cpus", h.logical_cpus},
-          {"sockets", h.sockets},
-          {"ram_total_gb", h.ram_total_gb},
-          {"gpus", gpus},
-          {"gpu_note", gpu_note},
-          {"nvidia_driver", driver},
-          {"cuda", cuda},
-          {"libtorch", torch_version_string()},
-          {"balerbench", kVersion},
-          {"git_revision", git_revision()}};
 }
 
 TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {

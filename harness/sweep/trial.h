@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "harness/run/system_description.h"  // base_provenance, for a trial's context
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
 
@@ -51,9 +52,5 @@ std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec);
 
 TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx);
 
-// Where and with what this trial ran: host, CPU, GPUs, driver, CUDA and LibTorch
-// versions, balerbench's version and git revision; "system" (engine/system_description.h) with
-// "system_fingerprint" and "system_label".
-nlohmann::json base_provenance();
 
 }  // namespace balerbench

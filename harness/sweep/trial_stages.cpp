@@ -8,26 +8,21 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
-#include <filesystem>
 #include <thread>
-
-#include <unistd.h>
 
 #include "datasets/dataset.h"
 #include "harness/base/analysis.h"
 #include "harness/base/clock.h"
 #include "harness/energy/carbon.h"
 #include "harness/energy/simulated_gpu.h"
-#include "harness/engine/codec.h"
-#include "harness/engine/engine_registry.h"
-#include "harness/engine/runtime.h"
-#include "harness/engine/system_description.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/power/optimizer.h"
 #include "harness/power/power_limit.h"
 #include "harness/run/codec_comparison.h"
+#include "harness/run/inference.h"
 #include "harness/run/result_sections.h"
-#include "datasets/npy.h"
+#include "harness/run/run_runtime.h"
+#include "harness/run/system_description.h"
 #include "harness/sweep/stop_signals.h"
 #include "harness/sweep/trial_conditions.h"
 #include "models/architecture.h"
@@ -194,7 +189,7 @@ HardwareSetup prepare_hardware(const TrialSpec& spec, const TrialContext& ctx, R
   if (ex.cooldown_s > 0) interruptible_sleep(ex.cooldown_s, ctx.stop);
   HardwareSetup hw;
   if (ex.thermal.enabled) hw.thermal_wait = wait_for_cool_gpus(ex.thermal, ctx);
-  configure_runtime(static_cast<int>(c.threads), c.flush_denormal, c.deterministic_algorithm);
+  configure_run_runtime(c);
   hw.threads = at::get_num_threads();  // as this trial's config set them
   const bool simulated_gpu =
       std::find(c.energy.meters.begin(), c.energy.meters.end(), MeterChoice::kSimulatedGpu) != c.energy.meters.end();
@@ -322,14 +317,11 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
   return t;
 }
 
-CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
-                       const std::atomic<int>* stop) {
+CodecRun measure_codec(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
+                       const RunConfig& c, const std::atomic<int>* stop) {
   const PrecisionPolicy& policy = session.policy();
   const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
   CodecRun codec;
-  const std::unique_ptr<Engine> engine = make_inference_engine(inference_decision(session.engine(), policy).engine,
-                                                               session.model(), {policy, c.codec_chunk_rows, 0, {c.fused_products, c.fused_isa},
-                                                                static_cast<int>(c.fused_shards)});
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
   MemoryPeakTracker memory(cuda_allocator_index(session.device()));
@@ -340,64 +332,35 @@ CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Da
                                     : measure_window(energy, phase, work);
   };
   codec.compress = measure("compress", [&] {
-    codec.latent = encode_rows(session.model(), *engine, ds.data, norm,
-                               latent_scalar_type(c.latent_dtype, policy.param_dtype), c.codec_chunk_rows);
+    codec.latent = encode_table(session.model(), engine, ds.data, norm, c, policy.param_dtype);
   });
   codec.compress_memory = memory.finish();
   codec.compress_end_unix_s = unix_now_s();
   check_stop(stop);
   memory.start();
   codec.decompress = measure("decompress", [&] {
-    codec.reconstruction = decode_rows(session.model(), *engine, codec.latent, norm, c.codec_chunk_rows);
-    if (ds.data_dimension() == 1) cast_integer_columns(codec.reconstruction, c.type_list, c.truncate);
+    codec.reconstruction = decode_table(session.model(), engine, codec.latent, norm, c, ds.data_dimension());
   });
   codec.decompress_memory = memory.finish();
   codec.decompress_end_unix_s = unix_now_s();
   return codec;
 }
 
-json measure_codecs(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
-                    const Training& training, const CodecRun& codec) {
+json measure_codecs(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
+                    const RunConfig& c, const Training& training, const CodecRun& codec) {
   BalerCodecSide baler;
-  baler.engine = engine_name(inference_decision(session.engine(), session.policy()).engine);
-  {
-    // Baler measured as the codecs are (a warm-up, then runs filling min_window_s, in windows of
-    // their own), on the engine the trial's compress used; its output is the trial's own.
-    const PrecisionPolicy& policy = session.policy();
-    const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
-    const std::unique_ptr<Engine> engine =
-        make_inference_engine(inference_decision(session.engine(), policy).engine, session.model(),
-                              {policy, c.codec_chunk_rows, 0, {c.fused_products, c.fused_isa}, static_cast<int>(c.fused_shards)});
-    measure_baler(energy, session.model(), *engine, ds, norm, c, policy.param_dtype, baler);
-  }
   baler.reconstruction = codec.reconstruction;  // the trial's own output (the same bits)
   baler.latent_bytes = codec.latent.numel() * static_cast<int64_t>(codec.latent.element_size());
   baler.train_s = training.train_s;
   baler.train_energy_j = training.train_energy_j;
   baler.train_uncertainty_j = training.fit_uncertainty_j;
-  {
-    // The decoder's files as `train` writes them, measured in a folder of this process's own.
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() /
-                         ("balerbench-codecs-" + std::to_string(::getpid()) + "-" + std::to_string(unix_now_s()));
-    fs::create_directories(dir);
-    try {
-      save_state_dict(session.model(), (dir / "model.pt").string());
-      baler.model_bytes = static_cast<int64_t>(fs::file_size(dir / "model.pt"));
-      if (c.normalizes()) {
-        std::vector<int64_t> shape(ds.original_shape.begin() + 1, ds.original_shape.end());
-        write_npy((dir / "normalization_features.npy").string(), session.normalization().to_npy(shape));
-        baler.normalization_bytes = static_cast<int64_t>(fs::file_size(dir / "normalization_features.npy"));
-      }
-    } catch (...) {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      throw;
-    }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  return compare_codecs(ds, baler, energy, c.codecs);
+  const DecoderBytes decoder = measure_decoder_files(session.model(), session.normalization(), c, ds.original_shape);
+  baler.model_bytes = decoder.model_bytes;
+  baler.normalization_bytes = decoder.normalization_bytes;
+  // Baler measured as the codecs are (a warm-up, then runs filling min_window_s, in windows of their
+  // own), on the engine the trial's compress used.
+  const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
+  return measure_baler_and_codecs(energy, session.model(), engine, ds, norm, c, session.policy().param_dtype, baler);
 }
 
 EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Training& t, const CodecRun& codec) {

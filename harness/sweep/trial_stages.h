@@ -103,18 +103,19 @@ struct CodecRun {
   double compress_begin_unix_s = 0, compress_end_unix_s = 0, decompress_end_unix_s = 0;
 };
 // Compresses and decompresses the whole dataset, each in its own energy window (timed alone
-// without meters), on the engine the session trained with (or the reference engine's autocast).
+// without meters), on `engine`: make_run_inference_engine's for the session (run/inference.h), the
+// engine the session trained with (or the reference engine's autocast).
 // With codec_min_window_s, each is repeated inside its window until the window is that long (after a
 // warm-up outside it; measure_filled), and the figures are per pass.
-CodecRun measure_codec(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
-                       const std::atomic<int>* stop);
+CodecRun measure_codec(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
+                       const RunConfig& c, const std::atomic<int>* stop);
 
 // With codecs.enabled: the classical codecs on the trial's data beside this trial's Baler (its compress
-// and decompress windows, its training), each in its own windows (run/codec_comparison.h). Baler's
-// decoder bytes are the model.pt and normalization file `train` would write, written to a temporary
+// and decompress windows, its training), each in its own windows (run/codec_comparison.h), Baler
+// measured again on `engine`, the one its compress ran on. Baler's decoder bytes are the model.pt and normalization file `train` would write, written to a temporary
 // folder and measured.
-nlohmann::json measure_codecs(TrainingSession& session, EnergySession* energy, const Dataset& ds, const RunConfig& c,
-                              const Training& training, const CodecRun& codec);
+nlohmann::json measure_codecs(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
+                              const RunConfig& c, const Training& training, const CodecRun& codec);
 
 struct EnergyFigures {
   std::string kind = "none";  // what the totals are: measured, estimated, simulated (or "none")

@@ -38,7 +38,7 @@
 
 #include "datasets/normalizer.h"
 #include "datasets/synthetic.h"
-#include "harness/engine/codec.h"
+#include "harness/codecs/baler_codec.h"
 #include "harness/engine/dense_products.h"
 #include "harness/engine/shard_pool.h"
 #include "harness/engine/engine_registry.h"

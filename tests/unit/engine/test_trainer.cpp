@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "harness/engine/codec.h"
+#include "harness/codecs/baler_codec.h"
 #include "harness/engine/engine_registry.h"
 #include "datasets/split.h"
 #include "harness/run/training_session.h"

@@ -9,6 +9,7 @@
 #include "datasets/dataset.h"
 #include "harness/power/power_limit.h"
 #include "harness/sweep/experiment.h"
+#include "harness/run/inference.h"
 #include "harness/run/training_session.h"
 #include "harness/sweep/trial.h"
 #include "harness/sweep/trial_stages.h"
@@ -168,7 +169,7 @@ TEST(TrialStages, MeasureCodecCompressesAndDecompressesTheWholeDataset) {
   Trial t(small_experiment({{"batch_size", {64}}, {"epochs", {1}}}));
   const Dataset& ds = *t.ctx.dataset;
   TrainingSession session(t.config, ds, c10::Device(c10::kCPU), nullptr, nullptr);
-  const CodecRun codec = measure_codec(session, nullptr, ds, t.config, nullptr);
+  const CodecRun codec = measure_codec(session, *make_run_inference_engine(session, t.config), nullptr, ds, t.config, nullptr);
   EXPECT_EQ(codec.latent.sizes(), (std::vector<int64_t>{400, 15}));
   EXPECT_EQ(codec.reconstruction.sizes(), (std::vector<int64_t>{400, 24}));
   EXPECT_GE(codec.compress.duration_s, 0);
@@ -205,7 +206,7 @@ TEST(TrialStages, BuildRecordWritesWhatTheStagesThatRanReturned) {
   all.hardware = prepare_hardware(t.spec, t.ctx, t.config);
   all.setup = describe_setup(session, t.ex, ds, 64);
   all.training = train_to_target(session, nullptr, t.ctx);
-  all.codec = measure_codec(session, nullptr, ds, t.config, nullptr);
+  all.codec = measure_codec(session, *make_run_inference_engine(session, t.config), nullptr, ds, t.config, nullptr);
   all.reconstruction = {{"rmse", 0.5}};
   all.energy = read_energy(nullptr, t.config, *all.training, *all.codec);
   all.device = "cpu";

@@ -1,4 +1,4 @@
-// test_float_codecs.cpp: the classical codecs (engine/float_codecs.h): ZFP's bound on every element,
+// test_float_codecs.cpp: the classical codecs (codecs/float_codecs.h): ZFP's bound on every element,
 // Zstandard bit for bit, the downcasts' rounding and counts, the error measures.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 
 #include "common/error.h"
 #include "datasets/dataset.h"
-#include "harness/engine/float_codecs.h"
+#include "harness/codecs/float_codecs.h"
 #include "harness/run/result_sections.h"
 #include "tests/test_util.h"
 #include "tests/unit/table_values.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "harness/engine/progress.h"
+#include "harness/monitor/progress.h"
 #include "tests/test_util.h"
 
 namespace balerbench {

@@ -1,5 +1,5 @@
 // progress.cpp: see progress.h.
-#include "harness/engine/progress.h"
+#include "harness/monitor/progress.h"
 
 #include <unistd.h>
 

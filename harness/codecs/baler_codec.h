@@ -1,4 +1,4 @@
-// codec.h: compress (encode) and decompress (decode) whole tables in chunks.
+// baler_codec.h: compress (encode) and decompress (decode) whole tables in chunks.
 //
 // Baler encodes batch by batch and np.concatenates onto the output each time
 // (quadratic copying); here each chunk is written into a preallocated output.

@@ -1,5 +1,5 @@
-// codec.cpp: see codec.h.
-#include "harness/engine/codec.h"
+// baler_codec.cpp: see baler_codec.h.
+#include "harness/codecs/baler_codec.h"
 
 #include <torch/torch.h>
 

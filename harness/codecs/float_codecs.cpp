@@ -1,5 +1,5 @@
 // float_codecs.cpp: see float_codecs.h.
-#include "harness/engine/float_codecs.h"
+#include "harness/codecs/float_codecs.h"
 
 #include <zfp.h>
 #include <zstd.h>

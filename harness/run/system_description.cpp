@@ -1,5 +1,5 @@
 // system_description.cpp: see system_description.h.
-#include "harness/engine/system_description.h"
+#include "harness/run/system_description.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
@@ -49,27 +49,14 @@ json torch_description() {
 }
 
 json gpu_software(json& gpus) {
-  json sw = {{"driver", nullptr}, {"cuda", nullptr}, {"cudnn", nullptr}, {"cublas", nullptr}, {"note", nullptr}};
-  std::string reason;
-  if (auto lib = NvmlLibrary::open(reason)) {
-    sw["driver"] = lib->driver_version();
-    std::string note;
-    for (const auto& g : lib->visible_gpus(note)) {
-      // Name and UUID, and the state at the start: clocks, persistence, compute and MIG modes, the
-      // power limit in force, temperature, throttle reasons (read only: nothing is ever set here).
-      json gpu = {{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}};
-      gpu["state"] = lib->gpu_state(g).to_json();
-      gpus.push_back(gpu);
-    }
-    if (!note.empty()) sw["note"] = note;
-  } else {
-    sw["note"] = reason;
-  }
+  const GpuSoftware g = read_gpu_software(true);
+  gpus = g.gpus;
+  json sw = {{"driver", g.driver}, {"cuda", g.cuda}, {"cudnn", nullptr}, {"cublas", nullptr}, {"note", nullptr}};
+  if (!g.nvml) sw["note"] = g.open_failure;
+  else if (!g.list_note.empty()) sw["note"] = g.list_note;
   if (built_with_cuda()) {
     try {
-      const long v = at::detail::getCUDAHooks().versionCUDART();
-      sw["cuda"] = std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-      const long d = at::detail::getCUDAHooks().versionCuDNN();
+      const long d = g.cuda == "unknown" ? 0 : at::detail::getCUDAHooks().versionCuDNN();
       if (d > 0) sw["cudnn"] = std::to_string(d);
     } catch (const std::exception&) {
       sw["cuda"] = "unknown";
@@ -116,6 +103,48 @@ void refresh(json& s) {
 }
 
 }  // namespace
+
+GpuSoftware read_gpu_software(bool with_state) {
+  GpuSoftware g;
+  if (auto lib = NvmlLibrary::open(g.open_failure)) {
+    g.nvml = true;
+    g.driver = lib->driver_version();
+    for (const auto& v : lib->visible_gpus(g.list_note)) {
+      json gpu = {{"index", v.index}, {"name", v.name}, {"uuid", v.uuid}};
+      // The state at the start: clocks, persistence, compute and MIG modes, the power limit in
+      // force, temperature, throttle reasons (read only: nothing is ever set here).
+      if (with_state) gpu["state"] = lib->gpu_state(v).to_json();
+      g.gpus.push_back(gpu);
+    }
+  }
+  if (built_with_cuda()) {
+    try {
+      const long v = at::detail::getCUDAHooks().versionCUDART();
+      g.cuda = std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+    } catch (const std::exception&) {
+      g.cuda = "unknown";
+    }
+  }
+  return g;
+}
+
+json base_provenance() {
+  const HostInfo h = read_host_info();
+  const GpuSoftware g = read_gpu_software(false);
+  return {{"host", h.hostname},
+          {"os", h.os},
+          {"cpu_model", h.cpu_model},
+          {"logical_cpus", h.logical_cpus},
+          {"sockets", h.sockets},
+          {"ram_total_gb", h.ram_total_gb},
+          {"gpus", g.gpus},
+          {"gpu_note", g.nvml ? json(nullptr) : json(g.open_failure)},
+          {"nvidia_driver", g.driver},
+          {"cuda", g.cuda},
+          {"libtorch", torch_version_string()},
+          {"balerbench", kVersion},
+          {"git_revision", git_revision()}};
+}
 
 json describe_system() {
   json s = read_system();
