@@ -128,8 +128,7 @@ void CodecCommand::load_model(const CycleFiles& L, int64_t features, int64_t lat
   policy_ = apply_precision(c_.precision, *model_, device_);
   norm_ = training_normalization(c_, L, features);
   engine_decision_ = inference_decision(choose_engine(c_.engine, *model_, policy_, device_), policy_);
-  engine_ = make_inference_engine(engine_decision_.engine, *model_, {policy_, c_.codec_chunk_rows, 0, {c_.fused_products, c_.fused_isa},
-                                                                           static_cast<int>(c_.fused_shards)});
+  engine_ = make_inference_engine(engine_decision_.engine, *model_, {policy_, c_.codec_chunk_rows, 0, &c_.engine_knobs});
   run_->begin(energy_.get(), c_, policy_);
   timer_ = std::make_unique<PhaseTimer>(device_, c_.profile, c_.profile_sync);
 }
