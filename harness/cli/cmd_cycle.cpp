@@ -98,6 +98,26 @@ void print_info(const nlohmann::json& r) {
   }
 }
 
+// The train command's observer: the hazards block, once the input is known to be good and just
+// before the training's time starts.
+class HazardsBlock final : public TrainingObserver {
+ public:
+  HazardsBlock(std::shared_ptr<const CpuLoadSample> load_sample, bool json)
+      : load_sample_(std::move(load_sample)), json_(json) {}
+  void before_training() override {
+    const std::vector<Hazard> list = find_hazards(load_sample_, kTrainCpuSampleWindowS);
+    if (json_)
+      for (const auto& h : list) found.push_back(h.to_json());
+    else
+      std::fputs(format_hazard_line(list).c_str(), stderr);
+  }
+  nlohmann::json found = nlohmann::json::array();  // with --json: the document's "hazards"
+
+ private:
+  std::shared_ptr<const CpuLoadSample> load_sample_;
+  bool json_;
+};
+
 int run_command(const std::string& name, const Args& a) {
   // train's hazard block samples the other processes' CPU use (kTrainCpuSampleWindowS): begun here,
   // so that the window overlaps reading the config and the data, and the block waits only for what
@@ -120,21 +140,16 @@ int run_command(const std::string& name, const Args& a) {
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   // The hazards line on stderr once the input is known to be good, before training; with --json,
   // the list goes into the document instead.
-  nlohmann::json hazards = nlohmann::json::array();
-  const auto report_hazards = [&] {
-    const std::vector<Hazard> found = find_hazards(load_sample, kTrainCpuSampleWindowS);
-    if (a.json) for (const auto& h : found) hazards.push_back(h.to_json());
-    else std::fputs(format_hazard_line(found).c_str(), stderr);
-  };
+  HazardsBlock hazards(load_sample, a.json);
   nlohmann::json r;
-  if (name == "train") r = run_train(c, files, report_hazards);
+  if (name == "train") r = run_train(c, files, &hazards);
   else if (name == "compress") r = run_compress(c, files);
   else if (name == "decompress") r = run_decompress(c, files);
   else if (name == "codecs") r = run_codecs(c, files);
   else r = run_info(c, files);
   if (baler) baler->finish(r);
   if (a.json) {
-    if (name == "train") r["hazards"] = hazards;
+    if (name == "train") r["hazards"] = hazards.found;
     json_out.print(r);
     return 0;
   }
