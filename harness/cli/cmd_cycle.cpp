@@ -133,7 +133,26 @@ void print_memory(nlohmann::json& r) {
   std::printf(" (%s)\n", m["host_basis"].get<std::string>().c_str());
 }
 
-using BeforeTraining = std::function<void()>;
+// The train command's observer: the hazards block, once the input is known to be good and just
+// before the training's time starts.
+class HazardsBlock final : public TrainingObserver {
+ public:
+  HazardsBlock(std::shared_ptr<const CpuLoadSample> load_sample, bool json)
+      : load_sample_(std::move(load_sample)), json_(json) {}
+  void before_training() override {
+    const std::vector<Hazard> list = find_hazards(load_sample_, kTrainCpuSampleWindowS);
+    if (json_)
+      for (const auto& h : list) found.push_back(h.to_json());
+    else
+      std::fputs(format_hazard_line(list).c_str(), stderr);
+  }
+  nlohmann::json found = nlohmann::json::array();  // with --json: the document's "hazards"
+
+ private:
+  std::shared_ptr<const CpuLoadSample> load_sample_;
+  bool json_;
+};
+
 
 // One subcommand of the cycle: its help, what it runs and how its report is printed. A command joins
 // by one row of kCycleCommands.
@@ -146,27 +165,27 @@ struct CycleCommand {
   // false for info, which reads the outputs only: no monitoring, precision, engine or profile
   // options, no system line, and Baler's side-by-side info for a Baler project.
   bool measures;
-  nlohmann::json (*run)(const RunConfig& config, const CycleFiles& files, const BeforeTraining& before_training);
+  nlohmann::json (*run)(const RunConfig& config, const CycleFiles& files, TrainingObserver* observer);
   void (*print)(nlohmann::json& report, const CycleFiles& files);
 };
 
 const CycleCommand kCycleCommands[] = {
     {"train", "Train a Baler model on config.input_path", true, true,
-     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining& b) { return run_train(c, f, b); },
+     [](const RunConfig& c, const CycleFiles& f, TrainingObserver* o) { return run_train(c, f, o); },
      [](nlohmann::json& r, const CycleFiles&) { print_train(r); }},
     {"compress", "Encode config.input_path with the trained model", false, true,
-     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_compress(c, f); },
+     [](const RunConfig& c, const CycleFiles& f, TrainingObserver*) { return run_compress(c, f); },
      print_compress},
     {"decompress", "Decode the compressed file back to the data space", false, true,
-     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_decompress(c, f); },
+     [](const RunConfig& c, const CycleFiles& f, TrainingObserver*) { return run_decompress(c, f); },
      print_decompress},
     {"codecs",
      "Baler (the trained model) against ZFP, Zstandard and downcasts at matched error, "
      "with ratio, error, MB/s and energy per MB (after train)",
-     false, true, [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_codecs(c, f); },
+     false, true, [](const RunConfig& c, const CycleFiles& f, TrainingObserver*) { return run_codecs(c, f); },
      print_codecs},
     {"info", "Sizes, compression ratios and reconstruction error", false, false,
-     [](const RunConfig& c, const CycleFiles& f, const BeforeTraining&) { return run_info(c, f); },
+     [](const RunConfig& c, const CycleFiles& f, TrainingObserver*) { return run_info(c, f); },
      [](nlohmann::json& r, const CycleFiles&) { print_info(r); }},
 };
 
@@ -211,16 +230,11 @@ int run_command(const CycleCommand& cmd, const Args& a) {
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();
   // The hazards line on stderr once the input is known to be good, before training; with --json,
   // the list goes into the document instead.
-  nlohmann::json hazards = nlohmann::json::array();
-  const auto report_hazards = [&] {
-    const std::vector<Hazard> found = find_hazards(load_sample, kTrainCpuSampleWindowS);
-    if (a.json) for (const auto& h : found) hazards.push_back(h.to_json());
-    else std::fputs(format_hazard_line(found).c_str(), stderr);
-  };
-  nlohmann::json r = cmd.run(c, files, report_hazards);
+  HazardsBlock hazards(load_sample, a.json);
+  nlohmann::json r = cmd.run(c, files, &hazards);
   if (baler) baler->finish(r);
   if (a.json) {
-    if (cmd.trains) r["hazards"] = hazards;
+    if (cmd.trains) r["hazards"] = hazards.found;
     json_out.print(r);
     return 0;
   }

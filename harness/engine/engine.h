@@ -9,7 +9,8 @@
 // Implementations, chosen by kind in one place (engine_registry.cpp):
 //   libtorch  libtorch_engine.cpp  LibTorch autograd, eager or replaying a captured CUDA graph
 //   fused     fused_engine.cpp     the forward, backward and loss written out by hand (CPU)
-// A new engine is one file with its factories and one line in the registry.
+// A new engine is its files (its factories, and its own run-config keys: engine_knobs.h) and one
+// line in the registry.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -28,35 +29,23 @@ namespace balerbench {
 class FlatAdam;
 class GradScaler;
 
-// The fused engine's products (fused_engine.h): backend "auto" | "eigen" | "openblas" (auto runs
-// Eigen and reports both backends' times on the step's shapes); isa "auto" | "generic" | "avx2" | "avx512", the level of Eigen's kernels (auto: the widest
-// this CPU runs). Other engines ignore it.
-struct FusedProductsChoice {
-  std::string backend = "auto";
-  std::string isa = "auto";
-  bool adaptive_threads = true;  // training: the governor may run a step on one thread (shard_pool.h)
-};
+class EngineKnobs;    // engine_knobs.h: the engines' own run-config keys
+struct TrainOptions;  // trainer.h: the training's settings, as the run config gave them
 
-// What an engine made for training is given, once, by fit.
+// What an engine made for training is given, once, by fit: the settings whole, by reference, and
+// what fit made for them.
 struct TrainingSetup {
+  // Batch size (a full batch's rows; the last batch of an epoch may be shorter), loss, precision
+  // policy (the model and data are already in its dtypes), workers (threads sharing each batch,
+  // for engines that split it; 0: the intra-op threads), cuda_graphs, profile, and the engines'
+  // knobs (engine_knobs.h), among them the fused engine's products and shards.
+  const TrainOptions& options;
   FlatAdam& opt;                // the model's parameters, seated in its flat buffers; the step ends with opt.step()
   GradScaler* scaler = nullptr; // amp_fp16's loss scaling, or null
   PhaseTimer& timer;            // books encode, decode, loss, backward and optimizer (when profiling)
-  PrecisionPolicy policy;       // the model and data are already in its dtypes
-  LossKind loss = LossKind::kBalerSum;
-  int64_t batch_size = 0;       // rows of a full batch; the last batch of an epoch may be shorter
   int64_t train_rows = 0;       // rows of the training set (the largest step is min(batch_size, train_rows))
   int64_t features = 0;         // columns of a batch
-  int workers = 0;              // threads sharing each batch, for engines that split it (0: the intra-op threads)
-  bool cuda_graphs = true;      // libtorch on CUDA: capture the step and replay it
-  bool profile = false;         // per-phase timers on: steps run eagerly, phase by phase
   c10::Device device = c10::kCPU;  // the model's and the data's
-  FusedProductsChoice products;   // the fused engine's products
-  // Parts each batch is cut into, for engines that split it (the fused engine). The result depends
-  // on the shards alone, never on the threads that run them. 0: `workers` when set, else
-  // default_shards() (the machine's CPUs, not the timed thread choice: two runs of one config on one
-  // machine give the same bits whatever the calibration picked).
-  int shards = 0;
 };
 
 // What an engine made for inference only (compress, decompress) is given.
@@ -64,8 +53,7 @@ struct InferenceSetup {
   PrecisionPolicy policy;  // autocast as in training
   int64_t max_rows = 0;    // rows of the largest chunk
   int workers = 0;         // 0: the intra-op threads
-  FusedProductsChoice products;
-  int shards = 0;          // as TrainingSetup's
+  const EngineKnobs* knobs = nullptr;  // the run config's engine knobs; null: every knob at its default
 };
 
 // What an engine says about itself after a run, for the results.

@@ -2,6 +2,7 @@
 // (see fused_engine.cpp's fused_engine_entry), and one line below lists it.
 #include "harness/engine/engine_registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "common/error.h"
@@ -11,12 +12,49 @@ namespace balerbench {
 const EngineEntry& fused_engine_entry();     // fused_engine.cpp
 const EngineEntry& libtorch_engine_entry();  // libtorch_engine.cpp
 
-const std::vector<const EngineEntry*>& engine_registry() {
-  static const std::vector<const EngineEntry*> entries = {
+namespace {
+
+std::vector<const EngineEntry*>& entries() {
+  static std::vector<const EngineEntry*> all = {
       &fused_engine_entry(),
       &libtorch_engine_entry(),  // the reference: every model, precision and device
   };
-  return entries;
+  return all;
+}
+
+}  // namespace
+
+const std::vector<const EngineEntry*>& engine_registry() { return entries(); }
+
+EngineKnobs default_engine_knobs() {
+  EngineKnobs knobs;
+  for (const EngineEntry* e : engine_registry())
+    if (e->knobs) e->knobs->set_defaults(knobs);
+  return knobs;
+}
+
+void read_engine_knobs(StrictReader& r, EngineKnobs& knobs) {
+  for (const EngineEntry* e : engine_registry())
+    if (e->knobs) e->knobs->read(r, knobs);
+}
+
+std::vector<ConfigKeyDoc> engine_knob_docs() {
+  std::vector<ConfigKeyDoc> docs;
+  for (const EngineEntry* e : engine_registry())
+    if (e->knobs)
+      for (ConfigKeyDoc& d : e->knobs->docs()) docs.push_back(std::move(d));
+  return docs;
+}
+
+EngineRegistration::EngineRegistration(const char* name, const EngineEntry& entry) : entry_(entry) {
+  entry_.kind = add_engine_name(name);
+  entries().insert(entries().end() - 1, &entry_);  // the reference stays last
+}
+
+EngineRegistration::~EngineRegistration() {
+  auto& all = entries();
+  all.erase(std::find(all.begin(), all.end(), &entry_));
+  remove_engine_name(entry_.kind);
 }
 
 const EngineEntry& engine_entry(EngineKind kind) {

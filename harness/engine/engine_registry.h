@@ -11,6 +11,7 @@
 
 #include "harness/base/engine_choice.h"
 #include "harness/engine/engine.h"
+#include "harness/engine/engine_knobs.h"
 #include "harness/engine/precision.h"
 #include "models/autoencoder.h"
 
@@ -27,6 +28,8 @@ struct EngineEntry {
   std::string (*inference_unsupported)(const PrecisionPolicy& policy);
   std::unique_ptr<Engine> (*make_training)(AutoEncoder& model, const TrainingSetup& setup);
   std::unique_ptr<Engine> (*make_inference)(AutoEncoder& model, const InferenceSetup& setup);
+  // Its own run-config keys (engine_knobs.h); null when it has none.
+  const EngineKnobSection* knobs = nullptr;
 };
 
 // Every engine, in the order auto prefers them; the last is the reference, which runs everything.
@@ -45,6 +48,22 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
 // The engine of compress and decompress: the training's, unless it cannot run the policy's
 // inference, then the reference engine, saying why.
 EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy);
+
+// An engine joins the registry while this lives (engines outside this folder: a test's). Its
+// name joins the engine names configs accept (base/engine_choice.h), its knobs the run config's
+// keys and the reference; auto tries it after the built-in engines but before the reference.
+class EngineRegistration {
+ public:
+  // `name` must outlive the registration; `entry.kind` is ignored (the registration gives the kind).
+  EngineRegistration(const char* name, const EngineEntry& entry);
+  ~EngineRegistration();
+  EngineRegistration(const EngineRegistration&) = delete;
+  EngineRegistration& operator=(const EngineRegistration&) = delete;
+  EngineKind kind() const { return entry_.kind; }
+
+ private:
+  EngineEntry entry_;
+};
 
 std::unique_ptr<Engine> make_training_engine(EngineKind kind, AutoEncoder& model, const TrainingSetup& setup);
 std::unique_ptr<Engine> make_inference_engine(EngineKind kind, AutoEncoder& model, const InferenceSetup& setup);

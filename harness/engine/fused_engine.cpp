@@ -15,8 +15,10 @@
 #include "common/error.h"
 #include "harness/engine/dense_products.h"
 #include "harness/engine/engine_registry.h"
+#include "harness/engine/trainer.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_kernels.h"
+#include "harness/engine/fused_worker.h"
 #include "harness/engine/runtime.h"
 #include "harness/engine/shard_pool.h"
 
@@ -39,240 +41,6 @@ std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType pa
   return "";
 }
 
-
-namespace {
-enum Part { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 };
-}  // namespace
-
-struct FusedDenseEngine::Worker {
-  int64_t max_rows = 0;
-  const DenseProducts* products = nullptr;  // Eigen's kernels, or null for at::mm_out (OpenBLAS)
-  const DenseLoops* loops = nullptr;        // the element-wise loops, at the products' level
-  std::vector<at::Tensor> acts;  // acts[i]: layer i's output (after its activation), (max_rows, out_i)
-  at::Tensor grad_a, grad_b;     // ping-pong gradient buffers, max_rows x widest, flat
-  at::Tensor grads;              // worker 0: the optimizer's flat gradients; others: their own
-  std::vector<at::Tensor> weight_grads;  // views into `grads`, (out, in)
-  double squared_error = 0;
-  int64_t rows = 0;
-
-  at::Tensor part;  // this step's rows
-  // amp_bf16: bfloat16 activations, input rows, gradients and weight gradients; column sums.
-  std::vector<at::Tensor> acts_bf16, weight_grads_bf16;
-  at::Tensor part_bf16, grad_bf16_a, grad_bf16_b;
-  std::vector<float> sums;
-  void forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last);
-  void loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output);
-  void backward_bf16(const std::vector<Layer>& layers);
-  // A training step in three parts (run back to back, or phase by phase when profiled): layers
-  // [first, last) forward; the loss and its gradient; the backward pass.
-  template <typename T>
-  void forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last);
-  template <typename T>
-  void loss(const std::vector<Layer>& layers, T norm, T grad_output);
-  template <typename T>
-  void backward(const std::vector<Layer>& layers);
-  // The parts of a step (Part flags) in order, in T.
-  template <typename T>
-  void run(const std::vector<Layer>& layers, int parts, std::size_t encoder, T norm, T grad_output);
-  // Layers [first, last) from input `a`: each output in acts, or the last one in `out` when given.
-  template <typename T>
-  void chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
-             const at::Tensor* out);
-  // The same on Eigen's products, on raw pointers: a step makes no tensor (no view, no dispatch)
-  // once the batch is shared out. `a`: m rows; `out`: null for acts.
-  template <typename T>
-  void chain_eigen(const std::vector<Layer>& layers, const T* a, int64_t m, std::size_t first, std::size_t last,
-                   T* out);
-  template <typename T>
-  void backward_eigen(const std::vector<Layer>& layers);
-  // Layers [first, last) on x, the last one's output written to `out` (same rows as x).
-  void forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first, std::size_t last,
-               at::Tensor& out);
-};
-
-namespace {
-
-at::Tensor rows_of(const at::Tensor& buffer, int64_t rows) { return buffer.narrow(0, 0, rows); }
-
-at::Tensor as_matrix(const at::Tensor& flat, int64_t rows, int64_t cols) {
-  return flat.narrow(0, 0, rows * cols).view({rows, cols});
-}
-
-template <typename T>
-void activate_tensor(at::Tensor& t, Activation a) {
-  activate(t.data_ptr<T>(), t.numel(), a);
-}
-
-}  // namespace
-
-template <typename T>
-void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
-                                     const at::Tensor* out) {
-  const int64_t m = a.size(0);
-  if (products && a.is_contiguous() && (!out || out->is_contiguous())) {
-    chain_eigen<T>(layers, a.data_ptr<T>(), m, first, last, out ? out->data_ptr<T>() : nullptr);
-    return;
-  }
-  for (std::size_t i = first; i < last; ++i) {
-    at::Tensor y = out && i + 1 == last ? *out : rows_of(acts[i], m);
-    if (y.is_contiguous() && products && a.is_contiguous()) {
-      // (m x out) = (m x in) . (out x in)^T
-      products->of<T>().forward(a.data_ptr<T>(), layers[i].weight.data_ptr<T>(), y.data_ptr<T>(), m, layers[i].out,
-                                layers[i].in);
-      loops->of<T>().bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
-    } else if (y.is_contiguous()) {
-      at::mm_out(y, a, layers[i].weight.t());
-      loops->of<T>().bias_activate(y.data_ptr<T>(), layers[i].bias.data_ptr<T>(), m, layers[i].out, layers[i].after);
-    } else {
-      at::addmm_out(y, layers[i].bias, a, layers[i].weight.t());
-      activate_tensor<T>(y, layers[i].after);
-    }
-    a = y;
-  }
-}
-
-template <typename T>
-void FusedDenseEngine::Worker::chain_eigen(const std::vector<Layer>& layers, const T* a, int64_t m, std::size_t first,
-                                           std::size_t last, T* out) {
-  const DenseProductKernels<T>& k = products->of<T>();
-  const DenseLoopKernels<T>& e = loops->of<T>();
-  for (std::size_t i = first; i < last; ++i) {
-    const Layer& L = layers[i];
-    T* y = out && i + 1 == last ? out : acts[i].data_ptr<T>();
-    k.forward(a, L.weight.data_ptr<T>(), y, m, L.out, L.in);  // (m x out) = (m x in) . (out x in)^T
-    e.bias_activate(y, L.bias.data_ptr<T>(), m, L.out, L.after);
-    a = y;
-  }
-}
-
-void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first,
-                                       std::size_t last, at::Tensor& out) {
-  if (x.scalar_type() == at::kDouble)
-    chain<double>(layers, x, first, last, &out);
-  else
-    chain<float>(layers, x, first, last, &out);
-}
-
-template <typename T>
-void FusedDenseEngine::Worker::forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
-  if (products)  // part is contiguous (split_batch), acts too
-    chain_eigen<T>(layers, first == 0 ? part.data_ptr<T>() : acts[first - 1].data_ptr<T>(), rows, first, last, nullptr);
-  else
-    chain<T>(layers, first == 0 ? part : rows_of(acts[first - 1], rows), first, last, nullptr);
-}
-
-template <typename T>
-void FusedDenseEngine::Worker::run(const std::vector<Layer>& layers, int parts, std::size_t encoder, T norm,
-                                   T grad_output) {
-  if (parts & kForwardEncoder) forward_layers<T>(layers, 0, encoder);
-  if (parts & kForwardDecoder) forward_layers<T>(layers, encoder, layers.size());
-  if (parts & kLoss) loss<T>(layers, norm, grad_output);
-  if (parts & kBackward) backward<T>(layers);
-}
-
-template <typename T>
-void FusedDenseEngine::Worker::loss(const std::vector<Layer>& layers, T norm, T grad_output) {
-  // The loss's gradient, with the output layer's bias gradient on the way.
-  // acts.back() (max_rows x out) holds x_hat in its first `rows` rows.
-  const Layer& out = layers.back();
-  squared_error = loops->of<T>().loss_backward(acts.back().data_ptr<T>(), part.data_ptr<T>(), grad_a.data_ptr<T>(), rows,
-                                               out.out, norm, grad_output, grads.data_ptr<T>() + out.bias_offset);
-}
-
-template <typename T>
-void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
-  if (products) {
-    backward_eigen<T>(layers);
-    return;
-  }
-  // Layer by layer: dW = g^T a_in; g_in = (g W) * activation'(a_in), with db fused.
-  const int64_t m = rows;
-  T* grads_base = grads.data_ptr<T>();
-  at::Tensor g = as_matrix(grad_a, m, layers.back().out);
-  at::Tensor* spare = &grad_b;
-  for (std::size_t i = layers.size(); i-- > 0;) {
-    const Layer& L = layers[i];
-    const at::Tensor a_in = i == 0 ? part : rows_of(acts[i - 1], m);
-    if (products)  // dW (out x in) = g^T (out x m) . a_in (m x in)
-      products->of<T>().weight_grad(g.data_ptr<T>(), a_in.data_ptr<T>(), weight_grads[i].data_ptr<T>(), m, L.out, L.in);
-    else
-      at::mm_out(weight_grads[i], g.t(), a_in);
-    if (i == 0) break;
-    at::Tensor g_in = as_matrix(*spare, m, L.in);
-    if (products)  // g_in (m x in) = g (m x out) . W (out x in)
-      products->of<T>().input_grad(g.data_ptr<T>(), L.weight.data_ptr<T>(), g_in.data_ptr<T>(), m, L.out, L.in);
-    else
-      at::mm_out(g_in, g, L.weight);
-    const Layer& below = layers[i - 1];
-    loops->of<T>().activation_backward_and_bias(g_in.data_ptr<T>(), a_in.data_ptr<T>(), m, L.in, below.after,
-                                                grads_base + below.bias_offset);
-    spare = spare == &grad_b ? &grad_a : &grad_b;
-    g = g_in;
-  }
-}
-
-template <typename T>
-void FusedDenseEngine::Worker::backward_eigen(const std::vector<Layer>& layers) {
-  // As backward(), on pointers: g and spare take turns in grad_a and grad_b (m x width, flat);
-  // weight_grads[i] is grads + L.weight_offset.
-  const int64_t m = rows;
-  const DenseProductKernels<T>& k = products->of<T>();
-  const DenseLoopKernels<T>& e = loops->of<T>();
-  T* grads_base = grads.data_ptr<T>();
-  T* g = grad_a.data_ptr<T>();
-  T* spare = grad_b.data_ptr<T>();
-  for (std::size_t i = layers.size(); i-- > 0;) {
-    const Layer& L = layers[i];
-    const T* a_in = i == 0 ? part.data_ptr<T>() : acts[i - 1].data_ptr<T>();
-    k.weight_grad(g, a_in, grads_base + L.weight_offset, m, L.out, L.in);  // dW (out x in) = g^T . a_in
-    if (i == 0) break;
-    k.input_grad(g, L.weight.data_ptr<T>(), spare, m, L.out, L.in);  // g_in (m x in) = g (m x out) . W
-    const Layer& below = layers[i - 1];
-    e.activation_backward_and_bias(spare, a_in, m, L.in, below.after, grads_base + below.bias_offset);
-    std::swap(g, spare);
-  }
-}
-
-void FusedDenseEngine::Worker::forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
-  const int64_t m = rows;
-  if (first == 0) rows_of(part_bf16, m).copy_(part);  // autocast casts the first product's input
-  at::Tensor a = first == 0 ? rows_of(part_bf16, m) : rows_of(acts_bf16[first - 1], m);
-  for (std::size_t i = first; i < last; ++i) {
-    at::Tensor y = rows_of(acts_bf16[i], m);
-    at::addmm_out(y, layers[i].bias_bf16, a, layers[i].weight_bf16.t());
-    activate_bf16(y.data_ptr<BF16>(), y.numel(), layers[i].after);
-    a = y;
-  }
-}
-
-void FusedDenseEngine::Worker::loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output) {
-  const Layer& out = layers.back();
-  const at::Tensor x_hat = rows_of(acts_bf16.back(), rows);
-  squared_error = loss_backward_bf16(x_hat.data_ptr<BF16>(), part.data_ptr<float>(), grad_bf16_a.data_ptr<BF16>(),
-                                     rows, out.out, norm, grad_output, sums.data(),
-                                     grads.data_ptr<float>() + out.bias_offset);
-}
-
-void FusedDenseEngine::Worker::backward_bf16(const std::vector<Layer>& layers) {
-  const int64_t m = rows;
-  float* grads_base = grads.data_ptr<float>();
-  at::Tensor g = as_matrix(grad_bf16_a, m, layers.back().out);
-  at::Tensor* spare = &grad_bf16_b;
-  for (std::size_t i = layers.size(); i-- > 0;) {
-    const Layer& L = layers[i];
-    const at::Tensor a_in = i == 0 ? rows_of(part_bf16, m) : rows_of(acts_bf16[i - 1], m);
-    at::mm_out(weight_grads_bf16[i], g.t(), a_in);
-    weight_grads[i].copy_(weight_grads_bf16[i]);  // the weight cast's backward: bfloat16 -> float32
-    if (i == 0) break;
-    at::Tensor g_in = as_matrix(*spare, m, L.in);
-    at::mm_out(g_in, g, L.weight_bf16);
-    const Layer& below = layers[i - 1];
-    activation_backward_and_bias_bf16(g_in.data_ptr<BF16>(), a_in.data_ptr<BF16>(), m, L.in, below.after,
-                                      sums.data(), grads_base + below.bias_offset);
-    spare = spare == &grad_bf16_b ? &grad_bf16_a : &grad_bf16_b;
-    g = g_in;
-  }
-}
 
 void FusedDenseEngine::cast_weights_bf16() {
   c10::AutoGradMode no_grad(false);
@@ -298,19 +66,17 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, Loss
 
 namespace {
 
-// A setup's shards and threads (engine.h): shards as asked, else the workers asked, else the
-// machine's default; threads as asked, else LibTorch's intra-op count.
-int setup_shards(int shards, int workers) {
-  return shards > 0 ? shards : workers > 0 ? workers : FusedDenseEngine::default_shards();
-}
+// A setup's threads: as asked, else LibTorch's intra-op count.
 int setup_threads(int workers) { return workers > 0 ? workers : std::max(1, at::get_num_threads()); }
 
 }  // namespace
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
-    : FusedDenseEngine(model, s.opt, s.loss, std::min(s.batch_size, s.train_rows), setup_shards(s.shards, s.workers),
-                       s.policy.autocast ? s.policy.compute_dtype : at::ScalarType::Undefined, s.products,
-                       setup_threads(s.workers)) {
+    : FusedDenseEngine(model, s.opt, s.options.loss, std::min(s.options.batch_size, s.train_rows),
+                       fused_shards(&s.options.engine_knobs, s.options.engine_workers),
+                       s.options.precision.autocast ? s.options.precision.compute_dtype : at::ScalarType::Undefined,
+                       fused_products_choice(&s.options.engine_knobs, s.options.adaptive_threads),
+                       setup_threads(s.options.engine_workers)) {
   opt_ = &s.opt;
   // Adam at the engine's level too, also where it runs whole on the caller (one shard, --profile,
   // amp_bf16's float32 master weights); the same bits at every level.
@@ -466,12 +232,13 @@ void FusedDenseEngine::for_each_worker(int threads_now, const std::function<void
   });
 }
 
-void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers,
-                             int threads) {
-  const at::TensorOptions options = flat_params ? flat_params->options() : model.parameters().front().options();
-  if (max_rows < 1 || workers < 1 || threads < 0)
-    throw InputError("fused engine: max_rows and shards must be at least 1, threads at least 0");
-  threads_ = threads > 0 ? std::min(threads, workers) : workers;
+namespace {
+
+// The model's Linear layers as views into its parameters (seated in `flat_params` when training:
+// their offsets address the optimizer's gradient buffer). `encoder_layers`: those up to and
+// including the latent one.
+std::vector<FusedDenseEngine::Layer> seated_layers(AutoEncoder& model, const at::Tensor* flat_params,
+                                                   std::size_t& encoder_layers) {
   std::map<std::string, at::Tensor> params;
   for (const auto& p : model.named_parameters(true)) params[p.key()] = p.value();
   const auto offset_of = [flat_params](const at::Tensor& t) -> int64_t {
@@ -483,10 +250,9 @@ void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, 
       throw std::logic_error("fused engine: the model's parameters are not seated in the optimizer's flat buffer");
     return offset;
   };
-  const Architecture& arch = model.architecture();
-  int64_t widest = arch.n_features;
-  for (const auto& spec : arch.layers) {
-    Layer L;
+  std::vector<FusedDenseEngine::Layer> layers;
+  for (const auto& spec : model.architecture().layers) {
+    FusedDenseEngine::Layer L;
     L.weight = params.at(spec.name + ".weight").detach();
     L.bias = params.at(spec.name + ".bias").detach();
     L.weight_offset = offset_of(L.weight);
@@ -494,10 +260,24 @@ void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, 
     L.in = spec.in_features;
     L.out = spec.out_features;
     L.after = *activation_of(spec.after);
-    widest = std::max({widest, L.in, L.out});
-    if (spec.part == "encoder") encoder_layers_ = layers_.size() + 1;
-    layers_.push_back(std::move(L));
+    if (spec.part == "encoder") encoder_layers = layers.size() + 1;
+    layers.push_back(std::move(L));
   }
+  return layers;
+}
+
+}  // namespace
+
+void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers,
+                             int threads) {
+  const at::TensorOptions options = flat_params ? flat_params->options() : model.parameters().front().options();
+  if (max_rows < 1 || workers < 1 || threads < 0)
+    throw InputError("fused engine: max_rows and shards must be at least 1, threads at least 0");
+  threads_ = threads > 0 ? std::min(threads, workers) : workers;
+  layers_ = seated_layers(model, flat_params, encoder_layers_);
+  const int64_t n_features = model.architecture().n_features;
+  int64_t widest = n_features;
+  for (const Layer& L : layers_) widest = std::max({widest, L.in, L.out});
   if (bf16_)
     for (Layer& L : layers_) {
       L.weight_bf16 = at::empty({L.out, L.in}, options.dtype(at::kBFloat16));
@@ -506,26 +286,8 @@ void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, 
   const int64_t per_worker = (max_rows + workers - 1) / workers;
   for (int w = 0; w < workers; ++w) {
     auto worker = std::make_unique<Worker>();
-    worker->max_rows = per_worker;
-    for (const Layer& L : layers_) worker->acts.push_back(at::empty({per_worker, L.out}, options));
-    if (bf16_) {
-      const auto bf = options.dtype(at::kBFloat16);
-      for (const Layer& L : layers_) {
-        worker->acts_bf16.push_back(at::empty({per_worker, L.out}, bf));
-        worker->weight_grads_bf16.push_back(at::empty({L.out, L.in}, bf));
-      }
-      worker->part_bf16 = at::empty({per_worker, arch.n_features}, bf);
-      worker->grad_bf16_a = at::empty({per_worker * widest}, bf);
-      worker->grad_bf16_b = at::empty({per_worker * widest}, bf);
-      worker->sums.assign(static_cast<std::size_t>(widest), 0.0f);
-    }
-    if (flat_params) {
-      worker->grad_a = at::empty({per_worker * widest}, options);
-      worker->grad_b = at::empty({per_worker * widest}, options);
-      worker->grads = w == 0 ? flat_grads_ : at::zeros_like(flat_grads_);
-      for (const Layer& L : layers_)
-        worker->weight_grads.push_back(worker->grads.narrow(0, L.weight_offset, L.out * L.in).view({L.out, L.in}));
-    }
+    const at::Tensor grads = !flat_params ? at::Tensor() : w == 0 ? flat_grads_ : at::zeros_like(flat_grads_);
+    worker->allocate(layers_, per_worker, widest, n_features, options, bf16_, grads);
     workers_.push_back(std::move(worker));
   }
 }
@@ -713,9 +475,10 @@ const EngineEntry& fused_engine_entry() {
         return std::make_unique<FusedDenseEngine>(model, s);
       },
       [](AutoEncoder& model, const InferenceSetup& s) -> std::unique_ptr<Engine> {
-        return std::make_unique<FusedDenseEngine>(model, s.max_rows, setup_shards(s.shards, s.workers), s.products,
-                                                  setup_threads(s.workers));
-      }};
+        return std::make_unique<FusedDenseEngine>(model, s.max_rows, fused_shards(s.knobs, s.workers),
+                                                  fused_products_choice(s.knobs), setup_threads(s.workers));
+      },
+      &fused_knob_section()};
   return entry;
 }
 

@@ -40,6 +40,7 @@
 
 #include "harness/engine/dense_loops.h"
 #include "harness/engine/engine.h"
+#include "harness/engine/engine_knobs.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
@@ -51,6 +52,25 @@ class FlatAdam;
 struct DenseProducts;
 class ShardPool;
 class ThreadGovernor;
+
+// The fused engine's products: backend "auto" | "eigen" | "openblas" (auto runs Eigen and reports
+// both backends' times on the step's shapes); isa "auto" | "generic" | "avx2" | "avx512", the level
+// of Eigen's kernels (auto: the widest this CPU runs).
+struct FusedProductsChoice {
+  std::string backend = "auto";
+  std::string isa = "auto";
+  bool adaptive_threads = true;  // training: the governor may run a step on one thread (shard_pool.h)
+};
+
+// The fused engine's run-config keys (fused_knobs.cpp): fused_products, fused_isa, fused_shards.
+const EngineKnobSection& fused_knob_section();
+// The products asked for by `knobs` (null: the defaults).
+FusedProductsChoice fused_products_choice(const EngineKnobs* knobs, bool adaptive_threads = true);
+// Parts each batch is cut into: `knobs`' fused_shards when set, else `workers` when set, else
+// default_shards() (the machine's CPUs, not the timed thread choice: two runs of one config on one
+// machine give the same bits whatever the calibration picked). The result depends on the shards
+// alone, never on the threads that run them.
+int fused_shards(const EngineKnobs* knobs, int workers);
 
 // Why the fused engine cannot train `model` at `param_dtype` with autocast `autocast` on
 // `device`; empty when it can. One line, naming what to use instead.

@@ -16,6 +16,7 @@
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/torch_compat.h"
+#include "harness/engine/trainer.h"
 
 namespace balerbench {
 namespace {
@@ -30,9 +31,10 @@ class LibtorchEngine final : public Engine {
       : model_(model), policy_(policy), device_type_(model.device().type()) {}
 
   LibtorchEngine(AutoEncoder& model, const TrainingSetup& setup)
-      : model_(model), policy_(setup.policy), device_type_(setup.device.type()) {
-    train_.emplace(Training{setup.opt, setup.scaler, setup.timer, setup.loss, setup.batch_size, model.parameters(),
-                            torch::zeros({}, at::TensorOptions().dtype(setup.policy.data_dtype).device(setup.device))});
+      : model_(model), policy_(setup.options.precision), device_type_(setup.device.type()) {
+    const TrainOptions& o = setup.options;
+    train_.emplace(Training{setup.opt, setup.scaler, setup.timer, o.loss, o.batch_size, model.parameters(),
+                            torch::zeros({}, at::TensorOptions().dtype(policy_.data_dtype).device(setup.device))});
     plan_cuda_graph(setup);
   }
 
@@ -90,14 +92,15 @@ class LibtorchEngine final : public Engine {
   }
 
   void plan_cuda_graph(const TrainingSetup& setup) {
-    if (device_type_ != c10::kCUDA || !setup.cuda_graphs) return;
-    if (setup.profile) {
+    const TrainOptions& o = setup.options;
+    if (device_type_ != c10::kCUDA || !o.cuda_graphs) return;
+    if (o.profile) {
       graph_note_ = "off while profiling: phases are timed on eager steps";
-    } else if (setup.train_rows / setup.batch_size <= kGraphWarmupSteps) {
+    } else if (setup.train_rows / o.batch_size <= kGraphWarmupSteps) {
       graph_note_ = "off: too few full batches to warm up and capture";
     } else {
       graph_ = std::make_unique<CudaGraphStep>(setup.device);
-      static_x_ = torch::empty({setup.batch_size, setup.features},
+      static_x_ = torch::empty({o.batch_size, setup.features},
                                at::TensorOptions().dtype(policy_.data_dtype).device(setup.device));
     }
   }

@@ -200,29 +200,35 @@ void ThreadGovernor::record(double step_s) {
     probe_at_ = s + 1 + probe_every_;
     return;
   }
+  if (ran == 0 && mode_ == 0 && probe_left_ == 0 && collapsed(s, step_s)) return;
+  probe(s);
+  next_ = probe_left_ > 0 ? 1 - mode_ : mode_;
+}
+
+bool ThreadGovernor::collapsed(int64_t s, double step_s) {
   // A collapse: all threads, 3 steps in a row far slower than one thread alone, or the last 5
   // steps' median 20% slower (a neighbour taking turns with a pool thread slows steps unevenly).
-  if (ran == 0 && mode_ == 0 && probe_left_ == 0) {
-    const double one = median(1);
-    slow_run_ = one > 0 && step_s > 1.5 * one ? slow_run_ + 1 : 0;
-    ++since_switch_;
-    const bool slow_median = one > 0 && since_switch_ >= kWindow && median(0) > 1.2 * one;
-    if (slow_run_ >= 3 || slow_median) {
-      since_switch_ = 0;
-      ++collapses_;
-      ++switches_;
-      slow_run_ = 0;
-      if (events_.size() < 6)
-        events_.push_back("step " + std::to_string(s + 1) + ": collapse, " + std::to_string(threads_) +
-                          " threads took " + ms(step_s) + " (median of their last 5: " + ms(median(0)) +
-                          ") against 1 thread's " + ms(one) + " -> 1 thread");
-      mode_ = 1;
-      next_ = 1;
-      interval_ = probe_every_;
-      probe_at_ = s + 1 + interval_;
-      return;
-    }
-  }
+  const double one = median(1);
+  slow_run_ = one > 0 && step_s > 1.5 * one ? slow_run_ + 1 : 0;
+  ++since_switch_;
+  const bool slow_median = one > 0 && since_switch_ >= kWindow && median(0) > 1.2 * one;
+  if (slow_run_ < 3 && !slow_median) return false;
+  since_switch_ = 0;
+  ++collapses_;
+  ++switches_;
+  slow_run_ = 0;
+  if (events_.size() < 6)
+    events_.push_back("step " + std::to_string(s + 1) + ": collapse, " + std::to_string(threads_) + " threads took " +
+                      ms(step_s) + " (median of their last 5: " + ms(median(0)) + ") against 1 thread's " + ms(one) +
+                      " -> 1 thread");
+  mode_ = 1;
+  next_ = 1;
+  interval_ = probe_every_;
+  probe_at_ = s + 1 + interval_;
+  return true;
+}
+
+void ThreadGovernor::probe(int64_t s) {
   if (probe_left_ > 0 && --probe_left_ == 0) {
     const int before = mode_;
     decide(s + 1, "probe");
@@ -236,7 +242,6 @@ void ThreadGovernor::record(double step_s) {
   } else if (probe_left_ == 0 && s + 1 >= probe_at_) {
     probe_left_ = 2;
   }
-  next_ = probe_left_ > 0 ? 1 - mode_ : mode_;
 }
 
 std::string ThreadGovernor::summary() const {

@@ -108,6 +108,9 @@ class ThreadGovernor {
   static constexpr int kWindow = 5;
   double median(int mode) const;  // mode 0: all threads, 1: one; 0 when unmeasured
   void decide(int64_t step, const char* why);
+  // After step s on all threads: true (and on one thread from now) when they collapsed.
+  bool collapsed(int64_t s, double step_s);
+  void probe(int64_t s);  // a probe's countdown and its decision, or the next one's start
   const int threads_;
   const int probe_every_;
   int64_t step_ = 0;        // steps recorded

@@ -42,20 +42,20 @@ void check_fit_inputs(const AutoEncoder& model, const at::Tensor& x_train, const
 
 // One pass over x in batches, each a step of the engine; returns the plain mean of the batch losses.
 double train_epoch(Engine& engine, PhaseTimer& timer, const TrainOptions& o, const at::Tensor& x, Progress& progress,
-                   int64_t epoch) {
+                   int64_t epoch, TrainingObserver& observer) {
   const int64_t rows = x.size(0);
   const int64_t batches = (rows + o.batch_size - 1) / o.batch_size;
   engine.begin_epoch();
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t start = b * o.batch_size;
-    if (o.on_step) o.on_step(false);
+    observer.step(false);
     at::Tensor xb;
     {
       PhaseTimer::Scope s(timer, Phase::kData);
       xb = x.narrow(0, start, std::min(o.batch_size, rows - start));
     }
     engine.step(xb);
-    if (o.on_step) o.on_step(true);
+    observer.step(true);
     progress.batch(epoch + 1, o.epochs, b, batches);
   }
   return engine.epoch_loss_sum() / static_cast<double>(batches);
@@ -72,11 +72,11 @@ at::Tensor epoch_rows(const at::Tensor& x_train, bool shuffle, at::Generator& ge
 
 // The epoch's evaluation (validation loss, relative error) into `rec`, inside its phase.
 void evaluate_epoch(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& o,
-                    PhaseTimer& timer, EpochRecord& rec, TrainResult& result) {
+                    PhaseTimer& timer, EpochRecord& rec, TrainResult& result, TrainingObserver& observer) {
   rec.val_loss = rec.train_loss;
   if (!result.has_validation && !o.relative_error) return;
   // The epoch's loss was read, so the device is idle: this is the evaluation's own time.
-  if (o.on_phase) o.on_phase("evaluation", false);
+  observer.phase("evaluation", false);
   const auto t_eval = Clock::now();
   {
     PhaseTimer::Scope s(timer, Phase::kEvaluation);
@@ -87,7 +87,7 @@ void evaluate_epoch(AutoEncoder& model, const at::Tensor& x_train, const at::Ten
     result.eval_chunk_rows = ev.chunk_rows;
   }
   rec.eval_duration_s = seconds_since(t_eval);
-  if (o.on_phase) o.on_phase("evaluation", true);
+  observer.phase("evaluation", true);
 }
 
 // The schedulers after an epoch: the learning rate for the next one, and whether to stop early.
@@ -214,9 +214,54 @@ std::string batch_size_note(int64_t batch_size, int64_t train_rows) {
          " training rows: every epoch is one step of " + std::to_string(train_rows) + " rows";
 }
 
+namespace {
+
+// The progress line's context, its power from the observer (when the caller gave none).
+ProgressContext progress_context(const TrainOptions& o, TrainingObserver& observer) {
+  ProgressContext ctx = o.progress_context;
+  if (!ctx.power_w) ctx.power_w = [&observer] { return observer.power_w(); };
+  return ctx;
+}
+
+// One epoch, trained and evaluated, into `rec`; true when the schedulers stop training early.
+struct EpochLoop {
+  AutoEncoder& model;
+  const at::Tensor& x_train;
+  const at::Tensor& x_val;
+  const TrainOptions& o;
+  Engine& engine;
+  FlatAdam& opt;
+  GradScaler* scaler;
+  PhaseTimer& timer;
+  Progress& progress;
+  TrainingObserver& observer;
+
+  bool run(int64_t e, at::Generator& gen, Schedules& schedules, EpochRecord& rec, TrainResult& result) {
+    rec.epoch = e;
+    rec.lr = schedules.lr;
+    observer.phase("train", false);
+    model.train();
+    rec.train_loss = train_epoch(engine, timer, o, epoch_rows(x_train, o.shuffle, gen, timer), progress, e, observer);
+    if (scaler) {
+      const GradScalerStats st = scaler->stats();
+      rec.loss_scale = st.scale;
+      rec.skipped_steps = st.skipped_steps;
+    }
+    observer.phase("train", true);
+    evaluate_epoch(model, x_train, x_val, o, timer, rec, result, observer);
+    const bool stop = schedules.after_epoch(o, opt, rec);
+    if (o.save_every_epochs > 0 && e % o.save_every_epochs == 0) observer.save_checkpoint(e);
+    return stop;
+  }
+};
+
+}  // namespace
+
 TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& o,
-                const std::function<void(const EpochRecord&)>& on_epoch) {
+                TrainingObserver* observer_or_null) {
   check_fit_inputs(model, x_train, o);
+  TrainingObserver none;
+  TrainingObserver& observer = observer_or_null ? *observer_or_null : none;
   const c10::Device device = x_train.device();
   Tf32Guard tf32(o.precision.tf32);
   FlatAdam opt(model.parameters(), o.lr, 0.9, 0.999, 1e-8);
@@ -224,41 +269,27 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   if (o.precision.loss_scaling) scaler = std::make_unique<GradScaler>(device, o.scaler);
   PhaseTimer timer(device, o.profile, o.profile_sync);
   const std::unique_ptr<Engine> engine = make_training_engine(
-      o.engine, model,
-      TrainingSetup{opt, scaler.get(), timer, o.precision, o.loss, o.batch_size, x_train.size(0), x_train.size(1),
-                    o.engine_workers, o.cuda_graphs, o.profile, device, o.products, o.engine_shards});
+      o.engine, model, TrainingSetup{o, opt, scaler.get(), timer, x_train.size(0), x_train.size(1), device});
   Schedules schedules{ReduceLROnPlateau(o.lr, o.lr_scheduler_patience), EarlyStopping(o.early_stopping_patience, o.min_delta),
                       o.lr};
-  Progress progress(o.progress, o.progress_context);
+  Progress progress(o.progress, progress_context(o, observer));
   auto gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + 1);
   TrainResult result = start_result(x_train, x_val, o, opt);
+  EpochLoop loop{model, x_train, x_val, o, *engine, opt, scaler.get(), timer, progress, observer};
   const auto t_fit = Clock::now();
   for (int64_t e = 0; e < o.epochs; ++e) {
     const auto t0 = Clock::now();
     EpochRecord rec;
-    rec.epoch = e;
-    rec.lr = schedules.lr;
-    if (o.on_phase) o.on_phase("train", false);
-    model.train();
-    rec.train_loss = train_epoch(*engine, timer, o, epoch_rows(x_train, o.shuffle, gen, timer), progress, e);
-    if (scaler) {
-      const GradScalerStats st = scaler->stats();
-      rec.loss_scale = st.scale;
-      rec.skipped_steps = st.skipped_steps;
-    }
-    if (o.on_phase) o.on_phase("train", true);
-    evaluate_epoch(model, x_train, x_val, o, timer, rec, result);
-    const bool stop = schedules.after_epoch(o, opt, rec);
-    if (o.save_every_epochs > 0 && o.save_checkpoint && e % o.save_every_epochs == 0) o.save_checkpoint(e);
+    const bool stop = loop.run(e, gen, schedules, rec, result);
     rec.duration_s = seconds_since(t0);
     result.epoch_records.push_back(rec);
     print_epoch(progress, o, rec, result.has_validation, x_train.size(0), stop || e + 1 == o.epochs);
-    if (on_epoch) on_epoch(rec);
+    observer.epoch(rec);
     if (stop) {
       result.early_stopped = true;
       break;
     }
-    if (o.stop_training && o.stop_training()) {
+    if (observer.stop_training()) {
       result.stopped = true;
       break;
     }

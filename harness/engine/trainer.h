@@ -25,11 +25,13 @@
 
 #include "harness/base/engine_choice.h"
 #include "harness/engine/engine.h"
+#include "harness/engine/engine_knobs.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
 #include "harness/monitor/progress.h"
 #include "harness/engine/training_defaults.h"
+#include "harness/engine/training_observer.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
@@ -49,19 +51,9 @@ struct TrainOptions {
   int64_t lr_scheduler_patience = training_defaults::kLrSchedulerPatience;
   std::string progress = training_defaults::kProgress;
   ProgressContext progress_context;  // trial i/N, live power, line interval
-  // Called after epoch e (0-based) when intermittent saving is on.
+  // Intermittent saving: the observer's save_checkpoint(e) after every epoch e (0-based) with
+  // e % save_every_epochs == 0; 0: never.
   int64_t save_every_epochs = 0;
-  std::function<void(int64_t epoch)> save_checkpoint;
-  // Called at both edges (end = false, then true) of each epoch's "train" pass
-  // (shuffle gather included) and "evaluation" pass, e.g. for energy windows.
-  std::function<void(const char* phase, bool end)> on_phase;
-  // Called before (end = false) and after (end = true) every training step, on
-  // the host, e.g. for the power-limit optimiser or to stop on a signal by
-  // throwing. Steps stay asynchronous: a hook that measures must synchronise.
-  std::function<void(bool end)> on_step;
-  // Asked after every epoch (after on_epoch); true ends training there, e.g.
-  // when a sweep's target is met and the experiment says stop_when_reached.
-  std::function<bool()> stop_training;
   PrecisionPolicy precision;  // default: fp64
   GradScalerOptions scaler;   // used when precision.loss_scaling
   // Evaluation after every epoch: the validation loss when there are validation rows, and the
@@ -73,8 +65,11 @@ struct TrainOptions {
   // here is an error.
   EngineKind engine = EngineKind::kLibtorch;
   int engine_workers = 0;     // engines that split a batch: threads sharing it (0: at::get_num_threads())
-  int engine_shards = 0;      // and the parts each batch is cut into (0: engine_workers if set, else the machine's CPUs)
-  FusedProductsChoice products;  // the fused engine's products (engine.h)
+  // An engine with a thread governor may run a step on fewer threads (the fused engine's,
+  // shard_pool.h); the thread calibration turns this off to time each count on every step.
+  bool adaptive_threads = true;
+  // The engines' own keys as the run config parsed them (engine_knobs.h), whole; each engine reads its own.
+  EngineKnobs engine_knobs = default_engine_knobs();
   bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
   bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
   bool profile_sync = true;   // see phase_timer.h
@@ -98,7 +93,7 @@ struct EpochRecord {
 struct TrainResult {
   std::vector<EpochRecord> epoch_records;  // one per epoch run (RunConfig::epochs is the count asked for)
   bool early_stopped = false;
-  bool stopped = false;  // stop_training said so
+  bool stopped = false;  // the observer's stop_training said so
   bool has_validation = false;
   double duration_s = 0;
   int64_t train_rows = 0;
@@ -127,9 +122,10 @@ struct TrainResult {
 std::string batch_size_note(int64_t batch_size, int64_t train_rows);
 
 // x_train, x_val: (rows, n_features) in the model's dtype on the model's
-// device; x_val may be undefined. `on_epoch` (optional) sees every epoch.
+// device; x_val may be undefined. `observer` (optional) hears of phases, steps, checkpoints and
+// epochs, answers whether to stop, and gives the progress line its power (training_observer.h).
 TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor& x_val, const TrainOptions& options,
-                const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
+                TrainingObserver* observer = nullptr);
 
 struct EvalOptions {
   int64_t batch_size = 512;  // the training batch size: the loss is the mean over batches of this size

@@ -97,7 +97,26 @@ json train_report(const RunConfig& c, const Dataset& ds, const AutoEncoder& mode
 
 }  // namespace
 
-json run_train(const RunConfig& c, const CycleFiles& files, const std::function<void()>& before_training) {
+namespace {
+
+// The `train` command's part of the observer: Baler's intermittent model saving.
+class CheckpointSaver final : public ForwardingObserver {
+ public:
+  CheckpointSaver(TrainingObserver* next, AutoEncoder& model, const CycleFiles& files)
+      : ForwardingObserver(next), model_(model), files_(files) {}
+  void save_checkpoint(int64_t epoch) override {
+    save_state_dict(model_, files_.checkpoint(epoch), saved_dtype(files_, model_));
+    ForwardingObserver::save_checkpoint(epoch);
+  }
+
+ private:
+  AutoEncoder& model_;
+  const CycleFiles& files_;
+};
+
+}  // namespace
+
+json run_train(const RunConfig& c, const CycleFiles& files, TrainingObserver* observer) {
   const auto t_total = Clock::now();
   const CycleFiles& L = files;
   check_output_folder(L.training.string(), out_folder_hint(L));  // before any work, not after training
@@ -112,20 +131,16 @@ json run_train(const RunConfig& c, const CycleFiles& files, const std::function<
   AutoEncoder& model = session.model();
   const Normalization& norm = session.normalization();
   TrainOptions o = session.options();
-  if (c.intermittent_model_saving) {
-    o.save_every_epochs = c.intermittent_saving_patience;
-    o.save_checkpoint = [&](int64_t e) {
-      save_state_dict(model, L.checkpoint(e), saved_dtype(L, model));
-    };
-  }
-  if (before_training) before_training();
+  if (c.intermittent_model_saving) o.save_every_epochs = c.intermittent_saving_patience;
+  CheckpointSaver saver(observer, model, L);
+  saver.before_training();
   session.choose_threads(o);  // a calibration, if any, outside the training's windows and trace
   run.begin(energy.get(), c, session.policy());
   std::unique_ptr<ProfilerTrace> trace;
   if (!c.profile_trace.empty()) trace = std::make_unique<ProfilerTrace>(c.profile_trace);
   MemoryPeakTracker memory(cuda_allocator_index(device));
   memory.start();
-  const TrainResult r = session.train(o);
+  const TrainResult r = session.train(o, &saver);
   const MemoryPeak train_memory = memory.finish();
   json trace_json = nullptr;
   if (trace) trace_json = {{"path", c.profile_trace}, {"events", trace->finish()}};

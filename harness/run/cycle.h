@@ -16,14 +16,15 @@
 #include <string>
 
 #include "datasets/cycle_files.h"
+#include "harness/engine/training_observer.h"
 #include "harness/run/run_config.h"
 
 namespace balerbench {
 
-// `before_training` runs once the data and model are set up and valid, just before the training's
-// time starts (the CLI prints its hazards block there, so bad input fails first and alone).
-nlohmann::json run_train(const RunConfig& config, const CycleFiles& files,
-                         const std::function<void()>& before_training = {});
+// `observer` (optional) observes the training (training_observer.h); its before_training() runs
+// once the data and model are set up and valid, just before the training's time starts (the CLI
+// prints its hazards block there, so bad input fails first and alone).
+nlohmann::json run_train(const RunConfig& config, const CycleFiles& files, TrainingObserver* observer = nullptr);
 nlohmann::json run_compress(const RunConfig& config, const CycleFiles& files);
 nlohmann::json run_decompress(const RunConfig& config, const CycleFiles& files);
 // Baler (the trained model, in process) against the classical codecs on config.input_path, at matched

@@ -16,8 +16,7 @@ namespace fs = std::filesystem;
 std::unique_ptr<Engine> make_run_inference_engine(const EngineDecision& inference, AutoEncoder& model,
                                                   const PrecisionPolicy& policy, const RunConfig& c) {
   return make_inference_engine(inference.engine, model,
-                               {policy, c.codec_chunk_rows, 0, {c.fused_products, c.fused_isa},
-                                static_cast<int>(c.fused_shards)});
+                               {policy, c.codec_chunk_rows, 0, &c.engine_knobs});
 }
 
 std::unique_ptr<Engine> make_run_inference_engine(TrainingSession& session, const RunConfig& c) {

@@ -79,11 +79,10 @@ RunConfig::CodecsKeys parse_codecs_keys(const json& k, const std::string& source
   return c;
 }
 
-RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir,
-                           const std::string& path) {
-  if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
-  StrictReader r(j, source, path);
-  RunConfig c;
+namespace {
+
+// Baler's required keys and the model's.
+void read_model_keys(const json& j, StrictReader& r, RunConfig& c, const std::string& base_dir) {
   for (const char* key : {"input_path", "model_name", "compression_ratio"}) require(r, key);
   r.str("input_path", c.input_path);
   if (c.input_path.empty()) r.fail("input_path", "must not be empty");
@@ -98,8 +97,10 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
     c.data_dimension = v->get<int>();
   }
   r.choice("model_type", c.model_type, {"dense"});
-  r.integer("epochs", c.epochs, 1);
-  r.integer("batch_size", c.batch_size, 1, training_defaults::kMaxBatchSize);
+}
+
+// The learning rate and its scaling by the batch size.
+void read_lr_keys(StrictReader& r, RunConfig& c) {
   r.number("lr", c.lr);
   if (!(c.lr > 0) || !std::isfinite(c.lr)) r.fail("lr", "must be a positive number");
   r.choice("lr_scaling", c.lr_scaling, {"none", "linear", "sqrt"});
@@ -117,6 +118,13 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   if (c.lr_scaling == "none" && c.lr_reference_batch_size)
     r.fail("lr_reference_batch_size", "applies only with lr_scaling linear or sqrt",
            "add \"lr_scaling\": \"linear\" or \"sqrt\", or remove it");
+}
+
+// Baler's training keys: epochs, batches, the split, normalization, the schedulers, saving.
+void read_training_keys(StrictReader& r, RunConfig& c) {
+  r.integer("epochs", c.epochs, 1);
+  r.integer("batch_size", c.batch_size, 1, training_defaults::kMaxBatchSize);
+  read_lr_keys(r, c);
   r.number("test_size", c.test_size);
   if (!(c.test_size >= 0 && c.test_size < 1)) r.fail("test_size", "must be in [0, 1)");
   r.boolean("apply_normalization", c.apply_normalization);
@@ -131,6 +139,10 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.boolean("extra_compression", c.extra_compression);
   r.boolean("intermittent_model_saving", c.intermittent_model_saving);
   r.integer("intermittent_saving_patience", c.intermittent_saving_patience, 1);
+}
+
+// Baler's type_list and the Baler keys accepted only as false.
+void read_baler_data_keys(StrictReader& r, RunConfig& c) {
   if (const json* v = r.get("type_list")) {
     if (!v->is_array()) r.fail("type_list", std::string("expected an array of type names, got ") + v->type_name());
     for (std::size_t i = 0; i < v->size(); ++i) {
@@ -149,6 +161,10 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
       if (v->get<bool>()) r.fail(k, "is not supported by balerbench", "set it to false or remove it");
     }
   }
+}
+
+// balerbench's own keys at the root: the run's device, threads, output, precision and engine.
+void read_run_keys(StrictReader& r, RunConfig& c) {
   r.choice("loss", c.loss, {"baler_sum", "mse_mean"});
   r.boolean("shuffle", c.shuffle);
   r.integer("seed", c.seed, 0);
@@ -163,20 +179,18 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   r.integer("codec_chunk_rows", c.codec_chunk_rows, 1);
   r.number_in("codec_min_window_s", c.codec_min_window_s, 0, 600);
   r.number_in("progress_interval_s", c.progress_interval_s, 0, 86400);
-  {
-    std::string name = precision_name(c.precision);
-    r.choice("precision", name, precision_names());
-    c.precision = *find_precision(name);
-  }
-  {
-    std::string name = engine_name(c.engine);
-    r.choice("engine", name, engine_names());
-    c.engine = *find_engine(name);
-  }
-  r.choice("fused_products", c.fused_products, {"auto", "eigen", "openblas"});
-  r.choice("fused_isa", c.fused_isa, {"auto", "generic", "avx2", "avx512"});
-  r.integer("fused_shards", c.fused_shards, 0);
-  if (c.fused_shards > 256) r.fail("fused_shards", "at most 256 shards, got " + std::to_string(c.fused_shards), "0 = the machine's CPUs");
+  std::string precision = precision_name(c.precision);
+  r.choice("precision", precision, precision_names());
+  c.precision = *find_precision(precision);
+  std::string engine = engine_name(c.engine);
+  r.choice("engine", engine, engine_names());
+  c.engine = *find_engine(engine);
+  read_engine_knobs(r, c.engine_knobs);  // each engine's own keys, by its own reader
+}
+
+// The sections (grad_scaler, energy, codecs, monitoring) and the profiling keys.
+void read_sections(StrictReader& r, RunConfig& c, const std::string& source, const std::string& base_dir,
+                   const std::string& path) {
   if (const json* g = r.object("grad_scaler")) {
     StrictReader gr(*g, source, path + "/grad_scaler");
     gr.number_in("init_scale", c.grad_scaler.init_scale, 1e-30, 1e30);
@@ -196,9 +210,25 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   if (const json* k = r.object("codecs")) c.codecs = parse_codecs_keys(*k, source, path + "/codecs");
   if (const json* m = r.object("monitoring"))
     c.monitoring = parse_monitoring_settings(*m, source, path + "/monitoring", base_dir);
+}
+
+}  // namespace
+
+RunConfig parse_run_config(const json& j, const std::string& source, const std::string& base_dir,
+                           const std::string& path) {
+  if (!j.is_object()) throw InputError(source + ": the config must be a JSON object", "see experiments/ for examples");
+  StrictReader r(j, source, path);
+  RunConfig c;
+  read_model_keys(j, r, c, base_dir);
+  read_training_keys(r, c);
+  read_baler_data_keys(r, c);
+  read_run_keys(r, c);
+  read_sections(r, c, source, base_dir, path);
   reject_unknown(j, r);
   return c;
 }
+
+std::vector<ConfigKeyDoc> run_config_key_docs() { return run_config_key_docs_with(engine_knob_docs()); }
 
 double RunConfig::effective_lr() const {
   if (lr_scaling == "none" || !lr_reference_batch_size) return lr;
@@ -225,7 +255,6 @@ nlohmann::json RunConfig::to_json() const {
             {"flush_denormal", flush_denormal},
             {"progress", progress}, {"progress_interval_s", progress_interval_s},
             {"codec_chunk_rows", codec_chunk_rows}, {"precision", precision_name(precision)}, {"engine", engine_name(engine)},
-            {"fused_products", fused_products}, {"fused_isa", fused_isa}, {"fused_shards", fused_shards},
             {"grad_scaler", {{"init_scale", grad_scaler.init_scale}, {"growth_factor", grad_scaler.growth_factor},
                              {"backoff_factor", grad_scaler.backoff_factor},
                              {"growth_interval", grad_scaler.growth_interval}}},
@@ -235,6 +264,7 @@ nlohmann::json RunConfig::to_json() const {
   j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);
   j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
   j["energy"] = energy.to_json();
+  j.update(engine_knobs.to_json());
   if (!codecs.is_default()) j["codecs"] = codecs.to_json();  // absent by default: older trials' keys stay
   if (lr_scaling != "none") {  // absent without scaling: older trials' keys stay
     j["lr_scaling"] = lr_scaling;

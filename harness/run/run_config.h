@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/base/config_key_docs.h"
 #include "harness/base/engine_choice.h"
 #include "harness/base/precision_mode.h"
 #include "harness/energy/energy_settings.h"
+#include "harness/engine/engine_knobs.h"
 #include "harness/engine/training_defaults.h"
 #include "harness/monitor/monitoring_settings.h"
 
@@ -71,9 +73,9 @@ struct RunConfig {
   double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
   Precision precision = Precision::kAuto;
   EngineKind engine = EngineKind::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h
-  std::string fused_products = "auto";  // the fused engine's products: auto | eigen | openblas
-  std::string fused_isa = "auto";       // the fused kernels' instruction-set level: auto | generic | avx2 | avx512
-  int64_t fused_shards = 0;             // parts each batch is cut into (0: the machine's CPUs, at most 8)
+  // The engines' own keys (fused_products, ...), each engine's section read by the engine's own
+  // reader (engine/engine_knobs.h); passed whole to the engine, never copied key by key.
+  EngineKnobs engine_knobs = default_engine_knobs();
   struct GradScalerKeys {             // the "grad_scaler" section (amp_fp16); PyTorch's defaults
     double init_scale = 65536.0;
     double growth_factor = 2.0;
@@ -107,6 +109,10 @@ struct RunConfig {
 // them unless it says "enabled": false.
 RunConfig::CodecsKeys parse_codecs_keys(const nlohmann::json& section, const std::string& source,
                                         const std::string& path, bool enabled_by_default = false);
+
+// The configuration reference's entries for a run config: base/config_key_docs.cpp's, with every
+// registered engine's own keys (engine_registry.h) in their place.
+std::vector<ConfigKeyDoc> run_config_key_docs();
 
 // Parses `j` (the whole config object). `source` names the file in errors,
 // `base_dir` resolves relative paths. `path` is the JSON path of `j` in its file

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "datasets/npy.h"
@@ -99,9 +100,95 @@ json sample_load(double seconds, const std::optional<CpuActivity>& since) {
 
 }  // namespace
 
+namespace {
+
+// The cache's choice for `key` when it is fresh and was measured under the load there is now; else
+// nothing, with `note` saying why a cached choice was measured again.
+std::optional<ThreadChoice> cached_choice(const std::string& file, const std::string& key, double now, int most,
+                                          const CalibrationOptions& c, std::string& note) {
+  if (file.empty()) return std::nullopt;
+  const json cache = read_cache(file);
+  if (!cache.contains(key) || !cache[key].is_object()) return std::nullopt;
+  const json& e = cache[key];
+  const double age = now - e.value("unix_s", 0.0);
+  const int n = e.value("threads", 0);
+  if (age < 0 || age > c.max_cache_age_s || n < 1 || n > most) return std::nullopt;
+  // The load then and now: a count measured on a quiet host is no answer for a busy one.
+  const json then = e.value("load", json(nullptr));
+  const json load_now = sample_load(c.load_sample_s, c.load_since);
+  const bool busy_then = then.is_object() && then.value("other_cpu_cores", 0.0) > c.busy_other_cores;
+  const bool busy_now = load_now.is_object() && load_now.value("other_cpu_cores", 0.0) > c.busy_other_cores;
+  if (!then.is_object() || busy_then != busy_now) {
+    note = !then.is_object() ? "the cached choice recorded no load: measured again"
+           : busy_now        ? "the cached choice was measured on a quiet host and the host is busy now: measured again"
+                             : "the cached choice was measured on a busy host and the host is quiet now: measured again";
+    return std::nullopt;
+  }
+  ThreadChoice choice{n, "cached", age, {}};
+  if (e.contains("step_s") && e["step_s"].is_object())
+    for (auto it = e["step_s"].begin(); it != e["step_s"].end(); ++it)
+      choice.step_s.emplace_back(std::stoi(it.key()), it.value().get<double>());
+  choice.measured_unix_s = e.value("unix_s", 0.0);
+  choice.load_then = then;
+  choice.load_now = load_now;
+  return choice;
+}
+
+// The training options of a calibration: one quiet epoch, nothing but steps and the loss.
+TrainOptions calibration_options(const TrainOptions& options) {
+  TrainOptions o = options;
+  o.epochs = 1;
+  o.shuffle = false;
+  o.early_stopping = false;
+  o.lr_scheduler = false;
+  o.relative_error = false;
+  o.profile = false;
+  o.progress = "none";
+  o.save_every_epochs = 0;  // and fit runs without an observer: no windows, no hooks
+  o.adaptive_threads = false;  // each candidate's own count on every step
+  return o;
+}
+
+// Seconds per step at each candidate count: a few full batches of the run's own rows, one epoch
+// per candidate and round (the first round a warm-up), the model restored after.
+std::map<int, std::vector<double>> time_candidates(AutoEncoder& model, const at::Tensor& x, const TrainOptions& options,
+                                                   const CalibrationOptions& c, const std::vector<int>& candidates) {
+  const int64_t rows = std::min<int64_t>(x.size(0), options.batch_size * c.steps);
+  const at::Tensor part = x.narrow(0, 0, rows);
+  const int64_t steps = (rows + options.batch_size - 1) / options.batch_size;
+  const TrainOptions o = calibration_options(options);
+  std::map<int, std::vector<double>> times;
+  ModelState state(model);
+  for (int round = 0; round <= c.rounds; ++round)
+    for (int n : candidates) {
+      at::set_num_threads(n);
+      const TrainResult r = fit(model, part, at::Tensor(), o);
+      if (round > 0) times[n].push_back(r.epoch_records.front().duration_s / static_cast<double>(steps));
+    }
+  state.restore();
+  return times;
+}
+
+// Writes the choice into the cache; an unwritable cache costs the next run a calibration, nothing more.
+void store_choice(const std::string& dir, const std::string& file, const std::string& key, double now,
+                  const ThreadChoice& choice) {
+  if (file.empty()) return;
+  try {
+    json cache = read_cache(file);
+    json s = json::object();
+    for (const auto& [n, t] : choice.step_s) s[std::to_string(n)] = t;
+    cache[key] = {{"threads", choice.threads}, {"unix_s", now}, {"step_s", s}, {"load", choice.load_then}};
+    fs::create_directories(dir);
+    const std::string text = cache.dump(1) + "\n";
+    write_file_atomic(file, std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace
+
 ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const TrainOptions& options,
                                const std::string& key, const CalibrationOptions& c) {
-  ThreadChoice choice;
   const int most = available_cpus();
   if (most <= 1) {
     at::set_num_threads(1);
@@ -111,65 +198,14 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
   const std::string file = dir.empty() || dir == "-" ? "" : (fs::path(dir) / "threads.json").string();
   const double now = unix_now_s();
   std::string note;
-  if (!file.empty()) {
-    const json cache = read_cache(file);
-    if (cache.contains(key) && cache[key].is_object()) {
-      const json& e = cache[key];
-      const double age = now - e.value("unix_s", 0.0);
-      const int n = e.value("threads", 0);
-      if (age >= 0 && age <= c.max_cache_age_s && n >= 1 && n <= most) {
-        // The load then and now: a count measured on a quiet host is no answer for a busy one.
-        const json then = e.value("load", json(nullptr));
-        const json load_now = sample_load(c.load_sample_s, c.load_since);
-        const bool busy_then = then.is_object() && then.value("other_cpu_cores", 0.0) > c.busy_other_cores;
-        const bool busy_now = load_now.is_object() && load_now.value("other_cpu_cores", 0.0) > c.busy_other_cores;
-        if (then.is_object() && busy_then == busy_now) {
-          choice = {n, "cached", age, {}};
-          if (e.contains("step_s") && e["step_s"].is_object())
-            for (auto it = e["step_s"].begin(); it != e["step_s"].end(); ++it)
-              choice.step_s.emplace_back(std::stoi(it.key()), it.value().get<double>());
-          choice.measured_unix_s = e.value("unix_s", 0.0);
-          choice.load_then = then;
-          choice.load_now = load_now;
-          at::set_num_threads(n);
-          return choice;
-        }
-        note = !then.is_object() ? "the cached choice recorded no load: measured again"
-               : busy_now        ? "the cached choice was measured on a quiet host and the host is busy now: measured again"
-                                 : "the cached choice was measured on a busy host and the host is quiet now: measured again";
-      }
-    }
+  if (std::optional<ThreadChoice> cached = cached_choice(file, key, now, most, c, note)) {
+    at::set_num_threads(cached->threads);
+    return *cached;
   }
-
-  // A few full batches of the run's own rows, one epoch per candidate and round, nothing else.
-  const int64_t rows = std::min<int64_t>(x.size(0), options.batch_size * c.steps);
-  const at::Tensor part = x.narrow(0, 0, rows);
-  const int64_t steps = (rows + options.batch_size - 1) / options.batch_size;
-  TrainOptions o = options;
-  o.epochs = 1;
-  o.shuffle = false;
-  o.early_stopping = false;
-  o.lr_scheduler = false;
-  o.relative_error = false;
-  o.profile = false;
-  o.progress = "none";
-  o.save_every_epochs = 0;
-  o.save_checkpoint = nullptr;
-  o.on_phase = nullptr;
-  o.on_step = nullptr;
-  o.stop_training = nullptr;
-  o.products.adaptive_threads = false;  // each candidate's own count on every step
   const std::vector<int> candidates = {1, most};
-  std::map<int, std::vector<double>> times;
-  ModelState state(model);
   const CpuActivity load_begin = read_cpu_activity();
-  for (int round = 0; round <= c.rounds; ++round)
-    for (int n : candidates) {
-      at::set_num_threads(n);
-      const TrainResult r = fit(model, part, at::Tensor(), o);
-      if (round > 0) times[n].push_back(r.epoch_records.front().duration_s / static_cast<double>(steps));
-    }
-  state.restore();
+  std::map<int, std::vector<double>> times = time_candidates(model, x, options, c, candidates);
+  ThreadChoice choice;
   choice.source = "calibrated";
   choice.note = note;
   choice.measured_unix_s = now;
@@ -184,19 +220,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
     }
   }
   at::set_num_threads(choice.threads);
-  if (!file.empty()) {
-    try {
-      json cache = read_cache(file);
-      json s = json::object();
-      for (const auto& [n, t] : choice.step_s) s[std::to_string(n)] = t;
-      cache[key] = {{"threads", choice.threads}, {"unix_s", now}, {"step_s", s}, {"load", choice.load_then}};
-      fs::create_directories(dir);
-      const std::string text = cache.dump(1) + "\n";
-      write_file_atomic(file, std::vector<uint8_t>(text.begin(), text.end()));
-    } catch (const std::exception&) {
-      // An unwritable cache costs the next run a calibration, nothing more.
-    }
-  }
+  store_choice(dir, file, key, now, choice);
   return choice;
 }
 

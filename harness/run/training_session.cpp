@@ -39,8 +39,7 @@ TrainOptions train_options(const RunConfig& c) {
   o.scaler = {c.grad_scaler.init_scale, c.grad_scaler.growth_factor, c.grad_scaler.backoff_factor,
               c.grad_scaler.growth_interval};
   o.engine = c.engine;
-  o.products = {c.fused_products, c.fused_isa};
-  o.engine_shards = static_cast<int>(c.fused_shards);
+  o.engine_knobs = c.engine_knobs;  // whole: each engine reads its own keys
   o.cuda_graphs = c.cuda_graphs;
   o.profile = c.profile;
   o.profile_sync = c.profile_sync;
@@ -137,7 +136,6 @@ TrainOptions TrainingSession::options() const {
   TrainOptions o = train_options(config_);
   o.precision = policy_;
   o.engine = engine_.engine;
-  if (live_) o.progress_context.power_w = [live = live_] { return live->total_power_w(); };
   return o;
 }
 
@@ -154,8 +152,7 @@ const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
                             std::to_string(latent_) + " batch " + std::to_string(o.batch_size) + " " +
                             policy_.name() + " " + engine_name(engine_.engine) + " blas " + query_blas().core +
                             // a new build may be faster or slower at either count: measured again
-                             " products " + config_.fused_products + "/" + config_.fused_isa + " shards " +
-                            std::to_string(config_.fused_shards) + " build " + git_revision();
+                            " " + config_.engine_knobs.describe() + " build " + git_revision();
     CalibrationOptions calibration;
     calibration.load_since = began_;
     threads_ = calibrate_threads(*model_, x_train_, o, key, calibration);
@@ -163,28 +160,51 @@ const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
   return *threads_;
 }
 
-TrainResult TrainingSession::train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch) {
-  TrainOptions o = options;
-  if (energy_) {
-    std::function<void(const char*, bool)> also = o.on_phase;
-    o.on_phase = [this, also](const char* phase, bool end) {
+namespace {
+
+// What the session adds to a training's observer: the energy windows of its phases, its epochs in
+// the live metrics, the live power on the progress line.
+class SessionObserver final : public ForwardingObserver {
+ public:
+  SessionObserver(TrainingObserver* next, EnergySession* energy, LiveMetrics* live, const TrainOptions& o,
+                  int64_t train_rows, bool has_validation)
+      : ForwardingObserver(next), energy_(energy), live_(live), epochs_(o.epochs),
+        train_rows_(static_cast<double>(train_rows)), has_validation_(has_validation) {}
+
+  void phase(const char* name, bool end) override {
+    if (energy_) {
       if (!end)
         phase_begin_ = energy_->mark();
       else
-        energy_->add_window(phase, phase_begin_, energy_->mark());
-      if (also) also(phase, end);
-    };
+        energy_->add_window(name, phase_begin_, energy_->mark());
+    }
+    ForwardingObserver::phase(name, end);
   }
+  void epoch(const EpochRecord& e) override {
+    if (live_)
+      live_->on_epoch({e.number(), epochs_, e.train_loss, has_validation_ ? e.val_loss : kNoValue,
+                       train_rows_ / std::max(e.duration_s, 1e-12), e.duration_s});
+    ForwardingObserver::epoch(e);
+  }
+  double power_w() override { return live_ ? live_->total_power_w() : ForwardingObserver::power_w(); }
+
+ private:
+  EnergySession* energy_;
+  LiveMetrics* live_;
+  int64_t epochs_;
+  double train_rows_;
+  bool has_validation_;
+  Snapshot phase_begin_;
+};
+
+}  // namespace
+
+TrainResult TrainingSession::train(const TrainOptions& o, TrainingObserver* observer) {
   const std::string note = batch_size_note(o.batch_size, x_train_.size(0));
   if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
   choose_threads(o);
-  const double train_rows = static_cast<double>(x_train_.size(0));
-  TrainResult result = fit(*model_, x_train_, x_val_, o, [&](const EpochRecord& e) {
-    if (live_)
-      live_->on_epoch({e.number(), o.epochs, e.train_loss, x_val_.defined() ? e.val_loss : kNoValue,
-                       train_rows / std::max(e.duration_s, 1e-12), e.duration_s});
-    if (on_epoch) on_epoch(e);
-  });
+  SessionObserver session(observer, energy_, live_, o, x_train_.size(0), x_val_.defined());
+  TrainResult result = fit(*model_, x_train_, x_val_, o, &session);
   result.engine_note = engine_.note;
   result.threads = threads_->to_json();
   return result;

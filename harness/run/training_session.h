@@ -93,16 +93,17 @@ class TrainingSession {
   int64_t latent() const { return latent_; }
   c10::Device device() const { return device_; }
 
-  // The config's training options with this session's policy and hooks: an energy window per
-  // "train" and "evaluation" phase, the live power on the progress line. Callers add their own.
+  // The config's training options with this session's policy and engine.
   TrainOptions options() const;
   // Trains with `options` (from options()), evaluating every epoch as they ask (validation loss,
-  // relative error); every epoch goes to the live metrics, then to `on_epoch`.
+  // relative error). The session observes the training first (an energy window per "train" and
+  // "evaluation" phase, every epoch to the live metrics, the live power on the progress line) and
+  // passes every event on to `observer`.
   // The thread count for training with `options`: config.threads when set, else on the CPU a
   // calibration of a few real steps (thread_calibration.h). Call it before measuring anything, so
   // the calibration is outside every window; train() calls it when nobody did.
   const ThreadChoice& choose_threads(const TrainOptions& options);
-  TrainResult train(const TrainOptions& options, const std::function<void(const EpochRecord&)>& on_epoch = nullptr);
+  TrainResult train(const TrainOptions& options, TrainingObserver* observer = nullptr);
 
  private:
   const RunConfig& config_;
@@ -119,7 +120,6 @@ class TrainingSession {
   // overlapping the data's preparation, instead of a fresh wait.
   CpuActivity began_ = read_cpu_activity();
   at::Tensor x_train_, x_val_;
-  Snapshot phase_begin_;
 };
 
 }  // namespace balerbench

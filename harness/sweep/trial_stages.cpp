@@ -246,74 +246,108 @@ json describe_setup(const TrainingSession& session, const Experiment& ex, const 
   return setup;
 }
 
-Training train_to_target(TrainingSession& session, EnergySession* energy, const TrialContext& ctx) {
-  TrainOptions o = trial_options(session, ctx);
-  session.choose_threads(o);  // a calibration, if any, before the training's time and energy start
-  Training t;
-  MemoryPeakTracker memory(cuda_allocator_index(session.device()));
-  memory.start();
-  const Snapshot begin = energy ? energy->mark() : Snapshot{};
-  const auto t_train = SteadyClock::now();
-  t.begin_unix_s = unix_now_s();
-  std::unique_ptr<PowerLimitOptimizer> optimizer = make_optimizer(ctx, energy, begin, t);
-  o.on_step = [&](bool end) {
-    check_stop(ctx.stop);
-    if (optimizer) end ? optimizer->on_step_end() : optimizer->on_step_begin();
-  };
-  TargetTracker target(ctx.experiment->target);
-  // A recurrence attempt's early stop: the cost so far (Zeus's, from the epoch rows) against its bound.
-  const RecurrenceAttempt* attempt = ctx.recurrence;
-  std::optional<int64_t> stopped_at_bound;
-  o.stop_training = [&] { return target.stop() || stopped_at_bound.has_value(); };
-  t.result = session.train(o, [&](const EpochRecord& e) {
-    if (optimizer) optimizer->on_epoch_end();
+namespace {
+
+// The trial's observer of its training: the stop signal and the power-limit optimiser at every
+// step; at every epoch's end the cumulative time and energy of its row (ETA is the window from the
+// training's start to that epoch), the target, and a recurrence attempt's cost bound.
+class TrialObserver final : public TrainingObserver {
+ public:
+  TrialObserver(const TrialContext& ctx, EnergySession* energy, c10::Device device, Training& t)
+      : ctx_(ctx), energy_(energy), device_(device), t_(t), target_(ctx.experiment->target),
+        begin_(energy ? energy->mark() : Snapshot{}) {
+    t.begin_unix_s = unix_now_s();
+    optimizer_ = make_optimizer(ctx, energy, begin_, t);
+  }
+  const Snapshot& begin() const { return begin_; }
+  double seconds() const { return seconds_since(t_train_); }
+  PowerLimitOptimizer* optimizer() const { return optimizer_.get(); }
+  const std::optional<int64_t>& stopped_at_bound() const { return stopped_at_bound_; }
+
+  void step(bool end) override {
+    check_stop(ctx_.stop);
+    if (optimizer_) end ? optimizer_->on_step_end() : optimizer_->on_step_begin();
+  }
+  void epoch(const EpochRecord& e) override {
+    if (optimizer_) optimizer_->on_epoch_end();
     EpochRow row = epoch_row(e);
-    t.eval_s += e.eval_duration_s;
+    t_.eval_s += e.eval_duration_s;
     std::optional<double> pm_j;
     std::optional<MeterUpdates> updates;
-    if (energy) {
-      const WindowResult w = energy->counter_window("epochs", begin, energy->mark());
+    if (energy_) {
+      const WindowResult w = energy_->counter_window("epochs", begin_, energy_->mark());
       row.elapsed_s = w.duration_s;
       row.energy_j = w.total_energy_j();
       row.energy_pm_j = pm_j = w.total_uncertainty_j();
       updates = w.updates;
     } else {
-      synchronize_device(session.device());
-      row.elapsed_s = seconds_since(t_train);
+      synchronize_device(device_);
+      row.elapsed_s = seconds();
     }
-    // ETA is the window from the training's start to this epoch.
-    if (target.on_epoch(e, row)) t.target = TargetHit{e.number(), row.elapsed_s, row.energy_j, pm_j, updates};
-    if (attempt && attempt->plan.cost_bound_j && !t.target && row.energy_j &&
+    if (target_.on_epoch(e, row)) t_.target = TargetHit{e.number(), row.elapsed_s, row.energy_j, pm_j, updates};
+    const RecurrenceAttempt* attempt = ctx_.recurrence;
+    if (attempt && attempt->plan.cost_bound_j && !t_.target && row.energy_j &&
         zeus_cost(attempt->eta, *row.energy_j, row.elapsed_s, attempt->max_power_w) > *attempt->plan.cost_bound_j)
-      stopped_at_bound = e.number();
-    t.epoch_rows.push_back(row);
-  });
+      stopped_at_bound_ = e.number();
+    t_.epoch_rows.push_back(row);
+  }
+  bool stop_training() override { return target_.stop() || stopped_at_bound_.has_value(); }
+
+ private:
+  const TrialContext& ctx_;
+  EnergySession* energy_;
+  c10::Device device_;
+  Training& t_;
+  TargetTracker target_;
+  std::optional<int64_t> stopped_at_bound_;  // a recurrence attempt's early stop at its cost bound
+  const Snapshot begin_;
+  const SteadyClock::time_point t_train_ = SteadyClock::now();
+  std::unique_ptr<PowerLimitOptimizer> optimizer_;
+};
+
+// The fit window's time and energy into `t`.
+void read_fit_window(EnergySession* energy, const TrialObserver& observer, const Snapshot& end, Training& t) {
+  t.train_s = observer.seconds();
+  if (!energy) return;
+  const WindowResult w = energy->window("fit", observer.begin(), end);
+  t.train_s = w.duration_s;
+  t.train_energy_j = w.total_energy_j();
+  t.fit_uncertainty_j = w.total_uncertainty_j();
+  t.fit_updates = w.updates;
+}
+
+// A recurrence attempt's time and energy: to the target when it reached it, else the whole fit window.
+json recurrence_json(const RecurrenceAttempt& attempt, const Training& t, const TrialObserver& observer) {
+  const bool reached = t.target.has_value();
+  const double time_s = reached ? t.target->tta_s : t.train_s;
+  const std::optional<double> energy_j = reached ? t.target->eta_j : t.train_energy_j;
+  json j = attempt.to_json();
+  j["reached"] = reached;
+  j["stopped_at_cost_bound"] = observer.stopped_at_bound() ? json(*observer.stopped_at_bound()) : json(nullptr);
+  j["time_s"] = time_s;
+  j["energy_j"] = energy_j ? json(*energy_j) : json(nullptr);
+  j["cost_j"] = energy_j ? json(zeus_cost(attempt.eta, *energy_j, time_s, attempt.max_power_w)) : json(nullptr);
+  const PowerLimitOptimizer* optimizer = observer.optimizer();
+  j["power_limit_chosen_w"] = optimizer && optimizer->chosen_w() ? json(*optimizer->chosen_w()) : json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+Training train_to_target(TrainingSession& session, EnergySession* energy, const TrialContext& ctx) {
+  const TrainOptions o = trial_options(session, ctx);
+  session.choose_threads(o);  // a calibration, if any, before the training's time and energy start
+  Training t;
+  MemoryPeakTracker memory(cuda_allocator_index(session.device()));
+  memory.start();
+  TrialObserver observer(ctx, energy, session.device(), t);
+  t.result = session.train(o, &observer);
   const Snapshot end = energy ? energy->mark() : Snapshot{};
   t.memory = memory.finish();
   t.end_unix_s = unix_now_s();
-  t.train_s = seconds_since(t_train);
-  if (energy) {
-    const WindowResult w = energy->window("fit", begin, end);
-    t.train_s = w.duration_s;
-    t.train_energy_j = w.total_energy_j();
-    t.fit_uncertainty_j = w.total_uncertainty_j();
-    t.fit_updates = w.updates;
-  }
-  if (optimizer) t.optimizer = optimizer->to_json();
-  if (attempt) {
-    // The attempt's time and energy: to the target when it reached it, else the whole fit window.
-    const bool reached = t.target.has_value();
-    const double time_s = reached ? t.target->tta_s : t.train_s;
-    const std::optional<double> energy_j = reached ? t.target->eta_j : t.train_energy_j;
-    t.recurrence = attempt->to_json();
-    t.recurrence["reached"] = reached;
-    t.recurrence["stopped_at_cost_bound"] = stopped_at_bound ? json(*stopped_at_bound) : json(nullptr);
-    t.recurrence["time_s"] = time_s;
-    t.recurrence["energy_j"] = energy_j ? json(*energy_j) : json(nullptr);
-    t.recurrence["cost_j"] = energy_j ? json(zeus_cost(attempt->eta, *energy_j, time_s, attempt->max_power_w)) : json(nullptr);
-    t.recurrence["power_limit_chosen_w"] =
-        optimizer && optimizer->chosen_w() ? json(*optimizer->chosen_w()) : json(nullptr);
-  }
+  read_fit_window(energy, observer, end, t);
+  if (observer.optimizer()) t.optimizer = observer.optimizer()->to_json();
+  if (ctx.recurrence) t.recurrence = recurrence_json(*ctx.recurrence, t, observer);
   return t;
 }
 

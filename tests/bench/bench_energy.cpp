@@ -187,9 +187,14 @@ void BM_TrainUnderExporters(benchmark::State& state) {
     const TrainOptions o = bench_train_options();
     const auto t0 = std::chrono::steady_clock::now();
     sampler.start();
-    fit(*model, cms_rows(), at::Tensor(), o, [&](const EpochRecord& e) {
+    struct Epochs final : TrainingObserver {
+      std::function<void(const EpochRecord&)> fn;
+      void epoch(const EpochRecord& e) override { fn(e); }
+    } epochs;
+    epochs.fn = [&](const EpochRecord& e) {
       if (exporters) live.on_epoch({e.epoch + 1, o.epochs, e.train_loss, kNoValue, 1e5 / e.duration_s, e.duration_s});
-    });
+    };
+    fit(*model, cms_rows(), at::Tensor(), o, &epochs);
     sampler.stop();
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     wall_s += dt;

@@ -214,7 +214,7 @@ TrainOptions epoch_options(Precision mode, EngineKind engine, const std::string&
   o.progress = "none";
   o.precision = resolve_precision(mode, at::kDouble, c10::Device(c10::kCPU));
   o.engine = engine;
-  o.products.backend = backend;
+  o.engine_knobs.set("fused_products", backend);
   return o;
 }
 

@@ -251,7 +251,7 @@ TrainOptions trajectory_options(EngineKind engine, int workers) {
   o.engine = engine;
   o.engine_workers = workers;
   o.save_every_epochs = 3;
-  o.products = {"eigen", "auto"};  // fixed: auto may choose either by timing
+  o.engine_knobs.set("fused_products", "eigen");  // fixed: auto may choose either by timing
   return o;
 }
 
@@ -267,9 +267,13 @@ Trajectory train(EngineKind engine, int workers, const at::Tensor& x, const at::
   auto model = make_model("AE", 24, 15);
   Trajectory t;
   TrainOptions o = trajectory_options(engine, workers);
-  o.products.backend = backend;
-  o.save_checkpoint = [&t](int64_t epoch) { t.checkpoints.push_back(epoch); };
-  t.result = fit(*model, x, val, o);
+  o.engine_knobs.set("fused_products", backend);
+  struct Checkpoints final : TrainingObserver {
+    std::vector<int64_t>& epochs;
+    explicit Checkpoints(std::vector<int64_t>& e) : epochs(e) {}
+    void save_checkpoint(int64_t epoch) override { epochs.push_back(epoch); }
+  } checkpoints(t.checkpoints);
+  t.result = fit(*model, x, val, o, &checkpoints);
   std::vector<at::Tensor> flat;
   for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten());
   t.params = at::cat(flat);
@@ -348,7 +352,7 @@ TEST(FusedEngine, TheThreadCountNeverChangesTheTrainedWeights) {
       auto model = make_model("AE", 24, 15);
       model->to(at::kFloat);
       TrainOptions o = trajectory_options(EngineKind::kFused, 0);  // no workers: the intra-op threads
-      o.engine_shards = shards;
+      o.engine_knobs.set("fused_shards", shards);
       o.epochs = 3;
       o.early_stopping = false;
       o.precision = resolve_precision(Precision::kFp32, at::kDouble, c10::Device(c10::kCPU));
@@ -404,10 +408,14 @@ TEST(FusedEngine, ProductsChoiceIsRecordedAndBadChoicesAreClearErrors) {
   // caller with one shard).
   {
     PhaseTimer timer;
-    FusedDenseEngine trained(*model, TrainingSetup{opt, nullptr, timer,
-                                                   resolve_precision(Precision::kFp64, at::kDouble, c10::Device(c10::kCPU)),
-                                                   LossKind::kBalerSum, 128, 128, 24, 1, true, false,
-                                                   c10::Device(c10::kCPU), {"eigen", "generic"}, 1});
+    TrainOptions o;
+    o.precision = resolve_precision(Precision::kFp64, at::kDouble, c10::Device(c10::kCPU));
+    o.batch_size = 128;
+    o.engine_workers = 1;
+    o.engine_knobs.set("fused_products", "eigen");
+    o.engine_knobs.set("fused_isa", "generic");
+    o.engine_knobs.set("fused_shards", 1);
+    FusedDenseEngine trained(*model, TrainingSetup{o, opt, nullptr, timer, 128, 24, c10::Device(c10::kCPU)});
     ASSERT_NE(opt.cpu_loops(), nullptr);
     EXPECT_EQ(opt.cpu_loops()->level, IsaLevel::kGeneric);
   }
