@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/base/proc_fs.h"
 #include "harness/base/proc_text.h"
 
 extern char** environ;
@@ -117,7 +118,7 @@ std::string self_exe() {
 
 CpuFeatures read_cpu_features(const std::string& proc_root) {
   CpuFeatures c;
-  std::ifstream in(proc_root + "/cpuinfo");
+  std::istringstream in(read_proc_text(proc_root + "/cpuinfo"));
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) break;  // the first processor's entry is enough

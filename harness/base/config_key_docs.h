@@ -2,7 +2,7 @@
 // reference (`balerbench config reference`, docs/configuration.md). The keys themselves come from the
 // strict parsers (recorded by KeyRecording while they read a maximal config), and so do the
 // defaults; this table adds only the words. A key the parsers read that has no entry here, or an
-// entry the parsers no longer read, fails tests/unit/test_config_reference.cpp.
+// entry the parsers no longer read, fails tests/unit/cli/test_config_reference.cpp.
 #pragma once
 
 #include <string>

@@ -4,6 +4,8 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -111,6 +113,30 @@ std::string read_pid_cmdline(const std::string& proc_root, int64_t pid) {
   std::replace(cmd.begin(), cmd.end(), '\0', ' ');
   while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
   return cmd;
+}
+
+std::optional<double> parse_status_kib(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  const std::string prefix = key + ":";
+  for (std::string line; std::getline(in, line);) {
+    if (line.compare(0, prefix.size(), prefix) != 0) continue;
+    std::istringstream fields(line.substr(prefix.size()));
+    double kib = 0;
+    if (fields >> kib) return kib;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> read_status_kib(const std::string& proc_root, int64_t pid, const std::string& key) {
+  return parse_status_kib(read_proc_text(pid_dir(proc_root, pid) + "/status"), key);
+}
+
+std::string reset_self_peak_rss(const std::string& proc_root) {
+  std::ofstream clear(proc_root + "/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  if (clear) return "";
+  return std::strerror(errno ? errno : EACCES);
 }
 
 std::string read_boot_id(const std::string& proc_root) {

@@ -1,9 +1,10 @@
 // proc_fs.h: the one reader of Linux's /proc. The host's CPU times (/proc/stat), a process's stat,
-// statm, comm and cmdline, the boot id, the processes and a thread's children are read here and
-// parsed into structs; cpu_activity, processes, energy's CPU load and process tree and monitor's
-// process stats use them. `proc_root` is "/proc", or a fake tree in tests. A file that cannot be
-// read parses as empty: each struct says what it holds. The parsers take the text, for tests and
-// fuzzing.
+// statm, status, comm and cmdline, the boot id, the processes and a thread's children are read here
+// and parsed into structs, and the peak resident set is reset here; cpu_activity, processes,
+// energy's CPU load, process tree and hazards, monitor's process stats and engine's memory peaks use
+// them, and the cpuinfo and meminfo readers (system_info, blas_kernel, host_info) take their text
+// from read_proc_text. `proc_root` is "/proc", or a fake tree in tests. A file that cannot be read
+// parses as empty: each struct says what it holds. The parsers take the text, for tests and fuzzing.
 #pragma once
 
 #include <array>
@@ -63,6 +64,14 @@ PidStatm read_pid_statm(const std::string& proc_root, int64_t pid);  // pid 0: "
 // space. "" when unreadable.
 std::string read_pid_comm(const std::string& proc_root, int64_t pid);
 std::string read_pid_cmdline(const std::string& proc_root, int64_t pid);
+
+// A "Key:   123 kB" line of a process's status file, in KiB; none when the key is missing or the
+// file cannot be read (pid 0: "self"). The parser takes the file's text.
+std::optional<double> parse_status_kib(const std::string& text, const std::string& key);
+std::optional<double> read_status_kib(const std::string& proc_root, int64_t pid, const std::string& key);
+// Resets this process's peak resident set (VmHWM) to the current one: "5" written to
+// /proc/self/clear_refs (the kernel's Documentation/filesystems/proc.rst). "" when done, else why not.
+std::string reset_self_peak_rss(const std::string& proc_root = "/proc");
 
 // /proc/sys/kernel/random/boot_id: one id per boot; "" when unreadable.
 std::string read_boot_id(const std::string& proc_root = "/proc");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/base/blas_kernel.h"
+#include "harness/base/proc_fs.h"
 #include "harness/base/proc_text.h"
 
 namespace balerbench {
@@ -48,7 +49,7 @@ json describe_cpu(const std::string& proc_root, const std::string& sys_root) {
   for (const char* f : kIsaFlags)
     if (c.has(f)) isa.push_back(f);
   // Logical CPUs, sockets and threads per core from the whole of /proc/cpuinfo.
-  std::ifstream in(proc_root + "/cpuinfo");
+  std::istringstream in(read_proc_text(proc_root + "/cpuinfo"));
   std::string line;
   int processors = 0, siblings = 0, cores = 0;
   std::set<std::string> sockets;

@@ -3,7 +3,7 @@
 // parse_experiment ask for while they read a config with every section present (StrictReader's
 // KeyRecording); the defaults are the parsed defaults; the words come from base/config_key_docs.cpp.
 // docs/configuration.md is this command's Markdown (scripts/docs.sh config rewrites it), and
-// tests/unit/test_config_reference.cpp fails when a key and its documentation part.
+// tests/unit/cli/test_config_reference.cpp fails when a key and its documentation part.
 #include <algorithm>
 #include <cstdio>
 #include <memory>

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "harness/base/blas_kernel.h"
+#include "harness/base/proc_fs.h"
 
 namespace balerbench {
 namespace {
@@ -234,8 +235,7 @@ HazardProbe probe_hazards(const HazardProbeOptions& o) {
     for (const auto& gpu : nvml->visible_gpus(p.nvml_note)) {
       p.gpus.push_back(nvml->gpu_state(gpu));
       for (const auto& proc : p.gpus.back().compute_processes.value_or(std::vector<NvmlLibrary::GpuState::Process>{})) {
-        std::ifstream comm(o.proc_root + "/" + std::to_string(proc.pid) + "/comm");
-        std::getline(comm, p.process_names[proc.pid]);
+        p.process_names[proc.pid] = read_pid_comm(o.proc_root, proc.pid);
       }
     }
   } else {

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/base/proc_fs.h"
 #include "harness/base/proc_text.h"
 
 namespace balerbench {
@@ -18,7 +19,7 @@ HostInfo read_host_info(const std::string& proc_root) {
   if (gethostname(host, sizeof host - 1) == 0) h.hostname = host;
   utsname u{};
   if (uname(&u) == 0) h.os = std::string(u.sysname) + " " + u.release;
-  std::ifstream cpuinfo(proc_root + "/cpuinfo");
+  std::istringstream cpuinfo(read_proc_text(proc_root + "/cpuinfo"));
   std::string line;
   std::set<std::string> sockets;
   int processors = 0;
@@ -32,7 +33,7 @@ HostInfo read_host_info(const std::string& proc_root) {
   const long online = proc_root == "/proc" ? sysconf(_SC_NPROCESSORS_ONLN) : processors;
   h.logical_cpus = static_cast<int>(online > 0 ? online : std::max(processors, 1));
   h.sockets = std::max<int>(1, static_cast<int>(sockets.size()));
-  std::ifstream meminfo(proc_root + "/meminfo");
+  std::istringstream meminfo(read_proc_text(proc_root + "/meminfo"));
   while (std::getline(meminfo, line)) {
     if (line.rfind("MemTotal:", 0) != 0) continue;
     std::istringstream in(line.substr(9));

@@ -8,7 +8,7 @@
 // elements or columns only (a bias gradient sums its column over the rows in row order; the loss's
 // sum of squares stays one ordered scalar sum), the files are built with -ffp-contract=off (no fused multiply-add where the source
 // has a multiply and an add) and sqrt and division are correctly rounded at every width.
-// tests/unit/test_fused.cpp checks it level against level.
+// tests/unit/engine/test_dense_loops.cpp checks it level against level.
 //
 // Shapes (row-major, contiguous): y, g (rows x cols); b, db (cols); the rest flat (n).
 #pragma once

@@ -4,10 +4,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "harness/base/proc_fs.h"
 
 #if BALERBENCH_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -20,18 +18,7 @@ constexpr double kKibPerMib = 1024.0;
 constexpr double kBytesPerMib = 1024.0 * 1024.0;
 
 // A "Key:   123 kB" line of /proc/self/status, in KiB.
-std::optional<double> status_kib(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const std::string prefix = std::string(key) + ":";
-  while (std::getline(in, line)) {
-    if (line.compare(0, prefix.size(), prefix) != 0) continue;
-    std::istringstream fields(line.substr(prefix.size()));
-    double kib = 0;
-    if (fields >> kib) return kib;
-  }
-  return std::nullopt;
-}
+std::optional<double> status_kib(const char* key) { return read_status_kib("/proc", 0, key); }
 
 }  // namespace
 
@@ -50,12 +37,8 @@ nlohmann::json MemoryPeak::to_json() const {
 }
 
 void MemoryPeakTracker::start() {
-  // "5" resets the peak resident set to the current one (Documentation/filesystems/proc.rst).
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-  clear.flush();
-  host_reset_ = static_cast<bool>(clear);
-  if (!host_reset_) reset_error_ = std::strerror(errno ? errno : EACCES);
+  reset_error_ = reset_self_peak_rss();
+  host_reset_ = reset_error_.empty();
 #if BALERBENCH_WITH_CUDA
   if (cuda_device_ >= 0) c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(cuda_device_));
 #endif

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "datasets/npy.h"
-#include "harness/base/analysis.h"
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
+#include "harness/base/statistics.h"
 #include "harness/engine/runtime.h"
 #include "common/atomic_file.h"
 

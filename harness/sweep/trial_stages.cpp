@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "datasets/dataset.h"
-#include "harness/base/analysis.h"
 #include "harness/base/clock.h"
+#include "harness/base/zeus_cost.h"
 #include "harness/energy/carbon.h"
 #include "harness/energy/simulated_gpu.h"
 #include "harness/engine/torch_compat.h"

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,18 @@ TEST(ProcFs, ReadsThisMachine) {
   EXPECT_EQ(self.starttime, read_pid_stat("/proc", 0).starttime);
   EXPECT_TRUE(read_pid_statm("/proc", 0).ok);
   EXPECT_FALSE(read_pid_cmdline("/proc", 0).empty());
+}
+
+TEST(ProcFs, StatusLinesInKib) {
+  const std::string status = "Name:\tbalerbench\nVmHWM:\t  20480 kB\nVmRSS:\t   1024 kB\nThreads:\t2\n";
+  EXPECT_EQ(parse_status_kib(status, "VmHWM"), std::optional<double>(20480));
+  EXPECT_EQ(parse_status_kib(status, "VmRSS"), std::optional<double>(1024));
+  EXPECT_FALSE(parse_status_kib(status, "VmSwap").has_value());
+  EXPECT_FALSE(parse_status_kib(status, "Vm").has_value());  // a key is matched whole, with its colon
+  EXPECT_FALSE(parse_status_kib("VmRSS:\t-- kB\n", "VmRSS").has_value());
+  EXPECT_FALSE(read_status_kib("/nonexistent-proc", 0, "VmRSS").has_value());
+  if (fs::exists("/proc/self/status")) EXPECT_GT(read_status_kib("/proc", 0, "VmRSS").value_or(0), 0);
+  EXPECT_FALSE(reset_self_peak_rss("/nonexistent-proc").empty());
 }
 
 }  // namespace

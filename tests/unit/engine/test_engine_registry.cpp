@@ -108,7 +108,7 @@ TEST(EngineRegistry, AnEngineKnobIsCheckedAndDocumentedByItsEngine) {
             1.0);  // its default
   const std::vector<ConfigKeyDoc> docs = run_config_key_docs();
   EXPECT_TRUE(std::any_of(docs.begin(), docs.end(), [](const ConfigKeyDoc& d) { return d.path == "/test_gain"; }));
-  // The reference's check (tests/unit/test_config_reference.cpp) holds with the engine registered.
+  // The reference's check (tests/unit/cli/test_config_reference.cpp) holds with the engine registered.
   const cli::ConfigKeyProblems p = cli::check_config_key_docs(run_config_key_docs(), experiment_key_docs());
   EXPECT_TRUE(p.undocumented.empty());
   EXPECT_TRUE(p.stale.empty());
