@@ -142,14 +142,7 @@ TrainResult start_result(const at::Tensor& x_train, const at::Tensor& x_val, con
 
 void finish_result(TrainResult& result, const Engine& engine, const GradScaler* scaler, PhaseTimer& timer,
                    const TrainOptions& o) {
-  const EngineStatus status = engine.status();
-  result.engine_workers = status.workers;
-  result.engine_shards = status.shards;
-  result.engine_products = status.products;
-  result.engine_threads_note = status.threads_note;
-  result.cuda_graph = status.cuda_graph;
-  result.graph_replays = status.graph_replays;
-  result.cuda_graph_note = status.note;
+  result.engine_status = engine.status();
   if (scaler) result.scaler = scaler->stats();
   if (o.profile) result.phases = timer.totals();
 }

@@ -103,16 +103,12 @@ struct TrainResult {
   GradScalerStats scaler;  // when loss_scaling
   bool profiled = false;
   PhaseTimes phases;        // when profiled
-  bool cuda_graph = false;  // full batches replayed a captured graph
-  int64_t graph_replays = 0;
-  std::string cuda_graph_note;  // why graphs were not used on CUDA, if they were not
   std::string optimizer_path;   // FlatAdam::path_name(): cpu loop, aten fused kernel or tensor ops
   int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
   EngineKind engine = EngineKind::kLibtorch;  // the engine that trained
-  int engine_workers = 0;             // fused: threads that shared each batch
-  int engine_shards = 0;              // fused: the parts each batch was cut into (the result depends on these)
-  std::string engine_products;        // fused: what ran the products, and why
-  std::string engine_threads_note;    // fused: how the threads fared (the governor's summary)
+  // What the engine said of itself after the run, as it said it: threads and shards, the products,
+  // the CUDA graph (used, replays, why not).
+  EngineStatus engine_status;
   std::string engine_note;            // how engine auto chose (set by TrainingSession)
   nlohmann::json threads;             // the thread count and its source (thread_calibration.h; set by TrainingSession)
 };

@@ -44,8 +44,8 @@ json versions_json(const RunConfig& c) {
 
 json cuda_graph_json(c10::Device device, const TrainResult& r) {
   if (!device.is_cuda()) return {{"used", false}, {"note", "CUDA only"}};
-  json j = {{"used", r.cuda_graph}, {"replays", r.graph_replays}};
-  if (!r.cuda_graph_note.empty()) j["note"] = r.cuda_graph_note;
+  json j = {{"used", r.engine_status.cuda_graph}, {"replays", r.engine_status.graph_replays}};
+  if (!r.engine_status.note.empty()) j["note"] = r.engine_status.note;
   return j;
 }
 

@@ -24,10 +24,11 @@ json profile_json(const RunConfig& c, c10::Device device, const PhaseTimes& phas
 
 json engine_json(const TrainResult& r) {
   json j = engine_json(EngineDecision{r.engine, r.engine_note});
-  if (r.engine_workers > 0) j["workers"] = r.engine_workers;  // an engine that split the batches
-  if (r.engine_shards > 0) j["shards"] = r.engine_shards;
-  if (!r.engine_products.empty()) j["products"] = r.engine_products;
-  if (!r.engine_threads_note.empty()) j["threads"] = r.engine_threads_note;
+  const EngineStatus& s = r.engine_status;
+  if (s.workers > 0) j["workers"] = s.workers;  // an engine that split the batches
+  if (s.shards > 0) j["shards"] = s.shards;
+  if (!s.products.empty()) j["products"] = s.products;
+  if (!s.threads_note.empty()) j["threads"] = s.threads_note;
   return j;
 }
 

@@ -233,7 +233,7 @@ void BM_EngineEpoch(benchmark::State& state) {
   const TrainOptions o = epoch_options(mode, state.range(1) ? EngineKind::kFused : EngineKind::kLibtorch,
                                        state.range(1) == 2 ? "eigen" : "openblas", 1);
   std::string products;
-  for (auto _ : state) products = fit(*model, x, {}, o).engine_products;
+  for (auto _ : state) products = fit(*model, x, {}, o).engine_status.products;
   state.SetItemsProcessed(state.iterations() * kRows);
   state.SetLabel(std::string(o.precision.name()) + ", " + engine_name(o.engine) +
                  (state.range(1) ? " " + products.substr(0, products.find(" (")) : std::string()) + ", " +

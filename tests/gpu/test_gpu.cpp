@@ -100,8 +100,8 @@ TEST(GpuGraphs, GraphReplayMatchesEagerSteps) {
   for (const char* p : {"fp32", "amp_fp16", "amp_bf16"}) {
     const GpuRun eager = train(p, 3, false, x, 500);
     const GpuRun graph = train(p, 3, true, x, 500);
-    ASSERT_TRUE(graph.result.cuda_graph) << p << ": " << graph.result.cuda_graph_note;
-    EXPECT_EQ(graph.result.graph_replays, 3 * 20 - 3) << p;  // 3 eager warm-up steps
+    ASSERT_TRUE(graph.result.engine_status.cuda_graph) << p << ": " << graph.result.engine_status.note;
+    EXPECT_EQ(graph.result.engine_status.graph_replays, 3 * 20 - 3) << p;  // 3 eager warm-up steps
     ASSERT_EQ(eager.losses.size(), graph.losses.size());
     for (std::size_t e = 0; e < eager.losses.size(); ++e)
       EXPECT_NEAR(graph.losses[e] / eager.losses[e], 1.0, 1e-5) << p << " epoch " << e;
@@ -222,7 +222,7 @@ TEST(GpuTiming, EventTimersAndSyncedTimersBothCountEveryPhase) {
     o.profile = true;
     o.profile_sync = sync;
     const TrainResult r = fit(*m, x, {}, o);
-    EXPECT_FALSE(r.cuda_graph);  // profiling times eager steps
+    EXPECT_FALSE(r.engine_status.cuda_graph);  // profiling times eager steps
     EXPECT_EQ(r.phases[Phase::kBackward].count, 20) << sync;
     EXPECT_GT(r.phases[Phase::kBackward].duration_s, 0) << sync;
     EXPECT_LE(r.phases.sum_s(), r.duration_s * 1.05) << sync;

@@ -90,7 +90,7 @@ TEST(EngineRegistry, AnEngineKnobIsParsedFromARunConfigAndReachesTheEngine) {
   auto model = make_model("AE", 24, 15);
   const TrainResult r = fit(*model, torch::rand({32, 24}, torch::kDouble), at::Tensor(), o);
   EXPECT_EQ(r.engine, registration.kind());
-  EXPECT_EQ(r.engine_products, "gain 2.5");
+  EXPECT_EQ(r.engine_status.products, "gain 2.5");
   ASSERT_EQ(r.epoch_records.size(), 2u);
   EXPECT_DOUBLE_EQ(r.epoch_records[0].train_loss, 2.5);  // 4 steps of 8 rows, each adding 2.5, over 4 batches
 

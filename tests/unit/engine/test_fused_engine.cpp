@@ -292,7 +292,7 @@ TEST(FusedEngine, OneWorkerTrajectoryEqualsLibtorchFor20Epochs) {
   SCOPED_TRACE(backend);
   const Trajectory f = train(EngineKind::kFused, 1, x, val, seed, backend);
   EXPECT_EQ(f.result.engine, EngineKind::kFused);
-  EXPECT_EQ(f.result.engine_workers, 1);
+  EXPECT_EQ(f.result.engine_status.workers, 1);
   ASSERT_EQ(a.result.epoch_records.size(), f.result.epoch_records.size());
   for (std::size_t e = 0; e < a.result.epoch_records.size(); ++e) {
     const EpochRecord& ra = a.result.epoch_records[e];
@@ -359,8 +359,8 @@ TEST(FusedEngine, TheThreadCountNeverChangesTheTrainedWeights) {
       at::set_num_threads(threads);
       const TrainResult r = fit(*model, x, at::Tensor(), o);
       at::set_num_threads(saved);
-      EXPECT_EQ(r.engine_shards, shards > 0 ? shards : FusedDenseEngine::default_shards()) << threads;
-      EXPECT_EQ(r.engine_workers, std::min(threads, r.engine_shards)) << threads;
+      EXPECT_EQ(r.engine_status.shards, shards > 0 ? shards : FusedDenseEngine::default_shards()) << threads;
+      EXPECT_EQ(r.engine_status.workers, std::min(threads, r.engine_status.shards)) << threads;
       std::vector<at::Tensor> flat;
       for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten());
       weights.push_back(at::cat(flat));
