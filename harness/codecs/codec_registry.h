@@ -52,11 +52,11 @@ std::vector<std::string> codec_names();
 // The entry named `name`; InputError naming the known codecs otherwise.
 const CodecEntry& codec_entry(const std::string& name);
 
-// Adds `entry` after the built-in codecs for as long as it lives (a codec outside this folder, or
-// a test's): the comparison then runs it too. InputError when its name is taken.
 // printf's `format` (one double) as a string: the codecs' settings and notes ("%.3g").
 std::string codec_number(const char* format, double v);
 
+// Adds `entry` after the built-in codecs for as long as it lives (a codec outside this folder, or
+// a test's): the comparison then runs it too. InputError when its name is taken.
 class CodecRegistration {
  public:
   explicit CodecRegistration(const CodecEntry& entry);

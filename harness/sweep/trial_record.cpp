@@ -69,7 +69,7 @@ void record_training(const Training& t, const RunConfig& c, TrialRecord& rec) {
   }
 }
 
-void record_codec(const CodecRun& codec, const TrialOutcome& out, TrialRecord& rec) {
+void record_codec(const CodecMeasurement& codec, const TrialOutcome& out, TrialRecord& rec) {
   rec.compress_s = codec.compress.duration_s;
   rec.compress_energy_j = codec.compress.energy_j;
   rec.decompress_s = codec.decompress.duration_s;

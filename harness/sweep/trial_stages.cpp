@@ -351,11 +351,11 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
   return t;
 }
 
-CodecRun measure_codec(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
+CodecMeasurement measure_codec(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
                        const RunConfig& c, const std::atomic<int>* stop) {
   const PrecisionPolicy& policy = session.policy();
   const Normalization* norm = c.normalizes() ? &session.normalization() : nullptr;
-  CodecRun codec;
+  CodecMeasurement codec;
   codec.compress_begin_unix_s = unix_now_s();
   check_stop(stop);
   MemoryPeakTracker memory(cuda_allocator_index(session.device()));
@@ -381,7 +381,7 @@ CodecRun measure_codec(TrainingSession& session, Engine& engine, EnergySession* 
 }
 
 json measure_codecs(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
-                    const RunConfig& c, const Training& training, const CodecRun& codec) {
+                    const RunConfig& c, const Training& training, const CodecMeasurement& codec) {
   BalerCodecSide baler;
   baler.reconstruction = codec.reconstruction;  // the trial's own output (the same bits)
   baler.latent_bytes = codec.latent.numel() * static_cast<int64_t>(codec.latent.element_size());
@@ -397,7 +397,7 @@ json measure_codecs(TrainingSession& session, Engine& engine, EnergySession* ene
   return measure_baler_and_codecs(energy, session.model(), engine, ds, norm, c, session.policy().param_dtype, baler);
 }
 
-EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Training& t, const CodecRun& codec) {
+EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Training& t, const CodecMeasurement& codec) {
   EnergyFigures f;
   if (!energy) return f;
   energy->finish();

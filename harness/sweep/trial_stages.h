@@ -96,7 +96,7 @@ struct Training {
 // bound at each epoch's evaluation).
 Training train_to_target(TrainingSession& session, EnergySession* energy, const TrialContext& ctx);
 
-struct CodecRun {
+struct CodecMeasurement {
   at::Tensor latent, reconstruction;
   Measured compress, decompress;  // per pass: with codec_min_window_s, the window's figures / its passes
   MemoryPeak compress_memory, decompress_memory;
@@ -107,7 +107,7 @@ struct CodecRun {
 // engine the session trained with (or the reference engine's autocast).
 // With codec_min_window_s, each is repeated inside its window until the window is that long (after a
 // warm-up outside it; measure_filled), and the figures are per pass.
-CodecRun measure_codec(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
+CodecMeasurement measure_codec(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
                        const RunConfig& c, const std::atomic<int>* stop);
 
 // With codecs.enabled: the classical codecs on the trial's data beside this trial's Baler (its compress
@@ -115,7 +115,7 @@ CodecRun measure_codec(TrainingSession& session, Engine& engine, EnergySession* 
 // measured again on `engine`, the one its compress ran on. Baler's decoder bytes are the model.pt and normalization file `train` would write, written to a temporary
 // folder and measured.
 nlohmann::json measure_codecs(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,
-                              const RunConfig& c, const Training& training, const CodecRun& codec);
+                              const RunConfig& c, const Training& training, const CodecMeasurement& codec);
 
 struct EnergyFigures {
   std::string kind = "none";  // what the totals are: measured, estimated, simulated (or "none")
@@ -131,14 +131,14 @@ struct EnergyFigures {
   std::map<std::string, std::optional<double>> gpu_memory_peak_mib;  // per phase window (NVML)
 };
 // Ends the energy session and reads its figures (EnergyFigures{} without one).
-EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Training& t, const CodecRun& codec);
+EnergyFigures read_energy(EnergySession* energy, const RunConfig& c, const Training& t, const CodecMeasurement& codec);
 
 // What a trial's stages returned: each set once its stage has run.
 struct TrialOutcome {
   std::optional<HardwareSetup> hardware;
   nlohmann::json setup;  // describe_setup's, once the session is built
   std::optional<Training> training;
-  std::optional<CodecRun> codec;
+  std::optional<CodecMeasurement> codec;
   nlohmann::json reconstruction;  // the errors of the codec's reconstruction (result_sections.h)
   nlohmann::json codecs;          // measure_codecs', with codecs.enabled; else null
   std::optional<EnergyFigures> energy;

@@ -169,7 +169,7 @@ TEST(TrialStages, MeasureCodecCompressesAndDecompressesTheWholeDataset) {
   Trial t(small_experiment({{"batch_size", {64}}, {"epochs", {1}}}));
   const Dataset& ds = *t.ctx.dataset;
   TrainingSession session(t.config, ds, c10::Device(c10::kCPU), nullptr, nullptr);
-  const CodecRun codec = measure_codec(session, *make_run_inference_engine(session, t.config), nullptr, ds, t.config, nullptr);
+  const CodecMeasurement codec = measure_codec(session, *make_run_inference_engine(session, t.config), nullptr, ds, t.config, nullptr);
   EXPECT_EQ(codec.latent.sizes(), (std::vector<int64_t>{400, 15}));
   EXPECT_EQ(codec.reconstruction.sizes(), (std::vector<int64_t>{400, 24}));
   EXPECT_GE(codec.compress.duration_s, 0);
