@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "harness/base/exact_floats.h"
 
 namespace balerbench {
 namespace {
@@ -166,6 +167,7 @@ std::vector<uint8_t> raw_bytes(const FloatTable& t) {
   if (t.item_bytes == 8) {
     std::memcpy(b.data(), t.values, b.size());
   } else {
+    const ExactSubnormals exact;  // lossless even where the run flushes subnormals
     for (std::size_t i = 0; i < n; ++i) {
       const float f = static_cast<float>(t.values[i]);
       std::memcpy(b.data() + 4 * i, &f, 4);
@@ -236,6 +238,7 @@ void zstd_decode(const std::vector<uint8_t>& in, std::vector<double>& out) {
   if (item == 8) {
     std::memcpy(out.data(), raw.data(), raw.size());
   } else {
+    const ExactSubnormals exact;
     for (std::size_t i = 0; i < n; ++i) {
       float f;
       std::memcpy(&f, raw.data() + 4 * i, 4);

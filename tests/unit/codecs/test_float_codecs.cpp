@@ -12,6 +12,11 @@
 #include <random>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#endif
+
 #include "common/error.h"
 #include "datasets/dataset.h"
 #include "harness/codecs/float_codecs.h"
@@ -92,6 +97,29 @@ TEST(FloatCodecs, ZstdRoundTripsBitForBit) {
     EXPECT_EQ(std::memcmp(y.data(), x.data(), x.size() * sizeof(double)), 0) << (as_float ? "float32" : "float64");
   }
 }
+
+#if defined(__SSE2__)
+// A run flushes subnormals on its threads (flush_denormal: FTZ and DAZ); Zstandard stays lossless
+// there, and the thread's mode is as it was afterwards.
+TEST(FloatCodecs, ZstdKeepsSubnormalsWhereTheRunFlushesThem) {
+  const unsigned ftz = _MM_GET_FLUSH_ZERO_MODE(), daz = _MM_GET_DENORMALS_ZERO_MODE();
+  _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+  _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+  std::vector<double> x = table_values(64, 3, 5, true);
+  x[1] = std::numeric_limits<float>::denorm_min();
+  x[2] = -std::numeric_limits<float>::min() / 8;
+  const ZstdResult z = zstd_encode(FloatTable{x.data(), 64, 3, 4}, 3);
+  std::vector<double> y;
+  zstd_decode(z.bytes, y);
+  const bool flushing = _MM_GET_FLUSH_ZERO_MODE() == _MM_FLUSH_ZERO_ON && _MM_GET_DENORMALS_ZERO_MODE() == _MM_DENORMALS_ZERO_ON;
+  _MM_SET_FLUSH_ZERO_MODE(ftz);
+  _MM_SET_DENORMALS_ZERO_MODE(daz);
+  EXPECT_TRUE(flushing) << "the codec must put the thread's mode back";
+  ASSERT_EQ(y.size(), x.size());
+  EXPECT_EQ(std::memcmp(y.data(), x.data(), x.size() * sizeof(double)), 0);
+  EXPECT_EQ(y[1], std::numeric_limits<float>::denorm_min());
+}
+#endif
 
 uint16_t bits_of(c10::Half h) { return h.x; }
 uint16_t bits_of(c10::BFloat16 h) { return h.x; }
