@@ -36,10 +36,17 @@ double peak_power(const std::vector<Snapshot>& pts, std::size_t m, std::size_t d
   return *std::max_element(stretches.begin(), stretches.end());
 }
 
-std::string fmt_s(double s) {
+std::string fmt_s(double s, int digits = 3) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  std::snprintf(buf, sizeof buf, "%.*g s", digits, s);
   return buf;
+}
+
+// "a < b" with enough digits that the two do not print alike (0.009996 < 0.01, not 0.01 < 0.01).
+std::string fmt_below(double a_s, double b_s) {
+  int digits = 3;
+  while (digits < 9 && fmt_s(a_s, digits) == fmt_s(b_s, digits)) ++digits;
+  return fmt_s(a_s, digits) + " < " + fmt_s(b_s, digits);
 }
 
 // The T7 share of a domain's energy: CPU domains by the process tree's CPU time against the host's busy
@@ -113,11 +120,11 @@ void flag_meter(WindowResult& w, const EnergyMeter& meter, const MeterReading& r
     w.flags.push_back(std::to_string(failed) + " failed read" + (failed == 1 ? "" : "s") + " of " + meter.name() +
                       " inside: its energy counts nothing for the stretches they cover and may read low");
   if (w.duration_s < period && !interpolate)
-    w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_s(w.duration_s) + " < " +
-                      fmt_s(period) + "): its energy may read low or zero");
+    w.flags.push_back("shorter than " + meter.name() + "'s update period (" + fmt_below(w.duration_s, period) +
+                      "): its energy may read low or zero");
   if (interpolate)
     w.flags.push_back("interpolated at the edges: shorter than 10 update periods of " + meter.name() + " (" +
-                      fmt_s(w.duration_s) + " < " + fmt_s(10 * edges.update_period_s) +
+                      fmt_below(w.duration_s, 10 * edges.update_period_s) +
                       "); its counter plus the energy it did not hold yet at each edge (polled power x time "
                       "since its last update)");
 }

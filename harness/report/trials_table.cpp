@@ -2,7 +2,9 @@
 // trials included, with the notes that say why a trial is flagged (a disturbed machine, energy
 // windows not to trust).
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -87,20 +89,57 @@ std::map<int64_t, std::string> outliers_by_trial(const std::vector<TrialRecord>&
   return out;
 }
 
+// A flag that repeats across a phase's windows with only its measured figure changing ("shorter than
+// rapl's update period (0.0072 s < 0.01 s)"), kept once with the figure's range and the count.
+struct FlagGroup {
+  std::string before, after;  // the text around "(A s < B s)"; `after` starts at " < "
+  std::string first;          // the first flag as written
+  double low_s = 0, high_s = 0;
+  std::string low_text, high_text;  // the figures as written
+  int count = 0;
+  std::string line(const std::string& phase) const {
+    if (count == 1) return phase + ": " + first;
+    return phase + ": " + before + low_text + " to " + high_text + " s" + after + " (" + std::to_string(count) +
+           " windows)";
+  }
+};
+
 // A trial's energy flags (failed meter reads, windows shorter than a meter's update period), each
-// as "phase: flag", once; the windows are its phases, then its total.
+// as "phase: flag", once; the windows are its phases, then its total. The same flag from several
+// windows of a phase (one per epoch's evaluation, say) is one line with the range of its figure.
 std::vector<std::string> energy_flags(const TrialRecord& r) {
   std::vector<std::string> flags;
   if (!r.result.is_object() || !r.result.contains("energy") || !r.result["energy"].is_object()) return flags;
   const json& energy = r.result["energy"];
+  static const std::regex figure(R"(\(([0-9.eE+-]+) s( < [^()]*\).*))");
   const auto collect = [&flags](const json& window) {
     if (!window.is_object() || !window.contains("flags") || !window["flags"].is_array()) return;
     const std::string phase = window.value("phase", std::string("window"));
+    std::vector<FlagGroup> groups;
     for (const auto& f : window["flags"]) {
       if (!f.is_string()) continue;
-      const std::string line = phase + ": " + f.get<std::string>();
-      if (std::find(flags.begin(), flags.end(), line) == flags.end()) flags.push_back(line);
+      const std::string text = f.get<std::string>();
+      std::smatch m;
+      if (!std::regex_search(text, m, figure)) {
+        const std::string line = phase + ": " + text;
+        if (std::find(flags.begin(), flags.end(), line) == flags.end()) flags.push_back(line);
+        continue;
+      }
+      const std::string before = m.prefix().str() + "(";
+      const std::string after = m[2].str();
+      const std::string figure_text = m[1].str();
+      const double value_s = std::strtod(figure_text.c_str(), nullptr);
+      auto g = std::find_if(groups.begin(), groups.end(),
+                            [&](const FlagGroup& x) { return x.before == before && x.after == after; });
+      if (g == groups.end()) {
+        groups.push_back({before, after, text, value_s, value_s, figure_text, figure_text, 1});
+      } else {
+        if (value_s < g->low_s) g->low_s = value_s, g->low_text = figure_text;
+        if (value_s > g->high_s) g->high_s = value_s, g->high_text = figure_text;
+        ++g->count;
+      }
     }
+    for (const FlagGroup& g : groups) flags.push_back(g.line(phase));
   };
   if (energy.contains("phases") && energy["phases"].is_array())
     for (const auto& w : energy["phases"]) collect(w);

@@ -105,6 +105,29 @@ TEST(ReportTables, TrialsTableNotesEnergyFlags) {
   EXPECT_EQ(flagged, 1);
 }
 
+// The same flag from each epoch's window of a phase is one line with its figure's range and count.
+TEST(ReportTables, TrialsTableCondensesAFlagRepeatedAcrossWindows) {
+  auto trials = fixture_trials();
+  trials[1].id = 2;
+  const auto short_flag = [](const char* d) {
+    return std::string("shorter than rapl's update period (") + d + " s < 0.01 s): its energy may read low or zero";
+  };
+  trials[1].result["energy"] = {
+      {"phases",
+       {{{"phase", "evaluation"},
+         {"flags", {short_flag("0.00721"), short_flag("0.0043"), short_flag("0.00959"), "1 failed read of rapl"}}},
+        {{"phase", "train"}, {"flags", {short_flag("0.0081")}}}}}};
+  const Table t = make_tables(trials, "trials", {})[0];
+  std::string note;
+  for (const auto& n : t.notes)
+    if (n.find("energy flags") != std::string::npos) note = n;
+  EXPECT_NE(note.find("evaluation: 1 failed read of rapl; evaluation: shorter than rapl's update period (0.0043 to "
+                      "0.00959 s < 0.01 s): its energy may read low or zero (3 windows); train: " +
+                      short_flag("0.0081")),
+            std::string::npos)
+      << note;
+}
+
 // report --table crosscheck: one row per trial window that holds a cross-check (WindowResult::to_json),
 // in the table "all" only when some trial has one; asked for by name, it says why it is empty.
 TEST(ReportTables, CrosscheckTableFromTheTrialsWindows) {
