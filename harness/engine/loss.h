@@ -6,13 +6,9 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <string>
+#include "harness/engine/loss_kind.h"
 
 namespace balerbench {
-
-enum class LossKind { kBalerSum, kMseMean };
-// "baler_sum" or "mse_mean"; InputError otherwise.
-LossKind parse_loss_kind(const std::string& name);
 
 // Per-batch loss of x_hat against x, both (rows, n_features) in one dtype.
 at::Tensor batch_loss(const at::Tensor& x_hat, const at::Tensor& x, LossKind kind);

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "harness/base/precision_mode.h"
+#include "harness/engine/train_settings.h"  // GradScalerOptions
 
 namespace balerbench {
 
@@ -49,13 +50,6 @@ PrecisionPolicy resolve_precision(Precision mode, at::ScalarType model_dtype, c1
 
 // "float64", "float32", "float16", "bfloat16".
 std::string dtype_name(at::ScalarType t);
-
-struct GradScalerOptions {
-  double init_scale = 65536.0;
-  double growth_factor = 2.0;
-  double backoff_factor = 0.5;
-  int64_t growth_interval = 2000;
-};
 
 struct GradScalerStats {
   double init_scale = 0;

@@ -212,6 +212,7 @@ namespace {
 // The progress line's context, its power from the observer (when the caller gave none).
 ProgressContext progress_context(const TrainOptions& o, TrainingObserver& observer) {
   ProgressContext ctx = o.progress_context;
+  ctx.line_interval_s = o.progress_interval_s;
   if (!ctx.power_w) ctx.power_w = [&observer] { return observer.power_w(); };
   return ctx;
 }
@@ -257,16 +258,17 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   TrainingObserver& observer = observer_or_null ? *observer_or_null : none;
   const c10::Device device = x_train.device();
   Tf32Guard tf32(o.precision.tf32);
-  FlatAdam opt(model.parameters(), o.lr, 0.9, 0.999, 1e-8);
+  const double lr = o.effective_lr();  // lr, scaled by the batch size when the settings say so
+  FlatAdam opt(model.parameters(), lr, 0.9, 0.999, 1e-8);
   std::unique_ptr<GradScaler> scaler;
-  if (o.precision.loss_scaling) scaler = std::make_unique<GradScaler>(device, o.scaler);
+  if (o.precision.loss_scaling) scaler = std::make_unique<GradScaler>(device, o.grad_scaler);
   PhaseTimer timer(device, o.profile, o.profile_sync);
   const std::unique_ptr<Engine> engine = make_training_engine(
       o.engine, model, TrainingSetup{o, opt, scaler.get(), timer, x_train.size(0), x_train.size(1), device});
-  Schedules schedules{ReduceLROnPlateau(o.lr, o.lr_scheduler_patience), EarlyStopping(o.early_stopping_patience, o.min_delta),
-                      o.lr};
+  Schedules schedules{ReduceLROnPlateau(lr, o.lr_scheduler_patience), EarlyStopping(o.early_stopping_patience, o.min_delta),
+                      lr};
   Progress progress(o.progress, progress_context(o, observer));
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + 1);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(o.seed) + 1);
   TrainResult result = start_result(x_train, x_val, o, opt);
   EpochLoop loop{model, x_train, x_val, o, *engine, opt, scaler.get(), timer, progress, observer};
   const auto t_fit = Clock::now();

@@ -18,44 +18,31 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/base/engine_choice.h"
 #include "harness/engine/engine.h"
-#include "harness/engine/engine_knobs.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
-#include "harness/monitor/progress.h"
-#include "harness/engine/training_defaults.h"
+#include "harness/engine/train_settings.h"
 #include "harness/engine/training_observer.h"
+#include "harness/monitor/progress.h"
 #include "models/autoencoder.h"
 
 namespace balerbench {
 
-struct TrainOptions {
-  // Defaults from training_defaults.h, as RunConfig's; train_options() copies a config in.
-  int64_t epochs = training_defaults::kEpochs;
-  int64_t batch_size = training_defaults::kBatchSize;
-  double lr = training_defaults::kLr;
-  LossKind loss = LossKind::kBalerSum;
-  bool shuffle = training_defaults::kShuffle;
-  uint64_t seed = 0;
-  bool early_stopping = training_defaults::kEarlyStopping;
-  int64_t early_stopping_patience = training_defaults::kEarlyStoppingPatience;
-  double min_delta = training_defaults::kMinDelta;
-  bool lr_scheduler = training_defaults::kLrScheduler;
-  int64_t lr_scheduler_patience = training_defaults::kLrSchedulerPatience;
-  std::string progress = training_defaults::kProgress;
-  ProgressContext progress_context;  // trial i/N, live power, line interval
+// The training settings as the run config parsed them (train_settings.h: train_options() assigns
+// them whole), and what is resolved for this run before fit.
+struct TrainOptions : TrainSettings {
+  // The progress line's context: trial i/N, live power (its line interval is progress_interval_s).
+  ProgressContext progress_context;
   // Intermittent saving: the observer's save_checkpoint(e) after every epoch e (0-based) with
   // e % save_every_epochs == 0; 0: never.
   int64_t save_every_epochs = 0;
-  PrecisionPolicy precision;  // default: fp64
-  GradScalerOptions scaler;   // used when precision.loss_scaling
+  PrecisionPolicy precision;  // default: fp64; grad_scaler is used when precision.loss_scaling
   // Evaluation after every epoch: the validation loss when there are validation rows, and the
   // relative error ||x_hat - x|| / ||x|| when `relative_error` (on the validation rows, else on
   // the training rows). In chunks of eval_chunk_rows (0: eval_chunk_rows_for), not training batches.
@@ -68,11 +55,6 @@ struct TrainOptions {
   // An engine with a thread governor may run a step on fewer threads (the fused engine's,
   // shard_pool.h); the thread calibration turns this off to time each count on every step.
   bool adaptive_threads = true;
-  // The engines' own keys as the run config parsed them (engine_knobs.h), whole; each engine reads its own.
-  EngineKnobs engine_knobs = default_engine_knobs();
-  bool cuda_graphs = true;    // capture the step on CUDA (ignored elsewhere and when profiling)
-  bool profile = false;       // per-phase timers (PhaseTimer); forces eager steps
-  bool profile_sync = true;   // see phase_timer.h
 };
 
 struct EpochRecord {

@@ -1,6 +1,6 @@
-// training_defaults.h: the defaults of Baler's training loop, in one place. RunConfig (what a
-// config file leaves out; Baler's template) and TrainOptions (what the trainer runs with when a
-// caller sets nothing) both start from these.
+// training_defaults.h: the defaults of Baler's training loop, in one place: TrainSettings'
+// (train_settings.h), and so what a config file leaves out (Baler's template) and what the trainer
+// runs with when a caller sets nothing. The parser's bounds (kMaxBatchSize) live here too.
 #pragma once
 
 #include <cstdint>

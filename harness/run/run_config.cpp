@@ -165,7 +165,9 @@ void read_baler_data_keys(StrictReader& r, RunConfig& c) {
 
 // balerbench's own keys at the root: the run's device, threads, output, precision and engine.
 void read_run_keys(StrictReader& r, RunConfig& c) {
-  r.choice("loss", c.loss, {"baler_sum", "mse_mean"});
+  std::string loss = loss_kind_name(c.loss);
+  r.choice("loss", loss, {"baler_sum", "mse_mean"});
+  c.loss = parse_loss_kind(loss);
   r.boolean("shuffle", c.shuffle);
   r.integer("seed", c.seed, 0);
   r.choice("latent_dtype", c.latent_dtype, {"", "float64", "float32", "float16"});
@@ -230,12 +232,6 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
 
 std::vector<ConfigKeyDoc> run_config_key_docs() { return run_config_key_docs_with(engine_knob_docs()); }
 
-double RunConfig::effective_lr() const {
-  if (lr_scaling == "none" || !lr_reference_batch_size) return lr;
-  const double ratio = static_cast<double>(batch_size) / static_cast<double>(*lr_reference_batch_size);
-  return lr_scaling == "linear" ? lr * ratio : lr * std::sqrt(ratio);
-}
-
 bool RunConfig::CodecsKeys::is_default() const { return to_json() == CodecsKeys().to_json(); }
 
 nlohmann::json RunConfig::CodecsKeys::to_json() const {
@@ -243,34 +239,21 @@ nlohmann::json RunConfig::CodecsKeys::to_json() const {
 }
 
 nlohmann::json RunConfig::to_json() const {
-  json j = {{"input_path", input_path}, {"model_name", model_name}, {"compression_ratio", compression_ratio},
-            {"model_type", model_type}, {"epochs", epochs}, {"batch_size", batch_size}, {"lr", lr},
-            {"test_size", test_size}, {"apply_normalization", apply_normalization}, {"custom_norm", custom_norm},
-            {"early_stopping", early_stopping}, {"early_stopping_patience", early_stopping_patience},
-            {"min_delta", min_delta}, {"lr_scheduler", lr_scheduler},
-            {"lr_scheduler_patience", lr_scheduler_patience}, {"deterministic_algorithm", deterministic_algorithm},
+  json j = TrainSettings::to_json();
+  j.update({{"input_path", input_path}, {"model_name", model_name}, {"compression_ratio", compression_ratio},
+            {"model_type", model_type}, {"test_size", test_size}, {"apply_normalization", apply_normalization},
+            {"custom_norm", custom_norm}, {"deterministic_algorithm", deterministic_algorithm},
             {"extra_compression", extra_compression}, {"intermittent_model_saving", intermittent_model_saving},
-            {"intermittent_saving_patience", intermittent_saving_patience}, {"loss", loss}, {"shuffle", shuffle},
-            {"seed", seed}, {"truncate", truncate}, {"device", device}, {"threads", threads},
-            {"flush_denormal", flush_denormal},
-            {"progress", progress}, {"progress_interval_s", progress_interval_s},
-            {"codec_chunk_rows", codec_chunk_rows}, {"precision", precision_name(precision)}, {"engine", engine_name(engine)},
-            {"grad_scaler", {{"init_scale", grad_scaler.init_scale}, {"growth_factor", grad_scaler.growth_factor},
-                             {"backoff_factor", grad_scaler.backoff_factor},
-                             {"growth_interval", grad_scaler.growth_interval}}},
-            {"cuda_graphs", cuda_graphs}, {"profile", profile}, {"profile_sync", profile_sync}};
+            {"intermittent_saving_patience", intermittent_saving_patience}, {"truncate", truncate},
+            {"device", device}, {"threads", threads}, {"flush_denormal", flush_denormal},
+            {"codec_chunk_rows", codec_chunk_rows}, {"precision", precision_name(precision)},
+            {"engine", engine_name(engine)}});
   j["profile_trace"] = profile_trace.empty() ? json(nullptr) : json(profile_trace);
   j["data_dimension"] = data_dimension ? json(*data_dimension) : json(nullptr);
   j["type_list"] = type_list.empty() ? json(nullptr) : json(type_list);
   j["latent_dtype"] = latent_dtype.empty() ? json(nullptr) : json(latent_dtype);
   j["energy"] = energy.to_json();
-  j.update(engine_knobs.to_json());
   if (!codecs.is_default()) j["codecs"] = codecs.to_json();  // absent by default: older trials' keys stay
-  if (lr_scaling != "none") {  // absent without scaling: older trials' keys stay
-    j["lr_scaling"] = lr_scaling;
-    j["lr_reference_batch_size"] = lr_reference_batch_size ? json(*lr_reference_batch_size) : json(nullptr);
-    j["effective_lr"] = effective_lr();
-  }
   if (codec_min_window_s > 0) j["codec_min_window_s"] = codec_min_window_s;  // likewise
   j["monitoring"] = monitoring.to_json();
   return j;

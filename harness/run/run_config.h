@@ -20,35 +20,24 @@
 #include "harness/base/engine_choice.h"
 #include "harness/base/precision_mode.h"
 #include "harness/energy/energy_settings.h"
-#include "harness/engine/engine_knobs.h"
-#include "harness/engine/training_defaults.h"
+#include "harness/engine/train_settings.h"
 #include "harness/monitor/monitoring_settings.h"
 
 namespace balerbench {
 
-struct RunConfig {
+// The training settings (epochs, batch_size, lr, loss, the schedulers, grad_scaler, the engines'
+// keys, ...) are the TrainSettings base (engine/train_settings.h), filled in place by the parser and
+// handed whole to the trainer (train_options, run/training_session.h); the rest is the run's.
+struct RunConfig : TrainSettings {
   // Baler's keys.
   std::string input_path;
   std::string model_name;
   double compression_ratio = 0;
   std::optional<int> data_dimension;  // checked against the data when set
   std::string model_type = "dense";
-  int64_t epochs = training_defaults::kEpochs;
-  int64_t batch_size = training_defaults::kBatchSize;
-  double lr = training_defaults::kLr;
-  // The learning rate scaled by the batch size (balerbench's keys): lr is tuned for
-  // lr_reference_batch_size, and a trial at batch size b trains at lr x b / reference (linear) or
-  // lr x sqrt(b / reference) (sqrt), as Zeus's lr_scaler; "none" (the default) trains at lr.
-  std::string lr_scaling = "none";  // none | linear | sqrt
-  std::optional<int64_t> lr_reference_batch_size;
   double test_size = 0.0;
   bool apply_normalization = true;
   bool custom_norm = false;  // Baler: true means no scaling at all
-  bool early_stopping = training_defaults::kEarlyStopping;
-  int64_t early_stopping_patience = training_defaults::kEarlyStoppingPatience;
-  double min_delta = training_defaults::kMinDelta;
-  bool lr_scheduler = training_defaults::kLrScheduler;
-  int64_t lr_scheduler_patience = training_defaults::kLrSchedulerPatience;
   bool deterministic_algorithm = true;
   bool extra_compression = false;  // deflate the output .npz files
   bool intermittent_model_saving = false;
@@ -56,35 +45,18 @@ struct RunConfig {
   std::vector<std::string> type_list;  // per column: float64|float32|int|int64|int32
 
   // balerbench's own keys.
-  std::string loss = "baler_sum";     // baler_sum (HEAD) | mse_mean (v1.0.0, paper)
-  bool shuffle = training_defaults::kShuffle;
-  int64_t seed = 0;
   std::string latent_dtype;           // "" = the model's dtype | float64 | float32 | float16
   bool truncate = false;              // integer columns truncated toward zero, as Baler
   std::string device = "cpu";         // cpu | cuda | cuda:N
   int64_t threads = 0;                // 0 = every CPU in the affinity mask
   bool flush_denormal = true;         // flush subnormal floats to zero (see runtime.h)
-  std::string progress = training_defaults::kProgress;  // auto | bar | lines | none
   int64_t codec_chunk_rows = 1024;    // rows per compress/decompress step (fits L2; see README)
   // Sweeps: a trial's compress and decompress each repeat inside their window until it is this long
   // (after a warm-up outside it; measure_filled), so that the meter updates often enough inside; the
   // figures are then per pass. 0: one pass, as `compress` and `decompress` run.
   double codec_min_window_s = 0;
-  double progress_interval_s = 1.0;   // plain-line progress: at most one epoch line per interval (0 = every epoch)
-  Precision precision = Precision::kAuto;
-  EngineKind engine = EngineKind::kAuto;      // auto | libtorch | fused (base/engine_choice.h)  // see base/precision_mode.h; what each does: precision.h
-  // The engines' own keys (fused_products, ...), each engine's section read by the engine's own
-  // reader (engine/engine_knobs.h); passed whole to the engine, never copied key by key.
-  EngineKnobs engine_knobs = default_engine_knobs();
-  struct GradScalerKeys {             // the "grad_scaler" section (amp_fp16); PyTorch's defaults
-    double init_scale = 65536.0;
-    double growth_factor = 2.0;
-    double backoff_factor = 0.5;
-    int64_t growth_interval = 2000;
-  } grad_scaler;
-  bool cuda_graphs = true;            // CUDA: replay the training step as a captured graph
-  bool profile = false;               // per-phase timers: data, encode, decode, loss, backward, optimizer, ...
-  bool profile_sync = true;           // profile: synchronise the device at each phase edge (else CUDA events)
+  Precision precision = Precision::kAuto;  // see base/precision_mode.h; what each does: precision.h
+  EngineKind engine = EngineKind::kAuto;   // auto | libtorch | fused (base/engine_choice.h)
   std::string profile_trace;          // profile: write LibTorch's profiler trace (Chrome trace JSON) here
   EnergySettings energy;              // the "energy" section: meters, sampling, carbon
   // The "codecs" section: Baler against classical codecs at matched error (codec_comparison.h), by
@@ -100,9 +72,7 @@ struct RunConfig {
   MonitoringSettings monitoring;      // the "monitoring" section: Prometheus endpoint, InfluxDB
 
   bool normalizes() const { return apply_normalization && !custom_norm; }
-  // The learning rate training uses: lr, scaled to batch_size by lr_scaling.
-  double effective_lr() const;
-  nlohmann::json to_json() const;
+  nlohmann::json to_json() const;  // the settings' keys (TrainSettings::to_json) and the run's
 };
 
 // The "codecs" section at `path` of `source` (strict). An experiment's top-level /codecs enables

@@ -23,26 +23,8 @@ namespace balerbench {
 
 TrainOptions train_options(const RunConfig& c) {
   TrainOptions o;
-  o.epochs = c.epochs;
-  o.batch_size = c.batch_size;
-  o.lr = c.effective_lr();  // lr, scaled by the batch size when the config says so
-  o.loss = parse_loss_kind(c.loss);
-  o.shuffle = c.shuffle;
-  o.seed = static_cast<uint64_t>(c.seed);
-  o.early_stopping = c.early_stopping;
-  o.early_stopping_patience = c.early_stopping_patience;
-  o.min_delta = c.min_delta;
-  o.lr_scheduler = c.lr_scheduler;
-  o.lr_scheduler_patience = c.lr_scheduler_patience;
-  o.progress = c.progress;
-  o.progress_context.line_interval_s = c.progress_interval_s;
-  o.scaler = {c.grad_scaler.init_scale, c.grad_scaler.growth_factor, c.grad_scaler.backoff_factor,
-              c.grad_scaler.growth_interval};
-  o.engine = c.engine;
-  o.engine_knobs = c.engine_knobs;  // whole: each engine reads its own keys
-  o.cuda_graphs = c.cuda_graphs;
-  o.profile = c.profile;
-  o.profile_sync = c.profile_sync;
+  static_cast<TrainSettings&>(o) = c;  // the settings whole, as parsed
+  o.engine = c.engine;                 // kAuto until the session resolves it (options())
   return o;
 }
 

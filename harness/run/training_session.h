@@ -29,7 +29,8 @@
 
 namespace balerbench {
 
-// The config's training options (before a session adds its policy and hooks).
+// The config's training options: its TrainSettings, whole, and its engine choice (kAuto until a
+// session resolves it and adds its precision policy and hooks: TrainingSession::options).
 TrainOptions train_options(const RunConfig& c);
 
 // The energy session of one command or trial, or nullptr when energy.enabled is false.

@@ -318,7 +318,7 @@ TEST(PrecisionTraining, OverflowingScaleSkipsStepsAndBacksOff) {
   PrecisionPolicy p = resolve_precision(Precision::kFp32, at::kDouble, kCpu);
   p.loss_scaling = true;
   TrainOptions o = quiet(2, 100, p);
-  o.scaler.init_scale = 1e38;  // the scaled loss's gradients overflow float32 at first
+  o.grad_scaler.init_scale = 1e38;  // the scaled loss's gradients overflow float32 at first
   const at::Tensor x = toy_data(1000, at::kFloat);
   auto m = model_for(p);
   const at::Tensor before = torch::cat({m->parameters()[0].flatten().clone()});

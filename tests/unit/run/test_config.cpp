@@ -29,7 +29,7 @@ TEST(RunConfig, MinimalConfigGetsBalerTemplateDefaults) {
   EXPECT_TRUE(c.lr_scheduler);
   EXPECT_EQ(c.lr_scheduler_patience, 50);
   EXPECT_DOUBLE_EQ(c.min_delta, 0.0);
-  EXPECT_EQ(c.loss, "baler_sum");
+  EXPECT_EQ(c.loss, LossKind::kBalerSum);
   EXPECT_FALSE(c.shuffle);
   EXPECT_TRUE(c.normalizes());
 }
