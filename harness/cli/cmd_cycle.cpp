@@ -1,7 +1,6 @@
 // cmd_cycle.cpp: `balerbench train|compress|decompress|info --config FILE.json
 // [--out DIR] [--set key=value ...]`, or `--baler-project workspaces/WS/P` instead of --config and --out.
 #include <cstdio>
-#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "harness/base/blas_kernel.h"
