@@ -12,6 +12,11 @@ scripts/test.sh; exits 1 and names each offending line.
                               include its own helpers (tests/test_util.h, tests/fakes/...), and
                               nothing outside tests/ may include them (fuzz/ has no headers)
 .h, .cpp and .inc files are read (an .inc obeys its folder's floor, as a header there does).
+
+One reader of /proc: outside harness/base/proc_fs.*, no source of harness/, models/, datasets/ or
+common/ spells a path under /proc as a string literal ("/proc/self/exe"); the root "/proc" itself,
+passed to proc_fs's readers (tests give a fake tree), and words about /proc in messages are fine.
+A self-check of that rule runs first, on lines it must and must not flag.
 """
 import os
 import re
@@ -83,7 +88,44 @@ def check(path, problems):
                 problems.append(f"{where}: harness/{floor}/ is not a known floor ({', '.join(FLOORS)})")
 
 
+# A string literal that is a path under /proc: "/proc/self/exe", "/proc/stat".
+PROC_PATH = re.compile(r'"/proc/[A-Za-z0-9_.{}/-]*"')
+PROC_READER = ("harness/base/proc_fs.h", "harness/base/proc_fs.cpp")
+
+
+def proc_path_literal(line):
+    """The /proc path a line of code spells as a string literal, or None (comments are not code)."""
+    code = line.split("//", 1)[0] if not line.lstrip().startswith("//") else ""
+    m = PROC_PATH.search(code)
+    return m.group(0) if m else None
+
+
+def check_proc(path, problems):
+    rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
+    if rel.split("/")[0] in ("tests", "fuzz") or rel in PROC_READER:
+        return
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if literal := proc_path_literal(line):
+                problems.append(f"{rel}:{n}: {line.strip()}: spells the /proc path {literal} (hint: read it "
+                                "through harness/base/proc_fs.h, the one reader of /proc, adding a function there)")
+
+
+def self_check():
+    """The /proc rule on lines it must flag and lines it must let pass; exits 2 when it is wrong."""
+    must = ['  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);',
+            'std::ifstream in("/proc/stat");']
+    must_not = ['CpuActivity read_cpu_activity(const std::string& proc_root = "/proc");',
+                '  reason = "no VmHWM in /proc/self/status";',
+                '  return read_proc_text(proc_root + "/meminfo");  // "/proc/meminfo" in a comment',
+                '// readlink("/proc/self/exe") is read by proc_fs']
+    wrong = [l for l in must if not proc_path_literal(l)] + [l for l in must_not if proc_path_literal(l)]
+    if wrong:
+        sys.exit("check_layers: self-check failed on: " + " | ".join(wrong))
+
+
 def main():
+    self_check()
     problems, files = [], 0
     for top in TOPS:
         for dirpath, dirs, names in os.walk(os.path.join(ROOT, top)):
@@ -92,6 +134,7 @@ def main():
                 if name.endswith(SOURCES):
                     files += 1
                     check(os.path.join(dirpath, name), problems)
+                    check_proc(os.path.join(dirpath, name), problems)
     for folder in sorted(os.listdir(os.path.join(ROOT, "harness"))):
         if os.path.isdir(os.path.join(ROOT, "harness", folder)) and folder not in FLOORS:
             problems.append(f"harness/{folder}/ is on no floor of docs/ARCHITECTURE.md (hint: add it to the table)")

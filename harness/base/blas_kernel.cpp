@@ -106,14 +106,6 @@ bool check_in_child(const std::string& exe, const std::string& core, std::string
   return false;
 }
 
-std::string self_exe() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  buf[n] = '\0';
-  return buf;
-}
-
 }  // namespace
 
 CpuFeatures read_cpu_features(const std::string& proc_root) {
@@ -387,7 +379,7 @@ void ensure_blas_kernel(int argc, char** argv) {
                                                                                                : "kept";
   decided() = {{"decision", kept_decision}, {"from", d.from}, {"to", d.from}, {"reason", d.reason}, {"generic", d.generic}};
   if (d.action == BlasDecision::Action::kKeep) return;
-  const std::string exe = self_exe();
+  const std::string exe = read_self_exe();
   std::string why = exe.empty() ? "cannot read /proc/self/exe" : "";
   std::string refused;  // candidates whose check failed, with why
   for (const std::string& to : d.candidates) {

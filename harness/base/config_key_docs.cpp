@@ -1,13 +1,22 @@
 // config_key_docs.cpp: the words of the configuration reference. See config_key_docs.h. Keep one
 // entry per key the parsers read; the order here is the order of the reference. The engines'
 // own keys are documented by each engine (engine/engine_knobs.h) and come between the two run
-// config tables.
+// config tables; the keys whose values name a registry's entries (/engine, /energy/meters,
+// /dataset/generator/kind) get their words from that registry.
 #include "harness/base/config_key_docs.h"
 
+#include <algorithm>
 #include <iterator>
+#include <stdexcept>
+
+#include "datasets/generator_registry.h"
 
 namespace balerbench {
 namespace {
+
+// The words of a key whose values name the entries of a registry: the engines' and the meters'
+// (above this floor: run_config_key_docs_with's `registry_words`), the dataset generators' (below).
+constexpr const char* kFromRegistry = "(written by its registry)";
 
 // The run config's keys before the engines' knobs (Baler's, then balerbench's training keys).
 const ConfigKeyDoc kRunKeysBeforeEngines[] = {
@@ -57,7 +66,7 @@ const ConfigKeyDoc kRunKeysAfterEngines[] = {
     {"/codec_min_window_s", "sweeps: a trial's compress and decompress each repeat inside their energy window until it is this long (after a warm-up outside it), so that the meter updates often enough inside; the figures are then per pass, 0 to 600 s", "`0` (one pass)"},
     {"/progress_interval_s", "`lines`: at most one epoch line per interval (first, last and learning-rate drops always); 0 = every epoch", ""},
     {"/precision", "`fp64`, `fp32`, `tf32`, `amp_fp16`, `amp_fp16_noscale`, `amp_bf16`; `auto` = the model's Baler dtype (see [Precision and engines](precision.md))", ""},
-    {"/engine", "`libtorch` (autograd), `fused` (hand-written step), `auto` = fused for fp64/fp32 where it can (see [Precision and engines](precision.md))", ""},
+    {"/engine", kFromRegistry, ""},
     {"/grad_scaler", "section: loss scaling for `amp_fp16` (PyTorch's GradScaler)", "PyTorch's"},
     {"/grad_scaler/init_scale", "the first loss scale", ""},
     {"/grad_scaler/growth_factor", "scale multiplier after `growth_interval` clean steps", ""},
@@ -74,7 +83,7 @@ const ConfigKeyDoc kRunKeysAfterEngines[] = {
     {"/codecs/min_window_s", "each codec's compress and decompress repeat until their window is this long, 0 to 60 s (meters resolve ~1 ms to 100 ms)", ""},
     {"/energy", "section: the energy meters, carbon and the simulated GPU (below)", ""},
     {"/energy/enabled", "`false`: no meters, no energy outputs", ""},
-    {"/energy/meters", "meter names (`nvml`, `rapl`, `cpu_estimate`, `ram_estimate`, `wattmeter`, `simulated_gpu`) or `auto`", ""},
+    {"/energy/meters", kFromRegistry, ""},
     {"/energy/sample_hz", "sampler rate; 0 = reads at window edges only (raised automatically against RAPL wraparound)", ""},
     {"/energy/idle_baseline_s", "seconds of idle power measured first; phases then also report net energy", ""},
     {"/energy/min_meter_updates", "a phase whose windows hold fewer updates of their slowest measuring meter (NVML's counter ~0.1 s, RAPL ~1 ms) is flagged `short window`, and so is a sweep's figure in the report tables (MLPerf Power asks for 60 samples); 0 = no check", "`60`"},
@@ -124,7 +133,7 @@ const ConfigKeyDoc kExperimentKeys[] = {
     {"/dataset", "section: exactly one of `path` and `generator`", "required"},
     {"/dataset/path", "an `.npz` file, relative to the experiment file", "none"},
     {"/dataset/generator", "section: seeded synthetic data", "none"},
-    {"/dataset/generator/kind", "`cms` (CMS-like jets) or `cfd` (CFD-like frames)", "required"},
+    {"/dataset/generator/kind", kFromRegistry, "required"},
     {"/dataset/generator/rows", "`cms`: rows", "required"},
     {"/dataset/generator/frames", "`cfd`: frames", "required"},
     {"/dataset/generator/height", "`cfd`: frame height", ""},
@@ -179,13 +188,35 @@ const ConfigKeyDoc kExperimentKeys[] = {
     {"/batch_size_optimizer/window", "observations per batch size the posterior uses; 0 = all", ""},
 };
 
+// Puts `registry_words` in place of the entries of the same path that wait for them.
+void write_registry_words(std::vector<ConfigKeyDoc>& docs, const std::vector<ConfigKeyDoc>& registry_words) {
+  for (const ConfigKeyDoc& words : registry_words) {
+    auto it = std::find_if(docs.begin(), docs.end(), [&](const ConfigKeyDoc& d) { return d.path == words.path; });
+    if (it == docs.end() || it->meaning != kFromRegistry)
+      throw std::logic_error("config_key_docs: " + words.path + " is no key whose words a registry writes");
+    *it = words;
+  }
+  for (const ConfigKeyDoc& d : docs)
+    if (d.meaning == kFromRegistry) throw std::logic_error("config_key_docs: no registry wrote " + d.path + "'s words");
+}
+
+// /dataset/generator/kind: "`cms` (CMS-like jets) or `cfd` (CFD-like frames)", from the generators'
+// registry (datasets/generator_registry.h).
+ConfigKeyDoc generator_kind_doc() {
+  std::string words;
+  for (const DatasetGenerator* g : dataset_generators())
+    words += (words.empty() ? "`" : " or `") + std::string(g->name) + "` (" + g->what + ")";
+  return {"/dataset/generator/kind", words, "required"};
+}
+
 }  // namespace
 
-
-std::vector<ConfigKeyDoc> run_config_key_docs_with(const std::vector<ConfigKeyDoc>& engine_keys) {
+std::vector<ConfigKeyDoc> run_config_key_docs_with(const std::vector<ConfigKeyDoc>& engine_keys,
+                                                   const std::vector<ConfigKeyDoc>& registry_words) {
   std::vector<ConfigKeyDoc> docs(std::begin(kRunKeysBeforeEngines), std::end(kRunKeysBeforeEngines));
   docs.insert(docs.end(), engine_keys.begin(), engine_keys.end());
   docs.insert(docs.end(), std::begin(kRunKeysAfterEngines), std::end(kRunKeysAfterEngines));
+  write_registry_words(docs, registry_words);
   return docs;
 }
 
@@ -211,7 +242,11 @@ const std::vector<ConfigSectionDoc>& run_config_section_docs() {
 }
 
 const std::vector<ConfigKeyDoc>& experiment_key_docs() {
-  static const std::vector<ConfigKeyDoc> kDocs(std::begin(kExperimentKeys), std::end(kExperimentKeys));
+  static const std::vector<ConfigKeyDoc> kDocs = [] {
+    std::vector<ConfigKeyDoc> docs(std::begin(kExperimentKeys), std::end(kExperimentKeys));
+    write_registry_words(docs, {generator_kind_doc()});
+    return docs;
+  }();
   return kDocs;
 }
 

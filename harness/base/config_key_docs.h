@@ -26,8 +26,12 @@ struct ConfigSectionDoc {
 
 // A run config (train, compress, decompress, info; an experiment's `training` section): every key,
 // its `energy`, `monitoring` and `grad_scaler` sections included, with `engine_keys` (the engines'
-// own keys, which the engines document: run/run_config.h's run_config_key_docs()) in their place.
-std::vector<ConfigKeyDoc> run_config_key_docs_with(const std::vector<ConfigKeyDoc>& engine_keys);
+// own keys, which the engines document: run/run_config.h's run_config_key_docs()) in their place,
+// and `registry_words` as the entries of the keys whose values name a registry's entries (/engine
+// from the engines, /energy/meters from the meters). std::logic_error when one of those keys is
+// left without words, or `registry_words` names another key.
+std::vector<ConfigKeyDoc> run_config_key_docs_with(const std::vector<ConfigKeyDoc>& engine_keys,
+                                                   const std::vector<ConfigKeyDoc>& registry_words);
 const std::vector<ConfigSectionDoc>& run_config_section_docs();
 // An experiment file (`balerbench run`). Its `training` section takes the run config's keys and its
 // `energy` section the run config's energy keys; those are documented once, above.

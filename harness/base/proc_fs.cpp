@@ -2,6 +2,8 @@
 #include "harness/base/proc_fs.h"
 
 #include <dirent.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -141,6 +143,14 @@ std::string reset_self_peak_rss(const std::string& proc_root) {
 
 std::string read_boot_id(const std::string& proc_root) {
   return read_proc_line(proc_root + "/sys/kernel/random/boot_id");
+}
+
+std::string read_self_exe(const std::string& proc_root) {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink((proc_root + "/self/exe").c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  buf[n] = '\0';
+  return buf;
 }
 
 std::vector<std::string> proc_numeric_entries(const std::string& dir) {

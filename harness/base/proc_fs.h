@@ -2,8 +2,8 @@
 // statm, status, comm and cmdline, the boot id, the processes and a thread's children are read here
 // and parsed into structs, and the peak resident set is reset here; cpu_activity, processes,
 // energy's CPU load, process tree and hazards, monitor's process stats and engine's memory peaks use
-// them, and the cpuinfo and meminfo readers (system_info, blas_kernel, host_info) take their text
-// from read_proc_text. `proc_root` is "/proc", or a fake tree in tests. A file that cannot be read
+// them, the cpuinfo and meminfo readers (system_info, blas_kernel, host_info) take their text
+// from read_proc_text, and blas_kernel's check of a kernel runs the program read_self_exe names. `proc_root` is "/proc", or a fake tree in tests. A file that cannot be read
 // parses as empty: each struct says what it holds. The parsers take the text, for tests and fuzzing.
 #pragma once
 
@@ -75,6 +75,9 @@ std::string reset_self_peak_rss(const std::string& proc_root = "/proc");
 
 // /proc/sys/kernel/random/boot_id: one id per boot; "" when unreadable.
 std::string read_boot_id(const std::string& proc_root = "/proc");
+
+// /proc/self/exe: the path of this process's program (the link's target); "" when unreadable.
+std::string read_self_exe(const std::string& proc_root = "/proc");
 
 // The numeric entries of a /proc folder (proc_root: the processes; PID/task: the threads), unsorted.
 std::vector<std::string> proc_numeric_entries(const std::string& dir);

@@ -1,7 +1,6 @@
 // cmd_cycle.cpp: `balerbench train|compress|decompress|info --config FILE.json
 // [--out DIR] [--set key=value ...]`, or `--baler-project workspaces/WS/P` instead of --config and --out.
 #include <cstdio>
-#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "harness/base/blas_kernel.h"
@@ -12,6 +11,7 @@
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/hazards.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/monitor/monitor.h"
 #include "harness/run/cycle.h"
 #include "harness/run/run_config.h"
@@ -260,8 +260,8 @@ void register_cycle(CLI::App& app, Action& run) {
       cmd->add_option("--precision", a->precision,
                       "fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16 | auto (= --set precision=...)");
       cmd->add_option("--engine", a->engine,
-                      "libtorch (autograd) | fused (hand-written step: dense models, CPU, fp64/fp32/amp_bf16) | auto "
-                      "(fused for fp64/fp32 where it can, else libtorch; = --set engine=...)");
+                      engine_choices_help() +
+                          " | auto (the first of these that runs the model, precision and device; = --set engine=...)");
       cmd->add_flag("--profile", a->profile, "time each phase and print the breakdown (T5's shape)");
       cmd->add_flag("--no-profile-sync", a->no_profile_sync,
                     "profile without synchronising the device at each phase edge (CUDA events)");

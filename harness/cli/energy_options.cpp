@@ -11,8 +11,7 @@ namespace balerbench::cli {
 
 void add_energy_options(CLI::App* cmd, EnergyArgs& a, bool sampling) {
   if (sampling) {
-    cmd->add_option("--meters", a.meters, "comma list: auto, nvml, rapl, cpu_estimate, ram_estimate, wattmeter, "
-                                          "simulated_gpu (default auto)");
+    cmd->add_option("--meters", a.meters, "comma list: " + meter_name_list() + " (default auto)");
     cmd->add_option("--hz", a.hz, "sampling rate (default 10; 0 = read at the edges only)");
     cmd->add_option("--idle-baseline", a.idle_baseline_s, "measure idle power for S seconds first; reports net energy");
   }

@@ -50,6 +50,12 @@ std::string meter_name_list() {
   return join_names(names);
 }
 
+ConfigKeyDoc meters_key_doc() {
+  std::string names;
+  for (const MeterEntry* e : meter_registry()) names += (names.empty() ? "`" : ", `") + std::string(e->name) + "`";
+  return {"/energy/meters", "meter names (" + names + ") or `auto`", ""};
+}
+
 EnergySettings parse_energy_settings(const json& j, const std::string& source, const std::string& path,
                                      const std::string& base_dir) {
   StrictReader r(j, source, path);

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/base/config_key_docs.h"
+
 namespace balerbench {
 
 struct SimulatedGpuSpec {
@@ -54,6 +56,9 @@ inline const char* meter_choice_name(MeterChoice m) { return m.name(); }
 std::optional<MeterChoice> find_meter_choice(const std::string& name);
 // "auto, nvml, rapl, ...": every name a config may give, "auto" first, then the registry's.
 std::string meter_name_list();
+// /energy/meters' entry in the configuration reference (base/config_key_docs.h): the registry's
+// names, then `auto`.
+ConfigKeyDoc meters_key_doc();
 
 struct EnergySettings {
   bool enabled = true;  // false: train/compress/decompress measure no energy

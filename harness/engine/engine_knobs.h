@@ -52,5 +52,8 @@ struct EngineKnobSection {
 EngineKnobs default_engine_knobs();
 void read_engine_knobs(StrictReader& r, EngineKnobs& knobs);
 std::vector<ConfigKeyDoc> engine_knob_docs();
+// /engine's entry in the configuration reference: each registered engine's name and summary
+// (engine_registry.h's EngineEntry), in the order auto prefers them, then `auto`.
+ConfigKeyDoc engine_key_doc();
 
 }  // namespace balerbench

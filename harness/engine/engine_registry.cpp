@@ -46,6 +46,23 @@ std::vector<ConfigKeyDoc> engine_knob_docs() {
   return docs;
 }
 
+std::string engine_choices_help() {
+  std::string help;
+  for (const EngineEntry* e : engine_registry())
+    help += (help.empty() ? "" : " | ") + std::string(engine_name(e->kind)) + " (" + e->summary + ")";
+  return help;
+}
+
+ConfigKeyDoc engine_key_doc() {
+  std::string words;
+  for (const EngineEntry* e : engine_registry())
+    words += "`" + std::string(engine_name(e->kind)) + "` (" + e->summary + "), ";
+  return {"/engine",
+          words + "or `auto` = the first of these that runs the model, precision and device (see [Precision and "
+                  "engines](precision.md))",
+          ""};
+}
+
 EngineRegistration::EngineRegistration(const char* name, const EngineEntry& entry) : entry_(entry) {
   entry_.kind = add_engine_name(name);
   entries().insert(entries().end() - 1, &entry_);  // the reference stays last

@@ -20,6 +20,10 @@ namespace balerbench {
 // What the registry knows of one engine; each engine's file defines its entry.
 struct EngineEntry {
   EngineKind kind;
+  // One line of what it is, for the `--engine` help and /engine's words in the configuration
+  // reference: "hand-written step: dense models, CPU, fp64/fp32/amp_bf16". No '|' (the reference's
+  // table cells).
+  const char* summary;
   // Why the engine cannot train `model` at `policy` on `device`; "" when it can.
   std::string (*unsupported)(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device);
   // Why `auto` passes the engine by although it could run (it measured slower, say); "" when auto may take it.
@@ -35,6 +39,12 @@ struct EngineEntry {
 // Every engine, in the order auto prefers them; the last is the reference, which runs everything.
 const std::vector<const EngineEntry*>& engine_registry();
 const EngineEntry& engine_entry(EngineKind kind);  // kAuto: std::logic_error (resolve it first)
+
+// The engines a run may name, in the order auto prefers them, each with its summary:
+// "fused (hand-written step: ...) | libtorch (LibTorch autograd: ...)", for the `--engine` help.
+std::string engine_choices_help();
+// /engine's entry in the configuration reference comes from the same summaries: engine_knobs.h's
+// engine_key_doc().
 
 // The engine a run trains with, and why. An engine asked for by name that cannot run here is an
 // InputError carrying its reason; kAuto takes the first engine of the registry that can run and

@@ -470,7 +470,11 @@ std::string fused_inference_unsupported(const PrecisionPolicy& policy) {
 
 const EngineEntry& fused_engine_entry() {
   static const EngineEntry entry{
-      EngineKind::kFused, fused_unsupported, fused_auto_skip, fused_inference_unsupported,
+      EngineKind::kFused,
+      "hand-written step: dense models, CPU, fp64/fp32/amp_bf16; auto takes it for fp64/fp32",
+      fused_unsupported,
+      fused_auto_skip,
+      fused_inference_unsupported,
       [](AutoEncoder& model, const TrainingSetup& s) -> std::unique_ptr<Engine> {
         return std::make_unique<FusedDenseEngine>(model, s);
       },

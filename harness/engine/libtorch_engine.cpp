@@ -163,7 +163,11 @@ std::string infers_everything(const PrecisionPolicy&) { return ""; }
 
 const EngineEntry& libtorch_engine_entry() {
   static const EngineEntry entry{
-      EngineKind::kLibtorch, runs_everything, runs_everything, infers_everything,
+      EngineKind::kLibtorch,
+      "LibTorch autograd: every model, precision and device",
+      runs_everything,
+      runs_everything,
+      infers_everything,
       [](AutoEncoder& model, const TrainingSetup& s) -> std::unique_ptr<Engine> {
         return std::make_unique<LibtorchEngine>(model, s);
       },

@@ -230,7 +230,9 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
   return c;
 }
 
-std::vector<ConfigKeyDoc> run_config_key_docs() { return run_config_key_docs_with(engine_knob_docs()); }
+std::vector<ConfigKeyDoc> run_config_key_docs() {
+  return run_config_key_docs_with(engine_knob_docs(), {engine_key_doc(), meters_key_doc()});
+}
 
 bool RunConfig::CodecsKeys::is_default() const { return to_json() == CodecsKeys().to_json(); }
 

@@ -86,8 +86,14 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("4 already in db.sqlite, 0 to run"), std::string::npos) << r.out;
   EXPECT_EQ(Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials().size(), 4u);
+}
 
-  // Reports from the database only, in every format.
+// Reports from the database only, in every format (a sweep of one repeat fills it).
+TEST_F(SweepCli, ReportsReadTheDatabaseInEveryFormat) {
+  json one_repeat = tiny_experiment();
+  one_repeat["sweep"]["repeats"] = 1;
+  auto r = bb("run " + write_experiment(one_repeat) + " --db db.sqlite --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   r = bb("report --db db.sqlite --table phases");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("| compress |"), std::string::npos) << r.out;
@@ -102,6 +108,18 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("en1,encoder,24 -> 200,5000,4800,9600,1228800,1229000"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find('#'), std::string::npos) << r.out;
+  r = bb("report --db db.sqlite --experiment nope");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("no experiment named 'nope'"), std::string::npos) << r.out;
+}
+
+// CSV of several tables: on stdout, one block each after a '#' line naming it; with --out DIR, one
+// file per table that the standard library's reader takes, titles and notes beside them.
+TEST_F(SweepCli, CsvReportsOfSeveralTablesNameEachTable) {
+  json one_repeat = tiny_experiment();
+  one_repeat["sweep"]["repeats"] = 1;
+  auto r = bb("run " + write_experiment(one_repeat) + " --db db.sqlite --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   // Several tables on stdout: one CSV block each after a '#' line naming it (was: refused, "N tables
   // selected"); every table as its own CSV file, titles and notes beside them, with --out DIR.
   r = bb("report --db db.sqlite --format csv");
@@ -125,9 +143,6 @@ TEST_F(SweepCli, RunStoresEveryTrialAndAResumeRunsNothingTwice) {
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(std::stoul(r.out), index["tables"].size()) << r.out;
   }
-  r = bb("report --db db.sqlite --experiment nope");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("no experiment named 'nope'"), std::string::npos) << r.out;
 }
 
 // The disk fills during a sweep (a file-size limit, SIGXFSZ ignored so writes fail with EFBIG as on a

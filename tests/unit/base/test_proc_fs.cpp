@@ -141,5 +141,17 @@ TEST(ProcFs, StatusLinesInKib) {
   EXPECT_FALSE(reset_self_peak_rss("/nonexistent-proc").empty());
 }
 
+TEST(ProcFs, SelfExeIsTheLinksTarget) {
+  TempDir t;
+  fs::create_directories(t.path("self"));
+  fs::create_symlink("/opt/balerbench/bin/balerbench", t.path("self/exe"));  // need not exist
+  EXPECT_EQ(read_self_exe(t.root()), "/opt/balerbench/bin/balerbench");
+  EXPECT_EQ(read_self_exe(t.path("nothing")), "");
+  if (!fs::exists("/proc/self/exe")) return;
+  const std::string exe = read_self_exe();
+  EXPECT_TRUE(fs::is_regular_file(exe)) << exe;
+  EXPECT_TRUE(fs::equivalent(exe, "/proc/self/exe")) << exe;
+}
+
 }  // namespace
 }  // namespace balerbench

@@ -61,6 +61,7 @@ const EngineKnobSection kGainKnobs{
 
 const EngineEntry kGainEntry{
     EngineKind::kAuto,  // the registration gives the kind
+    "adds a gain to each step's loss (a test's)",
     [](const AutoEncoder&, const PrecisionPolicy&, c10::Device) { return std::string(); },
     [](const AutoEncoder&, const PrecisionPolicy&, c10::Device) { return std::string("a test engine"); },
     [](const PrecisionPolicy&) { return std::string(); },
@@ -120,6 +121,27 @@ TEST(EngineRegistry, AnEngineLeavesWithItsRegistration) {
   EXPECT_THROW(parse_run_config(gain_config(2.5), "gain.json", ""), InputError);  // neither its name nor its key
   const std::vector<ConfigKeyDoc> docs = run_config_key_docs();
   EXPECT_TRUE(std::none_of(docs.begin(), docs.end(), [](const ConfigKeyDoc& d) { return d.path == "/test_gain"; }));
+}
+
+TEST(EngineRegistry, AnEngineIsInTheEngineHelpAndTheReferenceWhileRegistered) {
+  const auto engine_words = [] {
+    const std::vector<ConfigKeyDoc> docs = run_config_key_docs();
+    const auto it = std::find_if(docs.begin(), docs.end(), [](const ConfigKeyDoc& d) { return d.path == "/engine"; });
+    return it == docs.end() ? std::string() : it->meaning;
+  };
+  {
+    const EngineRegistration registration(kName, kGainEntry);
+    const std::string help = engine_choices_help();
+    EXPECT_NE(help.find("test_gain (adds a gain to each step's loss (a test's))"), std::string::npos) << help;
+    EXPECT_LT(help.find("fused ("), help.find("test_gain ("));  // in the order auto tries them,
+    EXPECT_LT(help.find("test_gain ("), help.find("libtorch ("));  // the reference last
+    EXPECT_NE(engine_words().find("`test_gain` (adds a gain to each step's loss (a test's))"), std::string::npos)
+        << engine_words();
+  }
+  EXPECT_EQ(engine_choices_help().find("test_gain"), std::string::npos);
+  EXPECT_EQ(engine_words().find("test_gain"), std::string::npos);
+  EXPECT_NE(engine_words().find("`libtorch` (LibTorch autograd: every model, precision and device)"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include "harness/codecs/baler_codec.h"
 #include "harness/engine/engine_registry.h"
-#include "datasets/split.h"
 #include "harness/run/training_session.h"
 #include "harness/engine/flat_adam.h"
 #include "datasets/normalizer.h"
@@ -224,21 +223,6 @@ TEST(Evaluation, FitRecordsRelativeErrorAndEvaluationTime) {
   const TrainResult q = fit(*plain, x, {}, quiet(1, 100));
   EXPECT_FALSE(q.epoch_records[0].relative_error.has_value());
   EXPECT_EQ(q.epoch_records[0].eval_duration_s, 0);
-}
-
-// The validation split's index is built on the data's device (on CUDA a CPU index fails in
-// index_select). The meta device stands in for a GPU here; tests/gpu runs the split on CUDA.
-TEST(Split, IndexIsOnTheDataDevice) {
-  const c10::Device meta(c10::kMeta);
-  EXPECT_EQ(split_permutation(50, 3, meta).device(), meta);
-  const at::Tensor cpu = split_permutation(50, 3, c10::Device(c10::kCPU));
-  EXPECT_EQ(cpu.device(), c10::Device(c10::kCPU));
-  EXPECT_TRUE(at::equal(std::get<0>(cpu.sort()), at::arange(50, at::kLong)));  // a permutation
-  const at::Tensor x = toy_data(50);
-  const auto [train, val] = split(x, 0.2, 3);
-  EXPECT_EQ(train.size(0), 40);
-  EXPECT_EQ(val.size(0), 10);
-  EXPECT_TRUE(at::equal(val, x.index_select(0, cpu.narrow(0, 0, 10))));
 }
 
 TEST(Trainer, PlateauHalvesTheLearningRateTheOptimizerUses) {

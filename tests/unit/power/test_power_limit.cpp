@@ -11,7 +11,7 @@
 #include "common/error.h"
 #include "harness/power/power_limit.h"
 #include "tests/test_util.h"
-#include "tests/unit/power_test.h"
+#include "tests/unit/power/power_test.h"
 
 namespace balerbench {
 namespace {

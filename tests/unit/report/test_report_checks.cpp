@@ -9,21 +9,13 @@
 #include <vector>
 
 #include "harness/report/tables.h"
+#include "tests/unit/report/table_cell.h"
 #include "tests/unit/trial_fixtures.h"
 
 namespace balerbench {
 namespace {
 
 using nlohmann::json;
-
-json cell(const Table& t, std::size_t row, const std::string& column) {
-  const auto it = std::find(t.columns.begin(), t.columns.end(), column);
-  if (it == t.columns.end()) {
-    ADD_FAILURE() << "no column " << column << " in " << t.title;
-    return nullptr;
-  }
-  return t.rows.at(row).at(static_cast<std::size_t>(it - t.columns.begin()));
-}
 
 bool has_note(const Table& t, const std::string& part) {
   return std::any_of(t.notes.begin(), t.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });

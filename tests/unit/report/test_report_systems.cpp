@@ -14,6 +14,7 @@
 #include "harness/report/tables.h"
 #include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
+#include "tests/unit/report/table_cell.h"
 
 namespace balerbench {
 namespace {
@@ -64,15 +65,6 @@ std::vector<TrialRecord> repeats(int64_t first_id, const std::string& precision,
 
 void append(std::vector<TrialRecord>& to, const std::vector<TrialRecord>& more) {
   to.insert(to.end(), more.begin(), more.end());
-}
-
-json cell(const Table& t, std::size_t row, const std::string& column) {
-  const auto it = std::find(t.columns.begin(), t.columns.end(), column);
-  if (it == t.columns.end()) {
-    ADD_FAILURE() << "no column " << column << " in " << t.name;
-    return nullptr;
-  }
-  return t.rows.at(row).at(static_cast<std::size_t>(it - t.columns.begin()));
 }
 
 std::size_t row_of(const Table& t, const std::string& column, const json& value) {

@@ -13,6 +13,7 @@
 #include "harness/report/tables.h"
 #include "harness/store/store.h"
 #include "tests/test_util.h"
+#include "tests/unit/report/table_cell.h"
 #include "tests/unit/trial_fixtures.h"
 
 namespace balerbench {
@@ -26,15 +27,6 @@ const Table& find_table(const std::vector<Table>& tables, const std::string& tit
   ADD_FAILURE() << "no table titled ..." << title_part << "...";
   static Table none;
   return none;
-}
-
-json cell(const Table& t, std::size_t row, const std::string& column) {
-  const auto it = std::find(t.columns.begin(), t.columns.end(), column);
-  if (it == t.columns.end()) {
-    ADD_FAILURE() << "no column " << column << " in " << t.title;
-    return nullptr;
-  }
-  return t.rows.at(row).at(static_cast<std::size_t>(it - t.columns.begin()));
 }
 
 TEST(ReportTables, PrecisionTableFromFixture) {

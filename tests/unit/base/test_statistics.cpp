@@ -1,28 +1,17 @@
-// test_analysis.cpp: base/zeus_cost.h, base/statistics.h and base/pareto.h against hand-computed
-// values: Zeus's cost, mean, spread and confidence interval, and the time-energy Pareto frontier.
-// No LibTorch headers.
+// test_statistics.cpp: base/statistics.h against hand-computed values and SciPy's: mean, median,
+// spread and confidence interval, the median absolute deviation and its outliers, the one-sided
+// Welch test. No LibTorch headers.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "harness/base/pareto.h"
 #include "harness/base/statistics.h"
-#include "harness/base/zeus_cost.h"
 
 namespace balerbench {
 namespace {
 
-TEST(Analysis, ZeusCostAgainstHandValues) {
-  // eta 0.5, 1000 J, 10 s, 300 W: 0.5 * 1000 + 0.5 * 300 * 10 = 2000 J.
-  EXPECT_DOUBLE_EQ(zeus_cost(0.5, 1000, 10, 300), 2000);
-  EXPECT_DOUBLE_EQ(zeus_cost(0, 1000, 10, 300), 3000);  // time only, in joules at MaxPower
-  EXPECT_DOUBLE_EQ(zeus_cost(1, 1000, 10, 300), 1000);  // energy only
-  EXPECT_DOUBLE_EQ(zeus_cost(0.25, 400, 2, 250), 0.25 * 400 + 0.75 * 250 * 2);
-  EXPECT_THROW(zeus_cost(1.5, 1, 1, 1), std::invalid_argument);
-}
-
-TEST(Analysis, SummaryAndConfidenceInterval) {
+TEST(Statistics, SummaryAndConfidenceInterval) {
   const Summary s = summarize({4, 1, 3, 2});
   EXPECT_EQ(s.n, 4u);
   EXPECT_DOUBLE_EQ(s.mean, 2.5);
@@ -38,8 +27,8 @@ TEST(Analysis, SummaryAndConfidenceInterval) {
   EXPECT_DOUBLE_EQ(student_t95(1000), 1.96);
 }
 
-// Median absolute deviation against hand values (and SciPy's median_abs_deviation([1, 2, 3, 4, 100]) = 1).
-TEST(Analysis, MedianAbsoluteDeviation) {
+// The median absolute deviation against hand values (and SciPy's median_abs_deviation([1, 2, 3, 4, 100]) = 1).
+TEST(Statistics, MedianAbsoluteDeviation) {
   EXPECT_DOUBLE_EQ(median_absolute_deviation({1, 2, 3, 4, 100}), 1);
   EXPECT_DOUBLE_EQ(median_absolute_deviation({10, 10, 12}), 0);
   EXPECT_DOUBLE_EQ(median_absolute_deviation({}), 0);
@@ -47,7 +36,7 @@ TEST(Analysis, MedianAbsoluteDeviation) {
 }
 
 // hyperfine's rule: |x - median| / MAD above 1.4826 x 10. 100 is 97 MADs from the median 3; 4 is 1.
-TEST(Analysis, MadOutliersFollowHyperfinesRule) {
+TEST(Statistics, MadOutliersFollowHyperfinesRule) {
   EXPECT_EQ(mad_outliers({1, 2, 3, 4, 100}), std::vector<std::size_t>{4});
   const std::vector<double> scores = mad_scores({1, 2, 3, 4, 100});
   EXPECT_DOUBLE_EQ(scores[3], 1);
@@ -61,7 +50,7 @@ TEST(Analysis, MadOutliersFollowHyperfinesRule) {
 }
 
 // One-sided Welch t against SciPy 1.10 (ttest_ind(a, b, equal_var=False, alternative="greater")).
-TEST(Analysis, OneSidedWelchAgainstScipy) {
+TEST(Statistics, OneSidedWelchAgainstScipy) {
   OneSidedTest t = one_sided_welch_greater({5, 6, 7}, {3, 4, 5});
   ASSERT_TRUE(t.valid);
   EXPECT_NEAR(t.t, 2.449489742783178, 1e-12);
@@ -78,15 +67,6 @@ TEST(Analysis, OneSidedWelchAgainstScipy) {
   EXPECT_EQ(t.p, 0);
   EXPECT_EQ(one_sided_welch_greater({3, 3}, {3, 3}).p, 1);
   EXPECT_FALSE(one_sided_welch_greater({4}, {3, 3}).valid);
-}
-
-TEST(Analysis, ParetoFrontier) {
-  // (time, energy): A(1,10) B(2,5) C(3,6: dominated by B) D(4,1) E(2,7: dominated by B)
-  const auto f = pareto_frontier({{1, 10, 0}, {2, 5, 1}, {3, 6, 2}, {4, 1, 3}, {2, 7, 4}});
-  ASSERT_EQ(f.size(), 3u);
-  EXPECT_EQ(f[0].id, 0u);
-  EXPECT_EQ(f[1].id, 1u);
-  EXPECT_EQ(f[2].id, 3u);
 }
 
 }  // namespace
