@@ -63,6 +63,7 @@ struct Case {
   const char* model;
   int64_t features;
   int64_t rows;
+  int tile_rows;  // 0: the engine's choice
 };
 
 // One batch: autograd's gradient and one Adam step (FlatAdam, as the libtorch engine steps), then the
@@ -93,7 +94,7 @@ bool expect_step_matches(const Case& c, LossKind loss, uint64_t seed) {
   auto model = make_model(c.model, c.features, latent);
   model->to(kGpu, at::kFloat);
   FlatAdam opt(model->parameters(), lr);
-  FusedCudaEngine engine(*model, opt, loss, c.rows);
+  FusedCudaEngine engine(*model, opt, loss, c.rows, c.tile_rows);
   opt.flat_grads().fill_(std::numeric_limits<float>::quiet_NaN());  // every element must be written
   const double fused_loss = engine.forward_backward(x);
   const std::string what = std::string(c.model) + " " + std::to_string(c.features) + " features, " +
@@ -123,13 +124,15 @@ bool expect_step_matches(const Case& c, LossKind loss, uint64_t seed) {
 }
 
 // (a), (c), (d): every model the engine takes, odd widths, batches of one row, of a partial tile, of
-// many tiles with a short last one, and a full 512-row batch.
+// many tiles with a short last one, and a full 512-row batch; tiles of 4 to 32 rows, and of a row
+// count kRowsPerThread does not divide.
 TEST(FusedCuda, OneStepEqualsAutogradAndAdamOnTheSameGpu) {
   REQUIRE_FUSED_CUDA();
   uint64_t seed = fresh_seed();
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  const std::vector<Case> cases = {{"AE", 24, 512}, {"AE", 24, 1},  {"AE", 24, 17},
-                                   {"AE", 7, 100},  {"AE", 24, 333}, {"FPGA_prototype_model", 13, 45}};
+  const std::vector<Case> cases = {{"AE", 24, 512, 0},  {"AE", 24, 1, 0},   {"AE", 24, 17, 0},
+                                   {"AE", 7, 100, 0},   {"AE", 24, 333, 4}, {"AE", 24, 333, 16},
+                                   {"AE", 24, 70, 32},  {"AE", 11, 50, 6},  {"FPGA_prototype_model", 13, 45, 0}};
   for (const Case& c : cases)
     for (LossKind loss : {LossKind::kBalerSum, LossKind::kMseMean}) {
       int draws = 0;

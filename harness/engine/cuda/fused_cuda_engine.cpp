@@ -30,10 +30,11 @@ using fused_cuda::LayerTable;
 // true, and `auto` takes the fused engine for fp32 on CUDA (it is first in the registry).
 constexpr bool kVerifiedOnGpu = false;
 
-// Rows per tile_step block: 32 blocks at batch 512. The first number to tune on a GPU (more blocks
-// fill more SMs; fewer rows per block reuse each weight less). Halved while a block's shared memory
-// does not fit the device, down to kRowsPerThread.
-constexpr int kPreferredTileRows = 16;
+// Rows per tile_step block: 64 blocks at batch 512. The first number to tune on a GPU: more blocks
+// fill more of the SMs (132 on an H100), but each tile writes, and reduce_adam reads back, a whole
+// gradient (244 KB for AE): docs/fused_cuda.md estimates 8 rows as the best of 4, 8 and 16. Halved
+// while a block's shared memory does not fit the device, down to kRowsPerThread.
+constexpr int kPreferredTileRows = 8;
 // The smallest opt-in shared memory per block of the GPUs this is built for (sm_86 and sm_89: 99 KB;
 // sm_80 163 KB, sm_90 227 KB): a model whose tile of kRowsPerThread rows fits is taken everywhere.
 constexpr std::size_t kSharedBytesEverywhere = 99 * 1024;
@@ -127,7 +128,7 @@ struct FusedCudaEngine::Buffers {
   at::Tensor loss_sum;     // (1) float64: the epoch's batch losses
 };
 
-FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows)
+FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows)
     : opt_(opt), loss_(loss), max_rows_(max_rows), buffers_(std::make_unique<Buffers>()) {
   const at::Tensor& params = opt.flat_params();
   if (!params.is_cuda() || params.scalar_type() != at::kFloat)
@@ -147,7 +148,8 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind los
   seat(b.net, model, params);
   std::size_t max_bytes = 0;
   check(fused_cuda::max_shared_bytes_per_block(device_, &max_bytes), "the device's shared memory");
-  tile_rows_ = kPreferredTileRows;
+  if (tile_rows < 0) throw InputError("fused CUDA engine: tile_rows must be at least 1 (0: the engine's choice)");
+  tile_rows_ = tile_rows > 0 ? tile_rows : kPreferredTileRows;
   while (fused_cuda::tile_shared_bytes(b.net, tile_rows_) > max_bytes && tile_rows_ > fused_cuda::kRowsPerThread)
     tile_rows_ /= 2;
   if (fused_cuda::tile_shared_bytes(b.net, tile_rows_) > max_bytes)

@@ -50,8 +50,10 @@ std::unique_ptr<Engine> make_fused_cuda_training(AutoEncoder& model, const Train
 class FusedCudaEngine final : public Engine {
  public:
   // `model`'s parameters seated in `opt`'s flat buffers on a CUDA device, float32; `max_rows` the
-  // largest batch a step will see. InputError with fused_cuda_unsupported_reason when it cannot run.
-  FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows);
+  // largest batch a step will see; `tile_rows` the rows of one tile_step block (0: the engine's
+  // choice, kPreferredTileRows in fused_cuda_engine.cpp; tests try others). InputError with
+  // fused_cuda_unsupported_reason when it cannot run.
+  FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows = 0);
   // For fit: as above, with the timer it books to (tile_step as backward, reduce_adam as optimizer).
   FusedCudaEngine(AutoEncoder& model, const TrainingSetup& setup);
   ~FusedCudaEngine() override;
