@@ -24,6 +24,16 @@
 #                                REPEATS, EPOCHS, TARGET and DEVICE override the experiment's
 #   scripts/gpu_check.sh state   the GPU as balerbench reads it (system --json, doctor --json) beside
 #                                nvidia-smi -q, and a 2-trial sweep's provenance (gpu_state.py compares)
+#   scripts/gpu_check.sh fused   the fused CUDA engine (issue 38, docs/fused_cuda.md), in one call: the
+#                                build with BALERBENCH_CUDA_ENGINE=ON (balerbench, gpu_tests and the
+#                                registry's unit test only), its kernels' registers and shared memory
+#                                (ptxas), its gpu tests, compute-sanitizer memcheck, racecheck and
+#                                synccheck on a short run, and scripts/bench_fused_cuda.py (fp32: fused,
+#                                libtorch, PyTorch graph and torch.compile+graph; 1000 epochs from
+#                                WINDOW_S-second windows, default 30; when under 330 s of the call's
+#                                FUSED_BUDGET_S=570 are left, it says to run `fusedbench` next); logs
+#                                and results under $OUT/fused/
+#   scripts/gpu_check.sh fusedbench  the fused stage's benchmark alone (same warm machine, build-gpu/)
 #   scripts/gpu_check.sh interop the Baler interop tests with this machine's PyTorch (weights_only by
 #                                default since 2.6), and a Baler project trained with c.device = "cuda";
 #                                needs the real Baler at .peers/baler (git-ignored; copied from
@@ -91,7 +101,7 @@ stage_build() {
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBALERBENCH_BUILD_BENCHMARKS=OFF \
     -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -DCMAKE_DISABLE_FIND_PACKAGE_Eigen3=ON \
     -DCMAKE_PREFIX_PATH="$ROOT/.carry;$torch_prefix;$gtest_prefix" -DBALERBENCH_PYTHON="$(command -v "$PY")" \
-    -DCMAKE_BUILD_RPATH="$ROOT/.carry/lib" -DCMAKE_EXE_LINKER_FLAGS="-Wl,--disable-new-dtags" \
+    -DCMAKE_BUILD_RPATH="$ROOT/.carry/lib" -DCMAKE_EXE_LINKER_FLAGS="-Wl,--disable-new-dtags" ${CMAKE_ARGS:-} \
     > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; return 1; }
   local targets=()
   for t in $TARGETS; do targets+=(--target "$t"); done
@@ -254,6 +264,61 @@ JSON
   tar czf "$OUT/state.tgz" -C "$OUT" state && rm -rf "$d"
 }
 
+# The CUDA toolkit's tools: on PATH, else under CUDA_HOME or /usr/local/cuda.
+cuda_tool() {
+  command -v "$1" 2> /dev/null || { local d="${CUDA_HOME:-/usr/local/cuda}/bin/$1"; [ -x "$d" ] && echo "$d"; }
+}
+
+stage_fused() {  # read only on the GPU: nothing here sets a limit, clock or mode
+  local d="$OUT/fused" nvcc sanitizer t status=0 start=$SECONDS
+  mkdir -p "$d"
+  nvcc="$(cuda_tool nvcc)" || { echo "fused: no nvcc here (set CUDA_HOME)"; return 2; }
+  echo "fused: nvcc $nvcc"; "$nvcc" --version | tail -1
+  CMAKE_ARGS="-DBALERBENCH_CUDA_ENGINE=ON -DCMAKE_CUDA_COMPILER=$nvcc" \
+    TARGETS="balerbench gpu_tests unit_tests_config_reference" stage_build || { cp "$OUT"/cmake.log "$OUT"/build.log "$d"/ 2>/dev/null; return 1; }
+  grep "fused CUDA engine" "$OUT/cmake.log" | tee "$d/engine_configured.txt"
+  # Registers, spills and shared memory per kernel, as built (sm_90 and sm_80).
+  for arch in 90 80; do
+    "$nvcc" -std=c++17 -O3 -I"$ROOT" -gencode "arch=compute_$arch,code=sm_$arch" -Xptxas -v -c \
+      "$ROOT/harness/engine/cuda/fused_cuda_kernels.cu" -o "$d/kernels_sm$arch.o" > "$d/ptxas_sm$arch.txt" 2>&1
+  done
+  grep -E "Compiling entry|Used" "$d/ptxas_sm90.txt" | sed 's/_ZN10balerbench10fused_cuda[^ ]*_\([a-z_]*kernel\)[^ ]*/\1/'
+  (cd "$BUILD" && timeout 120 tests/unit_tests_config_reference --gtest_filter='FusedCudaEntry.*' > "$d/unit_registry.log" 2>&1) || status=1
+  tail -1 "$d/unit_registry.log"
+  (cd "$BUILD" && timeout 300 tests/gpu_tests --gtest_filter='FusedCuda.*' > "$d/gpu_tests.log" 2>&1) || status=1
+  grep -E "^\[  (     OK|FAILED|  SKIPPED) |engine status|epoch [0-9]+:|PASSED|FAILED " "$d/gpu_tests.log" | head -40
+  sanitizer="$(cuda_tool compute-sanitizer)" || { echo "fused: no compute-sanitizer here"; status=1; }
+  if [ -n "$sanitizer" ]; then
+    for t in memcheck racecheck synccheck; do
+      (cd "$BUILD" && timeout 150 "$sanitizer" --tool "$t" --error-exitcode 3 \
+         tests/gpu_tests --gtest_filter='FusedCuda.ShortRunForTheSanitizers' > "$d/sanitizer_$t.log" 2>&1)
+      local rc=$?
+      echo "compute-sanitizer $t: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$d/sanitizer_$t.log" | tail -1)"
+      [ $rc -eq 0 ] || status=1
+    done
+  fi
+  # The benchmark takes 4-5 minutes (four variants, 30 s windows, torch.compile): run here when
+  # that much of the call's 10 minutes is left (FUSED_BUDGET_S, default 570 s from the stage's start),
+  # else on the same warm machine with `scripts/gpu_check.sh fusedbench`.
+  local left=$(( ${FUSED_BUDGET_S:-570} - (SECONDS - start) ))
+  if [ "$left" -ge 330 ]; then
+    stage_fusedbench || status=1
+  else
+    echo "fused: ${left} s left of FUSED_BUDGET_S: the benchmark is next, as its own call: scripts/gpu_check.sh fusedbench"
+  fi
+  return $status
+}
+
+stage_fusedbench() {  # scripts/bench_fused_cuda.py on the build of stage_fused
+  local d="$OUT/fused"
+  mkdir -p "$d"
+  [ -x "$BUILD/harness/balerbench" ] || { echo "fusedbench: no $BUILD/harness/balerbench (run the fused stage first)"; return 2; }
+  "$PY" "$ROOT/scripts/bench_fused_cuda.py" --balerbench "$BUILD/harness/balerbench" --rows "${ROWS:-520000}" \
+    --window-s "${WINDOW_S:-30}" --precisions "${PRECISIONS:-fp32}" --json "$d/bench_fused_cuda.json" \
+    > "$d/bench_fused_cuda.md" 2> "$d/bench_fused_cuda.log" || { tail -20 "$d/bench_fused_cuda.log"; return 1; }
+  cat "$d/bench_fused_cuda.md"
+}
+
 stage_interop() {
   local bb="$BUILD/harness/balerbench" d="$OUT/interop" peer="${BALERBENCH_BALER_PEER:-$ROOT/.peers/baler}"
   mkdir -p "$d"
@@ -345,9 +410,11 @@ for stage in "${stages[@]}"; do
     kernels) stage_kernels || status=1 ;;
     state) stage_state || status=1 ;;
     interop) stage_interop || status=1 ;;
+    fused) stage_fused || status=1 ;;
+    fusedbench) stage_fusedbench || status=1 ;;
     gputest) (cd "$BUILD" && ctest -L gpu --output-on-failure > "$OUT/ctest_gpu.log" 2>&1) || status=1
              grep -E "tests passed|tests failed|Failed|Skipped" "$OUT/ctest_gpu.log" ;;
-    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, protocol, amp, kernels, state, interop)" >&2; exit 2 ;;
+    *) echo "gpu_check.sh: unknown stage '$stage' (build, test, gputest, bench, sweep, protocol, amp, kernels, state, interop, fused, fusedbench)" >&2; exit 2 ;;
   esac
 done
 exit $status

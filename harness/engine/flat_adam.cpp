@@ -126,6 +126,7 @@ void FlatAdam::set_lr(double lr) {
 }
 
 int64_t FlatAdam::steps() const {
+  if (external_steps_ > 0) return external_steps_;
   if (fused_kernel_) return std::llround(kernel_step_.item<double>());
   return capturable_ ? std::llround(step_t_.item<double>()) : step_;
 }

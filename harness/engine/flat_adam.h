@@ -51,6 +51,16 @@ class FlatAdam {
   // holds for Adam too); the default is the host's widest. Every level gives the same bits.
   void set_cpu_loops(const DenseLoops& loops);
   const DenseLoops* cpu_loops() const { return loops_; }  // null when capturable
+  // An engine that runs Adam in its own device kernel (the fused CUDA engine, engine/cuda/): counts
+  // one step and returns the count (>= 1); the kernel updates flat_params() and the moments
+  // (flat_exp_avg(), flat_exp_avg_sq()) with lr(), beta1(), beta2() and eps(), as step() would.
+  // Not to be mixed with step() on one optimizer.
+  int64_t count_external_step() { return ++external_steps_; }
+  const at::Tensor& flat_exp_avg() const { return exp_avg_; }
+  const at::Tensor& flat_exp_avg_sq() const { return exp_avg_sq_; }
+  double beta1() const { return beta1_; }
+  double beta2() const { return beta2_; }
+  double eps() const { return eps_; }
   void set_lr(double lr);
   double lr() const { return lr_; }
   bool capturable() const { return capturable_; }
@@ -72,6 +82,7 @@ class FlatAdam {
   double lr_, beta1_, beta2_, eps_;
   bool capturable_;
   int64_t step_ = 0;          // fused CPU path
+  int64_t external_steps_ = 0;  // count_external_step()
   const DenseLoops* loops_ = nullptr;  // its loop: the host's widest level, or set_cpu_loops()'s
   // Capturable path: scalars on the device, float64 for float64 parameters, else float32 (step
   // counts exact to 2^24, PyTorch's choice too).

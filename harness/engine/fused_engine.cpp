@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "harness/engine/cuda/fused_cuda_engine.h"
 #include "harness/engine/dense_products.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/trainer.h"
@@ -450,12 +451,16 @@ at::Tensor FusedDenseEngine::forward(const at::Tensor& x) { return run_layers(x,
 namespace balerbench {
 namespace {
 
+// A CUDA device goes to the CUDA fused engine (cuda/fused_cuda_engine.h), which says when this build
+// has none.
 std::string fused_unsupported(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device) {
+  if (device.is_cuda()) return fused_cuda_unsupported_reason(model, policy);
   return fused_unsupported_reason(model, policy.param_dtype, policy.autocast ? policy.compute_dtype : policy.param_dtype,
                                   device);
 }
 
-std::string fused_auto_skip(const AutoEncoder&, const PrecisionPolicy& policy, c10::Device) {
+std::string fused_auto_skip(const AutoEncoder&, const PrecisionPolicy& policy, c10::Device device) {
+  if (device.is_cuda()) return fused_cuda_auto_skip();
   if (!policy.autocast) return "";
   return std::string(policy.name()) +
          ": the fused bfloat16 step measured slower than LibTorch's oneDNN autocast; --engine fused runs it";
@@ -476,9 +481,12 @@ const EngineEntry& fused_engine_entry() {
       fused_auto_skip,
       fused_inference_unsupported,
       [](AutoEncoder& model, const TrainingSetup& s) -> std::unique_ptr<Engine> {
+        if (s.device.is_cuda()) return make_fused_cuda_training(model, s);
         return std::make_unique<FusedDenseEngine>(model, s);
       },
       [](AutoEncoder& model, const InferenceSetup& s) -> std::unique_ptr<Engine> {
+        // On CUDA, compress and decompress are not fused (yet): the reference engine runs them.
+        if (model.parameters().front().is_cuda()) return engine_registry().back()->make_inference(model, s);
         return std::make_unique<FusedDenseEngine>(model, s.max_rows, fused_shards(s.knobs, s.workers),
                                                   fused_products_choice(s.knobs), setup_threads(s.workers));
       },

@@ -471,7 +471,7 @@ TEST(FusedEngine, WhatItCannotTrainIsAClearErrorAndAutoSaysWhy) {
   EXPECT_NE(choose_engine(EngineKind::kAuto, *ae, bf16, cpu).note.find("amp_bf16"), std::string::npos);
   EXPECT_EQ(fused_unsupported_reason(*ae, at::kFloat, at::kHalf, cpu), "the fused engine runs fp64, fp32 and amp_bf16");
   EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, fp64, cuda).engine, EngineKind::kLibtorch);
-  expect_input_error([&] { choose_engine(EngineKind::kFused, *ae, fp64, cuda); }, "runs on the CPU so far");
+  expect_input_error([&] { choose_engine(EngineKind::kFused, *ae, fp64, cuda); }, "engine 'fused' cannot train this run");
   // fit refuses an unresolved engine rather than guessing.
   TrainOptions o;
   o.engine = EngineKind::kAuto;

@@ -1,0 +1,312 @@
+// fused_cuda_engine.cpp: see fused_cuda_engine.h. Built only with BALERBENCH_CUDA_ENGINE on
+// (harness/CMakeLists.txt; fused_cuda_absent.cpp otherwise). It uses what Debian's CPU LibTorch 1.13
+// also has (data pointers, sizes, device indices) and the CUDA runtime, so that it compiles on a
+// machine without a GPU; the kernels are in fused_cuda_kernels.cu.
+#include "harness/engine/cuda/fused_cuda_engine.h"
+
+#include <ATen/ATen.h>
+#include <cuda_runtime_api.h>
+
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include "common/error.h"
+#include "harness/engine/cuda/fused_cuda_kernels.h"
+#include "harness/engine/flat_adam.h"
+#include "harness/engine/fused_engine.h"
+#include "harness/engine/trainer.h"
+
+namespace balerbench {
+namespace {
+
+using fused_cuda::LayerTable;
+
+// False until a GPU run has passed the checks docs/fused_cuda.md lists (tests/gpu/test_fused_cuda.cpp,
+// compute-sanitizer memcheck and racecheck, the 50-epoch trajectory against libtorch): then set it to
+// true, and `auto` takes the fused engine for fp32 on CUDA (it is first in the registry).
+constexpr bool kVerifiedOnGpu = false;
+
+// Rows per tile_step block: 64 blocks at batch 512. The first number to tune on a GPU: more blocks
+// fill more of the SMs (132 on an H100), but each tile writes, and reduce_adam reads back, a whole
+// gradient (244 KB for AE): docs/fused_cuda.md estimates 8 rows as the best of 4, 8 and 16. Halved
+// while a block's shared memory does not fit the device, down to kRowsPerThread.
+constexpr int kPreferredTileRows = 8;
+// The smallest opt-in shared memory per block of the GPUs this is built for (sm_86 and sm_89: 99 KB;
+// sm_80 163 KB, sm_90 227 KB): a model whose tile of kRowsPerThread rows fits is taken everywhere.
+constexpr std::size_t kSharedBytesEverywhere = 99 * 1024;
+
+int activation_code(const std::string& after) {
+  if (after == "leaky_relu(0.01)") return fused_cuda::kActLeakyRelu;
+  if (after == "relu") return fused_cuda::kActRelu;
+  return fused_cuda::kActNone;  // "" (fused_unsupported_reason refuses anything else first)
+}
+
+// The chain's widths, activations and shared-memory offsets (weight and bias offsets left at 0).
+LayerTable chain_of(const Architecture& arch) {
+  LayerTable net;
+  net.layers = static_cast<int>(arch.layers.size());
+  net.n_features = static_cast<int>(arch.n_features);
+  net.widest = net.n_features;
+  net.act_row_offset[0] = 0;
+  net.act_row_offset[1] = net.n_features;  // activation 0: the input tile
+  for (int i = 0; i < net.layers && i < fused_cuda::kMaxLayers; ++i) {
+    const LayerSpec& l = arch.layers[static_cast<std::size_t>(i)];
+    net.in[i] = static_cast<int>(l.in_features);
+    net.out[i] = static_cast<int>(l.out_features);
+    net.act[i] = activation_code(l.after);
+    net.widest = std::max({net.widest, net.in[i], net.out[i]});
+    net.act_row_offset[i + 2] = net.act_row_offset[i + 1] + net.out[i];
+    net.params += l.parameters();
+  }
+  return net;
+}
+
+// Where FlatAdam seated each layer's weight and bias in `flat` (elements from its start).
+void seat(LayerTable& net, AutoEncoder& model, const at::Tensor& flat) {
+  std::map<std::string, at::Tensor> params;
+  for (const auto& p : model.named_parameters(true)) params[p.key()] = p.value();
+  const auto offset_of = [&flat](const at::Tensor& t) {
+    const int64_t bytes = static_cast<const char*>(t.data_ptr()) - static_cast<const char*>(flat.data_ptr());
+    const int64_t offset = bytes / static_cast<int64_t>(flat.element_size());
+    if (bytes < 0 || offset + t.numel() > flat.numel() || !t.is_contiguous())
+      throw std::logic_error("fused CUDA engine: the model's parameters are not seated in the optimizer's flat buffer");
+    return offset;
+  };
+  const auto& layers = model.architecture().layers;
+  for (int i = 0; i < net.layers; ++i) {
+    net.weight_offset[i] = offset_of(params.at(layers[static_cast<std::size_t>(i)].name + ".weight"));
+    net.bias_offset[i] = offset_of(params.at(layers[static_cast<std::size_t>(i)].name + ".bias"));
+  }
+  net.params = flat.numel();
+}
+
+bool is_fp32(const PrecisionPolicy& p) {
+  return p.param_dtype == at::kFloat && p.data_dtype == at::kFloat && !p.autocast && !p.tf32 && !p.loss_scaling;
+}
+
+}  // namespace
+
+bool fused_cuda_built() { return true; }
+
+std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const PrecisionPolicy& policy) {
+  // The model's layers as the CPU fused engine takes them (chains of Linear layers, LeakyReLU(0.01),
+  // ReLU or nothing), asked for its CPU fp32 case.
+  std::string why = fused_unsupported_reason(model, at::kFloat, at::kFloat, c10::Device(c10::kCPU));
+  if (!why.empty()) return why;
+  if (!is_fp32(policy))
+    return std::string("the fused engine runs fp32 on CUDA so far, not ") + policy.name() +
+           " (tf32, bf16 and fp16 on tensor cores are to come: issue 38)";
+  const Architecture& arch = model.architecture();
+  if (arch.layers.size() > static_cast<std::size_t>(fused_cuda::kMaxLayers))
+    return arch.model_name + " has " + std::to_string(arch.layers.size()) + " layers; the fused engine on CUDA takes " +
+           std::to_string(fused_cuda::kMaxLayers) + " at most";
+  const std::size_t bytes = fused_cuda::tile_shared_bytes(chain_of(arch), fused_cuda::kRowsPerThread);
+  if (bytes > kSharedBytesEverywhere)
+    return arch.model_name + " at " + std::to_string(arch.n_features) + " features needs " + std::to_string(bytes / 1024) +
+           " KB of shared memory for a tile of " + std::to_string(fused_cuda::kRowsPerThread) +
+           " rows; the fused engine on CUDA keeps to " + std::to_string(kSharedBytesEverywhere / 1024) + " KB";
+  return "";
+}
+
+std::string fused_cuda_auto_skip() { return kVerifiedOnGpu ? "" : "fused on CUDA: not yet verified on a GPU"; }
+
+std::unique_ptr<Engine> make_fused_cuda_training(AutoEncoder& model, const TrainingSetup& setup) {
+  return std::make_unique<FusedCudaEngine>(model, setup);
+}
+
+// Device buffers, allocated once (LibTorch's caching allocator), sized for max_rows.
+struct FusedCudaEngine::Buffers {
+  LayerTable net;
+  int max_tiles = 0;
+  at::Tensor partials;     // (max_tiles, params) float32: each tile's gradient
+  at::Tensor tile_sq_err;  // (max_tiles) float64: each tile's sum of squares
+  at::Tensor weights_t;    // (params) float32: the transposed weights the forward pass reads
+  at::Tensor loss_sum;     // (1) float64: the epoch's batch losses
+};
+
+FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows)
+    : opt_(opt), loss_(loss), max_rows_(max_rows), buffers_(std::make_unique<Buffers>()) {
+  const at::Tensor& params = opt.flat_params();
+  if (!params.is_cuda() || params.scalar_type() != at::kFloat)
+    throw InputError("the fused CUDA engine trains float32 parameters on a CUDA device, not " +
+                     std::string(c10::toString(params.scalar_type())) + " on " + params.device().str());
+  PrecisionPolicy fp32;
+  fp32.mode = Precision::kFp32;
+  fp32.param_dtype = fp32.data_dtype = fp32.compute_dtype = at::kFloat;
+  const std::string why = fused_cuda_unsupported_reason(model, fp32);
+  if (!why.empty()) throw InputError(why);
+  if (max_rows < 1 || max_rows > INT_MAX)
+    throw InputError("fused CUDA engine: max_rows must be in 1 .. 2^31-1 (got " + std::to_string(max_rows) + ")");
+  device_ = params.device().has_index() ? params.device().index() : 0;
+  check(cudaSetDevice(device_), "cudaSetDevice");
+  Buffers& b = *buffers_;
+  b.net = chain_of(model.architecture());
+  seat(b.net, model, params);
+  std::size_t max_bytes = 0;
+  check(fused_cuda::max_shared_bytes_per_block(device_, &max_bytes), "the device's shared memory");
+  if (tile_rows < 0) throw InputError("fused CUDA engine: tile_rows must be at least 1 (0: the engine's choice)");
+  tile_rows_ = tile_rows > 0 ? tile_rows : kPreferredTileRows;
+  while (fused_cuda::tile_shared_bytes(b.net, tile_rows_) > max_bytes && tile_rows_ > fused_cuda::kRowsPerThread)
+    tile_rows_ /= 2;
+  if (fused_cuda::tile_shared_bytes(b.net, tile_rows_) > max_bytes)
+    throw InputError("fused CUDA engine: a tile of " + std::to_string(tile_rows_) + " rows needs " +
+                     std::to_string(fused_cuda::tile_shared_bytes(b.net, tile_rows_)) + " bytes of shared memory; this GPU has " +
+                     std::to_string(max_bytes));
+  check(fused_cuda::prepare_tile_step(b.net, tile_rows_), "opting in to shared memory");
+  b.max_tiles = static_cast<int>((max_rows + tile_rows_ - 1) / tile_rows_);
+  // Poisoned: an element a kernel failed to write shows up as NaN in the first step's gradient.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  b.partials = at::full({b.max_tiles, b.net.params}, nan, params.options());
+  b.tile_sq_err = at::full({b.max_tiles}, nan, params.options().dtype(at::kDouble));
+  b.weights_t = at::full_like(params, nan);
+  b.loss_sum = at::zeros({1}, params.options().dtype(at::kDouble));
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamDefault), "cudaStreamCreate");  // blocking: see the header
+  stream_ = stream;
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the buffers' fills
+  check(fused_cuda::launch_transpose_weights(b.net, params.data_ptr<float>(), b.weights_t.data_ptr<float>(), stream_),
+        "transpose_weights");
+}
+
+FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, const TrainingSetup& s)
+    : FusedCudaEngine(model, s.opt, s.options.loss, std::min(s.options.batch_size, s.train_rows)) {
+  const std::string why = fused_cuda_unsupported_reason(model, s.options.precision);
+  if (!why.empty()) throw InputError(why);
+  timer_ = &s.timer;
+}
+
+FusedCudaEngine::~FusedCudaEngine() {
+  if (!stream_) return;
+  cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));  // nothing left in flight on the buffers
+  cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+void FusedCudaEngine::check(int code, const char* what) const {
+  if (code != 0)
+    throw std::runtime_error(std::string("fused CUDA engine: ") + what + ": " + fused_cuda::error_text(code) +
+                             " (hint: rerun under compute-sanitizer, docs/fused_cuda.md)");
+}
+
+int64_t FusedCudaEngine::shared_bytes_per_block() const {
+  return static_cast<int64_t>(fused_cuda::tile_shared_bytes(buffers_->net, tile_rows_));
+}
+
+EngineStatus FusedCudaEngine::status() const {
+  const Buffers& b = *buffers_;
+  EngineStatus st;
+  st.shards = b.max_tiles;  // tiles of a full batch, one block each
+  st.products = "cuda fp32 (" + std::to_string(kLaunchesPerStep) + " launches per step: tile_step, " +
+                std::to_string(b.max_tiles) + " blocks of " + std::to_string(fused_cuda::kTileThreads) + " threads, " +
+                std::to_string(tile_rows_) + " rows and " + std::to_string(shared_bytes_per_block() / 1024) +
+                " KB shared each; reduce_adam)";
+  st.note = std::to_string(steps_) + " steps";
+  return st;
+}
+
+void FusedCudaEngine::begin_epoch() {
+  Buffers& b = *buffers_;
+  check(cudaSetDevice(device_), "cudaSetDevice");
+  // LibTorch's work so far (the epoch's shuffled rows, any write of the parameters) is done.
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check(cudaMemsetAsync(b.loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_)),
+        "cudaMemsetAsync");
+  check(fused_cuda::launch_transpose_weights(b.net, opt_.flat_params().data_ptr<float>(),
+                                             b.weights_t.data_ptr<float>(), stream_),
+        "transpose_weights");
+}
+
+void FusedCudaEngine::step(const at::Tensor& xb) {
+  launch_step(xb, true);
+  ++steps_;
+}
+
+void FusedCudaEngine::synchronize() {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "cudaStreamSynchronize");
+}
+
+double FusedCudaEngine::epoch_loss_sum() {
+  synchronize();
+  double sum = 0;
+  check(cudaMemcpy(&sum, buffers_->loss_sum.data_ptr<double>(), sizeof sum, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return sum;
+}
+
+double FusedCudaEngine::forward_backward(const at::Tensor& xb) {
+  check(cudaMemsetAsync(buffers_->loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_)),
+        "cudaMemsetAsync");
+  launch_step(xb, false);
+  return epoch_loss_sum();
+}
+
+at::Tensor FusedCudaEngine::encode(const at::Tensor&) {
+  throw std::logic_error("fused CUDA engine: training only; compress and decompress run the reference engine");
+}
+
+at::Tensor FusedCudaEngine::decode(const at::Tensor&) {
+  throw std::logic_error("fused CUDA engine: training only; compress and decompress run the reference engine");
+}
+
+void FusedCudaEngine::launch_step(const at::Tensor& xb, bool adam) {
+  Buffers& b = *buffers_;
+  const int64_t n = xb.dim() == 2 ? xb.size(0) : 0;
+  if (!xb.is_cuda() || xb.scalar_type() != at::kFloat || !xb.is_contiguous() || n < 1 || n > max_rows_ ||
+      xb.size(1) != b.net.n_features)
+    throw std::logic_error("fused CUDA engine: a batch of " + std::to_string(n) + " rows does not fit the engine");
+  const double features = b.net.n_features;
+  const bool mean = loss_ == LossKind::kMseMean;
+  fused_cuda::TileStepArgs t;
+  t.x = xb.data_ptr<float>();
+  t.rows = static_cast<int>(n);
+  t.params = opt_.flat_params().data_ptr<float>();
+  t.weights_t = b.weights_t.data_ptr<float>();
+  t.partials = b.partials.data_ptr<float>();
+  t.tile_sq_err = b.tile_sq_err.data_ptr<double>();
+  // mse_loss's norm (2, or 2/numel for the mean) and the gradient of the division by n_features.
+  t.norm = static_cast<float>(mean ? 2.0 / (static_cast<double>(n) * features) : 2.0);
+  t.grad_output = static_cast<float>(mean ? 1.0 : 1.0 / features);
+  const fused_cuda::ReduceAdamArgs r = reduce_args(mean ? 1.0 / (static_cast<double>(n) * features) : 1.0 / features, adam);
+  const int tiles = static_cast<int>((n + tile_rows_ - 1) / tile_rows_);
+  const bool profiled = timer_ && timer_->enabled();
+  {
+    std::optional<PhaseTimer::Scope> s;
+    if (profiled) s.emplace(*timer_, Phase::kBackward);  // forward, loss and backward: one kernel
+    check(fused_cuda::launch_tile_step(b.net, tile_rows_, t, stream_), "tile_step");
+  }
+  std::optional<PhaseTimer::Scope> s;
+  if (profiled) s.emplace(*timer_, Phase::kOptimizer);
+  check(fused_cuda::launch_reduce_adam(b.net, tiles, r, stream_), "reduce_adam");
+}
+
+fused_cuda::ReduceAdamArgs FusedCudaEngine::reduce_args(double batch_scale, bool adam) {
+  Buffers& b = *buffers_;
+  fused_cuda::ReduceAdamArgs r;
+  r.partials = b.partials.data_ptr<float>();
+  r.tile_sq_err = b.tile_sq_err.data_ptr<double>();
+  r.grads = opt_.flat_grads().data_ptr<float>();
+  r.params = opt_.flat_params().data_ptr<float>();
+  r.exp_avg = opt_.flat_exp_avg().data_ptr<float>();
+  r.exp_avg_sq = opt_.flat_exp_avg_sq().data_ptr<float>();
+  r.weights_t = b.weights_t.data_ptr<float>();
+  r.loss_sum = b.loss_sum.data_ptr<double>();
+  r.batch_scale = batch_scale;
+  r.adam = adam;
+  if (!adam) return r;
+  // dense_loops.inc's adam: the bias corrections in double, then each value rounded to float.
+  const double b1 = opt_.beta1(), b2 = opt_.beta2();
+  const auto step = static_cast<double>(opt_.count_external_step());
+  const float bias_correction1 = static_cast<float>(1 - std::pow(b1, step));
+  r.bias_correction2_sqrt = static_cast<float>(std::sqrt(1 - std::pow(b2, step)));
+  r.beta1 = static_cast<float>(b1);
+  r.one_minus_beta1 = static_cast<float>(1 - b1);
+  r.beta2 = static_cast<float>(b2);
+  r.one_minus_beta2 = static_cast<float>(1 - b2);
+  r.eps = static_cast<float>(opt_.eps());
+  r.neg_step = -static_cast<float>(opt_.lr()) / bias_correction1;
+  return r;
+}
+
+}  // namespace balerbench

@@ -1,0 +1,98 @@
+// fused_cuda_engine.h: the fused engine on a CUDA GPU (issue 38): a training step of Baler's dense
+// models in two kernel launches (fused_cuda_kernels.h: tile_step, reduce_adam), fp32, no autograd.
+//
+// `engine: fused` keeps its name on CUDA: the fused engine's registry entry (fused_engine.cpp) sends
+// a CUDA device here. A build without this engine (BALERBENCH_CUDA_ENGINE off: CMake found no CUDA
+// compiler, or LibTorch has no CUDA) compiles fused_cuda_absent.cpp instead, whose functions below
+// say so. The engine's numerics are those of the CPU fused engine and of LibTorch's autograd (the
+// same losses, the same Adam, the same parameter layout: FlatAdam's flat buffers), up to the
+// summation order inside the products. See docs/fused_cuda.md.
+//
+// Streams: the engine launches on a stream of its own, created blocking (cudaStreamDefault), so that
+// it orders itself with LibTorch's work on the legacy default stream both ways; and at the
+// boundaries it waits explicitly: begin_epoch() waits for the whole device (the epoch's shuffled rows
+// and the parameters as LibTorch left them), epoch_loss_sum() and synchronize() for its stream.
+// Inference (compress, decompress) on CUDA is not fused: the entry makes the reference engine's.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "harness/engine/cuda/fused_cuda_kernels.h"
+#include "harness/engine/engine.h"
+#include "harness/engine/loss.h"
+#include "harness/engine/precision.h"
+#include "models/autoencoder.h"
+
+namespace balerbench {
+
+class FlatAdam;
+
+// True when this build has the CUDA fused engine (fused_cuda_engine.cpp), false when it has
+// fused_cuda_absent.cpp.
+bool fused_cuda_built();
+
+// Why the fused engine cannot train `model` at `policy` on the CUDA device `device`; "" when it can.
+// Without the engine built: "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)".
+std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const PrecisionPolicy& policy);
+
+// Why `auto` passes the CUDA fused engine by: "fused on CUDA: not yet verified on a GPU" until a GPU
+// run has verified it (docs/fused_cuda.md lists the checks; fused_cuda_engine.cpp, kVerifiedOnGpu).
+std::string fused_cuda_auto_skip();
+
+// The engine for fit (engine_registry.h's make_training); std::logic_error without the engine built.
+std::unique_ptr<Engine> make_fused_cuda_training(AutoEncoder& model, const TrainingSetup& setup);
+
+class FusedCudaEngine final : public Engine {
+ public:
+  // `model`'s parameters seated in `opt`'s flat buffers on a CUDA device, float32; `max_rows` the
+  // largest batch a step will see; `tile_rows` the rows of one tile_step block (0: the engine's
+  // choice, kPreferredTileRows in fused_cuda_engine.cpp; tests try others). InputError with
+  // fused_cuda_unsupported_reason when it cannot run.
+  FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows = 0);
+  // For fit: as above, with the timer it books to (tile_step as backward, reduce_adam as optimizer).
+  FusedCudaEngine(AutoEncoder& model, const TrainingSetup& setup);
+  ~FusedCudaEngine() override;
+  FusedCudaEngine(const FusedCudaEngine&) = delete;
+  FusedCudaEngine& operator=(const FusedCudaEngine&) = delete;
+
+  EngineKind kind() const override { return EngineKind::kFused; }
+  EngineStatus status() const override;
+  void begin_epoch() override;
+  void step(const at::Tensor& xb) override;  // tile_step, reduce_adam (with Adam); no wait
+  double epoch_loss_sum() override;          // waits for the stream; reads 8 bytes
+  // Training only: std::logic_error (compress and decompress run the reference engine on CUDA).
+  at::Tensor encode(const at::Tensor& x) override;
+  at::Tensor decode(const at::Tensor& z) override;
+
+  // The batch's gradient into the optimizer's flat gradient buffer (overwritten whole), without Adam,
+  // and its loss as batch_loss() defines it; waits for the device (tests).
+  double forward_backward(const at::Tensor& xb);
+  void synchronize();  // waits for the engine's stream
+  int tile_rows() const { return tile_rows_; }
+  int64_t shared_bytes_per_block() const;
+  static constexpr int kLaunchesPerStep = 2;
+
+ private:
+  struct Buffers;
+  // tile_step and reduce_adam on the batch; with `adam`, counts an optimizer step and applies it.
+  void launch_step(const at::Tensor& xb, bool adam);
+  fused_cuda::ReduceAdamArgs reduce_args(double batch_scale, bool adam);
+  void check(int code, const char* what) const;
+
+  FlatAdam& opt_;
+  LossKind loss_;
+  int64_t max_rows_;
+  int device_ = 0;
+  int tile_rows_ = 0;
+  PhaseTimer* timer_ = nullptr;
+  void* stream_ = nullptr;  // cudaStream_t
+  std::unique_ptr<Buffers> buffers_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace balerbench
