@@ -21,7 +21,7 @@ namespace balerbench {
 struct EngineEntry {
   EngineKind kind;
   // One line of what it is, for the `--engine` help and /engine's words in the configuration
-  // reference: "hand-written step: dense models, CPU, fp64/fp32/amp_bf16". No '|' (the reference's
+  // reference: "LibTorch autograd: every model, precision and device". No '|' (the reference's
   // table cells).
   const char* summary;
   // Why the engine cannot train `model` at `policy` on `device`; "" when it can.
