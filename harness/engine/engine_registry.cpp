@@ -58,8 +58,8 @@ ConfigKeyDoc engine_key_doc() {
   for (const EngineEntry* e : engine_registry())
     words += "`" + std::string(engine_name(e->kind)) + "` (" + e->summary + "), ";
   return {"/engine",
-          words + "or `auto` = the first of these that runs the model, precision and device (see [Precision and "
-                  "engines](precision.md))",
+          words + "or `auto` = the first of these that runs the model, precision and device where its words let auto "
+                  "take it; the run says which and why (see [Precision and engines](precision.md))",
           ""};
 }
 

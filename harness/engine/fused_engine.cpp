@@ -476,8 +476,8 @@ std::string fused_inference_unsupported(const PrecisionPolicy& policy) {
 const EngineEntry& fused_engine_entry() {
   static const EngineEntry entry{
       EngineKind::kFused,
-      "hand-written step: dense models; CPU fp64/fp32/amp_bf16 (auto takes it for fp64/fp32), CUDA fp32 where "
-      "built with BALERBENCH_CUDA_ENGINE",
+      "hand-written step: dense models; CPU fp64/fp32/amp_bf16, CUDA fp32 where built with "
+      "BALERBENCH_CUDA_ENGINE; auto takes it for fp64/fp32 on the CPU",
       fused_unsupported,
       fused_auto_skip,
       fused_inference_unsupported,

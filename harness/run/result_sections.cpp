@@ -60,7 +60,8 @@ std::string subnormal_warning(const Dataset& ds, const RunConfig& c) {
   const std::string range = ds.subnormal_values ? "0 < |x| < 2.2e-308" : "0 < |x| < 1.2e-38, in float32";
   return "balerbench: warning: " + ds.source_path + ": " + std::to_string(n) + " value" + (n == 1 ? " is" : "s are") +
          " subnormal (" + range + "); with flush_denormal on (the default) they read as 0 in training, "
-         "compression and the error measures (hint: --set flush_denormal=false keeps them, at some cost in speed)\n";
+         "Baler's compression and the error measures; Zstandard keeps them (hint: --set flush_denormal=false keeps "
+         "them, at some cost in speed)\n";
 }
 
 // The policy, the dtypes actually used and, with loss scaling, the scale
