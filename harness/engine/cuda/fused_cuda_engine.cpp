@@ -129,6 +129,23 @@ std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const Precis
   if (arch.layers.size() > static_cast<std::size_t>(fused_cuda::kMaxLayers))
     return arch.model_name + " has " + std::to_string(arch.layers.size()) + " layers; the fused engine on CUDA takes " +
            std::to_string(fused_cuda::kMaxLayers) + " at most";
+  // A chain: the first layer reads the features, each the previous layer's output, the last writes
+  // the features back (the kernels size the tile's activations from these widths).
+  if (arch.layers.empty()) return arch.model_name + " has no layers; the fused engine on CUDA trains a chain of them";
+  const auto width_of = [](const LayerSpec& l, bool in) {
+    return l.name + (in ? " reads " + std::to_string(l.in_features) : " writes " + std::to_string(l.out_features));
+  };
+  if (arch.layers.front().in_features != arch.n_features)
+    return arch.model_name + " is not a chain the fused engine on CUDA takes: its first layer " +
+           width_of(arch.layers.front(), true) + " features, the data has " + std::to_string(arch.n_features);
+  for (std::size_t i = 0; i + 1 < arch.layers.size(); ++i)
+    if (arch.layers[i].out_features != arch.layers[i + 1].in_features)
+      return arch.model_name + " is not a chain the fused engine on CUDA takes: layer " + std::to_string(i) + " (" +
+             width_of(arch.layers[i], false) + ") does not feed layer " + std::to_string(i + 1) + " (" +
+             width_of(arch.layers[i + 1], true) + ")";
+  if (arch.layers.back().out_features != arch.n_features)
+    return arch.model_name + " is not a chain the fused engine on CUDA takes: its last layer " +
+           width_of(arch.layers.back(), false) + " features, the data has " + std::to_string(arch.n_features);
   const std::size_t bytes = fused_cuda::tile_shared_bytes(chain_of(arch), fused_cuda::kRowsPerThread);
   if (bytes > kSharedBytesEverywhere)
     return arch.model_name + " at " + std::to_string(arch.n_features) + " features needs " + std::to_string(bytes / 1024) +
