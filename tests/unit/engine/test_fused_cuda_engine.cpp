@@ -55,6 +55,22 @@ Architecture chain(std::vector<LayerSpec> layers) {
   return a;
 }
 
+// Compress and decompress of a model trained on CUDA with engine fused run the reference engine (the
+// entry's make_inference): the decision, and so the report, names it, whether or not the CUDA engine
+// is built; on the CPU, fused fp32 runs them itself.
+TEST(FusedCudaEntry, InferenceOnCudaIsDecidedForTheReferenceEngine) {
+  const PrecisionPolicy fp32 = policy(Precision::kFp32, at::kFloat);
+  const EngineDecision trained{EngineKind::kFused, ""};
+  const EngineDecision on_cuda = inference_decision(trained, fp32, c10::Device(c10::kCUDA, 0));
+  EXPECT_EQ(on_cuda.engine, EngineKind::kLibtorch);
+  EXPECT_TRUE(contains(on_cuda.note, "the reference engine runs them")) << on_cuda.note;
+  const EngineDecision on_cpu = inference_decision(trained, fp32, c10::Device(c10::kCPU));
+  EXPECT_EQ(on_cpu.engine, EngineKind::kFused);
+  EXPECT_EQ(on_cpu.note, "");
+  EXPECT_EQ(inference_decision({EngineKind::kLibtorch, ""}, fp32, c10::Device(c10::kCUDA, 0)).engine,
+            EngineKind::kLibtorch);
+}
+
 // The layer table must be a chain from the features back to them; the reason names the layer that
 // breaks it. Reached without a GPU in a build with the engine (the reason reads only the table).
 TEST(FusedCudaEntry, TheReasonNamesTheLayerThatBreaksTheChain) {
