@@ -207,6 +207,7 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind los
   b.tile_sq_err = at::full({b.max_tiles}, nan, params.options().dtype(at::kDouble));
   b.weights_t = at::full_like(params, nan);
   b.loss_sum = at::zeros({1}, params.options().dtype(at::kDouble));
+  opt.set_external_path("reduce_adam kernel (fused CUDA engine)");  // the report's optimizer_path
   check(stream_.create(device_), "cudaStreamCreate");  // blocking: see the header
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the buffers' fills
   check(fused_cuda::launch_transpose_weights(b.net, params.data_ptr<float>(), b.weights_t.data_ptr<float>(), stream_.get()),
