@@ -224,7 +224,8 @@ stage_amp() {
 stage_kernels() {
   local bb="$BUILD/harness/balerbench" data="$BUILD/cms_51200.npz" ncu="${NCU:-ncu}"
   [ -f "$data" ] || "$bb" data generate --kind cms --rows 51200 --seed 0 --out "$data" > /dev/null
-  local common=(--graph-profiling node --metrics gpu__time_duration.sum --launch-count 240 --csv --page raw)
+  # --clock-control none: ncu leaves the GPU's clocks as they are (by default it locks them to base).
+  local common=(--clock-control none --graph-profiling node --metrics gpu__time_duration.sum --launch-count 240 --csv --page raw)
   for p in ${KERNEL_PRECISIONS:-fp32 amp_fp16_noscale amp_fp16}; do
     cat > "$BUILD/kernels.json" <<JSON
 {"input_path": "$data", "model_name": "AE", "compression_ratio": 1.6, "epochs": 2, "batch_size": 512, "device": "cuda",
@@ -285,13 +286,35 @@ stage_fused() {  # read only on the GPU: nothing here sets a limit, clock or mod
   grep -E "Compiling entry|Used" "$d/ptxas_sm90.txt" | sed 's/_ZN10balerbench10fused_cuda[^ ]*_\([a-z_]*kernel\)[^ ]*/\1/'
   (cd "$BUILD" && timeout 120 tests/unit_tests_config_reference --gtest_filter='FusedCudaEntry.*' > "$d/unit_registry.log" 2>&1) || status=1
   tail -1 "$d/unit_registry.log"
-  (cd "$BUILD" && timeout 300 tests/gpu_tests --gtest_filter='FusedCuda.*' > "$d/gpu_tests.log" 2>&1) || status=1
+  local tests_limit=$(( ${FUSED_BUDGET_S:-570} - (SECONDS - start) - 150 ))
+  [ "$tests_limit" -le 300 ] || tests_limit=300
+  [ "$tests_limit" -ge 60 ] || tests_limit=60
+  (cd "$BUILD" && timeout "$tests_limit" tests/gpu_tests --gtest_filter='FusedCuda.*' > "$d/gpu_tests.log" 2>&1) || status=1
   grep -E "^\[  (     OK|FAILED|  SKIPPED) |engine status|epoch [0-9]+:|PASSED|FAILED " "$d/gpu_tests.log" | head -40
+  # compute-sanitizer, memcheck first (the most telling), then racecheck, then synccheck. Each run is
+  # checked against the time left of the call (FUSED_BUDGET_S from the stage's start) and skipped,
+  # with a line in the log, when less than SANITIZER_MIN_S (default 120 s: a run and a margin) is left.
   sanitizer="$(cuda_tool compute-sanitizer)" || { echo "fused: no compute-sanitizer here"; status=1; }
   if [ -n "$sanitizer" ]; then
+    local padding=()
+    # --padding puts unused bytes after each allocation so an overrun lands outside it (not every
+    # version has the flag: asked at run time).
+    "$sanitizer" --help 2> /dev/null | grep -q -- --padding && padding=(--padding 64)
     for t in memcheck racecheck synccheck; do
-      (cd "$BUILD" && timeout 150 "$sanitizer" --tool "$t" --error-exitcode 3 \
-         tests/gpu_tests --gtest_filter='FusedCuda.ShortRunForTheSanitizers' > "$d/sanitizer_$t.log" 2>&1)
+      local left=$(( ${FUSED_BUDGET_S:-570} - (SECONDS - start) ))
+      if [ "$left" -lt "${SANITIZER_MIN_S:-120}" ]; then
+        echo "compute-sanitizer $t: skipped, ${left} s left of FUSED_BUDGET_S (under ${SANITIZER_MIN_S:-120} s)" | tee "$d/sanitizer_$t.log"
+        status=1; continue
+      fi
+      local limit=$(( left - 30 < 150 ? left - 30 : 150 )) extra=() envs=()
+      if [ "$t" = memcheck ]; then
+        # Without LibTorch's caching allocator every tensor is its own cudaMalloc, so an overrun past a
+        # tensor is past an allocation and memcheck sees it.
+        extra=("${padding[@]}"); envs=(PYTORCH_NO_CUDA_MEMORY_CACHING=1)
+      fi
+      echo "compute-sanitizer $t: ${extra[*]} ${envs[*]} (limit ${limit} s)" > "$d/sanitizer_$t.log"
+      (cd "$BUILD" && env "${envs[@]}" timeout "$limit" "$sanitizer" --tool "$t" "${extra[@]}" --error-exitcode 3 \
+         tests/gpu_tests --gtest_filter='FusedCuda.ShortRunForTheSanitizers' >> "$d/sanitizer_$t.log" 2>&1)
       local rc=$?
       echo "compute-sanitizer $t: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$d/sanitizer_$t.log" | tail -1)"
       [ $rc -eq 0 ] || status=1

@@ -109,8 +109,8 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
   throw std::logic_error("choose_engine: no engine runs this (the reference engine must run everything)");
 }
 
-EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy) {
-  const std::string why = engine_entry(training.engine).inference_unsupported(policy);
+EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy, c10::Device device) {
+  const std::string why = engine_entry(training.engine).inference_unsupported(policy, device);
   if (why.empty()) return training;
   return {engine_registry().back()->kind, why};
 }

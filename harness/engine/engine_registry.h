@@ -28,8 +28,9 @@ struct EngineEntry {
   std::string (*unsupported)(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device);
   // Why `auto` passes the engine by although it could run (it measured slower, say); "" when auto may take it.
   std::string (*auto_skip)(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device);
-  // Why compress and decompress of a run it trained go to the reference engine; "" when it runs them.
-  std::string (*inference_unsupported)(const PrecisionPolicy& policy);
+  // Why compress and decompress of a run it trained on `device` go to the reference engine; "" when
+  // it runs them there.
+  std::string (*inference_unsupported)(const PrecisionPolicy& policy, c10::Device device);
   std::unique_ptr<Engine> (*make_training)(AutoEncoder& model, const TrainingSetup& setup);
   std::unique_ptr<Engine> (*make_inference)(AutoEncoder& model, const InferenceSetup& setup);
   // Its own run-config keys (engine_knobs.h); null when it has none.
@@ -55,9 +56,9 @@ struct EngineDecision {
 };
 EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, const PrecisionPolicy& policy,
                              c10::Device device);
-// The engine of compress and decompress: the training's, unless it cannot run the policy's
-// inference, then the reference engine, saying why.
-EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy);
+// The engine of compress and decompress on `device`: the training's, unless it cannot run the
+// policy's inference there, then the reference engine, saying why (the engine that actually runs).
+EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy, c10::Device device);
 
 // An engine joins the registry while this lives (engines outside this folder: a test's). Its
 // name joins the engine names configs accept (base/engine_choice.h), its knobs the run config's

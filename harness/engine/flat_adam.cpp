@@ -98,6 +98,7 @@ FlatAdam::FlatAdam(const std::vector<at::Tensor>& params, double lr, double beta
 }
 
 const char* FlatAdam::path_name() const {
+  if (external_path_) return external_path_;
   if (!capturable_) return "cpu loop";
   return fused_kernel_ ? "aten fused kernel" : "tensor ops";
 }

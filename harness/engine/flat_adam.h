@@ -56,6 +56,8 @@ class FlatAdam {
   // (flat_exp_avg(), flat_exp_avg_sq()) with lr(), beta1(), beta2() and eps(), as step() would.
   // Not to be mixed with step() on one optimizer.
   int64_t count_external_step() { return ++external_steps_; }
+  // Such an engine names what runs its Adam (a static string); path_name() then says it.
+  void set_external_path(const char* name) { external_path_ = name; }
   const at::Tensor& flat_exp_avg() const { return exp_avg_; }
   const at::Tensor& flat_exp_avg_sq() const { return exp_avg_sq_; }
   double beta1() const { return beta1_; }
@@ -66,7 +68,8 @@ class FlatAdam {
   bool capturable() const { return capturable_; }
   // True when steps run ATen's fused Adam kernel (off the CPU, PyTorch 2.2+).
   bool device_kernel() const { return fused_kernel_; }
-  // Which path steps take: "cpu loop", "aten fused kernel" or "tensor ops".
+  // Which path steps take: "cpu loop", "aten fused kernel" or "tensor ops", or the name an engine
+  // that runs Adam itself gave (set_external_path).
   const char* path_name() const;
   int64_t steps() const;  // optimizer steps taken (skipped ones not counted);
                           // reads the device when capturable
@@ -83,6 +86,7 @@ class FlatAdam {
   bool capturable_;
   int64_t step_ = 0;          // fused CPU path
   int64_t external_steps_ = 0;  // count_external_step()
+  const char* external_path_ = nullptr;  // set_external_path()
   const DenseLoops* loops_ = nullptr;  // its loop: the host's widest level, or set_cpu_loops()'s
   // Capturable path: scalars on the device, float64 for float64 parameters, else float32 (step
   // counts exact to 2^24, PyTorch's choice too).

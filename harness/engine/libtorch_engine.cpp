@@ -157,7 +157,7 @@ class LibtorchEngine final : public Engine {
 };
 
 std::string runs_everything(const AutoEncoder&, const PrecisionPolicy&, c10::Device) { return ""; }
-std::string infers_everything(const PrecisionPolicy&) { return ""; }
+std::string infers_everything(const PrecisionPolicy&, c10::Device) { return ""; }
 
 }  // namespace
 

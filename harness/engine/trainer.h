@@ -85,7 +85,7 @@ struct TrainResult {
   GradScalerStats scaler;  // when loss_scaling
   bool profiled = false;
   PhaseTimes phases;        // when profiled
-  std::string optimizer_path;   // FlatAdam::path_name(): cpu loop, aten fused kernel or tensor ops
+  std::string optimizer_path;   // FlatAdam::path_name(): cpu loop, aten fused kernel, tensor ops, or an engine's own
   int64_t eval_chunk_rows = 0;  // rows per evaluation pass (0: nothing was evaluated)
   EngineKind engine = EngineKind::kLibtorch;  // the engine that trained
   // What the engine said of itself after the run, as it said it: threads and shards, the products,

@@ -127,7 +127,7 @@ void CodecCommand::load_model(const CycleFiles& L, int64_t features, int64_t lat
   model_ = load_trained_model(c_, L, features, latent);
   policy_ = apply_precision(c_.precision, *model_, device_);
   norm_ = training_normalization(c_, L, features);
-  engine_decision_ = inference_decision(choose_engine(c_.engine, *model_, policy_, device_), policy_);
+  engine_decision_ = inference_decision(choose_engine(c_.engine, *model_, policy_, device_), policy_, device_);
   engine_ = make_run_inference_engine(engine_decision_, *model_, policy_, c_);
   run_->begin(energy_.get(), c_, policy_);
   timer_ = std::make_unique<PhaseTimer>(device_, c_.profile, c_.profile_sync);

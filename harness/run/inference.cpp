@@ -20,8 +20,8 @@ std::unique_ptr<Engine> make_run_inference_engine(const EngineDecision& inferenc
 }
 
 std::unique_ptr<Engine> make_run_inference_engine(TrainingSession& session, const RunConfig& c) {
-  return make_run_inference_engine(inference_decision(session.engine(), session.policy()), session.model(),
-                                   session.policy(), c);
+  return make_run_inference_engine(inference_decision(session.engine(), session.policy(), session.device()),
+                                   session.model(), session.policy(), c);
 }
 
 at::Tensor encode_table(AutoEncoder& model, Engine& engine, const at::Tensor& x, const Normalization* norm,

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -84,6 +85,30 @@ void seat(LayerTable& net, AutoEncoder& model, const at::Tensor& flat) {
   net.params = flat.numel();
 }
 
+// Sets `device` as the current CUDA device for its scope and restores the previous one on exit, so
+// that the engine leaves the process's current device as it found it. code(): cudaSetDevice's result.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (previous_ != device) {
+      code_ = cudaSetDevice(device);
+      changed_ = code_ == cudaSuccess && previous_ >= 0;
+    }
+  }
+  ~DeviceGuard() {
+    if (changed_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  int code() const { return code_; }
+
+ private:
+  int previous_ = -1;
+  int code_ = cudaSuccess;
+  bool changed_ = false;
+};
+
 bool is_fp32(const PrecisionPolicy& p) {
   return p.param_dtype == at::kFloat && p.data_dtype == at::kFloat && !p.autocast && !p.tf32 && !p.loss_scaling;
 }
@@ -104,6 +129,23 @@ std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const Precis
   if (arch.layers.size() > static_cast<std::size_t>(fused_cuda::kMaxLayers))
     return arch.model_name + " has " + std::to_string(arch.layers.size()) + " layers; the fused engine on CUDA takes " +
            std::to_string(fused_cuda::kMaxLayers) + " at most";
+  // A chain: the first layer reads the features, each the previous layer's output, the last writes
+  // the features back (the kernels size the tile's activations from these widths).
+  if (arch.layers.empty()) return arch.model_name + " has no layers; the fused engine on CUDA trains a chain of them";
+  const auto width_of = [](const LayerSpec& l, bool in) {
+    return l.name + (in ? " reads " + std::to_string(l.in_features) : " writes " + std::to_string(l.out_features));
+  };
+  if (arch.layers.front().in_features != arch.n_features)
+    return arch.model_name + " is not a chain the fused engine on CUDA takes: its first layer " +
+           width_of(arch.layers.front(), true) + " features, the data has " + std::to_string(arch.n_features);
+  for (std::size_t i = 0; i + 1 < arch.layers.size(); ++i)
+    if (arch.layers[i].out_features != arch.layers[i + 1].in_features)
+      return arch.model_name + " is not a chain the fused engine on CUDA takes: layer " + std::to_string(i) + " (" +
+             width_of(arch.layers[i], false) + ") does not feed layer " + std::to_string(i + 1) + " (" +
+             width_of(arch.layers[i + 1], true) + ")";
+  if (arch.layers.back().out_features != arch.n_features)
+    return arch.model_name + " is not a chain the fused engine on CUDA takes: its last layer " +
+           width_of(arch.layers.back(), false) + " features, the data has " + std::to_string(arch.n_features);
   const std::size_t bytes = fused_cuda::tile_shared_bytes(chain_of(arch), fused_cuda::kRowsPerThread);
   if (bytes > kSharedBytesEverywhere)
     return arch.model_name + " at " + std::to_string(arch.n_features) + " features needs " + std::to_string(bytes / 1024) +
@@ -142,7 +184,8 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind los
   if (max_rows < 1 || max_rows > INT_MAX)
     throw InputError("fused CUDA engine: max_rows must be in 1 .. 2^31-1 (got " + std::to_string(max_rows) + ")");
   device_ = params.device().has_index() ? params.device().index() : 0;
-  check(cudaSetDevice(device_), "cudaSetDevice");
+  const DeviceGuard device(device_);
+  check(device.code(), "cudaSetDevice");
   Buffers& b = *buffers_;
   b.net = chain_of(model.architecture());
   seat(b.net, model, params);
@@ -164,11 +207,10 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind los
   b.tile_sq_err = at::full({b.max_tiles}, nan, params.options().dtype(at::kDouble));
   b.weights_t = at::full_like(params, nan);
   b.loss_sum = at::zeros({1}, params.options().dtype(at::kDouble));
-  cudaStream_t stream = nullptr;
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamDefault), "cudaStreamCreate");  // blocking: see the header
-  stream_ = stream;
+  opt.set_external_path("reduce_adam kernel (fused CUDA engine)");  // the report's optimizer_path
+  check(stream_.create(device_), "cudaStreamCreate");  // blocking: see the header
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the buffers' fills
-  check(fused_cuda::launch_transpose_weights(b.net, params.data_ptr<float>(), b.weights_t.data_ptr<float>(), stream_),
+  check(fused_cuda::launch_transpose_weights(b.net, params.data_ptr<float>(), b.weights_t.data_ptr<float>(), stream_.get()),
         "transpose_weights");
 }
 
@@ -179,8 +221,20 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, const TrainingSetup& s)
   timer_ = &s.timer;
 }
 
-FusedCudaEngine::~FusedCudaEngine() {
+// The members do it: stream_ waits for its work and is destroyed first, then the buffers are freed.
+FusedCudaEngine::~FusedCudaEngine() = default;
+
+int FusedCudaEngine::StreamOwner::create(int device) {
+  device_ = device;
+  cudaStream_t stream = nullptr;
+  const cudaError_t code = cudaStreamCreateWithFlags(&stream, cudaStreamDefault);
+  if (code == cudaSuccess) stream_ = stream;
+  return code;
+}
+
+FusedCudaEngine::StreamOwner::~StreamOwner() {
   if (!stream_) return;
+  const DeviceGuard device(device_);
   cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));  // nothing left in flight on the buffers
   cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
@@ -209,26 +263,33 @@ EngineStatus FusedCudaEngine::status() const {
 
 void FusedCudaEngine::begin_epoch() {
   Buffers& b = *buffers_;
-  check(cudaSetDevice(device_), "cudaSetDevice");
+  const DeviceGuard device(device_);
+  check(device.code(), "cudaSetDevice");
   // LibTorch's work so far (the epoch's shuffled rows, any write of the parameters) is done.
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  check(cudaMemsetAsync(b.loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_)),
+  check(cudaMemsetAsync(b.loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_.get())),
         "cudaMemsetAsync");
   check(fused_cuda::launch_transpose_weights(b.net, opt_.flat_params().data_ptr<float>(),
-                                             b.weights_t.data_ptr<float>(), stream_),
+                                             b.weights_t.data_ptr<float>(), stream_.get()),
         "transpose_weights");
 }
 
 void FusedCudaEngine::step(const at::Tensor& xb) {
+  const DeviceGuard device(device_);
+  check(device.code(), "cudaSetDevice");
   launch_step(xb, true);
   ++steps_;
 }
 
 void FusedCudaEngine::synchronize() {
-  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "cudaStreamSynchronize");
+  const DeviceGuard device(device_);
+  check(device.code(), "cudaSetDevice");
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_.get())), "cudaStreamSynchronize");
 }
 
 double FusedCudaEngine::epoch_loss_sum() {
+  const DeviceGuard device(device_);
+  check(device.code(), "cudaSetDevice");
   synchronize();
   double sum = 0;
   check(cudaMemcpy(&sum, buffers_->loss_sum.data_ptr<double>(), sizeof sum, cudaMemcpyDeviceToHost), "cudaMemcpy");
@@ -236,7 +297,9 @@ double FusedCudaEngine::epoch_loss_sum() {
 }
 
 double FusedCudaEngine::forward_backward(const at::Tensor& xb) {
-  check(cudaMemsetAsync(buffers_->loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_)),
+  const DeviceGuard device(device_);
+  check(device.code(), "cudaSetDevice");
+  check(cudaMemsetAsync(buffers_->loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_.get())),
         "cudaMemsetAsync");
   launch_step(xb, false);
   return epoch_loss_sum();
@@ -256,6 +319,9 @@ void FusedCudaEngine::launch_step(const at::Tensor& xb, bool adam) {
   if (!xb.is_cuda() || xb.scalar_type() != at::kFloat || !xb.is_contiguous() || n < 1 || n > max_rows_ ||
       xb.size(1) != b.net.n_features)
     throw std::logic_error("fused CUDA engine: a batch of " + std::to_string(n) + " rows does not fit the engine");
+  if ((xb.device().has_index() ? xb.device().index() : 0) != device_)
+    throw std::logic_error("fused CUDA engine: the batch is on " + xb.device().str() + ", the engine on cuda:" +
+                           std::to_string(device_));
   const double features = b.net.n_features;
   const bool mean = loss_ == LossKind::kMseMean;
   fused_cuda::TileStepArgs t;
@@ -274,11 +340,11 @@ void FusedCudaEngine::launch_step(const at::Tensor& xb, bool adam) {
   {
     std::optional<PhaseTimer::Scope> s;
     if (profiled) s.emplace(*timer_, Phase::kBackward);  // forward, loss and backward: one kernel
-    check(fused_cuda::launch_tile_step(b.net, tile_rows_, t, stream_), "tile_step");
+    check(fused_cuda::launch_tile_step(b.net, tile_rows_, t, stream_.get()), "tile_step");
   }
   std::optional<PhaseTimer::Scope> s;
   if (profiled) s.emplace(*timer_, Phase::kOptimizer);
-  check(fused_cuda::launch_reduce_adam(b.net, tiles, r, stream_), "reduce_adam");
+  check(fused_cuda::launch_reduce_adam(b.net, tiles, r, stream_.get()), "reduce_adam");
 }
 
 fused_cuda::ReduceAdamArgs FusedCudaEngine::reduce_args(double batch_scale, bool adam) {

@@ -12,6 +12,8 @@
 // it orders itself with LibTorch's work on the legacy default stream both ways; and at the
 // boundaries it waits explicitly: begin_epoch() waits for the whole device (the epoch's shuffled rows
 // and the parameters as LibTorch left them), epoch_loss_sum() and synchronize() for its stream.
+// Device: every public member that calls the CUDA runtime sets the engine's device for its own
+// duration and restores the caller's current device on return (or on a throw).
 // Inference (compress, decompress) on CUDA is not fused: the entry makes the reference engine's.
 #pragma once
 
@@ -84,14 +86,30 @@ class FusedCudaEngine final : public Engine {
   fused_cuda::ReduceAdamArgs reduce_args(double batch_scale, bool adam);
   void check(int code, const char* what) const;
 
+  // The engine's stream (a cudaStream_t), destroyed with the engine or when its constructor throws
+  // after creating it: waits for the stream, then destroys it, on the engine's device.
+  class StreamOwner {
+   public:
+    StreamOwner() = default;
+    ~StreamOwner();
+    StreamOwner(const StreamOwner&) = delete;
+    StreamOwner& operator=(const StreamOwner&) = delete;
+    int create(int device);  // a cudaError_t
+    void* get() const { return stream_; }
+
+   private:
+    void* stream_ = nullptr;
+    int device_ = 0;
+  };
+
   FlatAdam& opt_;
   LossKind loss_;
   int64_t max_rows_;
   int device_ = 0;
   int tile_rows_ = 0;
   PhaseTimer* timer_ = nullptr;
-  void* stream_ = nullptr;  // cudaStream_t
   std::unique_ptr<Buffers> buffers_;
+  StreamOwner stream_;  // after buffers_: destroyed (after its wait) before the buffers are freed
   int64_t steps_ = 0;
 };
 

@@ -64,7 +64,7 @@ const EngineEntry kGainEntry{
     "adds a gain to each step's loss (a test's)",
     [](const AutoEncoder&, const PrecisionPolicy&, c10::Device) { return std::string(); },
     [](const AutoEncoder&, const PrecisionPolicy&, c10::Device) { return std::string("a test engine"); },
-    [](const PrecisionPolicy&) { return std::string(); },
+    [](const PrecisionPolicy&, c10::Device) { return std::string(); },
     [](AutoEncoder&, const TrainingSetup& s) -> std::unique_ptr<Engine> {
       return std::make_unique<GainEngine>(s.options.engine_knobs.get<double>(kGain));
     },

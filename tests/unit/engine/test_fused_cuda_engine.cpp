@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "harness/engine/cuda/fused_cuda_engine.h"
@@ -23,6 +25,70 @@ PrecisionPolicy policy(Precision mode, at::ScalarType dtype) {
 }
 
 bool contains(const std::string& text, const std::string& fragment) { return text.find(fragment) != std::string::npos; }
+
+// A model that is only its architecture (never run): the layer table the engine's reason reads.
+class TableOnly : public AutoEncoder {
+ public:
+  explicit TableOnly(Architecture arch) : AutoEncoder(std::move(arch)) {}
+  at::Tensor encode(const at::Tensor& x) override { return x; }
+  at::Tensor decode(const at::Tensor& z) override { return z; }
+};
+
+LayerSpec linear(const std::string& name, int64_t in, int64_t out) {
+  LayerSpec l;
+  l.name = name;
+  l.kind = "linear";
+  l.part = "encoder";
+  l.in_features = in;
+  l.out_features = out;
+  l.after = "leaky_relu(0.01)";
+  return l;
+}
+
+Architecture chain(std::vector<LayerSpec> layers) {
+  Architecture a;
+  a.model_name = "Chain";
+  a.dtype = "float32";
+  a.n_features = 8;
+  a.latent = 3;
+  a.layers = std::move(layers);
+  return a;
+}
+
+// Compress and decompress of a model trained on CUDA with engine fused run the reference engine (the
+// entry's make_inference): the decision, and so the report, names it, whether or not the CUDA engine
+// is built; on the CPU, fused fp32 runs them itself.
+TEST(FusedCudaEntry, InferenceOnCudaIsDecidedForTheReferenceEngine) {
+  const PrecisionPolicy fp32 = policy(Precision::kFp32, at::kFloat);
+  const EngineDecision trained{EngineKind::kFused, ""};
+  const EngineDecision on_cuda = inference_decision(trained, fp32, c10::Device(c10::kCUDA, 0));
+  EXPECT_EQ(on_cuda.engine, EngineKind::kLibtorch);
+  EXPECT_TRUE(contains(on_cuda.note, "the reference engine runs them")) << on_cuda.note;
+  const EngineDecision on_cpu = inference_decision(trained, fp32, c10::Device(c10::kCPU));
+  EXPECT_EQ(on_cpu.engine, EngineKind::kFused);
+  EXPECT_EQ(on_cpu.note, "");
+  EXPECT_EQ(inference_decision({EngineKind::kLibtorch, ""}, fp32, c10::Device(c10::kCUDA, 0)).engine,
+            EngineKind::kLibtorch);
+}
+
+// The layer table must be a chain from the features back to them; the reason names the layer that
+// breaks it. Reached without a GPU in a build with the engine (the reason reads only the table).
+TEST(FusedCudaEntry, TheReasonNamesTheLayerThatBreaksTheChain) {
+  if (!fused_cuda_built()) GTEST_SKIP() << "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)";
+  const PrecisionPolicy fp32 = policy(Precision::kFp32, at::kFloat);
+  const auto reason = [&](std::vector<LayerSpec> layers) {
+    return fused_cuda_unsupported_reason(TableOnly(chain(std::move(layers))), fp32);
+  };
+  EXPECT_EQ(reason({linear("a", 8, 3), linear("b", 3, 8)}), "");
+  std::string why = reason({linear("a", 7, 3), linear("b", 3, 8)});
+  EXPECT_TRUE(contains(why, "first layer a reads 7 features, the data has 8")) << why;
+  why = reason({linear("a", 8, 3), linear("b", 4, 5), linear("c", 5, 8)});
+  EXPECT_TRUE(contains(why, "layer 0 (a writes 3) does not feed layer 1 (b reads 4)")) << why;
+  why = reason({linear("a", 8, 3), linear("b", 3, 9)});
+  EXPECT_TRUE(contains(why, "last layer b writes 9 features, the data has 8")) << why;
+  why = reason({});
+  EXPECT_TRUE(contains(why, "has no layers")) << why;
+}
 
 TEST(FusedCudaEntry, FusedOnCudaSaysWhyItCannotRunOrThatAutoPassesItBy) {
   const c10::Device cuda(c10::kCUDA, 0), cpu(c10::kCPU);
