@@ -73,6 +73,27 @@ struct Case {
   int tile_rows;  // 0: the engine's choice
 };
 
+// One autograd step of the reference on batch x with Adam (FlatAdam, as the libtorch engine steps):
+// the batch's gradient (before the step) and loss.
+struct ReferenceStep {
+  at::Tensor grads;
+  double loss = 0;
+};
+ReferenceStep reference_step(AutoEncoder& model, FlatAdam& opt, const at::Tensor& x, LossKind loss) {
+  opt.zero_grad();
+  const at::Tensor l = batch_loss(model.forward(x), x, loss);
+  l.backward();
+  ReferenceStep r{opt.flat_grads().clone(), l.item<double>()};
+  opt.step();
+  return r;
+}
+
+std::string case_name(const Case& c, LossKind loss, uint64_t seed, int tile_rows) {
+  return std::string(c.model) + " " + std::to_string(c.features) + " features, " + std::to_string(c.rows) +
+         " rows, " + (loss == LossKind::kBalerSum ? "baler_sum" : "mse_mean") + ", seed " + std::to_string(seed) +
+         ", tile " + std::to_string(tile_rows) + " rows";
+}
+
 // One batch: autograd's gradient and one Adam step (FlatAdam, as the libtorch engine steps), then the
 // fused engine's gradient (its buffers poisoned with NaN first) and step, from the same parameters.
 // Tolerances: 1e-5 relative for the gradient and the loss (float32, two summation orders: cuBLAS's
@@ -89,12 +110,9 @@ bool expect_step_matches(const Case& c, LossKind loss, uint64_t seed) {
   reference->to(kGpu, at::kFloat);
   if (kink_margin(*reference, x) < 4 * std::numeric_limits<float>::epsilon()) return false;
   FlatAdam ref_opt(reference->parameters(), lr);
-  ref_opt.zero_grad();
-  const at::Tensor l = batch_loss(reference->forward(x), x, loss);
-  l.backward();
-  const at::Tensor ref_grads = ref_opt.flat_grads().clone();
-  const double ref_loss = l.item<double>();
-  ref_opt.step();
+  const ReferenceStep ref = reference_step(*reference, ref_opt, x, loss);
+  const at::Tensor& ref_grads = ref.grads;
+  const double ref_loss = ref.loss;
   const at::Tensor ref_params = ref_opt.flat_params().clone();
 
   torch::manual_seed(seed);
@@ -104,9 +122,7 @@ bool expect_step_matches(const Case& c, LossKind loss, uint64_t seed) {
   FusedCudaEngine engine(*model, opt, loss, c.rows, c.tile_rows);
   opt.flat_grads().fill_(std::numeric_limits<float>::quiet_NaN());  // every element must be written
   const double fused_loss = engine.forward_backward(x);
-  const std::string what = std::string(c.model) + " " + std::to_string(c.features) + " features, " +
-                           std::to_string(c.rows) + " rows, " + (loss == LossKind::kBalerSum ? "baler_sum" : "mse_mean") +
-                           ", seed " + std::to_string(seed) + ", tile " + std::to_string(engine.tile_rows()) + " rows";
+  const std::string what = case_name(c, loss, seed, engine.tile_rows());
   EXPECT_TRUE(opt.flat_grads().isfinite().all().item<bool>()) << what;
   EXPECT_LE(max_relative_difference(opt.flat_grads(), ref_grads), 1e-5) << what;
   EXPECT_NEAR(fused_loss, ref_loss, 1e-5 * std::abs(ref_loss)) << what;
@@ -148,19 +164,12 @@ bool expect_two_steps_match(const Case& c, LossKind loss, uint64_t seed) {
   const double kink = 4 * std::numeric_limits<float>::epsilon();
   if (kink_margin(*reference, x1) < kink || kink_margin(*reference, x2) < kink) return false;
   FlatAdam ref_opt(reference->parameters(), lr);
-  ref_opt.zero_grad();
-  at::Tensor l1 = batch_loss(reference->forward(x1), x1, loss);
-  l1.backward();
-  const at::Tensor ref_grads1 = ref_opt.flat_grads().clone();
-  const double ref_loss1 = l1.item<double>();
-  ref_opt.step();
+  const ReferenceStep ref1 = reference_step(*reference, ref_opt, x1, loss);
   if (kink_margin(*reference, x2) < kink) return false;  // the second batch at the moved weights
-  ref_opt.zero_grad();
-  at::Tensor l2 = batch_loss(reference->forward(x2), x2, loss);
-  l2.backward();
-  const at::Tensor ref_grads2 = ref_opt.flat_grads().clone();
-  const double ref_loss2 = l2.item<double>();
-  ref_opt.step();
+  const ReferenceStep ref2 = reference_step(*reference, ref_opt, x2, loss);
+  const at::Tensor& ref_grads1 = ref1.grads;
+  const at::Tensor& ref_grads2 = ref2.grads;
+  const double ref_loss1 = ref1.loss, ref_loss2 = ref2.loss;
   const at::Tensor ref_params = ref_opt.flat_params().clone();
 
   torch::manual_seed(seed);
@@ -169,9 +178,7 @@ bool expect_two_steps_match(const Case& c, LossKind loss, uint64_t seed) {
   FlatAdam opt(model->parameters(), lr);
   FusedCudaEngine engine(*model, opt, loss, c.rows + 3 * tile, tile);
   opt.flat_grads().fill_(std::numeric_limits<float>::quiet_NaN());
-  const std::string what = std::string("two steps: ") + c.model + " " + std::to_string(c.features) + " features, " +
-                           std::to_string(c.rows) + " rows, " + (loss == LossKind::kBalerSum ? "baler_sum" : "mse_mean") +
-                           ", seed " + std::to_string(seed) + ", tile " + std::to_string(engine.tile_rows()) + " rows";
+  const std::string what = "two steps: " + case_name(c, loss, seed, engine.tile_rows());
   engine.begin_epoch();
   engine.step(x1);
   engine.step(x2);
