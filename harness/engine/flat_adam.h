@@ -56,6 +56,8 @@ class FlatAdam {
   // (flat_exp_avg(), flat_exp_avg_sq()) with lr(), beta1(), beta2() and eps(), as step() would.
   // Not to be mixed with step() on one optimizer.
   int64_t count_external_step() { return ++external_steps_; }
+  // Such an engine that counts its steps on the device (skipping some: loss scaling) says the count.
+  void set_external_steps(int64_t steps) { external_steps_ = steps; }
   // Such an engine names what runs its Adam (a static string); path_name() then says it.
   void set_external_path(const char* name) { external_path_ = name; }
   const at::Tensor& flat_exp_avg() const { return exp_avg_; }

@@ -82,6 +82,13 @@ class GradScaler {
 
   // The live scale tensor (float32, 1 element, on the device).
   const at::Tensor& scale_tensor() const { return scale_; }
+  // For an engine that unscales and updates in its own device kernels (the fused CUDA engine's
+  // amp_fp16): the state it updates as unscale_ and update would, and count_external_update() once
+  // per step in place of update().
+  const at::Tensor& growth_tracker_tensor() const { return growth_tracker_; }
+  const at::Tensor& skipped_tensor() const { return skipped_; }
+  const GradScalerOptions& options() const { return o_; }
+  void count_external_update() { ++steps_; }
   bool fused() const { return fused_; }
   // Reads the counters from the device (a synchronisation; call at epoch ends).
   GradScalerStats stats() const;

@@ -63,6 +63,7 @@ LayerTable chain_of(const Architecture& arch) {
     net.act_row_offset[i + 2] = net.act_row_offset[i + 1] + net.out[i];
     net.params += l.parameters();
   }
+  fused_cuda::fill_mma_layout(net);
   return net;
 }
 
@@ -109,8 +110,28 @@ class DeviceGuard {
   bool changed_ = false;
 };
 
-bool is_fp32(const PrecisionPolicy& p) {
-  return p.param_dtype == at::kFloat && p.data_dtype == at::kFloat && !p.autocast && !p.tf32 && !p.loss_scaling;
+// The precisions the engine runs, and on what: fp32 on the SIMT cores (fused_cuda_kernels.cu), the
+// others on tensor cores (fused_cuda_mma.cu), each with float32 master weights and data.
+struct CudaMode {
+  bool known = false;
+  bool mma = false;
+  fused_cuda::MmaMode mma_mode = fused_cuda::kMmaTf32;
+};
+
+CudaMode cuda_mode(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: return {true, false, fused_cuda::kMmaTf32};
+    case Precision::kTf32: return {true, true, fused_cuda::kMmaTf32};
+    case Precision::kAmpBf16: return {true, true, fused_cuda::kMmaBf16};
+    case Precision::kAmpFp16:
+    case Precision::kAmpFp16NoScale: return {true, true, fused_cuda::kMmaFp16};
+    default: return {};
+  }
+}
+
+// Bytes of shared memory one block needs at `rows` rows per tile (fp32) or one MMA tile.
+std::size_t block_bytes(const LayerTable& net, const CudaMode& mode, int rows) {
+  return mode.mma ? fused_cuda::mma_shared_bytes(net, mode.mma_mode) : fused_cuda::tile_shared_bytes(net, rows);
 }
 
 }  // namespace
@@ -122,9 +143,10 @@ std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const Precis
   // ReLU or nothing), asked for its CPU fp32 case.
   std::string why = fused_unsupported_reason(model, at::kFloat, at::kFloat, c10::Device(c10::kCPU));
   if (!why.empty()) return why;
-  if (!is_fp32(policy))
-    return std::string("the fused engine runs fp32 on CUDA so far, not ") + policy.name() +
-           " (tf32, bf16 and fp16 on tensor cores are to come: issue 38)";
+  const CudaMode mode = cuda_mode(policy.mode);
+  if (!mode.known || policy.param_dtype != at::kFloat || policy.data_dtype != at::kFloat)
+    return std::string("the fused engine on CUDA runs fp32, tf32, amp_bf16, amp_fp16_noscale and amp_fp16, not ") +
+           policy.name();
   const Architecture& arch = model.architecture();
   if (arch.layers.size() > static_cast<std::size_t>(fused_cuda::kMaxLayers))
     return arch.model_name + " has " + std::to_string(arch.layers.size()) + " layers; the fused engine on CUDA takes " +
@@ -146,11 +168,12 @@ std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const Precis
   if (arch.layers.back().out_features != arch.n_features)
     return arch.model_name + " is not a chain the fused engine on CUDA takes: its last layer " +
            width_of(arch.layers.back(), false) + " features, the data has " + std::to_string(arch.n_features);
-  const std::size_t bytes = fused_cuda::tile_shared_bytes(chain_of(arch), fused_cuda::kRowsPerThread);
+  const int rows = mode.mma ? fused_cuda::kMmaTileRows : fused_cuda::kRowsPerThread;
+  const std::size_t bytes = block_bytes(chain_of(arch), mode, rows);
   if (bytes > kSharedBytesEverywhere)
     return arch.model_name + " at " + std::to_string(arch.n_features) + " features needs " + std::to_string(bytes / 1024) +
-           " KB of shared memory for a tile of " + std::to_string(fused_cuda::kRowsPerThread) +
-           " rows; the fused engine on CUDA keeps to " + std::to_string(kSharedBytesEverywhere / 1024) + " KB";
+           " KB of shared memory for a tile of " + std::to_string(rows) + " rows in " + policy.name() +
+           "; the fused engine on CUDA keeps to " + std::to_string(kSharedBytesEverywhere / 1024) + " KB";
   return "";
 }
 
@@ -164,23 +187,32 @@ std::unique_ptr<Engine> make_fused_cuda_training(AutoEncoder& model, const Train
 struct FusedCudaEngine::Buffers {
   LayerTable net;
   int max_tiles = 0;
-  at::Tensor partials;     // (max_tiles, params) float32: each tile's gradient
+  at::Tensor partials;     // (max_tiles, params or padded_params) float32: each tile's gradient
   at::Tensor tile_sq_err;  // (max_tiles) float64: each tile's sum of squares
-  at::Tensor weights_t;    // (params) float32: the transposed weights the forward pass reads
+  at::Tensor weights_t;    // fp32: (params) float32, the transposed weights the forward pass reads
+  at::Tensor weights_mma;  // tensor cores: (padded_params) in the mode's type, zero padding
   at::Tensor loss_sum;     // (1) float64: the epoch's batch losses
+  at::Tensor adam_steps;   // loss scaling: (1) int64, Adam's steps taken (skipped ones not counted)
+  at::Tensor blocks_done;  // loss scaling: (1) int32, adam_scaled's count of finished blocks
 };
 
-FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows)
-    : opt_(opt), loss_(loss), max_rows_(max_rows), buffers_(std::make_unique<Buffers>()) {
+FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows,
+                                 Precision precision, GradScaler* scaler)
+    : opt_(opt), loss_(loss), max_rows_(max_rows), precision_(precision), scaler_(scaler),
+      buffers_(std::make_unique<Buffers>()) {
   const at::Tensor& params = opt.flat_params();
   if (!params.is_cuda() || params.scalar_type() != at::kFloat)
     throw InputError("the fused CUDA engine trains float32 parameters on a CUDA device, not " +
                      std::string(c10::toString(params.scalar_type())) + " on " + params.device().str());
-  PrecisionPolicy fp32;
-  fp32.mode = Precision::kFp32;
-  fp32.param_dtype = fp32.data_dtype = fp32.compute_dtype = at::kFloat;
-  const std::string why = fused_cuda_unsupported_reason(model, fp32);
+  const PrecisionPolicy policy = resolve_precision(precision, at::kFloat, params.device());
+  const std::string why = fused_cuda_unsupported_reason(model, policy);
   if (!why.empty()) throw InputError(why);
+  const CudaMode mode = cuda_mode(precision);
+  mma_ = mode.mma;
+  mma_mode_ = mode.mma_mode;
+  if (policy.loss_scaling != (scaler != nullptr))
+    throw std::logic_error(std::string("fused CUDA engine: ") + policy.name() +
+                           (scaler ? " does not scale its loss, yet a GradScaler was given" : " needs its GradScaler"));
   if (max_rows < 1 || max_rows > INT_MAX)
     throw InputError("fused CUDA engine: max_rows must be in 1 .. 2^31-1 (got " + std::to_string(max_rows) + ")");
   device_ = params.device().has_index() ? params.device().index() : 0;
@@ -189,33 +221,69 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind los
   Buffers& b = *buffers_;
   b.net = chain_of(model.architecture());
   seat(b.net, model, params);
-  std::size_t max_bytes = 0;
-  check(fused_cuda::max_shared_bytes_per_block(device_, &max_bytes), "the device's shared memory");
-  if (tile_rows < 0) throw InputError("fused CUDA engine: tile_rows must be at least 1 (0: the engine's choice)");
-  tile_rows_ = tile_rows > 0 ? tile_rows : kPreferredTileRows;
-  while (fused_cuda::tile_shared_bytes(b.net, tile_rows_) > max_bytes && tile_rows_ > fused_cuda::kRowsPerThread)
-    tile_rows_ /= 2;
-  if (fused_cuda::tile_shared_bytes(b.net, tile_rows_) > max_bytes)
-    throw InputError("fused CUDA engine: a tile of " + std::to_string(tile_rows_) + " rows needs " +
-                     std::to_string(fused_cuda::tile_shared_bytes(b.net, tile_rows_)) + " bytes of shared memory; this GPU has " +
-                     std::to_string(max_bytes));
-  check(fused_cuda::prepare_tile_step(b.net, tile_rows_), "opting in to shared memory");
+  choose_tile_rows(tile_rows);
   b.max_tiles = static_cast<int>((max_rows + tile_rows_ - 1) / tile_rows_);
   // Poisoned: an element a kernel failed to write shows up as NaN in the first step's gradient.
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  b.partials = at::full({b.max_tiles, b.net.params}, nan, params.options());
+  b.partials = at::full({b.max_tiles, mma_ ? b.net.padded_params : b.net.params}, nan, params.options());
   b.tile_sq_err = at::full({b.max_tiles}, nan, params.options().dtype(at::kDouble));
-  b.weights_t = at::full_like(params, nan);
+  if (mma_) {  // the padding must be zero (0 x NaN is NaN); convert_weights writes the rest
+    const at::ScalarType stored = mma_mode_ == fused_cuda::kMmaTf32   ? at::kFloat
+                                  : mma_mode_ == fused_cuda::kMmaBf16 ? at::kBFloat16
+                                                                      : at::kHalf;
+    b.weights_mma = at::zeros({b.net.padded_params}, params.options().dtype(stored));
+  } else {
+    b.weights_t = at::full_like(params, nan);
+  }
   b.loss_sum = at::zeros({1}, params.options().dtype(at::kDouble));
-  opt.set_external_path("reduce_adam kernel (fused CUDA engine)");  // the report's optimizer_path
+  if (scaler_) {
+    b.adam_steps = at::full({1}, opt.steps(), params.options().dtype(at::kLong));
+    b.blocks_done = at::zeros({1}, params.options().dtype(at::kInt));
+  }
+  opt.set_external_path(mma_ ? "reduce_mma kernel (fused CUDA engine)" : "reduce_adam kernel (fused CUDA engine)");
   check(stream_.create(device_), "cudaStreamCreate");  // blocking: see the header
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the buffers' fills
-  check(fused_cuda::launch_transpose_weights(b.net, params.data_ptr<float>(), b.weights_t.data_ptr<float>(), stream_.get()),
-        "transpose_weights");
+  refresh_weight_copy();
+}
+
+void FusedCudaEngine::choose_tile_rows(int tile_rows) {
+  const Buffers& b = *buffers_;
+  const CudaMode mode = cuda_mode(precision_);
+  std::size_t max_bytes = 0;
+  if (mma_)
+    check(fused_cuda::max_mma_shared_bytes_per_block(device_, mma_mode_, &max_bytes), "the device's shared memory");
+  else
+    check(fused_cuda::max_shared_bytes_per_block(device_, &max_bytes), "the device's shared memory");
+  if (tile_rows < 0) throw InputError("fused CUDA engine: tile_rows must be at least 1 (0: the engine's choice)");
+  if (mma_ && tile_rows != 0 && tile_rows != fused_cuda::kMmaTileRows)
+    throw InputError(std::string("fused CUDA engine: ") + resolve_precision(precision_, at::kFloat, c10::kCUDA).name() +
+                     " runs tiles of " + std::to_string(fused_cuda::kMmaTileRows) + " rows (one MMA block), not " +
+                     std::to_string(tile_rows));
+  tile_rows_ = mma_ ? fused_cuda::kMmaTileRows : tile_rows > 0 ? tile_rows : kPreferredTileRows;
+  while (!mma_ && block_bytes(b.net, mode, tile_rows_) > max_bytes && tile_rows_ > fused_cuda::kRowsPerThread)
+    tile_rows_ /= 2;
+  if (block_bytes(b.net, mode, tile_rows_) > max_bytes)
+    throw InputError("fused CUDA engine: a tile of " + std::to_string(tile_rows_) + " rows needs " +
+                     std::to_string(block_bytes(b.net, mode, tile_rows_)) + " bytes of shared memory; this GPU has " +
+                     std::to_string(max_bytes));
+  check(mma_ ? fused_cuda::prepare_mma_step(b.net, mma_mode_) : fused_cuda::prepare_tile_step(b.net, tile_rows_),
+        "opting in to shared memory");
+}
+
+void FusedCudaEngine::refresh_weight_copy() {
+  Buffers& b = *buffers_;
+  const float* params = opt_.flat_params().data_ptr<float>();
+  if (mma_)
+    check(fused_cuda::launch_convert_weights(b.net, mma_mode_, params, b.weights_mma.data_ptr(), stream_.get()),
+          "convert_weights");
+  else
+    check(fused_cuda::launch_transpose_weights(b.net, params, b.weights_t.data_ptr<float>(), stream_.get()),
+          "transpose_weights");
 }
 
 FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, const TrainingSetup& s)
-    : FusedCudaEngine(model, s.opt, s.options.loss, std::min(s.options.batch_size, s.train_rows)) {
+    : FusedCudaEngine(model, s.opt, s.options.loss, std::min(s.options.batch_size, s.train_rows), 0,
+                      s.options.precision.mode, s.scaler) {
   const std::string why = fused_cuda_unsupported_reason(model, s.options.precision);
   if (!why.empty()) throw InputError(why);
   timer_ = &s.timer;
@@ -246,17 +314,19 @@ void FusedCudaEngine::check(int code, const char* what) const {
 }
 
 int64_t FusedCudaEngine::shared_bytes_per_block() const {
-  return static_cast<int64_t>(fused_cuda::tile_shared_bytes(buffers_->net, tile_rows_));
+  return static_cast<int64_t>(block_bytes(buffers_->net, cuda_mode(precision_), tile_rows_));
 }
 
 EngineStatus FusedCudaEngine::status() const {
   const Buffers& b = *buffers_;
   EngineStatus st;
   st.shards = b.max_tiles;  // tiles of a full batch, one block each
-  st.products = "cuda fp32 (" + std::to_string(kLaunchesPerStep) + " launches per step: tile_step, " +
-                std::to_string(b.max_tiles) + " blocks of " + std::to_string(fused_cuda::kTileThreads) + " threads, " +
-                std::to_string(tile_rows_) + " rows and " + std::to_string(shared_bytes_per_block() / 1024) +
-                " KB shared each; reduce_adam)";
+  const std::string name = resolve_precision(precision_, at::kFloat, c10::Device(c10::kCUDA, device_)).name();
+  st.products = "cuda " + name + (mma_ ? " on tensor cores (" : " (") + std::to_string(launches_per_step()) +
+                " launches per step: " + (mma_ ? "mma_step, " : "tile_step, ") + std::to_string(b.max_tiles) +
+                " blocks of " + std::to_string(fused_cuda::kTileThreads) + " threads, " + std::to_string(tile_rows_) +
+                " rows and " + std::to_string(shared_bytes_per_block() / 1024) + " KB shared each; " +
+                (mma_ ? "reduce_mma" : "reduce_adam") + (scaler_ ? ", adam_scaled)" : ")");
   st.note = std::to_string(steps_) + " steps";
   return st;
 }
@@ -269,9 +339,10 @@ void FusedCudaEngine::begin_epoch() {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check(cudaMemsetAsync(b.loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_.get())),
         "cudaMemsetAsync");
-  check(fused_cuda::launch_transpose_weights(b.net, opt_.flat_params().data_ptr<float>(),
-                                             b.weights_t.data_ptr<float>(), stream_.get()),
-        "transpose_weights");
+  if (scaler_)  // the scaler's state as its own unscale_ would find it; the step count as the optimizer has it
+    check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
+          "cudaMemsetAsync");
+  refresh_weight_copy();
 }
 
 void FusedCudaEngine::step(const at::Tensor& xb) {
@@ -279,6 +350,7 @@ void FusedCudaEngine::step(const at::Tensor& xb) {
   check(device.code(), "cudaSetDevice");
   launch_step(xb, true);
   ++steps_;
+  if (scaler_) scaler_->count_external_update();
 }
 
 void FusedCudaEngine::synchronize() {
@@ -293,6 +365,12 @@ double FusedCudaEngine::epoch_loss_sum() {
   synchronize();
   double sum = 0;
   check(cudaMemcpy(&sum, buffers_->loss_sum.data_ptr<double>(), sizeof sum, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  if (scaler_) {  // Adam's steps as the device counted them (a skipped step is not one)
+    int64_t adam_steps = 0;
+    check(cudaMemcpy(&adam_steps, buffers_->adam_steps.data_ptr<int64_t>(), sizeof adam_steps, cudaMemcpyDeviceToHost),
+          "cudaMemcpy");
+    opt_.set_external_steps(adam_steps);
+  }
   return sum;
 }
 
@@ -301,6 +379,9 @@ double FusedCudaEngine::forward_backward(const at::Tensor& xb) {
   check(device.code(), "cudaSetDevice");
   check(cudaMemsetAsync(buffers_->loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_.get())),
         "cudaMemsetAsync");
+  if (scaler_)
+    check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
+          "cudaMemsetAsync");
   launch_step(xb, false);
   return epoch_loss_sum();
 }
@@ -324,27 +405,52 @@ void FusedCudaEngine::launch_step(const at::Tensor& xb, bool adam) {
                            std::to_string(device_));
   const double features = b.net.n_features;
   const bool mean = loss_ == LossKind::kMseMean;
-  fused_cuda::TileStepArgs t;
-  t.x = xb.data_ptr<float>();
-  t.rows = static_cast<int>(n);
-  t.params = opt_.flat_params().data_ptr<float>();
-  t.weights_t = b.weights_t.data_ptr<float>();
-  t.partials = b.partials.data_ptr<float>();
-  t.tile_sq_err = b.tile_sq_err.data_ptr<double>();
   // mse_loss's norm (2, or 2/numel for the mean) and the gradient of the division by n_features.
-  t.norm = static_cast<float>(mean ? 2.0 / (static_cast<double>(n) * features) : 2.0);
-  t.grad_output = static_cast<float>(mean ? 1.0 : 1.0 / features);
-  const fused_cuda::ReduceAdamArgs r = reduce_args(mean ? 1.0 / (static_cast<double>(n) * features) : 1.0 / features, adam);
-  const int tiles = static_cast<int>((n + tile_rows_ - 1) / tile_rows_);
   const bool profiled = timer_ && timer_->enabled();
   {
     std::optional<PhaseTimer::Scope> s;
     if (profiled) s.emplace(*timer_, Phase::kBackward);  // forward, loss and backward: one kernel
-    check(fused_cuda::launch_tile_step(b.net, tile_rows_, t, stream_.get()), "tile_step");
+    launch_tiles(xb, mean ? 2.0 / (static_cast<double>(n) * features) : 2.0, mean ? 1.0 : 1.0 / features);
   }
   std::optional<PhaseTimer::Scope> s;
   if (profiled) s.emplace(*timer_, Phase::kOptimizer);
-  check(fused_cuda::launch_reduce_adam(b.net, tiles, r, stream_.get()), "reduce_adam");
+  // With loss scaling reduce_mma only unscales and checks; adam_scaled then steps (or skips).
+  const fused_cuda::ReduceAdamArgs r =
+      reduce_args(mean ? 1.0 / (static_cast<double>(n) * features) : 1.0 / features, adam && !scaler_);
+  const int tiles = static_cast<int>((n + tile_rows_ - 1) / tile_rows_);
+  if (!mma_) {
+    check(fused_cuda::launch_reduce_adam(b.net, tiles, r, stream_.get()), "reduce_adam");
+    return;
+  }
+  check(fused_cuda::launch_reduce_mma(b.net, mma_mode_, tiles, r, stream_.get()), "reduce_mma");
+  if (scaler_ && adam) check(fused_cuda::launch_adam_scaled(b.net, mma_mode_, scaled_adam_args(r), stream_.get()), "adam_scaled");
+}
+
+void FusedCudaEngine::launch_tiles(const at::Tensor& xb, double norm, double grad_output) {
+  Buffers& b = *buffers_;
+  if (mma_) {
+    fused_cuda::MmaStepArgs t;
+    t.x = xb.data_ptr<float>();
+    t.rows = static_cast<int>(xb.size(0));
+    t.weights_mma = b.weights_mma.data_ptr();
+    t.partials = b.partials.data_ptr<float>();
+    t.tile_sq_err = b.tile_sq_err.data_ptr<double>();
+    t.norm = static_cast<float>(norm);
+    t.grad_output = static_cast<float>(grad_output);
+    t.scale = scaler_ ? scaler_->scale_tensor().data_ptr<float>() : nullptr;
+    check(fused_cuda::launch_mma_step(b.net, mma_mode_, t, stream_.get()), "mma_step");
+    return;
+  }
+  fused_cuda::TileStepArgs t;
+  t.x = xb.data_ptr<float>();
+  t.rows = static_cast<int>(xb.size(0));
+  t.params = opt_.flat_params().data_ptr<float>();
+  t.weights_t = b.weights_t.data_ptr<float>();
+  t.partials = b.partials.data_ptr<float>();
+  t.tile_sq_err = b.tile_sq_err.data_ptr<double>();
+  t.norm = static_cast<float>(norm);
+  t.grad_output = static_cast<float>(grad_output);
+  check(fused_cuda::launch_tile_step(b.net, tile_rows_, t, stream_.get()), "tile_step");
 }
 
 fused_cuda::ReduceAdamArgs FusedCudaEngine::reduce_args(double batch_scale, bool adam) {
@@ -356,23 +462,50 @@ fused_cuda::ReduceAdamArgs FusedCudaEngine::reduce_args(double batch_scale, bool
   r.params = opt_.flat_params().data_ptr<float>();
   r.exp_avg = opt_.flat_exp_avg().data_ptr<float>();
   r.exp_avg_sq = opt_.flat_exp_avg_sq().data_ptr<float>();
-  r.weights_t = b.weights_t.data_ptr<float>();
+  if (mma_)
+    r.weights_mma = b.weights_mma.data_ptr();
+  else
+    r.weights_t = b.weights_t.data_ptr<float>();
+  if (scaler_) {
+    r.scale = scaler_->scale_tensor().data_ptr<float>();
+    r.found_inf = scaler_->found_inf().data_ptr<float>();
+  }
   r.loss_sum = b.loss_sum.data_ptr<double>();
   r.batch_scale = batch_scale;
   r.adam = adam;
-  if (!adam) return r;
   // dense_loops.inc's adam: the bias corrections in double, then each value rounded to float.
   const double b1 = opt_.beta1(), b2 = opt_.beta2();
-  const auto step = static_cast<double>(opt_.count_external_step());
-  const float bias_correction1 = static_cast<float>(1 - std::pow(b1, step));
-  r.bias_correction2_sqrt = static_cast<float>(std::sqrt(1 - std::pow(b2, step)));
   r.beta1 = static_cast<float>(b1);
   r.one_minus_beta1 = static_cast<float>(1 - b1);
   r.beta2 = static_cast<float>(b2);
   r.one_minus_beta2 = static_cast<float>(1 - b2);
   r.eps = static_cast<float>(opt_.eps());
+  if (!adam) return r;
+  const auto step = static_cast<double>(opt_.count_external_step());
+  const float bias_correction1 = static_cast<float>(1 - std::pow(b1, step));
+  r.bias_correction2_sqrt = static_cast<float>(std::sqrt(1 - std::pow(b2, step)));
   r.neg_step = -static_cast<float>(opt_.lr()) / bias_correction1;
   return r;
+}
+
+// adam_scaled's arguments: Adam's (the bias corrections from the device's step count) and the scaler's.
+fused_cuda::ScaledAdamArgs FusedCudaEngine::scaled_adam_args(const fused_cuda::ReduceAdamArgs& r) {
+  Buffers& b = *buffers_;
+  fused_cuda::ScaledAdamArgs a;
+  a.adam = r;
+  a.beta1 = opt_.beta1();
+  a.beta2 = opt_.beta2();
+  a.lr = static_cast<float>(opt_.lr());
+  a.scale = scaler_->scale_tensor().data_ptr<float>();
+  a.growth_tracker = scaler_->growth_tracker_tensor().data_ptr<int>();
+  a.skipped = scaler_->skipped_tensor().data_ptr<float>();
+  a.adam_steps = b.adam_steps.data_ptr<int64_t>();
+  a.blocks_done = reinterpret_cast<unsigned*>(b.blocks_done.data_ptr<int>());
+  const GradScalerOptions& o = scaler_->options();
+  a.growth_factor = o.growth_factor;
+  a.backoff_factor = o.backoff_factor;
+  a.growth_interval = static_cast<int>(std::min<int64_t>(o.growth_interval, INT_MAX));
+  return a;
 }
 
 }  // namespace balerbench

@@ -33,6 +33,7 @@
 namespace balerbench {
 
 class FlatAdam;
+class GradScaler;
 
 // True when this build has the CUDA fused engine (fused_cuda_engine.cpp), false when it has
 // fused_cuda_absent.cpp.
@@ -52,10 +53,13 @@ std::unique_ptr<Engine> make_fused_cuda_training(AutoEncoder& model, const Train
 class FusedCudaEngine final : public Engine {
  public:
   // `model`'s parameters seated in `opt`'s flat buffers on a CUDA device, float32; `max_rows` the
-  // largest batch a step will see; `tile_rows` the rows of one tile_step block (0: the engine's
-  // choice, kPreferredTileRows in fused_cuda_engine.cpp; tests try others). InputError with
-  // fused_cuda_unsupported_reason when it cannot run.
-  FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows = 0);
+  // largest batch a step will see; `tile_rows` the rows of one tile_step block in fp32 (0: the
+  // engine's choice, kPreferredTileRows in fused_cuda_engine.cpp; tests try others; the tensor-core
+  // modes take 0 or fused_cuda::kMmaTileRows); `precision` fp32, tf32, amp_bf16, amp_fp16_noscale or
+  // amp_fp16, which needs `scaler` (its loss scaling runs in the engine's kernels, on the scaler's
+  // state). InputError with fused_cuda_unsupported_reason when it cannot run.
+  FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind loss, int64_t max_rows, int tile_rows = 0,
+                  Precision precision = Precision::kFp32, GradScaler* scaler = nullptr);
   // For fit: as above, with the timer it books to (tile_step as backward, reduce_adam as optimizer).
   FusedCudaEngine(AutoEncoder& model, const TrainingSetup& setup);
   ~FusedCudaEngine() override;
@@ -72,18 +76,24 @@ class FusedCudaEngine final : public Engine {
   at::Tensor decode(const at::Tensor& z) override;
 
   // The batch's gradient into the optimizer's flat gradient buffer (overwritten whole), without Adam,
-  // and its loss as batch_loss() defines it; waits for the device (tests).
+  // and its loss as batch_loss() defines it; waits for the device (tests). With loss scaling the
+  // gradient is unscaled and the scaler's found_inf says whether it was finite (cleared first).
   double forward_backward(const at::Tensor& xb);
   void synchronize();  // waits for the engine's stream
   int tile_rows() const { return tile_rows_; }
   int64_t shared_bytes_per_block() const;
-  static constexpr int kLaunchesPerStep = 2;
+  bool tensor_cores() const { return mma_; }
+  int launches_per_step() const { return scaler_ ? 3 : 2; }
 
  private:
   struct Buffers;
   // tile_step and reduce_adam on the batch; with `adam`, counts an optimizer step and applies it.
   void launch_step(const at::Tensor& xb, bool adam);
+  void launch_tiles(const at::Tensor& xb, double norm, double grad_output);
   fused_cuda::ReduceAdamArgs reduce_args(double batch_scale, bool adam);
+  fused_cuda::ScaledAdamArgs scaled_adam_args(const fused_cuda::ReduceAdamArgs& r);
+  void refresh_weight_copy();  // transpose_weights (fp32) or convert_weights (tensor cores)
+  void choose_tile_rows(int tile_rows);
   void check(int code, const char* what) const;
 
   // The engine's stream (a cudaStream_t), destroyed with the engine or when its constructor throws
@@ -108,6 +118,10 @@ class FusedCudaEngine final : public Engine {
   int device_ = 0;
   int tile_rows_ = 0;
   PhaseTimer* timer_ = nullptr;
+  Precision precision_ = Precision::kFp32;
+  bool mma_ = false;  // tensor cores: fused_cuda_mma.cu
+  fused_cuda::MmaMode mma_mode_ = fused_cuda::kMmaTf32;
+  GradScaler* scaler_ = nullptr;
   std::unique_ptr<Buffers> buffers_;
   StreamOwner stream_;  // after buffers_: destroyed (after its wait) before the buffers are freed
   int64_t steps_ = 0;

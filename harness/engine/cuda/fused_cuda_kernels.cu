@@ -11,22 +11,11 @@
 
 #include <cuda_runtime.h>
 
+#include "harness/engine/cuda/fused_cuda_device.cuh"
+
 namespace balerbench {
 namespace fused_cuda {
 namespace {
-
-__device__ __forceinline__ float activate(float v, int act) {
-  if (act == kActLeakyRelu) return v > 0.0f ? v : v * 0.01f;  // at::leaky_relu(v, 0.01)
-  if (act == kActRelu) return v > 0.0f ? v : 0.0f;
-  return v;
-}
-
-// g * activation'(at y), y the activation's output (autograd's rule: positive output, slope 1).
-__device__ __forceinline__ float activation_grad(float g, float y, int act) {
-  if (act == kActLeakyRelu) return y > 0.0f ? g : g * 0.01f;
-  if (act == kActRelu) return y > 0.0f ? g : 0.0f;
-  return g;
-}
 
 // Forward epilogue: the bias, then the activation (addmm's order: product, then bias).
 struct BiasActivate {
@@ -87,18 +76,6 @@ __device__ void weight_gradients(const float* g, const float* a, int rows, int i
   }
 }
 
-// The sum of v over the block (kTileThreads threads), in a fixed order; thread 0's return is the total.
-// Ends with a barrier: every shared write before it is visible after it.
-__device__ double block_sum(double v, double* warp_sums) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = v;
-  __syncthreads();
-  double total = 0.0;
-  if (threadIdx.x == 0)
-    for (int w = 0; w < kTileThreads / 32; ++w) total += warp_sums[w];
-  return total;
-}
-
 // Shared memory: every activation of the tile (act_row_offset[layers + 1] floats per row), then two
 // gradient buffers of tile_rows x widest floats.
 __global__ void __launch_bounds__(kTileThreads) tile_step_kernel(const LayerTable net, const int tile_rows,
@@ -145,14 +122,6 @@ __global__ void __launch_bounds__(kTileThreads) tile_step_kernel(const LayerTabl
   }
 }
 
-// The layer whose weight holds flat element i, or -1 (a bias).
-__device__ int weight_layer(const LayerTable& net, int64_t i) {
-  for (int l = 0; l < net.layers; ++l)
-    if (i >= net.weight_offset[l] && i < net.weight_offset[l] + static_cast<int64_t>(net.in[l]) * net.out[l])
-      return l;
-  return -1;
-}
-
 // weights_t's element for flat weight element i of layer l: (out, in) -> (in, out).
 __device__ void store_transposed(const LayerTable& net, int l, int64_t i, float value, float* weights_t) {
   const int64_t e = i - net.weight_offset[l];
@@ -182,15 +151,7 @@ __global__ void __launch_bounds__(kAdamThreads) reduce_adam_kernel(const LayerTa
   for (int t = 0; t < tiles; ++t) g += a.partials[static_cast<size_t>(t) * net.params + i];
   a.grads[i] = g;
   if (!a.adam) return;
-  // torch::optim::Adam (dense_loops.inc's order): m = m*b1 + g*(1-b1); v = v*b2 + (1-b2)*g*g;
-  // p += (-lr/bc1) * (m / (sqrt(v)/sqrt(bc2) + eps)).
-  const float m = a.exp_avg[i] * a.beta1 + g * a.one_minus_beta1;
-  const float v = a.exp_avg_sq[i] * a.beta2 + a.one_minus_beta2 * g * g;
-  a.exp_avg[i] = m;
-  a.exp_avg_sq[i] = v;
-  const float denom = sqrtf(v) / a.bias_correction2_sqrt + a.eps;
-  const float p = a.params[i] + a.neg_step * (m / denom);
-  a.params[i] = p;
+  const float p = adam_update(a, i, g, a.neg_step, a.bias_correction2_sqrt);
   const int l = weight_layer(net, i);
   if (l >= 0) store_transposed(net, l, i, p, a.weights_t);
 }

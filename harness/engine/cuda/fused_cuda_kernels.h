@@ -15,6 +15,14 @@
 //                 block 0 also adds the batch loss to the epoch's loss sum (float64, on the device).
 // A third kernel, transpose_weights, fills the transposed copy from the parameters (once per epoch).
 //
+// The tensor-core modes (tf32, bf16, fp16: fused_cuda_mma.cu) keep that shape with warp MMA (wmma,
+// float32 accumulators) for the products: tiles of kMmaTileRows rows, every width padded to whole
+// 16-wide blocks (zeros), activations and gradients stored in the mode's type as autocast stores
+// them, float32 master weights and Adam. Their weights are read from a padded copy in the mode's
+// type (MmaMode) that reduce_mma writes after Adam; the tiles' gradients use the padded layout too.
+// Loss scaling (amp_fp16) adds a third launch: reduce_mma unscales and flags a non-finite gradient,
+// then adam_scaled skips or takes the step and updates the scale as GradScaler.update does.
+//
 // Layouts (row-major, float32): a batch x (rows, n_features); layer i's weight (out_i, in_i) at
 // weight_offset[i] of the flat parameters and its bias (out_i) at bias_offset[i], as FlatAdam seats
 // the model's parameters; the transposed copy (in_i, out_i) at the same weight_offset[i] of a second
@@ -34,6 +42,12 @@ constexpr int kAdamThreads = 256;   // threads per reduce_adam and transpose_wei
 
 enum ActivationCode : int { kActNone = 0, kActLeakyRelu = 1, kActRelu = 2 };
 
+// The tensor-core modes: what the products' inputs, the activations and the gradients are stored as.
+enum MmaMode : int { kMmaTf32 = 0, kMmaBf16 = 1, kMmaFp16 = 2 };
+constexpr int kMmaTileRows = 16;  // one 16-row MMA block per tile
+constexpr int kMmaBlock = 16;     // widths padded to whole blocks of 16
+constexpr int mma_padded(int width) { return (width + kMmaBlock - 1) / kMmaBlock * kMmaBlock; }
+
 // The chain, as the kernels read it (passed by value as a kernel argument: under 1 KB).
 struct LayerTable {
   int layers = 0;
@@ -48,7 +62,38 @@ struct LayerTable {
   // Floats per tile row before activation i in shared memory: activation 0 is the input tile,
   // activation i + 1 layer i's output. act_row_offset[layers + 1] is the floats of all of them.
   int act_row_offset[kMaxLayers + 2] = {};
+  // The tensor-core modes' padded layout (fill_mma_layout): widths padded to kMmaBlock; each layer's
+  // weight (pad_out x pad_in, row-major) at pad_weight_offset[i] and its bias (pad_out) at
+  // pad_bias_offset[i] of a buffer of padded_params elements; activation i at
+  // kMmaTileRows * pad_act_offset[i] elements of the tile's activations.
+  int pad_in[kMaxLayers] = {};
+  int pad_out[kMaxLayers] = {};
+  int pad_widest = 0;
+  int64_t pad_weight_offset[kMaxLayers] = {};
+  int64_t pad_bias_offset[kMaxLayers] = {};
+  int64_t padded_params = 0;
+  int pad_act_offset[kMaxLayers + 2] = {};
 };
+
+// Fills `net`'s padded layout from its widths (in, out, layers, n_features).
+inline void fill_mma_layout(LayerTable& net) {
+  int64_t offset = 0;
+  net.pad_widest = mma_padded(net.n_features);
+  net.pad_act_offset[0] = 0;
+  net.pad_act_offset[1] = mma_padded(net.n_features);
+  for (int i = 0; i < net.layers; ++i) {
+    net.pad_in[i] = mma_padded(net.in[i]);
+    net.pad_out[i] = mma_padded(net.out[i]);
+    net.pad_widest = net.pad_widest > net.pad_in[i] ? net.pad_widest : net.pad_in[i];
+    net.pad_widest = net.pad_widest > net.pad_out[i] ? net.pad_widest : net.pad_out[i];
+    net.pad_weight_offset[i] = offset;
+    offset += static_cast<int64_t>(net.pad_in[i]) * net.pad_out[i];
+    net.pad_bias_offset[i] = offset;
+    offset += net.pad_out[i];
+    net.pad_act_offset[i + 2] = net.pad_act_offset[i + 1] + net.pad_out[i];
+  }
+  net.padded_params = offset;
+}
 
 // What tile_step reads and writes; every pointer on the device.
 struct TileStepArgs {
@@ -79,6 +124,43 @@ struct ReduceAdamArgs {
   // Each as dense_loops.inc rounds it to float: beta1, 1 - beta1, ... from the double hyperparameters.
   float beta1 = 0.9f, one_minus_beta1 = 0.1f, beta2 = 0.999f, one_minus_beta2 = 0.001f, eps = 1e-8f;
   float neg_step = 0.0f, bias_correction2_sqrt = 1.0f;
+  // The tensor-core modes (reduce_mma): `partials` in the padded layout, and instead of weights_t the
+  // padded weights and biases in the mode's type (padded_params elements; the padding stays zero).
+  void* weights_mma = nullptr;
+  // Loss scaling (amp_fp16): the gradient times 1 / *scale, and *found_inf = 1 where it is not
+  // finite; Adam is then adam_scaled's (adam false here). Null: no scaling.
+  const float* scale = nullptr;
+  float* found_inf = nullptr;
+};
+
+// The tensor-core modes' tile step: as TileStepArgs, with the padded weights and biases in the mode's
+// type, and the loss scale (null: 1) that the loss's gradient is multiplied by.
+struct MmaStepArgs {
+  const float* x = nullptr;
+  int rows = 0;
+  const void* weights_mma = nullptr;
+  float* partials = nullptr;       // (tiles, padded_params)
+  double* tile_sq_err = nullptr;
+  float norm = 2.0f;
+  float grad_output = 1.0f;
+  const float* scale = nullptr;
+};
+
+// amp_fp16's Adam after reduce_mma: skipped when *found_inf, else Adam at step *adam_steps + 1 (the
+// bias corrections from the device's count, so that a skipped step is not counted); the block that
+// finishes last then does GradScaler.update's bookkeeping (ATen's _amp_update_scale_: back off on
+// inf, grow after growth_interval clean steps), counts the step or the skip, and clears found_inf.
+struct ScaledAdamArgs {
+  ReduceAdamArgs adam;              // grads, params, moments, weights_mma, found_inf, beta1 .. eps
+  double beta1 = 0.9, beta2 = 0.999;  // for the bias corrections, in double as the host computes them
+  float lr = 1e-3f;
+  float* scale = nullptr;           // GradScaler's scale, growth tracker and skipped count
+  int* growth_tracker = nullptr;
+  float* skipped = nullptr;
+  int64_t* adam_steps = nullptr;    // steps taken so far (skipped ones not counted)
+  unsigned* blocks_done = nullptr;  // zero between launches (the last block resets it)
+  double growth_factor = 2.0, backoff_factor = 0.5;
+  int growth_interval = 2000;
 };
 
 // Bytes of dynamic shared memory one tile_step block of `tile_rows` rows uses.
@@ -92,6 +174,17 @@ int launch_transpose_weights(const LayerTable& net, const float* params, float* 
 int launch_tile_step(const LayerTable& net, int tile_rows, const TileStepArgs& args, void* stream);
 int launch_reduce_adam(const LayerTable& net, int tiles, const ReduceAdamArgs& args, void* stream);
 const char* error_text(int code);
+
+// The tensor-core modes (fused_cuda_mma.cu); weights_mma holds padded_params elements of the mode's
+// type (4 bytes for tf32, 2 for bf16 and fp16).
+std::size_t mma_element_bytes(MmaMode mode);
+std::size_t mma_shared_bytes(const LayerTable& net, MmaMode mode);
+int prepare_mma_step(const LayerTable& net, MmaMode mode);
+int max_mma_shared_bytes_per_block(int device, MmaMode mode, std::size_t* bytes);
+int launch_convert_weights(const LayerTable& net, MmaMode mode, const float* params, void* weights_mma, void* stream);
+int launch_mma_step(const LayerTable& net, MmaMode mode, const MmaStepArgs& args, void* stream);
+int launch_reduce_mma(const LayerTable& net, MmaMode mode, int tiles, const ReduceAdamArgs& args, void* stream);
+int launch_adam_scaled(const LayerTable& net, MmaMode mode, const ScaledAdamArgs& args, void* stream);
 
 }  // namespace fused_cuda
 }  // namespace balerbench

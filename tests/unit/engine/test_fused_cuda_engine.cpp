@@ -105,10 +105,14 @@ TEST(FusedCudaEntry, FusedOnCudaSaysWhyItCannotRunOrThatAutoPassesItBy) {
     EXPECT_EQ(fused.auto_skip(*ae, fp32, cuda), "fused on CUDA: not yet verified on a GPU");
     EXPECT_EQ(choose_engine(EngineKind::kFused, *ae, fp32, cuda).engine, EngineKind::kFused);
     const std::string fp64 = fused.unsupported(*ae, policy(Precision::kFp64, at::kDouble), cuda);
-    EXPECT_TRUE(contains(fp64, "runs fp32 on CUDA so far, not fp64")) << fp64;
-    PrecisionPolicy tf32 = policy(Precision::kTf32, at::kFloat);
-    tf32.tf32 = true;
-    EXPECT_TRUE(contains(fused.unsupported(*ae, tf32, cuda), "not tf32")) << fused.unsupported(*ae, tf32, cuda);
+    EXPECT_TRUE(contains(fp64, "runs fp32, tf32, amp_bf16, amp_fp16_noscale and amp_fp16, not fp64")) << fp64;
+    // The tensor-core modes are taken by name, and auto passes them by too.
+    for (const Precision mode : {Precision::kTf32, Precision::kAmpBf16, Precision::kAmpFp16NoScale, Precision::kAmpFp16}) {
+      const PrecisionPolicy p = resolve_precision(mode, at::kFloat, cuda);
+      EXPECT_EQ(fused.unsupported(*ae, p, cuda), "") << p.name();
+      EXPECT_EQ(choose_engine(EngineKind::kFused, *ae, p, cuda).engine, EngineKind::kFused) << p.name();
+      EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, p, cuda).engine, EngineKind::kLibtorch) << p.name();
+    }
     auto bn = make_model("AE_Dropout_BN", 24, 15);
     EXPECT_TRUE(contains(fused.unsupported(*bn, fp32, cuda), "AE_Dropout_BN has dropout(0.5)"));
   }
