@@ -6,7 +6,8 @@ For each precision, in one run on the GPU (issue 38), trains Baler's AE (24-200-
 seconds and NVML joules for 1000 epochs, extrapolated from a measured window of at least --window-s
 seconds (default 30), and the ratio to the best PyTorch variant:
 
-  fused     `balerbench train --engine fused` (harness/engine/cuda/: two kernels per step)
+  fused     `balerbench train --engine fused` (harness/engine/cuda/: two kernels per step, three for
+            amp_fp16's loss scaling; tf32, amp_bf16 and amp_fp16 on tensor cores)
   libtorch  `balerbench train --engine libtorch` (autograd, one CUDA graph per step)
   graph     PyTorch, the step captured once as a CUDA graph and replayed per batch
   compiled  torch.compile'd model inside the graph
@@ -18,11 +19,12 @@ as such: start-up and data loading are at the GPU's idle power). PyTorch variant
 epoch, then whole epochs until the window is full, NVML's counter read at the window's edges, the
 device synchronised on both. The GPU's power limit and clocks are read, never set.
 
-A variant that cannot run (fused at a precision it does not implement yet, no torch.compile) is
-listed as skipped with its reason.
+A variant that cannot run (no torch.compile, a precision the GPU lacks) is listed as skipped with its
+reason. Precisions: fp32, tf32, amp_bf16, amp_fp16 (and amp_fp16_noscale); scripts/gpu_check.sh
+fusedbench runs them one per process, as many as its time budget holds.
 
 usage: scripts/bench_fused_cuda.py --balerbench build-gpu/harness/balerbench [--rows 520000]
-         [--window-s 30] [--precisions fp32] [--variants fused,libtorch,graph,compiled] [--json out.json]
+         [--window-s 30] [--precisions fp32,tf32,amp_bf16,amp_fp16] [--variants fused,libtorch,graph,compiled] [--json out.json]
 """
 import argparse
 import ctypes

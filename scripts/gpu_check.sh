@@ -28,12 +28,14 @@
 #                                build with BALERBENCH_CUDA_ENGINE=ON (balerbench, gpu_tests and the
 #                                registry's unit test only), its kernels' registers and shared memory
 #                                (ptxas), its gpu tests, compute-sanitizer memcheck, racecheck and
-#                                synccheck on a short run, and scripts/bench_fused_cuda.py (fp32: fused,
-#                                libtorch, PyTorch graph and torch.compile+graph; 1000 epochs from
-#                                WINDOW_S-second windows, default 30; when under 330 s of the call's
-#                                FUSED_BUDGET_S=570 are left, it says to run `fusedbench` next); logs
-#                                and results under $OUT/fused/
-#   scripts/gpu_check.sh fusedbench  the fused stage's benchmark alone (same warm machine, build-gpu/)
+#                                synccheck on a short run, then the benchmark (below) with what is
+#                                left of the call's FUSED_BUDGET_S=570; logs and results under $OUT/fused/
+#   scripts/gpu_check.sh fusedbench  the fused stage's benchmark alone (same warm machine, build-gpu/):
+#                                scripts/bench_fused_cuda.py, one precision at a time (PRECISIONS, default
+#                                fp32 tf32 amp_bf16 amp_fp16: fused, libtorch, PyTorch graph and
+#                                torch.compile+graph; 1000 epochs from WINDOW_S-second windows, default
+#                                30; about 3 minutes each), as many as FUSEDBENCH_BUDGET_S=560 holds; it
+#                                names the precisions left for the next call
 #   scripts/gpu_check.sh interop the Baler interop tests with this machine's PyTorch (weights_only by
 #                                default since 2.6), and a Baler project trained with c.device = "cuda";
 #                                needs the real Baler at .peers/baler (git-ignored; copied from
@@ -278,12 +280,17 @@ stage_fused() {  # read only on the GPU: nothing here sets a limit, clock or mod
   CMAKE_ARGS="-DBALERBENCH_CUDA_ENGINE=ON -DCMAKE_CUDA_COMPILER=$nvcc" \
     TARGETS="balerbench gpu_tests unit_tests_config_reference" stage_build || { cp "$OUT"/cmake.log "$OUT"/build.log "$d"/ 2>/dev/null; return 1; }
   grep "fused CUDA engine" "$OUT/cmake.log" | tee "$d/engine_configured.txt"
-  # Registers, spills and shared memory per kernel, as built (sm_90 and sm_80).
+  # Registers, spills and shared memory per kernel, as built (sm_90 and sm_80; fp32 and tensor cores).
   for arch in 90 80; do
-    "$nvcc" -std=c++17 -O3 -I"$ROOT" -gencode "arch=compute_$arch,code=sm_$arch" -Xptxas -v -c \
-      "$ROOT/harness/engine/cuda/fused_cuda_kernels.cu" -o "$d/kernels_sm$arch.o" > "$d/ptxas_sm$arch.txt" 2>&1
+    for f in fused_cuda_kernels fused_cuda_mma; do
+      "$nvcc" -std=c++17 -O3 -I"$ROOT" -gencode "arch=compute_$arch,code=sm_$arch" -Xptxas -v -c \
+        "$ROOT/harness/engine/cuda/$f.cu" -o "$d/${f}_sm$arch.o" >> "$d/ptxas_sm$arch.txt" 2>&1
+    done
   done
   grep -E "Compiling entry|Used" "$d/ptxas_sm90.txt" | sed 's/_ZN10balerbench10fused_cuda[^ ]*_\([a-z_]*kernel\)[^ ]*/\1/'
+  # The floors the step stands on, on this GPU: launches one by one and in a graph, a grid-wide sync.
+  "$nvcc" -std=c++17 -O2 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 "$ROOT/scripts/gpu_floors.cu" -o "$d/gpu_floors" > "$d/gpu_floors_build.log" 2>&1 &&
+    timeout 60 "$d/gpu_floors" > "$d/floors.md" 2>&1; cat "$d/floors.md"
   (cd "$BUILD" && timeout 120 tests/unit_tests_config_reference --gtest_filter='FusedCudaEntry.*' > "$d/unit_registry.log" 2>&1) || status=1
   tail -1 "$d/unit_registry.log"
   local tests_limit=$(( ${FUSED_BUDGET_S:-570} - (SECONDS - start) - 150 ))
@@ -320,26 +327,34 @@ stage_fused() {  # read only on the GPU: nothing here sets a limit, clock or mod
       [ $rc -eq 0 ] || status=1
     done
   fi
-  # The benchmark takes 4-5 minutes (four variants, 30 s windows, torch.compile): run here when
-  # that much of the call's 10 minutes is left (FUSED_BUDGET_S, default 570 s from the stage's start),
-  # else on the same warm machine with `scripts/gpu_check.sh fusedbench`.
+  # The benchmark, one precision at a time (about 3 minutes each: four variants, 30 s windows,
+  # torch.compile), with what is left of the call's FUSED_BUDGET_S; the rest waits for a
+  # `scripts/gpu_check.sh fusedbench` call, which says which precisions are left.
   local left=$(( ${FUSED_BUDGET_S:-570} - (SECONDS - start) ))
-  if [ "$left" -ge 330 ]; then
-    stage_fusedbench || status=1
-  else
-    echo "fused: ${left} s left of FUSED_BUDGET_S: the benchmark is next, as its own call: scripts/gpu_check.sh fusedbench"
-  fi
+  FUSEDBENCH_BUDGET_S=$left stage_fusedbench || status=1
   return $status
 }
 
-stage_fusedbench() {  # scripts/bench_fused_cuda.py on the build of stage_fused
-  local d="$OUT/fused"
+stage_fusedbench() {  # scripts/bench_fused_cuda.py on the build of stage_fused, a precision per run
+  local d="$OUT/fused" start=$SECONDS status=0 left p
+  local todo=(${PRECISIONS:-fp32 tf32 amp_bf16 amp_fp16})
+  todo=(${todo[@]//,/ })
   mkdir -p "$d"
   [ -x "$BUILD/harness/balerbench" ] || { echo "fusedbench: no $BUILD/harness/balerbench (run the fused stage first)"; return 2; }
-  "$PY" "$ROOT/scripts/bench_fused_cuda.py" --balerbench "$BUILD/harness/balerbench" --rows "${ROWS:-520000}" \
-    --window-s "${WINDOW_S:-30}" --precisions "${PRECISIONS:-fp32}" --json "$d/bench_fused_cuda.json" \
-    > "$d/bench_fused_cuda.md" 2> "$d/bench_fused_cuda.log" || { tail -20 "$d/bench_fused_cuda.log"; return 1; }
-  cat "$d/bench_fused_cuda.md"
+  while [ ${#todo[@]} -gt 0 ]; do
+    p="${todo[0]}"
+    left=$(( ${FUSEDBENCH_BUDGET_S:-560} - (SECONDS - start) ))
+    if [ "$left" -lt "${BENCH_PRECISION_S:-200}" ]; then
+      echo "fusedbench: ${left} s left, under BENCH_PRECISION_S=${BENCH_PRECISION_S:-200}: next call: PRECISIONS='${todo[*]}' scripts/gpu_check.sh fusedbench"
+      return 1
+    fi
+    "$PY" "$ROOT/scripts/bench_fused_cuda.py" --balerbench "$BUILD/harness/balerbench" --rows "${ROWS:-520000}" \
+      --window-s "${WINDOW_S:-30}" --precisions "$p" --json "$d/bench_fused_cuda_$p.json" \
+      > "$d/bench_fused_cuda_$p.md" 2> "$d/bench_fused_cuda_$p.log" || { tail -20 "$d/bench_fused_cuda_$p.log"; status=1; }
+    cat "$d/bench_fused_cuda_$p.md"
+    todo=("${todo[@]:1}")
+  done
+  return $status
 }
 
 stage_interop() {

@@ -1,13 +1,15 @@
 // cmd_system.cpp: `balerbench system [--json]`: the system this machine is, as every trial records it
 // (run/system_description.h): the fingerprint and its label, the BLAS and its kernel (and why
 // balerbench chose it), LibTorch's build, the CPU's ISA, SMT, hypervisor and frequency governor, the
-// GPUs, and the environment variables that change speed or numerics. The comparison scripts ask it
+// GPUs, and the environment variables that change speed or numerics; and whether this binary has the
+// fused CUDA engine. The comparison scripts ask it
 // which kernel to run Python on (scripts/same_blas_kernel.py).
 #include <cstdio>
 #include <string>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/json_stdout.h"
+#include "harness/engine/cuda/fused_cuda_engine.h"
 #include "harness/run/system_description.h"
 
 namespace balerbench::cli {
@@ -23,7 +25,9 @@ std::string text(const json& v) {
 
 int run_system(bool as_json) {
   JsonStdout guard(as_json);
-  const json s = describe_system();
+  json s = describe_system();
+  // This binary's, not the machine's: trials record it in their engine status instead.
+  s["fused_cuda_engine"] = fused_cuda_summary();
   if (as_json) {
     guard.print(s);
     return 0;
@@ -61,6 +65,7 @@ int run_system(bool as_json) {
                 text(s["gpu_software"]["cuda"]).c_str(), text(s["gpu_software"]["cudnn"]).c_str(),
                 text(s["gpu_software"]["cublas"]).c_str());
   }
+  std::printf("  fused cuda  %s\n", text(s["fused_cuda_engine"]).c_str());
   if (s["env"].empty()) std::printf("  env         none of OMP_*, OPENBLAS_*, MKL_*, GOMP_*, KMP_*, TORCH_*, CUDA/TF32 set\n");
   for (const auto& [k, v] : s["env"].items()) std::printf("  env         %s=%s\n", k.c_str(), v.get<std::string>().c_str());
   std::printf("  balerbench  %s (%s), build type %s%s\n", text(s["balerbench"]["version"]).c_str(),

@@ -13,12 +13,13 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 OUT="${BUILD:-$ROOT/build-emulation}"
 mkdir -p "$OUT"
-# The kernels up to their host-side launchers, with shared memory, __ldg and the runtime header replaced.
+# The kernels up to their host-side launchers, with shared memory, __ldg and the runtime header replaced
+# (awk reads to the end: an early exit would stop sed with SIGPIPE, which pipefail turns into a failure).
 sed -e 's|#include <cuda_runtime.h>|#include "shim.h"|' \
     -e 's|extern __shared__ float smem\[\];|float* smem = g_smem;|' \
     -e 's|__shared__ double warp_sums|static double warp_sums|' \
     -e 's|__ldg(\([^;]*\));|*(\1);|' "$ROOT/harness/engine/cuda/fused_cuda_kernels.cu" |
-  awk '/^unsigned blocks_for/ { exit } { print }' > "$OUT/kernels.inc"
+  awk '/^unsigned blocks_for/ { stop = 1 } !stop { print }' > "$OUT/kernels.inc"
 echo "}  // namespace
 }  // namespace fused_cuda
 }  // namespace balerbench" >> "$OUT/kernels.inc"
@@ -28,7 +29,7 @@ sed -e 's|#include <cuda_runtime.h>|#include "shim.h"|' \
     -e 's|extern __shared__ __align__(128) unsigned char mma_smem\[\];|unsigned char* mma_smem = reinterpret_cast<unsigned char*>(g_smem);|' \
     -e 's|__shared__ double warp_sums|static double warp_sums|' \
     -e 's|__shared__ bool last|static bool last|' "$ROOT/harness/engine/cuda/fused_cuda_mma.cu" |
-  awk '/^\/\/ Host side: the launchers/ { exit } { print }' > "$OUT/mma.inc"
+  awk '/^\/\/ Host side: the launchers/ { stop = 1 } !stop { print }' > "$OUT/mma.inc"
 echo "}  // namespace
 }  // namespace fused_cuda
 }  // namespace balerbench" >> "$OUT/mma.inc"

@@ -60,6 +60,10 @@ TEST_F(SweepCli, TheKernelIsChosenOnceCheckedAndRecorded) {
   EXPECT_NE(text.out.find("kernel Core2"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("set by user: OPENBLAS_CORETYPE=Core2 is set in the environment"), std::string::npos)
       << text.out;
+  // And whether this binary has the fused CUDA engine (CI's builds do not: no CUDA LibTorch).
+  const bool fused_line = text.out.find("fused cuda  built for sm_80 and sm_90") != std::string::npos ||
+                          text.out.find("fused cuda  not built (BALERBENCH_CUDA_ENGINE") != std::string::npos;
+  EXPECT_TRUE(fused_line) << text.out;
 }
 
 }  // namespace

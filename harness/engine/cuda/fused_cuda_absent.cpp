@@ -14,6 +14,10 @@ std::string fused_cuda_unsupported_reason(const AutoEncoder&, const PrecisionPol
   return "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)";
 }
 
+std::string fused_cuda_summary() {
+  return "not built (BALERBENCH_CUDA_ENGINE: it needs nvcc and a LibTorch with CUDA; docs/fused_cuda.md)";
+}
+
 std::string fused_cuda_auto_skip() { return "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)"; }
 
 std::unique_ptr<Engine> make_fused_cuda_training(AutoEncoder&, const TrainingSetup&) {

@@ -177,6 +177,12 @@ std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const Precis
   return "";
 }
 
+std::string fused_cuda_summary() {
+  const std::string skip = fused_cuda_auto_skip();
+  return "built for sm_80 and sm_90: fp32, tf32, amp_bf16, amp_fp16_noscale and amp_fp16 (auto " +
+         (skip.empty() ? std::string("takes it") : "passes it by: " + skip.substr(skip.find(": ") + 2)) + ")";
+}
+
 std::string fused_cuda_auto_skip() { return kVerifiedOnGpu ? "" : "fused on CUDA: not yet verified on a GPU"; }
 
 std::unique_ptr<Engine> make_fused_cuda_training(AutoEncoder& model, const TrainingSetup& setup) {
@@ -207,7 +213,8 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind los
   const PrecisionPolicy policy = resolve_precision(precision, at::kFloat, params.device());
   const std::string why = fused_cuda_unsupported_reason(model, policy);
   if (!why.empty()) throw InputError(why);
-  const CudaMode mode = cuda_mode(precision);
+  precision_ = policy.mode;  // auto resolved
+  const CudaMode mode = cuda_mode(precision_);
   mma_ = mode.mma;
   mma_mode_ = mode.mma_mode;
   if (policy.loss_scaling != (scaler != nullptr))

@@ -43,6 +43,10 @@ bool fused_cuda_built();
 // Without the engine built: "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)".
 std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const PrecisionPolicy& policy);
 
+// What this binary's fused engine does on CUDA, for `balerbench system`: "built for sm_80 and sm_90:
+// fp32, tf32, ... (auto: ...)", or "not built (...)".
+std::string fused_cuda_summary();
+
 // Why `auto` passes the CUDA fused engine by: "fused on CUDA: not yet verified on a GPU" until a GPU
 // run has verified it (docs/fused_cuda.md lists the checks; fused_cuda_engine.cpp, kVerifiedOnGpu).
 std::string fused_cuda_auto_skip();

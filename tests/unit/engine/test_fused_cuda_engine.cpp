@@ -90,6 +90,15 @@ TEST(FusedCudaEntry, TheReasonNamesTheLayerThatBreaksTheChain) {
   EXPECT_TRUE(contains(why, "has no layers")) << why;
 }
 
+TEST(FusedCudaEntry, TheSummarySaysWhetherItIsBuiltAndWhatAutoDoes) {
+  const std::string summary = fused_cuda_summary();
+  if (fused_cuda_built())
+    EXPECT_EQ(summary, "built for sm_80 and sm_90: fp32, tf32, amp_bf16, amp_fp16_noscale and amp_fp16 (auto passes it "
+                       "by: not yet verified on a GPU)");
+  else
+    EXPECT_TRUE(contains(summary, "not built (BALERBENCH_CUDA_ENGINE")) << summary;
+}
+
 TEST(FusedCudaEntry, FusedOnCudaSaysWhyItCannotRunOrThatAutoPassesItBy) {
   const c10::Device cuda(c10::kCUDA, 0), cpu(c10::kCPU);
   const PrecisionPolicy fp32 = policy(Precision::kFp32, at::kFloat);
