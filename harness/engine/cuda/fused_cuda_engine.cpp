@@ -79,6 +79,9 @@ void seat(LayerTable& net, AutoEncoder& model, const at::Tensor& flat) {
     return offset;
   };
   const auto& layers = model.architecture().layers;
+  if (net.params != flat.numel())  // the kernels' one-thread-per-element loops find every element in a layer
+    throw std::logic_error("fused CUDA engine: the optimizer's flat buffer holds " + std::to_string(flat.numel()) +
+                           " elements, the chain's layers " + std::to_string(net.params));
   for (int i = 0; i < net.layers; ++i) {
     net.weight_offset[i] = offset_of(params.at(layers[static_cast<std::size_t>(i)].name + ".weight"));
     net.bias_offset[i] = offset_of(params.at(layers[static_cast<std::size_t>(i)].name + ".bias"));
@@ -273,7 +276,7 @@ void FusedCudaEngine::choose_tile_rows(int tile_rows) {
     throw InputError("fused CUDA engine: a tile of " + std::to_string(tile_rows_) + " rows needs " +
                      std::to_string(block_bytes(b.net, mode, tile_rows_)) + " bytes of shared memory; this GPU has " +
                      std::to_string(max_bytes));
-  check(mma_ ? fused_cuda::prepare_mma_step(b.net, mma_mode_) : fused_cuda::prepare_tile_step(b.net, tile_rows_),
+  check(mma_ ? fused_cuda::prepare_mma_step(mma_mode_, max_bytes) : fused_cuda::prepare_tile_step(max_bytes),
         "opting in to shared memory");
 }
 
@@ -346,7 +349,8 @@ void FusedCudaEngine::begin_epoch() {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check(cudaMemsetAsync(b.loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_.get())),
         "cudaMemsetAsync");
-  if (scaler_)  // the scaler's state as its own unscale_ would find it; the step count as the optimizer has it
+  found_inf_dirty_ = false;
+  if (scaler_)  // found_inf as GradScaler's unscale_ finds it: clear
     check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
           "cudaMemsetAsync");
   refresh_weight_copy();
@@ -390,6 +394,7 @@ double FusedCudaEngine::forward_backward(const at::Tensor& xb) {
     check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
           "cudaMemsetAsync");
   launch_step(xb, false);
+  found_inf_dirty_ = scaler_ != nullptr;  // only adam_scaled clears it: the next step must
   return epoch_loss_sum();
 }
 
@@ -412,6 +417,11 @@ void FusedCudaEngine::launch_step(const at::Tensor& xb, bool adam) {
                            std::to_string(device_));
   const double features = b.net.n_features;
   const bool mean = loss_ == LossKind::kMseMean;
+  if (found_inf_dirty_) {  // forward_backward left the flag as it found the gradient
+    check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
+          "cudaMemsetAsync");
+    found_inf_dirty_ = false;
+  }
   // mse_loss's norm (2, or 2/numel for the mean) and the gradient of the division by n_features.
   const bool profiled = timer_ && timer_->enabled();
   {

@@ -81,7 +81,8 @@ class FusedCudaEngine final : public Engine {
 
   // The batch's gradient into the optimizer's flat gradient buffer (overwritten whole), without Adam,
   // and its loss as batch_loss() defines it; waits for the device (tests). With loss scaling the
-  // gradient is unscaled and the scaler's found_inf says whether it was finite (cleared first).
+  // gradient is unscaled and the scaler's found_inf says whether it was finite (cleared first; the
+  // next step clears it again).
   double forward_backward(const at::Tensor& xb);
   void synchronize();  // waits for the engine's stream
   int tile_rows() const { return tile_rows_; }
@@ -126,6 +127,7 @@ class FusedCudaEngine final : public Engine {
   bool mma_ = false;  // tensor cores: fused_cuda_mma.cu
   fused_cuda::MmaMode mma_mode_ = fused_cuda::kMmaTf32;
   GradScaler* scaler_ = nullptr;
+  bool found_inf_dirty_ = false;  // forward_backward left found_inf set or not: the next step clears it
   std::unique_ptr<Buffers> buffers_;
   StreamOwner stream_;  // after buffers_: destroyed (after its wait) before the buffers are freed
   int64_t steps_ = 0;

@@ -166,9 +166,9 @@ std::size_t tile_shared_bytes(const LayerTable& net, int tile_rows) {
   return floats * sizeof(float);
 }
 
-int prepare_tile_step(const LayerTable& net, int tile_rows) {
-  return static_cast<int>(cudaFuncSetAttribute(tile_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(tile_shared_bytes(net, tile_rows))));
+int prepare_tile_step(std::size_t bytes) {
+  return static_cast<int>(
+      cudaFuncSetAttribute(tile_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
 int max_shared_bytes_per_block(int device, std::size_t* bytes) {

@@ -48,7 +48,7 @@ constexpr int kMmaTileRows = 16;  // one 16-row MMA block per tile
 constexpr int kMmaBlock = 16;     // widths padded to whole blocks of 16
 constexpr int mma_padded(int width) { return (width + kMmaBlock - 1) / kMmaBlock * kMmaBlock; }
 
-// The chain, as the kernels read it (passed by value as a kernel argument: under 1 KB).
+// The chain, as the kernels read it (passed by value as a kernel argument: about 1 KB, of 4 KB).
 struct LayerTable {
   int layers = 0;
   int n_features = 0;  // the first layer's in and the last layer's out
@@ -81,7 +81,7 @@ inline void fill_mma_layout(LayerTable& net) {
   net.pad_widest = mma_padded(net.n_features);
   net.pad_act_offset[0] = 0;
   net.pad_act_offset[1] = mma_padded(net.n_features);
-  for (int i = 0; i < net.layers; ++i) {
+  for (int i = 0; i < net.layers && i < kMaxLayers; ++i) {
     net.pad_in[i] = mma_padded(net.in[i]);
     net.pad_out[i] = mma_padded(net.out[i]);
     net.pad_widest = net.pad_widest > net.pad_in[i] ? net.pad_widest : net.pad_in[i];
@@ -168,7 +168,10 @@ std::size_t tile_shared_bytes(const LayerTable& net, int tile_rows);
 
 // Each returns a cudaError_t's value (0: success); error_text names it. Launches are asynchronous on
 // `stream` (a cudaStream_t).
-int prepare_tile_step(const LayerTable& net, int tile_rows);  // opts in to the shared memory it needs
+// Opt tile_step in to `bytes` of dynamic shared memory: the device's whole opt-in maximum
+// (max_shared_bytes_per_block), since the attribute holds for the kernel process-wide, and a second
+// engine with a smaller model must not lower it under a larger one's.
+int prepare_tile_step(std::size_t bytes);
 int max_shared_bytes_per_block(int device, std::size_t* bytes);  // the device's opt-in maximum
 int launch_transpose_weights(const LayerTable& net, const float* params, float* weights_t, void* stream);
 int launch_tile_step(const LayerTable& net, int tile_rows, const TileStepArgs& args, void* stream);
@@ -179,7 +182,7 @@ const char* error_text(int code);
 // type (4 bytes for tf32, 2 for bf16 and fp16).
 std::size_t mma_element_bytes(MmaMode mode);
 std::size_t mma_shared_bytes(const LayerTable& net, MmaMode mode);
-int prepare_mma_step(const LayerTable& net, MmaMode mode);
+int prepare_mma_step(MmaMode mode, std::size_t bytes);  // as prepare_tile_step, for mma_step
 int max_mma_shared_bytes_per_block(int device, MmaMode mode, std::size_t* bytes);
 int launch_convert_weights(const LayerTable& net, MmaMode mode, const float* params, void* weights_mma, void* stream);
 int launch_mma_step(const LayerTable& net, MmaMode mode, const MmaStepArgs& args, void* stream);

@@ -12,7 +12,7 @@
 // the weights' gradient rounded once over the batch (reduce_mma) and then taken as float32. tf32
 // keeps float32 storage and rounds the products' inputs to tf32 only (wmma's rule), as
 // allow_tf32 does. Widths are padded to 16 with zeros (fill_mma_layout); a short tile's rows past
-// the batch are zero input whose gradient is zero, so they add nothing.
+// the batch are zero at every layer with a zero gradient, so they add nothing.
 #include "harness/engine/cuda/fused_cuda_kernels.h"
 
 #include <cuda_bf16.h>
@@ -105,8 +105,10 @@ __device__ int64_t padded_index(const LayerTable& net, int64_t i) {
 }
 
 // The tile's forward pass: activation i + 1 = activation(round(act[i] . W_i^T + b_i)), rounded.
+// Rows past the batch (a short tile) are written as 0 at every layer, so that nothing they compute
+// can reach the tile's weight gradient (0 x inf would be NaN).
 template <int Mode>
-__device__ void mma_forward(const LayerTable& net, typename Mma<Mode>::Stored* acts,
+__device__ void mma_forward(const LayerTable& net, int rows, typename Mma<Mode>::Stored* acts,
                             const typename Mma<Mode>::Stored* ws, float* scratch) {
   using T = Mma<Mode>;
   const int warp = threadIdx.x >> 5, warps = kTileThreads / 32;
@@ -123,7 +125,8 @@ __device__ void mma_forward(const LayerTable& net, typename Mma<Mode>::Stored* a
       warp_product<Mode, wmma::row_major, wmma::col_major>(acc, in, pin, 1, w + nt * 16 * pin, pin, 1, pin);
       for_each_result<Mode>(acc, scratch, [&](int r, int c, float v) {
         const int j = nt * 16 + c;
-        out[r * pout + j] = j < n_out ? T::store(activate(T::load(T::store(v + T::load(bias[j]))), act)) : T::store(0.0f);
+        out[r * pout + j] =
+            j < n_out && r < rows ? T::store(activate(T::load(T::store(v + T::load(bias[j]))), act)) : T::store(0.0f);
       });
     }
     __syncthreads();
@@ -200,7 +203,7 @@ __global__ void __launch_bounds__(kTileThreads) mma_step_kernel(const LayerTable
     acts[e] = T::store(r < rows && f < F ? args.x[static_cast<size_t>(first + r) * F + f] : 0.0f);
   }
   __syncthreads();
-  mma_forward<Mode>(net, acts, ws, scratch);
+  mma_forward<Mode>(net, rows, acts, ws, scratch);
   // The loss in float32 on the output cast back; its gradient (mse_loss_backward's order, times the
   // loss scale) rounded to the mode's type, through the last layer's activation if it has one.
   const S* x_hat = acts + R * net.pad_act_offset[L];
@@ -275,11 +278,12 @@ __global__ void __launch_bounds__(kAdamThreads) adam_scaled_kernel(const LayerTa
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
+    __threadfence();  // release: this block's reads and writes before its count
     last = atomicAdd(s.blocks_done, 1u) == gridDim.x - 1;
   }
   __syncthreads();
   if (!last || threadIdx.x != 0) return;
+  __threadfence();  // acquire: every other block counted itself after its reads
   *s.skipped += inf;
   if (inf != 0.0f) {  // aten/src/ATen/native/cuda/AmpKernels.cu, amp_update_scale_cuda_kernel
     *s.scale = static_cast<float>(*s.scale * s.backoff_factor);
@@ -319,11 +323,10 @@ std::size_t mma_shared_bytes(const LayerTable& net, MmaMode mode) {
   return stored * mma_element_bytes(mode) + (kTileThreads / 32) * 256 * sizeof(float);
 }
 
-int prepare_mma_step(const LayerTable& net, MmaMode mode) {
+int prepare_mma_step(MmaMode mode, std::size_t bytes) {
   return with_mode(mode, [&](auto m) {
     return static_cast<int>(cudaFuncSetAttribute(mma_step_kernel<decltype(m)::value>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(mma_shared_bytes(net, mode))));
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   });
 }
 
