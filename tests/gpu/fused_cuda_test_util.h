@@ -23,10 +23,10 @@
 
 namespace balerbench {
 
-#define REQUIRE_FUSED_CUDA()                                                                                       \
-  do {                                                                                                             \
-    if (!fused_cuda_built()) GTEST_SKIP() << "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)";       \
-    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible to LibTorch";                           \
+#define REQUIRE_FUSED_CUDA()                                                                                 \
+  do {                                                                                                       \
+    if (!fused_cuda_built()) GTEST_SKIP() << "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)"; \
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible to LibTorch";                     \
   } while (0)
 
 inline const c10::Device kGpu(c10::kCUDA, 0);
@@ -66,7 +66,8 @@ inline double kink_margin(AutoEncoder& model, const at::Tensor& x, const ChainRo
   at::NoGradGuard no_grad;
   const auto operand = [&r](const at::Tensor& t) { return r.tf32_operands ? tf32_operand(t) : t; };
   std::map<std::string, at::Tensor> params;
-  for (const auto& p : model.named_parameters()) params[p.key()] = stored_as(p.value().to(at::kCPU, at::kDouble), r.stored);
+  for (const auto& p : model.named_parameters())
+    params[p.key()] = stored_as(p.value().to(at::kCPU, at::kDouble), r.stored);
   at::Tensor a = stored_as(x.to(at::kCPU, at::kDouble), r.stored);
   double margin = std::numeric_limits<double>::infinity();
   for (const LayerSpec& l : model.architecture().layers) {
@@ -75,7 +76,8 @@ inline double kink_margin(AutoEncoder& model, const at::Tensor& x, const ChainRo
     const at::Tensor in = operand(a);
     const at::Tensor z = at::addmm(b, in, w.t());  // the sum before autocast rounds it
     if (!l.after.empty())
-      margin = std::min(margin, (z.abs() / at::addmm(b.abs(), in.abs(), w.abs().t()).clamp_min(1e-300)).min().item<double>());
+      margin = std::min(margin,
+                        (z.abs() / at::addmm(b.abs(), in.abs(), w.abs().t()).clamp_min(1e-300)).min().item<double>());
     const at::Tensor zs = stored_as(z, r.stored);
     a = stored_as(l.after.empty() ? zs : l.after == "relu" ? at::relu(zs) : at::leaky_relu(zs, 0.01), r.stored);
   }

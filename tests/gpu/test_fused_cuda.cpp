@@ -195,7 +195,8 @@ TEST(FusedCuda, FiftyEpochTrajectoryFollowsLibtorch) {
   const at::Tensor x = random_rows(20000, 24, at::kFloat, seed).to(kGpu);
   TrainResult fused_result;
   const std::vector<double> ref = train_losses(trajectory_options(EngineKind::kLibtorch, 50, 512), x, seed);
-  const std::vector<double> fused = train_losses(trajectory_options(EngineKind::kFused, 50, 512), x, seed, &fused_result);
+  const std::vector<double> fused =
+      train_losses(trajectory_options(EngineKind::kFused, 50, 512), x, seed, &fused_result);
   EXPECT_EQ(fused_result.engine, EngineKind::kFused);
   std::printf("engine status: %s\n", fused_result.engine_status.products.c_str());
   ASSERT_EQ(ref.size(), fused.size());
