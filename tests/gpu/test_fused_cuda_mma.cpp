@@ -424,8 +424,8 @@ TEST(FusedCudaMma, Fp16OverflowSkipsTheStepThenBacksOffToACleanOne) {
 // libtorch at the same precision from the same weights and permutations (FusedCuda's
 // FiftyEpochTrajectoryFollowsLibtorch, per mode). amp_fp16 gets its GradScaler from fit, starting at
 // 2^8 on both sides (the weights' gradients, summed over 512 rows, reach some tens): below float16's
-// overflow, so that neither side skips a step the other takes (the overflow path is the test above). Bounds: the first epoch within
-// 1e-2 relative; every epoch within 5%, a first guess.
+// overflow, so that neither side skips a step the other takes (the overflow path is the test above).
+// Bounds: the first epoch within 1e-2 relative; every epoch within 5%, a first guess.
 void expect_trajectory_follows_libtorch(const Mode& m) {
   const uint64_t seed = fresh_seed();
   std::printf("%s: seed %llu\n", m.name, static_cast<unsigned long long>(seed));
