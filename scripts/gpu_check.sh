@@ -296,8 +296,9 @@ stage_fused() {  # read only on the GPU: nothing here sets a limit, clock or mod
   local tests_limit=$(( ${FUSED_BUDGET_S:-570} - (SECONDS - start) - 150 ))
   [ "$tests_limit" -le 300 ] || tests_limit=300
   [ "$tests_limit" -ge 60 ] || tests_limit=60
-  (cd "$BUILD" && timeout "$tests_limit" tests/gpu_tests --gtest_filter='FusedCuda.*' > "$d/gpu_tests.log" 2>&1) || status=1
-  grep -E "^\[  (     OK|FAILED|  SKIPPED) |engine status|epoch [0-9]+:|PASSED|FAILED " "$d/gpu_tests.log" | head -40
+  # fp32 (FusedCuda.*) and the tensor-core modes (FusedCudaMma.*: tf32, amp_bf16, amp_fp16_noscale, amp_fp16).
+  (cd "$BUILD" && timeout "$tests_limit" tests/gpu_tests --gtest_filter='FusedCuda.*:FusedCudaMma.*' > "$d/gpu_tests.log" 2>&1) || status=1
+  grep -E "^\[  (     OK|FAILED|  SKIPPED) |engine status|epoch [0-9]+:|largest|skipped before|PASSED|FAILED " "$d/gpu_tests.log" | head -80
   # compute-sanitizer, memcheck first (the most telling), then racecheck, then synccheck. Each run is
   # checked against the time left of the call (FUSED_BUDGET_S from the stage's start) and skipped,
   # with a line in the log, when less than SANITIZER_MIN_S (default 120 s: a run and a margin) is left.
@@ -321,7 +322,8 @@ stage_fused() {  # read only on the GPU: nothing here sets a limit, clock or mod
       fi
       echo "compute-sanitizer $t: ${extra[*]} ${envs[*]} (limit ${limit} s)" > "$d/sanitizer_$t.log"
       (cd "$BUILD" && env "${envs[@]}" timeout "$limit" "$sanitizer" --tool "$t" "${extra[@]}" --error-exitcode 3 \
-         tests/gpu_tests --gtest_filter='FusedCuda.ShortRunForTheSanitizers' >> "$d/sanitizer_$t.log" 2>&1)
+         tests/gpu_tests --gtest_filter='FusedCuda.ShortRunForTheSanitizers:FusedCudaMma.ShortRunForTheSanitizers' \
+         >> "$d/sanitizer_$t.log" 2>&1)
       local rc=$?
       echo "compute-sanitizer $t: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$d/sanitizer_$t.log" | tail -1)"
       [ $rc -eq 0 ] || status=1

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -20,51 +19,11 @@
 #include "harness/engine/loss.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
+#include "tests/gpu/fused_cuda_test_util.h"
 #include "tests/unit/random_rows.h"
 
 namespace balerbench {
 namespace {
-
-#define REQUIRE_FUSED_CUDA()                                                                                       \
-  do {                                                                                                             \
-    if (!fused_cuda_built()) GTEST_SKIP() << "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)";       \
-    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible to LibTorch";                           \
-  } while (0)
-
-const c10::Device kGpu(c10::kCUDA, 0);
-
-double max_relative_difference(const at::Tensor& a, const at::Tensor& b) {
-  const double scale = b.abs().max().item<double>();
-  return (a - b).abs().max().item<double>() / std::max(scale, 1e-300);
-}
-
-// The smallest |z| / (|a|.|w| + |b|) over the pre-activations z of layers followed by ReLU or
-// LeakyReLU, in float64 (tests/unit/engine/test_fused_engine.cpp's kink_margin, for this file's
-// models): within a few float32 epsilons of a kink, two summation orders may take different
-// derivatives, and the draw is drawn again.
-double kink_margin(AutoEncoder& model, const at::Tensor& x) {
-  at::NoGradGuard no_grad;
-  std::map<std::string, at::Tensor> params;
-  for (const auto& p : model.named_parameters()) params[p.key()] = p.value().to(at::kCPU, at::kDouble);
-  at::Tensor a = x.to(at::kCPU, at::kDouble);
-  double margin = std::numeric_limits<double>::infinity();
-  for (const LayerSpec& l : model.architecture().layers) {
-    const at::Tensor& w = params.at(l.name + ".weight");
-    const at::Tensor& b = params.at(l.name + ".bias");
-    const at::Tensor z = at::addmm(b, a, w.t());
-    if (!l.after.empty())
-      margin = std::min(margin, (z.abs() / at::addmm(b.abs(), a.abs(), w.abs().t()).clamp_min(1e-300)).min().item<double>());
-    a = l.after.empty() ? z : l.after == "relu" ? at::relu(z) : at::leaky_relu(z, 0.01);
-  }
-  return margin;
-}
-
-// A batch of `rows` rows for a case. random_rows zeroes its first 3 rows (ReLU's kink at the input):
-// under 4 rows that would be the whole batch, so draw 3 more and take the last `rows`.
-at::Tensor case_rows(int64_t rows, int64_t features, uint64_t seed) {
-  if (rows >= 4) return random_rows(rows, features, at::kFloat, seed).to(kGpu);
-  return random_rows(rows + 3, features, at::kFloat, seed).narrow(0, 3, rows).contiguous().to(kGpu);
-}
 
 struct Case {
   const char* model;
@@ -225,32 +184,6 @@ TEST(FusedCuda, OneStepEqualsAutogradAndAdamOnTheSameGpu) {
     }
 }
 
-TrainOptions trajectory_options(EngineKind engine, int64_t epochs, int64_t batch) {
-  TrainOptions o;
-  o.epochs = epochs;
-  o.batch_size = batch;
-  o.progress = "none";
-  o.seed = 5;
-  o.shuffle = true;
-  o.lr_scheduler = false;  // a plateau decision taken on one side of a threshold only would fork the runs
-  o.early_stopping = false;
-  o.engine = engine;
-  o.precision = resolve_precision(Precision::kFp32, at::kFloat, kGpu);
-  return o;
-}
-
-std::vector<double> train_losses(EngineKind engine, const at::Tensor& x, uint64_t seed, int64_t epochs, int64_t batch,
-                                 TrainResult* result = nullptr) {
-  torch::manual_seed(seed);
-  auto model = make_model("AE", x.size(1), 15);
-  model->to(kGpu, at::kFloat);
-  const TrainResult r = fit(*model, x, at::Tensor(), trajectory_options(engine, epochs, batch));
-  std::vector<double> losses;
-  for (const EpochRecord& e : r.epoch_records) losses.push_back(e.train_loss);
-  if (result) *result = r;
-  return losses;
-}
-
 // (b): 50 epochs of fit, shuffled, 20,000 rows at batch 512 (a short last batch each epoch), fused
 // against libtorch from the same parameters and permutations. Float32 with two summation orders
 // drifts apart as training goes; the stated tolerance (a first guess for the first GPU run to
@@ -261,8 +194,9 @@ TEST(FusedCuda, FiftyEpochTrajectoryFollowsLibtorch) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const at::Tensor x = random_rows(20000, 24, at::kFloat, seed).to(kGpu);
   TrainResult fused_result;
-  const std::vector<double> ref = train_losses(EngineKind::kLibtorch, x, seed, 50, 512);
-  const std::vector<double> fused = train_losses(EngineKind::kFused, x, seed, 50, 512, &fused_result);
+  const std::vector<double> ref = train_losses(trajectory_options(EngineKind::kLibtorch, 50, 512), x, seed);
+  const std::vector<double> fused =
+      train_losses(trajectory_options(EngineKind::kFused, 50, 512), x, seed, &fused_result);
   EXPECT_EQ(fused_result.engine, EngineKind::kFused);
   std::printf("engine status: %s\n", fused_result.engine_status.products.c_str());
   ASSERT_EQ(ref.size(), fused.size());
@@ -282,8 +216,8 @@ TEST(FusedCuda, BatchesThatDoNotDivideTheRowsOrExceedThem) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const at::Tensor x = random_rows(1000, 24, at::kFloat, seed).to(kGpu);
   for (int64_t batch : {96, 4096}) {
-    const std::vector<double> ref = train_losses(EngineKind::kLibtorch, x, seed, 5, batch);
-    const std::vector<double> fused = train_losses(EngineKind::kFused, x, seed, 5, batch);
+    const std::vector<double> ref = train_losses(trajectory_options(EngineKind::kLibtorch, 5, batch), x, seed);
+    const std::vector<double> fused = train_losses(trajectory_options(EngineKind::kFused, 5, batch), x, seed);
     ASSERT_EQ(ref.size(), fused.size());
     for (std::size_t e = 0; e < ref.size(); ++e) EXPECT_NEAR(fused[e], ref[e], 1e-3 * ref[e]) << "batch " << batch;
   }
