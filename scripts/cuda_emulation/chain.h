@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace {
@@ -40,6 +41,16 @@ LayerTable table(const Chain& c, int features) {
   net.params = offset;
   fill_mma_layout(net);
   return net;
+}
+
+// A case's parameters (uniform in +-0.3) and rows (uniform in -0.1 .. 1.1), from `seed`.
+void draw(const LayerTable& n, int rows, unsigned seed, std::vector<float>* p, std::vector<float>* x) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> weights(-0.3f, 0.3f), data(-0.1f, 1.1f);
+  p->resize(n.params);
+  x->resize(static_cast<size_t>(rows) * n.n_features);
+  for (float& w : *p) w = weights(gen);
+  for (float& v : *x) v = data(gen);
 }
 
 }  // namespace

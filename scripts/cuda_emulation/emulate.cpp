@@ -101,11 +101,8 @@ Emulated emulate(const LayerTable& n, const std::vector<float>& p, const std::ve
 // Adam's first step p - lr g / (|g| + eps) within 1e-6, the transposed copy exact, nothing left NaN.
 bool check(const Chain& c, int features, int rows, int tile_rows, bool mean, unsigned seed) {
   const LayerTable n = table(c, features);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> weights(-0.3f, 0.3f), data(-0.1f, 1.1f);
-  std::vector<float> p(n.params), x(static_cast<size_t>(rows) * features);
-  for (float& w : p) w = weights(gen);
-  for (float& v : x) v = data(gen);
+  std::vector<float> p, x;
+  draw(n, rows, seed, &p, &x);
   const std::vector<Matrix> a = forward(n, p, x, rows);
   const double norm = mean ? 2.0 / (static_cast<double>(rows) * features) : 2.0, grad_output = mean ? 1.0 : 1.0 / features;
   Matrix g(a[n.layers].size());

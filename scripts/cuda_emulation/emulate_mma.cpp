@@ -225,11 +225,8 @@ template <int Mode>
 bool check(const Chain& c, int features, int rows, bool mean, unsigned seed) {
   const MmaMode mode = static_cast<MmaMode>(Mode);
   const LayerTable n = table(c, features);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> weights(-0.3f, 0.3f), data(-0.1f, 1.1f);
-  std::vector<float> p(n.params), x(static_cast<size_t>(rows) * features);
-  for (float& w : p) w = weights(gen);
-  for (float& v : x) v = data(gen);
+  std::vector<float> p, x;
+  draw(n, rows, seed, &p, &x);
   double loss = 0;
   const std::vector<double> ref = reference(n, mode, p, x, rows, mean, 1.0, &loss);
   const Emulated e = emulate<Mode>(n, p, x, rows, mean, nullptr);
@@ -259,11 +256,8 @@ bool check(const Chain& c, int features, int rows, bool mean, unsigned seed) {
 // the first steps are skipped and the scale backs off.)
 bool check_scaling(const Chain& c, int features, int rows, unsigned seed) {
   const LayerTable n = table(c, features);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> weights(-0.3f, 0.3f), data(-0.1f, 1.1f);
-  std::vector<float> p(n.params), x(static_cast<size_t>(rows) * features);
-  for (float& w : p) w = weights(gen);
-  for (float& v : x) v = data(gen);
+  std::vector<float> p, x;
+  draw(n, rows, seed, &p, &x);
   double loss = 0;
   const std::vector<double> ref = reference(n, kMmaFp16, p, x, rows, false, 256.0, &loss);
   Scaling clean;

@@ -3,7 +3,7 @@
 // a std::barrier of the block's threads, __syncwarp and __shfl_down_sync through a barrier of the
 // warp's 32 threads, shared memory as one static buffer; half and bfloat16 with CUDA's round-to-nearest
 // conversions; wmma's fragments as the whole matrix in every lane (CUDA leaves the spread across lanes
-// unspecified, so code that keeps to the API cannot tell), each lane storing its 32nd of the result.
+// unspecified, so code that keeps to the API cannot tell), each lane storing a contiguous 32nd of it.
 // Under ThreadSanitizer a missing barrier is a data race on shared memory.
 #pragma once
 #include <algorithm>
@@ -116,9 +116,12 @@ void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a,
     }
   std::copy(out, out + M * N, d.x);
 }
+// Each lane stores a contiguous 32nd of the result (on a GPU the spread is the hardware's): unlike a
+// reader striding by 32, so that a missing __syncwarp between the store and the reads is a race.
 template <int M, int N, int K>
 void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, float>& f, unsigned ldm, layout_t layout) {
-  for (int e = threadIdx.x & 31; e < M * N; e += 32)
+  const int per_lane = M * N / 32, lane = threadIdx.x & 31;
+  for (int e = lane * per_lane; e < (lane + 1) * per_lane; ++e)
     (layout == mem_row_major ? p[(e / N) * ldm + e % N] : p[(e % N) * ldm + e / N]) = f.x[e];
 }
 inline float __float_to_tf32(float f) {  // cvt.rna.tf32.f32: 10 mantissa bits, nearest, ties away
