@@ -111,6 +111,13 @@ void set_allow_tf32(bool allow) {
 
 bool allow_tf32() { return at::globalContext().allowTF32CuBLAS(); }
 
+void set_allow_reduced_precision_reduction(bool allow) {
+  at::globalContext().setAllowFP16ReductionCuBLAS(allow);  // (bool) everywhere; 2.8+ adds a defaulted split-K flag
+#if TORCH_VERSION_MAJOR >= 2
+  at::globalContext().setAllowBF16ReductionCuBLAS(allow);
+#endif
+}
+
 void synchronize_device(c10::Device device) {
   if (!device.is_cuda()) return;
 #if BALERBENCH_WITH_CUDA

@@ -54,6 +54,12 @@ class AutocastScope {
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+// cuBLAS's reduced-precision reductions in float16 and bfloat16 products (split-K partial sums kept in
+// the 16-bit type; LibTorch's default: allowed), process-wide. bfloat16's switch exists from LibTorch
+// 2.0 on (1.13 has float16's only); there is no portable getter (2.8 made it an enum), so callers
+// that turn it off turn it back on, the default.
+void set_allow_reduced_precision_reduction(bool allow);
+
 // Waits for all work queued on `device` (no-op on the CPU, whose ops return
 // when done).
 void synchronize_device(c10::Device device);

@@ -17,6 +17,7 @@
 #include "harness/engine/cuda/fused_cuda_engine.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/precision.h"
+#include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
 #include "tests/unit/random_rows.h"
@@ -30,6 +31,30 @@ namespace balerbench {
   } while (0)
 
 inline const c10::Device kGpu(c10::kCUDA, 0);
+
+// cuBLAS's float32 products in TF32 (on) or float32 (off) for its scope, the previous setting restored.
+class AllowTf32CuBlas {
+ public:
+  explicit AllowTf32CuBlas(bool on) : previous_(at::globalContext().allowTF32CuBLAS()) {
+    at::globalContext().setAllowTF32CuBLAS(on);
+  }
+  ~AllowTf32CuBlas() { at::globalContext().setAllowTF32CuBLAS(previous_); }
+  AllowTf32CuBlas(const AllowTf32CuBlas&) = delete;
+  AllowTf32CuBlas& operator=(const AllowTf32CuBlas&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// cuBLAS's 16-bit products summed in float32 for its scope (no reduced-precision split-K partial
+// sums), then allowed again: LibTorch's default, there being no portable getter (torch_compat.h).
+class FullPrecisionReductions {
+ public:
+  FullPrecisionReductions() { set_allow_reduced_precision_reduction(false); }
+  ~FullPrecisionReductions() { set_allow_reduced_precision_reduction(true); }
+  FullPrecisionReductions(const FullPrecisionReductions&) = delete;
+  FullPrecisionReductions& operator=(const FullPrecisionReductions&) = delete;
+};
 
 // max |a - b| over max |b|: a difference relative to b's largest element.
 inline double max_relative_difference(const at::Tensor& a, const at::Tensor& b) {
