@@ -145,18 +145,14 @@ void rethrow_with_origin(const JsonPathError& e, const JsonOrigins& origins) {
   throw InputError(best->second + ": " + where + e.what_text(), e.hint());
 }
 
-namespace {
-constexpr char kSeeReference[] = "; see `balerbench config reference`";
-}  // namespace
-
 std::string integer_range_hint(int64_t min_value, int64_t max_value) {
   if (max_value == std::numeric_limits<int64_t>::max())
-    return "a whole number of at least " + std::to_string(min_value) + kSeeReference;
-  return "a whole number from " + std::to_string(min_value) + " to " + std::to_string(max_value) + kSeeReference;
+    return "a whole number of at least " + std::to_string(min_value) + "; " + kSeeConfigReference;
+  return "a whole number from " + std::to_string(min_value) + " to " + std::to_string(max_value) + "; " + kSeeConfigReference;
 }
 
 std::string number_range_hint(double min_value, double max_value) {
-  return "a number from " + json(min_value).dump() + " to " + json(max_value).dump() + kSeeReference;
+  return "a number from " + json(min_value).dump() + " to " + json(max_value).dump() + "; " + kSeeConfigReference;
 }
 
 std::string shown(const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }

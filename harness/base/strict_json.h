@@ -83,6 +83,8 @@ inline constexpr char kIntegerHint[] = "write a whole number without quotes, e.g
 inline constexpr char kNumberHint[] = "write a number without quotes, e.g. 0.001";
 inline constexpr char kStringsHint[] = "write a list of texts in double quotes, e.g. [\"a\", \"b\"], or one text";
 inline constexpr char kObjectHint[] = "write an object in braces, e.g. {\"key\": value}, or {} for the defaults";
+// Where each key is described, for a hint about a key's range.
+inline constexpr char kSeeConfigReference[] = "see `balerbench config reference`";
 // The hints of its range errors: the range, and where each key is described. A maximum of int64's
 // largest value is no maximum ("a whole number of at least 1; ...").
 std::string integer_range_hint(int64_t min_value, int64_t max_value = std::numeric_limits<int64_t>::max());
