@@ -152,6 +152,7 @@ std::string integer_range_hint(int64_t min_value, int64_t max_value) {
 }
 
 std::string number_range_hint(double min_value, double max_value) {
+  if (max_value >= 1e300) return "a number of at least " + json(min_value).dump() + "; " + kSeeConfigReference;
   return "a number from " + json(min_value).dump() + " to " + json(max_value).dump() + "; " + kSeeConfigReference;
 }
 

@@ -86,7 +86,7 @@ inline constexpr char kObjectHint[] = "write an object in braces, e.g. {\"key\":
 // Where each key is described, for a hint about a key's range.
 inline constexpr char kSeeConfigReference[] = "see `balerbench config reference`";
 // The hints of its range errors: the range, and where each key is described. A maximum of int64's
-// largest value is no maximum ("a whole number of at least 1; ...").
+// largest value, or a double's of 1e300 and more, is no maximum ("a whole number of at least 1; ...").
 std::string integer_range_hint(int64_t min_value, int64_t max_value = std::numeric_limits<int64_t>::max());
 std::string number_range_hint(double min_value, double max_value);
 

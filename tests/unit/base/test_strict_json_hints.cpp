@@ -88,6 +88,9 @@ TEST(StrictJsonHints, ARangeErrorGivesTheRangeAndTheReference) {
   EXPECT_EQ(message_of({{"pue", 0.5}}, [&](StrictReader& r) { r.number_in("pue", d, 1, 10); }),
             "c.json: /pue: must be in [1.0, 10.0] (got 0.5) (hint: a number from 1.0 to 10.0; see "
             "`balerbench config reference`)");
+  EXPECT_EQ(message_of({{"val_loss", -1}}, [&](StrictReader& r) { r.number_in("val_loss", d, 0, 1e300); }),
+            "c.json: /val_loss: must be in [0.0, 1e+300] (got -1.0) (hint: a number of at least 0.0; see "
+            "`balerbench config reference`)");
   std::optional<double> o;
   EXPECT_EQ(message_of({{"val_loss", -1}}, [&](StrictReader& r) { r.optional_number_in("val_loss", o, 0, 1); }),
             "c.json: /val_loss: must be in [0.0, 1.0] (got -1.0) (hint: a number from 0.0 to 1.0; see "
