@@ -1,6 +1,8 @@
 // strict_json.cpp: see strict_json.h.
 #include "harness/base/strict_json.h"
 
+#include "harness/base/edit_distance.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -143,6 +145,17 @@ void rethrow_with_origin(const JsonPathError& e, const JsonOrigins& origins) {
   throw InputError(best->second + ": " + where + e.what_text(), e.hint());
 }
 
+std::string integer_range_hint(int64_t min_value, int64_t max_value) {
+  if (max_value == std::numeric_limits<int64_t>::max())
+    return "a whole number of at least " + std::to_string(min_value) + "; " + kSeeConfigReference;
+  return "a whole number from " + std::to_string(min_value) + " to " + std::to_string(max_value) + "; " + kSeeConfigReference;
+}
+
+std::string number_range_hint(double min_value, double max_value) {
+  if (max_value >= 1e300) return "a number of at least " + json(min_value).dump() + "; " + kSeeConfigReference;
+  return "a number from " + json(min_value).dump() + " to " + json(max_value).dump() + "; " + kSeeConfigReference;
+}
+
 std::string shown(const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 namespace {
@@ -157,7 +170,7 @@ StrictReader::StrictReader(const json& j, std::string source, std::string path)
     : j_(j), source_(std::move(source)), path_(std::move(path)) {
   if (!j_.is_object())
     throw JsonPathError(source_, path_.empty() ? "/" : path_, std::string("expected a JSON object, got ") + j_.type_name(),
-                        "");
+                        kObjectHint);
 }
 
 void StrictReader::fail(const std::string& key, const std::string& what, const std::string& hint) const {
@@ -175,34 +188,39 @@ const json* StrictReader::get(const std::string& key) {
 void StrictReader::str(const std::string& key, std::string& out) {
   const json* v = get(key);
   if (!v) return;
-  if (!v->is_string()) fail(key, std::string("expected a string, got ") + v->type_name());
+  if (!v->is_string()) fail(key, std::string("expected a string, got ") + v->type_name(), kStringHint);
   out = v->get<std::string>();
 }
 
 void StrictReader::boolean(const std::string& key, bool& out) {
   const json* v = get(key);
   if (!v) return;
-  if (!v->is_boolean()) fail(key, std::string("expected true or false, got ") + v->type_name());
+  if (!v->is_boolean()) fail(key, std::string("expected true or false, got ") + v->type_name(), kBooleanHint);
   out = v->get<bool>();
 }
 
 void StrictReader::integer(const std::string& key, int64_t& out, int64_t min_value, int64_t max_value) {
   const json* v = get(key);
   if (!v) return;
-  if (!v->is_number_integer()) fail(key, std::string("expected an integer, got ") + v->type_name() + " " + shown(*v));
+  if (!v->is_number_integer())
+    fail(key, std::string("expected an integer, got ") + v->type_name() + " " + shown(*v), kIntegerHint);
   const bool beyond_int64 =
       v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (beyond_int64 || v->get<int64_t>() > max_value)
-    fail(key, "must be at most " + std::to_string(max_value) + " (got " + shown(*v) + ")");
+    fail(key, "must be at most " + std::to_string(max_value) + " (got " + shown(*v) + ")",
+         integer_range_hint(min_value, max_value));
   const int64_t x = v->get<int64_t>();
-  if (x < min_value) fail(key, "must be at least " + std::to_string(min_value) + " (got " + std::to_string(x) + ")");
+  if (x < min_value)
+    fail(key, "must be at least " + std::to_string(min_value) + " (got " + std::to_string(x) + ")",
+         integer_range_hint(min_value, max_value));
   out = x;
 }
 
 void StrictReader::number(const std::string& key, double& out) {
   const json* v = get(key);
   if (!v) return;
-  if (!v->is_number()) fail(key, std::string("expected a number, got ") + v->type_name() + " " + shown(*v));
+  if (!v->is_number())
+    fail(key, std::string("expected a number, got ") + v->type_name() + " " + shown(*v), kNumberHint);
   out = v->get<double>();
 }
 
@@ -212,7 +230,8 @@ void StrictReader::number_in(const std::string& key, double& out, double min_val
     fail(key, "must be in [" + json(min_value).dump() + ", " + json(max_value).dump() + "] (got " +
                   (std::isnan(out) ? std::string("nan") : std::isinf(out) ? std::string(out > 0 ? "inf" : "-inf")
                                                                           : shown(json(out))) +
-                  ")");
+                  ")",
+         number_range_hint(min_value, max_value));
 }
 
 void StrictReader::optional_number_in(const std::string& key, std::optional<double>& out, double min_value,
@@ -224,11 +243,13 @@ void StrictReader::optional_number_in(const std::string& key, std::optional<doub
 }
 
 void StrictReader::choice(const std::string& key, std::string& out, const std::vector<std::string>& allowed) {
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + (a.empty() ? "null" : a);
+  if (const json* v = get(key); v && !v->is_string())
+    fail(key, std::string("expected a string, got ") + v->type_name(), "one of: " + list + ", in double quotes");
   str(key, out);
   for (const auto& a : allowed)
     if (a == out) return;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + (a.empty() ? "null" : a);
   fail(key, "invalid value '" + out + "'", "one of: " + list);
 }
 
@@ -239,24 +260,31 @@ void StrictReader::strings(const std::string& key, std::vector<std::string>& out
     out = {v->get<std::string>()};
     return;
   }
-  if (!v->is_array()) fail(key, std::string("expected a list of strings, got ") + v->type_name());
+  if (!v->is_array()) fail(key, std::string("expected a list of strings, got ") + v->type_name(), kStringsHint);
   out.clear();
   for (std::size_t i = 0; i < v->size(); ++i) {
     if (!(*v)[i].is_string())
-      fail(key + "/" + std::to_string(i), std::string("expected a string, got ") + (*v)[i].type_name());
+      fail(key + "/" + std::to_string(i), std::string("expected a string, got ") + (*v)[i].type_name(),
+           "each entry is text in double quotes, e.g. [\"a\", \"b\"]");
     out.push_back((*v)[i].get<std::string>());
   }
 }
 
 const json* StrictReader::object(const std::string& key) {
   const json* v = get(key);
-  if (v && !v->is_object()) fail(key, std::string("expected an object, got ") + v->type_name());
+  if (v && !v->is_object()) fail(key, std::string("expected an object, got ") + v->type_name(), kObjectHint);
   return v;
 }
 
 void StrictReader::reject_unknown(const std::string& hint) const {
   for (auto it = j_.begin(); it != j_.end(); ++it)
-    if (!seen_.count(it.key())) fail(it.key(), "unknown key", hint);
+    if (!seen_.count(it.key())) fail(it.key(), "unknown key", unknown_key_hint(it.key(), hint));
+}
+
+std::string StrictReader::unknown_key_hint(const std::string& key, const std::string& hint) const {
+  const std::optional<std::string> near = closest_name(key, seen_);
+  if (!near) return hint;
+  return "did you mean '" + *near + "'?" + (hint.empty() ? "" : " " + hint);
 }
 
 }  // namespace balerbench

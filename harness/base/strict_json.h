@@ -75,6 +75,21 @@ class KeyRecording {
   KeyRecording* outer_;
 };
 
+// The hints of StrictReader's type errors: what to write instead. A parser that checks a value's type
+// itself gives the same one.
+inline constexpr char kStringHint[] = "write text in double quotes";
+inline constexpr char kBooleanHint[] = "write true or false, without quotes";
+inline constexpr char kIntegerHint[] = "write a whole number without quotes, e.g. 100";
+inline constexpr char kNumberHint[] = "write a number without quotes, e.g. 0.001";
+inline constexpr char kStringsHint[] = "write a list of texts in double quotes, e.g. [\"a\", \"b\"], or one text";
+inline constexpr char kObjectHint[] = "write an object in braces, e.g. {\"key\": value}, or {} for the defaults";
+// Where each key is described, for a hint about a key's range.
+inline constexpr char kSeeConfigReference[] = "see `balerbench config reference`";
+// The hints of its range errors: the range, and where each key is described. A maximum of int64's
+// largest value, or a double's of 1e300 and more, is no maximum ("a whole number of at least 1; ...").
+std::string integer_range_hint(int64_t min_value, int64_t max_value = std::numeric_limits<int64_t>::max());
+std::string number_range_hint(double min_value, double max_value);
+
 class StrictReader {
  public:
   // `path` is the JSON path of `j` itself: "" for the root, "/energy" for a section.
@@ -100,8 +115,11 @@ class StrictReader {
   // A sub-object; fails when present and not an object.
   const nlohmann::json* object(const std::string& key);
 
-  // Throws for the first key never read. `extra_hint` decides the hint.
+  // Throws for the first key never read, with `hint`; a key close to one the parser asked for (a typo,
+  // another case: base/edit_distance.h) gets "did you mean 'epochs'? " before it.
   void reject_unknown(const std::string& hint = "see docs/configuration.md (or `balerbench config reference`) for the valid keys") const;
+  // reject_unknown's hint for the unknown `key`.
+  std::string unknown_key_hint(const std::string& key, const std::string& hint) const;
 
   std::string path_of(const std::string& key) const { return path_ + "/" + key; }
   const std::string& source() const { return source_; }

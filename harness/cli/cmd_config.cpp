@@ -213,8 +213,8 @@ std::string config_reference(const std::string& format) {
       "parsers themselves: `balerbench config reference` parses a config with every section present, records each "
       "key they ask for, and takes the defaults from the parsed result, so it cannot drift from the code "
       "(`balerbench config reference --format json` gives the same as JSON). Keys are JSON paths. An unknown key, "
-      "a key given twice and a wrong type are errors that name the JSON path (`c.json: /epohcs: unknown key`), "
-      "exit code 2.\n";
+      "a key given twice and a wrong type are errors that name the JSON path and say what to write "
+      "(`c.json: /epohcs: unknown key (hint: did you mean 'epochs'? ...)`), exit code 2.\n";
   markdown_part(out, run_config_key_docs(), run_config_section_docs(), run_config_defaults());
   markdown_part(out, experiment_key_docs(), experiment_section_docs(), experiment_defaults());
   return out;

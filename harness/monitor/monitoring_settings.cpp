@@ -14,7 +14,8 @@ MonitoringSettings parse_monitoring_settings(const json& j, const std::string& s
   StrictReader r(j, source, path);
   MonitoringSettings m;
   r.integer("prometheus_port", m.prometheus_port, -1);
-  if (m.prometheus_port > 65535) r.fail("prometheus_port", "must be a TCP port (0-65535), 0 for any free port, -1 for off");
+  if (m.prometheus_port > 65535)
+    r.fail("prometheus_port", "must be a TCP port (0-65535), 0 for any free port, -1 for off", "e.g. 9100");
   r.str("prometheus_address", m.prometheus_address);
   if (m.prometheus_address.empty()) r.fail("prometheus_address", "must not be empty", "127.0.0.1 (loopback only)");
   r.number_in("prometheus_linger_s", m.prometheus_linger_s, 0, 3600);

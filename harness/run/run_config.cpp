@@ -90,10 +90,12 @@ void read_model_keys(const json& j, StrictReader& r, RunConfig& c, const std::st
   r.str("model_name", c.model_name);
   r.number("compression_ratio", c.compression_ratio);
   if (!(c.compression_ratio > 0) || !std::isfinite(c.compression_ratio))
-    r.fail("compression_ratio", "must be a positive number (got " + shown(j.at("compression_ratio")) + ")");
+    r.fail("compression_ratio", "must be a positive number (got " + shown(j.at("compression_ratio")) + ")",
+           kCompressionRatioHint);
   if (const json* v = r.get("data_dimension")) {
     if (!v->is_number_integer() || (v->get<int64_t>() != 1 && v->get<int64_t>() != 2))
-      r.fail("data_dimension", "must be 1 (tables) or 2 (frames), got " + v->dump());
+      r.fail("data_dimension", "must be 1 (tables) or 2 (frames), got " + v->dump(),
+             "1 or 2, without quotes, or remove it: balerbench reads it from the data's shape");
     c.data_dimension = v->get<int>();
   }
   r.choice("model_type", c.model_type, {"dense"});
@@ -102,7 +104,8 @@ void read_model_keys(const json& j, StrictReader& r, RunConfig& c, const std::st
 // The learning rate and its scaling by the batch size.
 void read_lr_keys(StrictReader& r, RunConfig& c) {
   r.number("lr", c.lr);
-  if (!(c.lr > 0) || !std::isfinite(c.lr)) r.fail("lr", "must be a positive number");
+  if (!(c.lr > 0) || !std::isfinite(c.lr))
+    r.fail("lr", "must be a positive number", std::string("a number above 0, e.g. 0.001; ") + kSeeConfigReference);
   r.choice("lr_scaling", c.lr_scaling, {"none", "linear", "sqrt"});
   if (r.get("lr_reference_batch_size")) {
     int64_t reference = 0;
@@ -126,13 +129,16 @@ void read_training_keys(StrictReader& r, RunConfig& c) {
   r.integer("batch_size", c.batch_size, 1, training_defaults::kMaxBatchSize);
   read_lr_keys(r, c);
   r.number("test_size", c.test_size);
-  if (!(c.test_size >= 0 && c.test_size < 1)) r.fail("test_size", "must be in [0, 1)");
+  if (!(c.test_size >= 0 && c.test_size < 1))
+    r.fail("test_size", "must be in [0, 1)",
+           std::string("the share of rows held out, at least 0 and below 1, e.g. 0.2; ") + kSeeConfigReference);
   r.boolean("apply_normalization", c.apply_normalization);
   r.boolean("custom_norm", c.custom_norm);
   r.boolean("early_stopping", c.early_stopping);
   r.integer("early_stopping_patience", c.early_stopping_patience, 1);
   r.number("min_delta", c.min_delta);
-  if (!(c.min_delta >= 0)) r.fail("min_delta", "must be >= 0");
+  if (!(c.min_delta >= 0))
+    r.fail("min_delta", "must be >= 0", std::string("a number of at least 0, e.g. 0.0001; ") + kSeeConfigReference);
   r.boolean("lr_scheduler", c.lr_scheduler);
   r.integer("lr_scheduler_patience", c.lr_scheduler_patience, 0);
   r.boolean("deterministic_algorithm", c.deterministic_algorithm);
@@ -144,11 +150,15 @@ void read_training_keys(StrictReader& r, RunConfig& c) {
 // Baler's type_list and the Baler keys accepted only as false.
 void read_baler_data_keys(StrictReader& r, RunConfig& c) {
   if (const json* v = r.get("type_list")) {
-    if (!v->is_array()) r.fail("type_list", std::string("expected an array of type names, got ") + v->type_name());
+    if (!v->is_array())
+      r.fail("type_list", std::string("expected an array of type names, got ") + v->type_name(),
+             "one type name per column in double quotes, e.g. [\"float64\", \"int\"]");
     for (std::size_t i = 0; i < v->size(); ++i) {
       const json& t = (*v)[i];
       const std::string key = "type_list/" + std::to_string(i);
-      if (!t.is_string()) r.fail(key, std::string("expected a string, got ") + t.type_name());
+      if (!t.is_string())
+        r.fail(key, std::string("expected a string, got ") + t.type_name(),
+               "one of: float64, float32, int, int64, int32, in double quotes");
       const std::string s = t.get<std::string>();
       if (s != "float64" && s != "float32" && s != "int" && s != "int64" && s != "int32")
         r.fail(key, "invalid type '" + s + "'", "one of: float64, float32, int, int64, int32");
@@ -157,7 +167,9 @@ void read_baler_data_keys(StrictReader& r, RunConfig& c) {
   }
   for (const auto& k : kBalerUnsupported) {
     if (const json* v = r.get(k)) {
-      if (!v->is_boolean()) r.fail(k, std::string("expected true or false, got ") + v->type_name());
+      if (!v->is_boolean())
+        r.fail(k, std::string("expected true or false, got ") + v->type_name(),
+               "write false, without quotes (true is not supported), or remove it");
       if (v->get<bool>()) r.fail(k, "is not supported by balerbench", "set it to false or remove it");
     }
   }

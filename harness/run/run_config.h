@@ -89,6 +89,9 @@ std::vector<ConfigKeyDoc> run_config_key_docs();
 // ("" for a run config, "/training" inside an experiment), for error messages.
 RunConfig parse_run_config(const nlohmann::json& j, const std::string& source, const std::string& base_dir,
                            const std::string& path = "");
+// The hint for a compression_ratio that is not a positive number (here and in an experiment's /model).
+inline constexpr char kCompressionRatioHint[] =
+    "a number above 0: the features per latent value, e.g. 1.6; see `balerbench config reference`";
 
 // A config value set by a command-line option: `assignment` as for --set, `origin` the option as
 // the user typed it ("--precision"), which errors about the value name instead of the file.

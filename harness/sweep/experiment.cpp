@@ -153,7 +153,8 @@ std::pair<std::string, double> parse_model_section(const json& model, const std:
     mr.fail("name", err.what());
   }
   mr.number("compression_ratio", ratio);
-  if (!(ratio > 0) || !std::isfinite(ratio)) mr.fail("compression_ratio", "must be a positive number");
+  if (!(ratio > 0) || !std::isfinite(ratio))
+    mr.fail("compression_ratio", "must be a positive number", kCompressionRatioHint);
   mr.reject_unknown("model keys: name, compression_ratio");
   return {model_name, ratio};
 }
@@ -192,7 +193,8 @@ std::vector<std::optional<double>> parse_power_limit_axis(StrictReader& sr, cons
       else if (w.is_number() && w.get<double>() > 0 && w.get<double>() < 100000)
         limits.emplace_back(w.get<double>());
       else
-        sr.fail(at, "must be a positive number of watts or null, got " + shown(w));
+        sr.fail(at, "must be a positive number of watts or null, got " + shown(w),
+                "watts below 100000 without quotes, or null for the limit in force, e.g. [null, 250]");
       if (const auto first = seen.find(limits.back()); first != seen.end())
         sr.fail(at, "repeats " + shown(w) + ", already listed at power_limit_w/" + std::to_string(first->second),
                 "list each limit once; for more measurements of one configuration raise /sweep/repeats");
@@ -208,28 +210,31 @@ std::vector<std::optional<double>> parse_power_limit_axis(StrictReader& sr, cons
 void parse_sweep_section(const json* sweep, const std::string& source, Experiment& e) {
   StrictReader sr(*sweep, source, "/sweep");
   e.batch_sizes = axis<int64_t>(sr, "batch_size", {512}, [&](const json& v, const std::string& k) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + shown(v));
+    if (!v.is_number_integer() || v.get<int64_t>() < 1)
+      sr.fail(k, "must be a positive integer, got " + shown(v),
+              integer_range_hint(1, training_defaults::kMaxBatchSize));
     if (v.get<int64_t>() > training_defaults::kMaxBatchSize)
       sr.fail(k, "must be at most " + std::to_string(training_defaults::kMaxBatchSize) + ", got " + shown(v),
               "a batch larger than the training rows trains on all of them at once");
     return v.get<int64_t>();
   });
   e.precisions = axis<Precision>(sr, "precision", {Precision::kAuto}, [&](const json& v, const std::string& k) {
-    if (!v.is_string()) sr.fail(k, "expected a precision name, got " + shown(v));
+    if (!v.is_string()) sr.fail(k, "expected a precision name, got " + shown(v), "one of: " + precision_name_list());
     const std::string p = v.get<std::string>();
     const std::optional<Precision> mode = find_precision(p);
     if (!mode) sr.fail(k, "invalid precision '" + p + "'", "one of: " + precision_name_list());
     return *mode;
   });
   e.engines = axis<EngineKind>(sr, "engine", {e.base.engine}, [&](const json& v, const std::string& k) {
-    if (!v.is_string()) sr.fail(k, "expected an engine name, got " + shown(v));
+    if (!v.is_string()) sr.fail(k, "expected an engine name, got " + shown(v), "one of: " + engine_name_list());
     const std::optional<EngineKind> engine = find_engine(v.get<std::string>());
     if (!engine) sr.fail(k, "invalid engine " + shown(v), "one of: " + engine_name_list());
     return *engine;
   });
   e.power_limits_w = parse_power_limit_axis(sr, *sweep);
   e.epochs = axis<int64_t>(sr, "epochs", {e.base.epochs}, [&](const json& v, const std::string& k) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) sr.fail(k, "must be a positive integer, got " + shown(v));
+    if (!v.is_number_integer() || v.get<int64_t>() < 1)
+      sr.fail(k, "must be a positive integer, got " + shown(v), integer_range_hint(1));
     return v.get<int64_t>();
   });
   sr.integer("repeats", e.repeats, 1, kMaxRepeats);
@@ -283,7 +288,8 @@ void parse_cost_section(const json& c, const std::string& source, Experiment& e)
     e.etas.clear();
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (!list[i].is_number() || list[i].get<double>() < 0 || list[i].get<double>() > 1)
-        cr.fail("eta/" + std::to_string(i), "must be a number in [0, 1], got " + shown(list[i]));
+        cr.fail("eta/" + std::to_string(i), "must be a number in [0, 1], got " + shown(list[i]),
+                "0 weighs only time, 1 only energy, e.g. [0, 0.5, 1]");
       e.etas.push_back(list[i].get<double>());
     }
   }

@@ -438,6 +438,14 @@ TEST_F(BadInput, BatchSizeAndCompressionRatio) {
   expect_rejected(train_with(base()) + " --set compression_ratio=0.5", {"latent size of 48", "larger than the 24"});
 }
 
+TEST_F(BadInput, SetValueOfTheWrongTypeHasAHint) {
+  // The hints of the strict reader (tests/unit/base/test_strict_json_hints.cpp) reach the command line.
+  expect_rejected(train_with(base()) + " --set epochs=abc",
+                  {"balerbench: error: --set epochs=abc: expected an integer, got string \"abc\" (hint: write a whole "
+                   "number without quotes, e.g. 100)"});
+  expect_rejected(train_with(base()) + " --set epoch=3", {"--set epoch=3: unknown key (hint: did you mean 'epochs'?"});
+}
+
 TEST_F(BadInput, UnknownModelListsValidNames) {
   json j = base();
   j["model_name"] = "VAE";
