@@ -85,7 +85,9 @@ namespace {
 void read_model_keys(const json& j, StrictReader& r, RunConfig& c, const std::string& base_dir) {
   for (const char* key : {"input_path", "model_name", "compression_ratio"}) require(r, key);
   r.str("input_path", c.input_path);
-  if (c.input_path.empty()) r.fail("input_path", "must not be empty");
+  if (c.input_path.empty())
+    r.fail("input_path", "must not be empty",
+           "the .npz file to train on (its array 'data'), e.g. data.npz: balerbench data generate --out data.npz makes one");
   c.input_path = resolve_path(c.input_path, base_dir);
   r.str("model_name", c.model_name);
   r.number("compression_ratio", c.compression_ratio);

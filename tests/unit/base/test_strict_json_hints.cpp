@@ -151,6 +151,10 @@ TEST(StrictJsonHints, ARunConfigAndItsSetValuesGetTheHints) {
   expect_input_error([&] { parse_run_config(j, "c.json", ""); }, "/energy/smaple_hz: unknown key (hint: did "
                                                                   "you mean 'sample_hz'? valid keys: enabled,");
   j = base;
+  j["input_path"] = "";
+  expect_input_error([&] { parse_run_config(j, "c.json", ""); },
+                     "c.json: /input_path: must not be empty (hint: the .npz file to train on");
+  j = base;
   apply_override(j, "epochs=abc");
   try {
     parse_run_config(j, "c.json", "");
