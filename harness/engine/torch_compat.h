@@ -54,6 +54,18 @@ class AutocastScope {
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+// TF32 on or off for its scope (set_allow_tf32), the previous setting restored on exit or a throw.
+class Tf32Scope {
+ public:
+  explicit Tf32Scope(bool on) : previous_(allow_tf32()) { set_allow_tf32(on); }
+  ~Tf32Scope() { set_allow_tf32(previous_); }
+  Tf32Scope(const Tf32Scope&) = delete;
+  Tf32Scope& operator=(const Tf32Scope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // cuBLAS's reduced-precision reductions in float16 and bfloat16 products (split-K partial sums kept in
 // the 16-bit type; LibTorch's default: allowed), process-wide. bfloat16's switch exists from LibTorch
 // 2.0 on (1.13 has float16's only); there is no portable getter (2.8 made it an enum), so callers

@@ -21,13 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Restores the process-wide TF32 setting when fit returns or throws.
-struct Tf32Guard {
-  explicit Tf32Guard(bool on) : previous(allow_tf32()) { set_allow_tf32(on); }
-  ~Tf32Guard() { set_allow_tf32(previous); }
-  bool previous;
-};
-
 void check_fit_inputs(const AutoEncoder& model, const at::Tensor& x_train, const TrainOptions& o) {
   if (o.batch_size <= 0) throw InputError("batch_size must be positive (got " + std::to_string(o.batch_size) + ")");
   if (x_train.size(0) == 0) throw InputError("no training rows", "lower test_size");
@@ -257,7 +250,7 @@ TrainResult fit(AutoEncoder& model, const at::Tensor& x_train, const at::Tensor&
   TrainingObserver none;
   TrainingObserver& observer = observer_or_null ? *observer_or_null : none;
   const c10::Device device = x_train.device();
-  Tf32Guard tf32(o.precision.tf32);
+  const Tf32Scope tf32(o.precision.tf32);  // restored when fit returns or throws
   const double lr = o.effective_lr();  // lr, scaled by the batch size when the settings say so
   FlatAdam opt(model.parameters(), lr, 0.9, 0.999, 1e-8);
   std::unique_ptr<GradScaler> scaler;

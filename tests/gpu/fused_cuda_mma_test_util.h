@@ -93,7 +93,7 @@ struct ReferenceStep {
 };
 inline ReferenceStep reference_step(AutoEncoder& model, FlatAdam& opt, const at::Tensor& x, LossKind loss,
                                     const PrecisionPolicy& policy, GradScaler* scaler) {
-  const AllowTf32CuBlas tf32(policy.tf32);
+  const Tf32Scope tf32(policy.tf32);
   const FullPrecisionReductions reductions;
   at::Tensor x_hat;
   {

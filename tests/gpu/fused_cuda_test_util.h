@@ -32,20 +32,6 @@ namespace balerbench {
 
 inline const c10::Device kGpu(c10::kCUDA, 0);
 
-// cuBLAS's float32 products in TF32 (on) or float32 (off) for its scope, the previous setting restored.
-class AllowTf32CuBlas {
- public:
-  explicit AllowTf32CuBlas(bool on) : previous_(at::globalContext().allowTF32CuBLAS()) {
-    at::globalContext().setAllowTF32CuBLAS(on);
-  }
-  ~AllowTf32CuBlas() { at::globalContext().setAllowTF32CuBLAS(previous_); }
-  AllowTf32CuBlas(const AllowTf32CuBlas&) = delete;
-  AllowTf32CuBlas& operator=(const AllowTf32CuBlas&) = delete;
-
- private:
-  bool previous_;
-};
-
 // cuBLAS's 16-bit products summed in float32 for its scope (no reduced-precision split-K partial
 // sums), then allowed again: LibTorch's default, there being no portable getter (torch_compat.h).
 class FullPrecisionReductions {

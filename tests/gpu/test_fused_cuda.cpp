@@ -39,7 +39,7 @@ struct ReferenceStep {
   double loss = 0;
 };
 ReferenceStep reference_step(AutoEncoder& model, FlatAdam& opt, const at::Tensor& x, LossKind loss) {
-  const AllowTf32CuBlas fp32(false);  // float32 products, whatever the process's setting
+  const Tf32Scope fp32(false);  // float32 products, whatever the process's setting
   opt.zero_grad();
   const at::Tensor l = batch_loss(model.forward(x), x, loss);
   l.backward();

@@ -181,9 +181,8 @@ std::string fused_cuda_unsupported_reason(const AutoEncoder& model, const Precis
 }
 
 std::string fused_cuda_summary() {
-  const std::string skip = fused_cuda_auto_skip();
-  return "built for sm_80 and sm_90: fp32, tf32, amp_bf16, amp_fp16_noscale and amp_fp16 (auto " +
-         (skip.empty() ? std::string("takes it") : "passes it by: " + skip.substr(skip.find(": ") + 2)) + ")";
+  return std::string("built for sm_80 and sm_90: fp32, tf32, amp_bf16, amp_fp16_noscale and amp_fp16 (auto ") +
+         (kVerifiedOnGpu ? "takes it)" : "passes it by: not yet verified on a GPU)");
 }
 
 std::string fused_cuda_auto_skip() { return kVerifiedOnGpu ? "" : "fused on CUDA: not yet verified on a GPU"; }
@@ -317,6 +316,10 @@ FusedCudaEngine::StreamOwner::~StreamOwner() {
   cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
 
+void FusedCudaEngine::zero_async(void* device_ptr, std::size_t bytes) {
+  check(cudaMemsetAsync(device_ptr, 0, bytes, static_cast<cudaStream_t>(stream_.get())), "cudaMemsetAsync");
+}
+
 void FusedCudaEngine::check(int code, const char* what) const {
   if (code != 0)
     throw std::runtime_error(std::string("fused CUDA engine: ") + what + ": " + fused_cuda::error_text(code) +
@@ -347,12 +350,10 @@ void FusedCudaEngine::begin_epoch() {
   check(device.code(), "cudaSetDevice");
   // LibTorch's work so far (the epoch's shuffled rows, any write of the parameters) is done.
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  check(cudaMemsetAsync(b.loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_.get())),
-        "cudaMemsetAsync");
+  zero_async(b.loss_sum.data_ptr<double>(), sizeof(double));
   found_inf_dirty_ = false;
   if (scaler_)  // found_inf as GradScaler's unscale_ finds it: clear
-    check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
-          "cudaMemsetAsync");
+    zero_async(scaler_->found_inf().data_ptr<float>(), sizeof(float));
   refresh_weight_copy();
 }
 
@@ -388,11 +389,9 @@ double FusedCudaEngine::epoch_loss_sum() {
 double FusedCudaEngine::forward_backward(const at::Tensor& xb) {
   const DeviceGuard device(device_);
   check(device.code(), "cudaSetDevice");
-  check(cudaMemsetAsync(buffers_->loss_sum.data_ptr<double>(), 0, sizeof(double), static_cast<cudaStream_t>(stream_.get())),
-        "cudaMemsetAsync");
+  zero_async(buffers_->loss_sum.data_ptr<double>(), sizeof(double));
   if (scaler_)
-    check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
-          "cudaMemsetAsync");
+    zero_async(scaler_->found_inf().data_ptr<float>(), sizeof(float));
   launch_step(xb, false);
   found_inf_dirty_ = scaler_ != nullptr;  // only adam_scaled clears it: the next step must
   return epoch_loss_sum();
@@ -418,8 +417,7 @@ void FusedCudaEngine::launch_step(const at::Tensor& xb, bool adam) {
   const double features = b.net.n_features;
   const bool mean = loss_ == LossKind::kMseMean;
   if (found_inf_dirty_) {  // forward_backward left the flag as it found the gradient
-    check(cudaMemsetAsync(scaler_->found_inf().data_ptr<float>(), 0, sizeof(float), static_cast<cudaStream_t>(stream_.get())),
-          "cudaMemsetAsync");
+    zero_async(scaler_->found_inf().data_ptr<float>(), sizeof(float));
     found_inf_dirty_ = false;
   }
   // mse_loss's norm (2, or 2/numel for the mean) and the gradient of the division by n_features.

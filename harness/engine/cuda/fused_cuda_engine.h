@@ -100,6 +100,7 @@ class FusedCudaEngine final : public Engine {
   void refresh_weight_copy();  // transpose_weights (fp32) or convert_weights (tensor cores)
   void choose_tile_rows(int tile_rows);
   void check(int code, const char* what) const;
+  void zero_async(void* device_ptr, std::size_t bytes);  // a memset on the engine's stream
 
   // The engine's stream (a cudaStream_t), destroyed with the engine or when its constructor throws
   // after creating it: waits for the stream, then destroys it, on the engine's device.
