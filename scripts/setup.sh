@@ -89,7 +89,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libopenblas0-openmp
   nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev libboost-dev
-  libgtest-dev libbenchmark-dev
+  libgtest-dev libbenchmark-dev libdnnl-dev
   libcpp-httplib-dev libsqlite3-dev libzfp-dev libzstd-dev
   python3 python3-numpy python3-matplotlib
   python3-tqdm python3-sklearn python3-scipy

@@ -11,6 +11,11 @@
 
 namespace balerbench {
 
+// What a run, the tables and `system` say of amp_bf16 where the CPU has no bfloat16 instructions
+// (avx512_bf16, amx_bf16): its products are emulated, and a verdict about it is about the emulation.
+inline constexpr const char* kBf16Emulated = "bfloat16 emulated: no bf16 instructions on this CPU";
+
+
 enum class Precision { kAuto, kFp64, kFp32, kTf32, kAmpFp16, kAmpFp16NoScale, kAmpBf16 };
 
 struct PrecisionInfo {

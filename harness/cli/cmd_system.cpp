@@ -46,6 +46,7 @@ int run_system(bool as_json) {
               text(cpu["smt"]["threads_per_core"]).c_str(),
               cpu["hypervisor"]["present"].get<bool>() ? ", under a hypervisor" : "");
   std::printf("  isa         %s\n", isa.empty() ? "none of the listed" : isa.c_str());
+  std::printf("  bfloat16    %s\n", text(s["bfloat16"]).c_str());
   std::printf("  frequency   governor %s, max %s%s\n", text(cpu["frequency"]["governor"]).c_str(),
               text(cpu["frequency"]["max_mhz"]).c_str(), cpu["frequency"]["max_mhz"].is_null() ? "" : " MHz");
   std::printf("  blas        %s %s, kernel %s, %s threads (%s)\n", text(blas["library"]).c_str(),

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "common/error.h"
-#include "harness/engine/cuda/fused_cuda_engine.h"
+#include "harness/engine/bf16_kernels.h"
 #include "harness/engine/dense_products.h"
 #include "harness/engine/engine_registry.h"
 #include "harness/engine/trainer.h"
@@ -43,12 +43,19 @@ std::string fused_unsupported_reason(const AutoEncoder& model, at::ScalarType pa
 }
 
 
+void FusedDenseEngine::ensure_packed() {
+  // The packs are fresh when the engine's own Adam on the pool made them at the end of the last step
+  // (reduce_and_step): the only writer of the parameters during a training. Any other way here (the
+  // first step, one shard, a profiled step, forward_backward with the caller's optimizer step) packs now.
+  if (!packed_) cast_weights_bf16();
+  packed_ = false;
+}
+
 void FusedDenseEngine::cast_weights_bf16() {
-  c10::AutoGradMode no_grad(false);
-  for (Layer& L : layers_) {
-    L.weight_bf16.copy_(L.weight);
-    L.bias_bf16.copy_(L.bias);
-  }
+  const Bf16Kernels& k = *workers_.front()->bf16;
+  for (Layer& L : layers_)
+    k.pack_layer(L.weight.data_ptr<float>(), L.bias.data_ptr<float>(), L.out, L.in, L.wf.data(), L.wb.data(),
+                 L.bias_f.data());
 }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows,
@@ -60,24 +67,30 @@ FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, Loss
   const std::string why = fused_unsupported_reason(model, param_dtype, compute, opt.flat_params().device());
   if (!why.empty()) throw InputError(why);
   bf16_ = compute == at::kBFloat16;
-  build(model, &opt.flat_params(), max_rows, shards, threads);
+  build(model, &opt.flat_params(), max_rows, shards, threads, products);
+  if (bf16_) {  // amp_bf16's Adam runs by layer, largest first (reduce_and_step): they must cover the buffer
+    int64_t covered = 0;
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      bf16_order_.push_back(i);
+      covered += layers_[i].out * (layers_[i].in + 1);
+    }
+    if (covered != flat_grads_.numel())
+      throw std::logic_error("fused engine: the layers do not cover the optimizer's flat buffer");
+    std::stable_sort(bf16_order_.begin(), bf16_order_.end(),
+                     [&](std::size_t a, std::size_t b) { return layers_[a].out * layers_[a].in > layers_[b].out * layers_[b].in; });
+  }
   choose_products(products);
   if (pool_ && threads_ > 1 && products.adaptive_threads) governor_ = std::make_unique<ThreadGovernor>(threads_);
 }
 
-namespace {
-
-// A setup's threads: as asked, else LibTorch's intra-op count.
-int setup_threads(int workers) { return workers > 0 ? workers : std::max(1, at::get_num_threads()); }
-
-}  // namespace
+int fused_setup_threads(int workers) { return workers > 0 ? workers : std::max(1, at::get_num_threads()); }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, const TrainingSetup& s)
     : FusedDenseEngine(model, s.opt, s.options.loss, std::min(s.options.batch_size, s.train_rows),
                        fused_shards(&s.options.engine_knobs, s.options.engine_workers),
                        s.options.precision.autocast ? s.options.precision.compute_dtype : at::ScalarType::Undefined,
                        fused_products_choice(&s.options.engine_knobs, s.options.adaptive_threads),
-                       setup_threads(s.options.engine_workers)) {
+                       fused_setup_threads(s.options.engine_workers)) {
   opt_ = &s.opt;
   // Adam at the engine's level too, also where it runs whole on the caller (one shard, --profile,
   // amp_bf16's float32 master weights); the same bits at every level.
@@ -97,13 +110,16 @@ void FusedDenseEngine::step(const at::Tensor& xb) {
 }
 
 FusedDenseEngine::FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int shards,
-                                   const FusedProductsChoice& products, int threads)
+                                   const FusedProductsChoice& products, int threads, at::ScalarType compute_dtype)
     : loss_(LossKind::kBalerSum), max_rows_(max_rows) {
   const at::ScalarType dtype = model.dtype();
-  const std::string why = fused_unsupported_reason(model, dtype, dtype, model.parameters().front().device());
+  const at::ScalarType compute = compute_dtype == at::ScalarType::Undefined ? dtype : compute_dtype;
+  const std::string why = fused_unsupported_reason(model, dtype, compute, model.parameters().front().device());
   if (!why.empty()) throw InputError(why);
-  build(model, nullptr, max_rows, shards, threads);
+  bf16_ = compute == at::kBFloat16;
+  build(model, nullptr, max_rows, shards, threads, products);
   choose_products(products);
+  if (bf16_) cast_weights_bf16();  // the weights do not change during inference
 }
 
 int FusedDenseEngine::default_shards() { return std::min(8, available_cpus()); }
@@ -175,12 +191,25 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
   }
   loops_ = &dense_loops(level);  // the loops at the products' level (and Adam's, see the TrainingSetup constructor)
   for (auto& w : workers_) w->loops = loops_;
-  if (bf16_) {  // amp_bf16's products stay LibTorch's (oneDNN's bfloat16 kernels)
-    backend_ = "libtorch";
-    products_note_ = "libtorch (amp_bf16's bfloat16 products)";
-    return;
+  if (bf16_) {
+    const Bf16Kernels& k = *workers_.front()->bf16;
+    backend_ = k.name;
+    products_note_ = bf16_kernels_note(k, choice.isa);
+  } else {
+    products_ = &dense_products(level);
+    choose_float_products(choice, level);
   }
-  products_ = &dense_products(level);
+  if (workers_.size() > 1) {
+    // On the pool: OpenBLAS's products then run single-threaded on each pool thread (its OpenMP
+    // threads set to one there and on the caller). The count in force is read before the pool's
+    // threads start (their on_start sets it too).
+    saved_intra_op_threads_ = at::get_num_threads();
+    pool_ = std::make_unique<ShardPool>(threads_, 50, [] { at::set_num_threads(1); });
+    at::set_num_threads(1);
+  }
+}
+
+void FusedDenseEngine::choose_float_products(const FusedProductsChoice& choice, IsaLevel level) {
   const std::string eigen_name = std::string("eigen ") + isa_name(level);
   std::string why = choice.isa == "auto" ? " (the widest level this CPU runs)" : " (asked)";
   if (choice.backend == "auto") {
@@ -213,14 +242,6 @@ void FusedDenseEngine::choose_products(const FusedProductsChoice& choice) {
   backend_ = products_ ? "eigen" : "openblas";
   products_note_ = (products_ ? eigen_name : std::string("openblas")) + why;
   for (auto& w : workers_) w->products = products_;
-  if (workers_.size() > 1) {
-    // Both backends on the pool: OpenBLAS's products then run single-threaded on each pool thread
-    // (its OpenMP threads set to one there and on the caller). The count in force is read before
-    // the pool's threads start (their on_start sets it too).
-    saved_intra_op_threads_ = at::get_num_threads();
-    pool_ = std::make_unique<ShardPool>(threads_, 50, [] { at::set_num_threads(1); });
-    at::set_num_threads(1);
-  }
 }
 
 void FusedDenseEngine::for_each_worker(int threads_now, const std::function<void(int)>& fn) {
@@ -270,7 +291,7 @@ std::vector<FusedDenseEngine::Layer> seated_layers(AutoEncoder& model, const at:
 }  // namespace
 
 void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int workers,
-                             int threads) {
+                             int threads, const FusedProductsChoice& products) {
   const at::TensorOptions options = flat_params ? flat_params->options() : model.parameters().front().options();
   if (max_rows < 1 || workers < 1 || threads < 0)
     throw InputError("fused engine: max_rows and shards must be at least 1, threads at least 0");
@@ -279,16 +300,18 @@ void FusedDenseEngine::build(AutoEncoder& model, const at::Tensor* flat_params, 
   const int64_t n_features = model.architecture().n_features;
   int64_t widest = n_features;
   for (const Layer& L : layers_) widest = std::max({widest, L.in, L.out});
+  const Bf16Kernels* kernels = bf16_ ? &bf16_kernels_for(products.isa) : nullptr;
   if (bf16_)
     for (Layer& L : layers_) {
-      L.weight_bf16 = at::empty({L.out, L.in}, options.dtype(at::kBFloat16));
-      L.bias_bf16 = at::empty({L.out}, options.dtype(at::kBFloat16));
+      L.wf.assign(static_cast<std::size_t>(bf16_wf_size(L.out, L.in)), 0);
+      L.wb.assign(static_cast<std::size_t>(bf16_wb_size(L.out, L.in)), 0);
+      L.bias_f.assign(static_cast<std::size_t>(L.out), 0.0f);
     }
   const int64_t per_worker = (max_rows + workers - 1) / workers;
   for (int w = 0; w < workers; ++w) {
     auto worker = std::make_unique<Worker>();
     const at::Tensor grads = !flat_params ? at::Tensor() : w == 0 ? flat_grads_ : at::zeros_like(flat_grads_);
-    worker->allocate(layers_, per_worker, widest, n_features, options, bf16_, grads);
+    worker->allocate(layers_, per_worker, widest, options, kernels, grads);
     workers_.push_back(std::move(worker));
   }
 }
@@ -339,25 +362,48 @@ void FusedDenseEngine::run_parts(int parts, double norm, double grad_output, int
 
 void FusedDenseEngine::reduce_and_step(int threads_now) {
   // Each part of the flat buffers: worker 0's gradient + worker 1's + ... (the order of
-  // reduce_gradients), then Adam on those elements. Parts on 16-element boundaries.
+  // reduce_gradients), then Adam on those elements. Parts on 16-element boundaries; amp_bf16's parts
+  // are its layers (largest first), each then packed for the next step (bf16_layer_step).
   opt_->begin_cpu_step();
+  if (bf16_) {
+    pool_->run(static_cast<int>(layers_.size()), [&](int task, int) { bf16_layer_step(bf16_order_[task]); },
+               threads_now);
+    packed_ = true;
+    return;
+  }
   const int64_t n = flat_grads_.numel();
   const int parts = static_cast<int>(workers_.size());
-  const bool f64 = flat_grads_.scalar_type() == at::kDouble;
   pool_->run(parts, [&](int part, int) {
     const int64_t begin = std::min(n, (n * part / parts) & ~int64_t{15});
     const int64_t end = part + 1 == parts ? n : std::min(n, (n * (part + 1) / parts) & ~int64_t{15});
-    for (std::size_t w = 1; w < workers_.size(); ++w) {
-      if (workers_[w]->rows == 0) continue;
-      if (f64)
-        loops_->f64.add_into(flat_grads_.data_ptr<double>() + begin, workers_[w]->grads.data_ptr<double>() + begin,
-                             end - begin);
-      else
-        loops_->f32.add_into(flat_grads_.data_ptr<float>() + begin, workers_[w]->grads.data_ptr<float>() + begin,
-                             end - begin);
-    }
-    opt_->step_cpu_part(begin, end, loops_);
+    sum_and_step(begin, end);
   }, threads_now);
+}
+
+void FusedDenseEngine::sum_and_step(int64_t begin, int64_t end) {
+  const bool f64 = flat_grads_.scalar_type() == at::kDouble;
+  for (std::size_t w = 1; w < workers_.size(); ++w) {
+    if (workers_[w]->rows == 0) continue;
+    if (f64)
+      loops_->f64.add_into(flat_grads_.data_ptr<double>() + begin, workers_[w]->grads.data_ptr<double>() + begin,
+                           end - begin);
+    else
+      loops_->f32.add_into(flat_grads_.data_ptr<float>() + begin, workers_[w]->grads.data_ptr<float>() + begin,
+                           end - begin);
+  }
+  // amp_bf16: each gradient rounded to bfloat16 once, over the whole batch, as autocast's is.
+  if (bf16_) workers_.front()->bf16->round_to_bf16(flat_grads_.data_ptr<float>() + begin, end - begin);
+  opt_->step_cpu_part(begin, end, loops_);
+}
+
+void FusedDenseEngine::bf16_layer_step(std::size_t i) {
+  // A layer's weight and bias: summed, rounded, Adam; then packed for the next step's products,
+  // while the new weights are in this thread's cache (a layer's weights are only ever read whole).
+  Layer& L = layers_[i];
+  sum_and_step(L.weight_offset, L.weight_offset + L.out * L.in);
+  sum_and_step(L.bias_offset, L.bias_offset + L.out);
+  workers_.front()->bf16->pack_layer(L.weight.data_ptr<float>(), L.bias.data_ptr<float>(), L.out, L.in, L.wf.data(),
+                                     L.wb.data(), L.bias_f.data());
 }
 
 void FusedDenseEngine::reduce_gradients() {
@@ -365,6 +411,8 @@ void FusedDenseEngine::reduce_gradients() {
   c10::AutoGradMode no_grad(false);
   for (std::size_t w = 1; w < workers_.size(); ++w)
     if (workers_[w]->rows > 0) flat_grads_.add_(workers_[w]->grads);
+  // amp_bf16: each gradient rounded to bfloat16 once, over the whole batch, as autocast's is.
+  if (bf16_) workers_.front()->bf16->round_to_bf16(flat_grads_.data_ptr<float>(), flat_grads_.numel());
 }
 
 double FusedDenseEngine::forward_backward(const at::Tensor& xb, PhaseTimer* timer) { return pass(xb, timer, false); }
@@ -379,7 +427,7 @@ double FusedDenseEngine::pass(const at::Tensor& xb, PhaseTimer* timer, bool adam
     // Profiled: the same work phase by phase, so the profile's rows mean what they mean for libtorch.
     {
       PhaseTimer::Scope s(*timer, Phase::kEncode);
-      if (bf16_) cast_weights_bf16();
+      if (bf16_) ensure_packed();
       run_parts(kForwardEncoder, norm, grad_output, threads_);
     }
     {
@@ -398,7 +446,7 @@ double FusedDenseEngine::pass(const at::Tensor& xb, PhaseTimer* timer, bool adam
     const bool timed = governor_ && n == max_rows_;
     const int threads_now = timed ? governor_->threads_for_next_step() : threads_;
     const auto t0 = std::chrono::steady_clock::now();
-    if (bf16_) cast_weights_bf16();
+    if (bf16_) ensure_packed();
     run_parts(kForwardEncoder | kForwardDecoder | kLoss | kBackward, norm, grad_output, threads_now);
     if (adam)
       reduce_and_step(threads_now);
@@ -416,14 +464,18 @@ at::Tensor FusedDenseEngine::run_layers(const at::Tensor& x_in, std::size_t firs
   c10::AutoGradMode no_grad(false);
   const at::Tensor x = x_in.contiguous();
   const int64_t rows = x.size(0);
-  at::Tensor out = at::empty({rows, layers_[last - 1].out}, x.options());
+  // amp_bf16: bfloat16 out, as autocast's model gives it.
+  at::Tensor out = at::empty({rows, layers_[last - 1].out}, bf16_ ? x.options().dtype(at::kBFloat16) : x.options());
   const int64_t count = static_cast<int64_t>(workers_.size());
   const int64_t per_worker = workers_[0]->max_rows;
   const int64_t chunks = (rows + per_worker - 1) / per_worker;
   const auto chunk = [&](int64_t c, std::size_t w) {  // chunk c with worker w's buffers
     const int64_t start = c * per_worker, m = std::min(per_worker, rows - start);
     at::Tensor slice = out.narrow(0, start, m);
-    workers_[w]->forward(layers_, x.narrow(0, start, m), first, last, slice);
+    if (bf16_)
+      workers_[w]->forward_bf16_rows(layers_, x.narrow(0, start, m), first, last, slice);
+    else
+      workers_[w]->forward(layers_, x.narrow(0, start, m), first, last, slice);
   };
   if (pool_ && chunks <= 0xFFFF) {
     // Each chunk to whichever thread claims it (a descheduled thread's share goes to the others);
@@ -445,57 +497,5 @@ at::Tensor FusedDenseEngine::run_layers(const at::Tensor& x_in, std::size_t firs
 at::Tensor FusedDenseEngine::encode(const at::Tensor& x) { return run_layers(x, 0, encoder_layers_); }
 at::Tensor FusedDenseEngine::decode(const at::Tensor& z) { return run_layers(z, encoder_layers_, layers_.size()); }
 at::Tensor FusedDenseEngine::forward(const at::Tensor& x) { return run_layers(x, 0, layers_.size()); }
-
-}  // namespace balerbench
-
-namespace balerbench {
-namespace {
-
-// A CUDA device goes to the CUDA fused engine (cuda/fused_cuda_engine.h), which says when this build
-// has none.
-std::string fused_unsupported(const AutoEncoder& model, const PrecisionPolicy& policy, c10::Device device) {
-  if (device.is_cuda()) return fused_cuda_unsupported_reason(model, policy);
-  return fused_unsupported_reason(model, policy.param_dtype, policy.autocast ? policy.compute_dtype : policy.param_dtype,
-                                  device);
-}
-
-std::string fused_auto_skip(const AutoEncoder&, const PrecisionPolicy& policy, c10::Device device) {
-  if (device.is_cuda()) return fused_cuda_auto_skip();
-  if (!policy.autocast) return "";
-  return std::string(policy.name()) +
-         ": the fused bfloat16 step measured slower than LibTorch's oneDNN autocast; --engine fused runs it";
-}
-
-std::string fused_inference_unsupported(const PrecisionPolicy& policy, c10::Device device) {
-  // make_inference below hands a CUDA model to the reference engine: say so, so that the report
-  // names the engine that runs compress and decompress.
-  if (device.is_cuda()) return "compress and decompress on CUDA are not fused (yet): the reference engine runs them";
-  if (!policy.autocast) return "";
-  return std::string("fused trains ") + policy.name() + "; compress and decompress run LibTorch's autocast";
-}
-
-}  // namespace
-
-const EngineEntry& fused_engine_entry() {
-  static const EngineEntry entry{
-      EngineKind::kFused,
-      "hand-written step: dense models; CPU fp64/fp32/amp_bf16, CUDA fp32 where built with "
-      "BALERBENCH_CUDA_ENGINE; auto takes it for fp64/fp32 on the CPU",
-      fused_unsupported,
-      fused_auto_skip,
-      fused_inference_unsupported,
-      [](AutoEncoder& model, const TrainingSetup& s) -> std::unique_ptr<Engine> {
-        if (s.device.is_cuda()) return make_fused_cuda_training(model, s);
-        return std::make_unique<FusedDenseEngine>(model, s);
-      },
-      [](AutoEncoder& model, const InferenceSetup& s) -> std::unique_ptr<Engine> {
-        // On CUDA, compress and decompress are not fused (yet): the reference engine runs them.
-        if (model.parameters().front().is_cuda()) return engine_registry().back()->make_inference(model, s);
-        return std::make_unique<FusedDenseEngine>(model, s.max_rows, fused_shards(s.knobs, s.workers),
-                                                  fused_products_choice(s.knobs), setup_threads(s.workers));
-      },
-      &fused_knob_section()};
-  return entry;
-}
 
 }  // namespace balerbench

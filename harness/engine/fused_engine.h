@@ -12,7 +12,13 @@
 // (dense_products.h), or OpenBLAS's through at::mm_out. `auto` runs Eigen, and times both on the
 // step's own shapes when the engine is made (the fastest of 5 rounds each): the times, and a hint
 // when OpenBLAS was 15% faster, are in status().products. It does not switch on them: the products'
-// summation order is part of the result, and a timing must not make two runs differ in their bits. amp_bf16 runs its products through LibTorch (oneDNN).
+// summation order is part of the result, and a timing must not make two runs differ in their bits.
+//
+// amp_bf16 (bf16_kernels.h): every product on bfloat16 dot products (VDPBF16PS where the CPU has
+// them, else their float32 emulation, the same bits) with its epilogue fused, autocast's roundings
+// kept; each gradient summed in float32 over the whole batch (the shards in order) and rounded to
+// bfloat16 once, as autocast rounds the batch's; the float32 master weights packed into bfloat16 at
+// every step.
 //
 // Threads: the batch is cut into `shards` parts (contiguous rows, in order), each run through the
 // whole forward and backward pass with its own buffers. The gradients are then summed in shard
@@ -20,7 +26,7 @@
 // run, whichever threads ran the shards and however many there were. The number of shards is fixed
 // when the engine is made (by default the machine's CPUs, at most 8: default_shards()), never by a
 // timing: the thread calibration and the governor change how fast a step is, not its bits. The shards go to a pool of threads that claim them
-// (shard_pool.h; amp_bf16 keeps LibTorch's intra-op threads): a thread descheduled by a neighbour leaves its shard to the others, and a
+// (shard_pool.h): a thread descheduled by a neighbour leaves its shard to the others, and a
 // governor measures whether the step is faster on all threads or on one and switches (a collapse
 // under load is noticed within three steps; status().threads_note says what happened). With one
 // worker it is the same arithmetic as LibTorch's autograd, term by term, up to the summation order
@@ -71,6 +77,8 @@ FusedProductsChoice fused_products_choice(const EngineKnobs* knobs, bool adaptiv
 // machine give the same bits whatever the calibration picked). The result depends on the shards
 // alone, never on the threads that run them.
 int fused_shards(const EngineKnobs* knobs, int workers);
+// The threads an engine made from a setup runs on: `workers` when set, else LibTorch's intra-op count.
+int fused_setup_threads(int workers);
 
 // Why the fused engine cannot train `model` at `param_dtype` with autocast `autocast` on
 // `device`; empty when it can. One line, naming what to use instead.
@@ -87,16 +95,17 @@ class FusedDenseEngine final : public Engine {
   // InputError (with fused_unsupported_reason) when the model cannot be fused.
   // `compute_dtype` kBFloat16 (with float32 parameters) runs amp_bf16 as LibTorch's CPU autocast
   // does: each product in bfloat16 on bfloat16 copies of the weights and activations, the
-  // activations in bfloat16, the loss in float32, each weight and bias gradient rounded to bfloat16
-  // and then accumulated in float32. Undefined: the parameters' dtype.
+  // activations in bfloat16, the loss in float32, each weight and bias gradient summed over the batch
+  // in float32 and rounded to bfloat16 once. Undefined: the parameters' dtype.
   FusedDenseEngine(AutoEncoder& model, const FlatAdam& opt, LossKind loss, int64_t max_rows, int shards,
                    at::ScalarType compute_dtype = at::ScalarType::Undefined, const FusedProductsChoice& products = {},
                    int threads = 0);
   // For fit (engine_registry.h): as above, with the optimizer it steps and the timer it books to.
   FusedDenseEngine(AutoEncoder& model, const TrainingSetup& setup);
   // Inference only (compress, decompress): encode, decode and forward; forward_backward throws.
+  // `compute_dtype` kBFloat16 runs amp_bf16's forward (bfloat16 out, as autocast gives it).
   FusedDenseEngine(AutoEncoder& model, int64_t max_rows, int shards, const FusedProductsChoice& products = {},
-                   int threads = 0);
+                   int threads = 0, at::ScalarType compute_dtype = at::ScalarType::Undefined);
   // The shards of an engine made from a setup that names neither shards nor workers: the CPUs this
   // process may run on (available_cpus()), at most 8. A property of the machine, not of a timing.
   static int default_shards();
@@ -132,7 +141,10 @@ class FusedDenseEngine final : public Engine {
 
   struct Layer {
     at::Tensor weight, bias;  // views into the optimizer's flat parameters: (out, in) and (out)
-    at::Tensor weight_bf16, bias_bf16;  // amp_bf16: this step's bfloat16 copies
+    // amp_bf16: this step's bfloat16 weight in the forward's and the input gradient's layouts
+    // (bf16_kernels.h: wf, wb), and the bias rounded to bfloat16, in float32.
+    std::vector<uint16_t> wf, wb;
+    std::vector<float> bias_f;
     int64_t weight_offset = 0, bias_offset = 0;  // their offsets in the flat buffers
     int64_t in = 0, out = 0;
     Activation after = Activation::kNone;
@@ -140,8 +152,12 @@ class FusedDenseEngine final : public Engine {
 
  private:
   struct Worker;
-  void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int shards, int threads);
+  void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int shards, int threads,
+             const FusedProductsChoice& products);
   void cast_weights_bf16();
+  void ensure_packed();  // amp_bf16: the packs of the parameters as they are now, made if stale
+  void sum_and_step(int64_t begin, int64_t end);  // the shards' gradients summed, Adam, on [begin, end)
+  void bf16_layer_step(std::size_t layer);         // amp_bf16: sum_and_step of a layer, then its pack
   // A training step in parts: the batch shared out among the workers (contiguous rows, in order),
   // the Part flags of fused_engine.cpp run by every worker on its rows, and the workers' gradients
   // summed into the optimizer's in worker order.
@@ -155,8 +171,9 @@ class FusedDenseEngine final : public Engine {
   at::Tensor run_layers(const at::Tensor& x, std::size_t first, std::size_t last);
   // The products' backend and level: as asked, or by measurement (auto); sets products_note_.
   void choose_products(const FusedProductsChoice& choice);
+  void choose_float_products(const FusedProductsChoice& choice, IsaLevel level);  // fp64, fp32
   double time_products(bool eigen);  // seconds for one shard's products of a step, this backend
-  // Runs fn(worker) for every worker: on the shard pool, else (amp_bf16) LibTorch's intra-op threads.
+  // Runs fn(worker) for every worker: on the shard pool, else (one shard) LibTorch's intra-op threads.
   void for_each_worker(int threads_now, const std::function<void(int)>& fn);
 
   std::vector<Layer> layers_;
@@ -165,6 +182,8 @@ class FusedDenseEngine final : public Engine {
   LossKind loss_;
   int64_t max_rows_;
   bool bf16_ = false;
+  bool packed_ = false;                  // amp_bf16: the layers' packs hold the parameters as they are
+  std::vector<std::size_t> bf16_order_;  // amp_bf16: the layers, largest first (the Adam tasks)
   FlatAdam* opt_ = nullptr;      // made with a TrainingSetup: the optimizer step() steps
   PhaseTimer* timer_ = nullptr;  // and the timer it books to
   double loss_sum_ = 0;          // the epoch's batch losses, on the host

@@ -138,67 +138,32 @@ void FusedDenseEngine::Worker::backward_eigen(const std::vector<Layer>& layers) 
   }
 }
 
-void FusedDenseEngine::Worker::forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
-  const int64_t m = rows;
-  if (first == 0) rows_of(part_bf16, m).copy_(part);  // autocast casts the first product's input
-  at::Tensor a = first == 0 ? rows_of(part_bf16, m) : rows_of(acts_bf16[first - 1], m);
-  for (std::size_t i = first; i < last; ++i) {
-    at::Tensor y = rows_of(acts_bf16[i], m);
-    at::addmm_out(y, layers[i].bias_bf16, a, layers[i].weight_bf16.t());
-    activate_bf16(y.data_ptr<BF16>(), y.numel(), layers[i].after);
-    a = y;
-  }
-}
-
-void FusedDenseEngine::Worker::loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output) {
-  const Layer& out = layers.back();
-  const at::Tensor x_hat = rows_of(acts_bf16.back(), rows);
-  squared_error = loss_backward_bf16(x_hat.data_ptr<BF16>(), part.data_ptr<float>(), grad_bf16_a.data_ptr<BF16>(),
-                                     rows, out.out, norm, grad_output, sums.data(),
-                                     grads.data_ptr<float>() + out.bias_offset);
-}
-
-void FusedDenseEngine::Worker::backward_bf16(const std::vector<Layer>& layers) {
-  const int64_t m = rows;
-  float* grads_base = grads.data_ptr<float>();
-  at::Tensor g = as_matrix(grad_bf16_a, m, layers.back().out);
-  at::Tensor* spare = &grad_bf16_b;
-  for (std::size_t i = layers.size(); i-- > 0;) {
-    const Layer& L = layers[i];
-    const at::Tensor a_in = i == 0 ? rows_of(part_bf16, m) : rows_of(acts_bf16[i - 1], m);
-    at::mm_out(weight_grads_bf16[i], g.t(), a_in);
-    weight_grads[i].copy_(weight_grads_bf16[i]);  // the weight cast's backward: bfloat16 -> float32
-    if (i == 0) break;
-    at::Tensor g_in = as_matrix(*spare, m, L.in);
-    at::mm_out(g_in, g, L.weight_bf16);
-    const Layer& below = layers[i - 1];
-    activation_backward_and_bias_bf16(g_in.data_ptr<BF16>(), a_in.data_ptr<BF16>(), m, L.in, below.after,
-                                      sums.data(), grads_base + below.bias_offset);
-    spare = spare == &grad_bf16_b ? &grad_bf16_a : &grad_bf16_b;
-    g = g_in;
-  }
-}
-
 void FusedDenseEngine::Worker::allocate(const std::vector<Layer>& layers, int64_t rows, int64_t widest,
-                                        int64_t n_features, const at::TensorOptions& options, bool bf16,
+                                        const at::TensorOptions& options, const Bf16Kernels* kernels,
                                         const at::Tensor& flat_grads) {
   max_rows = rows;
-  for (const Layer& L : layers) acts.push_back(at::empty({rows, L.out}, options));
-  if (bf16) {
-    const auto bf = options.dtype(at::kBFloat16);
+  bf16 = kernels;
+  if (bf16) {  // zero-filled: the kernels write real rows and columns only, and the padding stays zero
+    const auto sized = [](int64_t n) { return std::vector<uint16_t>(static_cast<std::size_t>(n), 0); };
     for (const Layer& L : layers) {
-      acts_bf16.push_back(at::empty({rows, L.out}, bf));
-      weight_grads_bf16.push_back(at::empty({L.out, L.in}, bf));
+      act_rm.push_back(sized(bf16_rm_size(rows, L.out)));
+      act_rp.push_back(sized(bf16_rp_size(rows, L.out)));
     }
-    part_bf16 = at::empty({rows, n_features}, bf);
-    grad_bf16_a = at::empty({rows * widest}, bf);
-    grad_bf16_b = at::empty({rows * widest}, bf);
-    sums.assign(static_cast<std::size_t>(widest), 0.0f);
+    in_rm = sized(bf16_rp_size(rows, widest));  // the input of any layer (inference starts at the decoder's)
+    in_rp = sized(bf16_rp_size(rows, widest));
+    for (int i = 0; i < 2; ++i) {
+      g_rm[i] = sized(bf16_rp_size(rows, widest));
+      g_rp[i] = sized(bf16_rp_size(rows, widest));
+    }
+  } else {
+    for (const Layer& L : layers) acts.push_back(at::empty({rows, L.out}, options));
   }
   if (flat_grads.defined()) {
-    grad_a = at::empty({rows * widest}, options);
-    grad_b = at::empty({rows * widest}, options);
     grads = flat_grads;
+    if (!bf16) {
+      grad_a = at::empty({rows * widest}, options);
+      grad_b = at::empty({rows * widest}, options);
+    }
     for (const Layer& L : layers)
       weight_grads.push_back(grads.narrow(0, L.weight_offset, L.out * L.in).view({L.out, L.in}));
   }

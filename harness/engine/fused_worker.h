@@ -1,6 +1,7 @@
 // fused_worker.h: one shard's buffers and layer-by-layer numerics of the fused engine (private to
 // fused_engine.cpp and fused_worker.cpp): the forward chain, the loss and the backward pass, in T
-// (double or float) on OpenBLAS's or Eigen's products, or in amp_bf16.
+// (double or float) on OpenBLAS's or Eigen's products, or in amp_bf16 on bfloat16 dot products
+// (fused_bf16.cpp).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "harness/engine/bf16_kernels.h"
 #include "harness/engine/dense_loops.h"
 #include "harness/engine/dense_products.h"
 #include "harness/engine/fused_engine.h"
@@ -30,13 +32,20 @@ struct FusedDenseEngine::Worker {
   int64_t rows = 0;
 
   at::Tensor part;  // this step's rows
-  // amp_bf16: bfloat16 activations, input rows, gradients and weight gradients; column sums.
-  std::vector<at::Tensor> acts_bf16, weight_grads_bf16;
-  at::Tensor part_bf16, grad_bf16_a, grad_bf16_b;
-  std::vector<float> sums;
-  void forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last);
+  // amp_bf16 (bf16_kernels.h): the kernels, and this shard's bfloat16 tables, each in the layouts its
+  // readers take: the input and every layer's output row-major (rm) and, where a weight gradient reads
+  // them, in row pairs (rp); the gradient at a layer's output in both, ping-pong.
+  const Bf16Kernels* bf16 = nullptr;
+  std::vector<uint16_t> in_rm, in_rp, g_rm[2], g_rp[2];
+  std::vector<std::vector<uint16_t>> act_rm, act_rp;
+  // Layers [first, last) from `a0` (rm, `m` rows; null: the step's own, `part` cast or the layer
+  // before's output), each output in act_rm (and act_rp but for the last layer).
+  void forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last, const uint16_t* a0 = nullptr);
   void loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output);
   void backward_bf16(const std::vector<Layer>& layers);
+  // Inference: layers [first, last) on x (rows of float32), the last one's output into `out` (bfloat16).
+  void forward_bf16_rows(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first, std::size_t last,
+                         at::Tensor& out);
   // A training step in three parts (run back to back, or phase by phase when profiled): layers
   // [first, last) forward; the loss and its gradient; the backward pass.
   template <typename T>
@@ -59,10 +68,11 @@ struct FusedDenseEngine::Worker {
                    T* out);
   template <typename T>
   void backward_eigen(const std::vector<Layer>& layers);
-  // Its buffers for `rows` rows of `layers` (widest: the widest layer or input); amp_bf16's too when
-  // `bf16`; the gradient buffers when `grads` (the flat gradients it writes) is defined (training).
-  void allocate(const std::vector<Layer>& layers, int64_t rows, int64_t widest, int64_t n_features,
-                const at::TensorOptions& options, bool bf16, const at::Tensor& grads);
+  // Its buffers for `rows` rows of `layers` (widest: the widest layer or input): amp_bf16's when
+  // `bf16` is set (the kernels), else the float ones; the gradient buffers when `grads` (the flat
+  // gradients it writes) is defined (training).
+  void allocate(const std::vector<Layer>& layers, int64_t rows, int64_t widest, const at::TensorOptions& options,
+                const Bf16Kernels* bf16, const at::Tensor& grads);
   // Layers [first, last) on x, the last one's output written to `out` (same rows as x).
   void forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first, std::size_t last,
                at::Tensor& out);

@@ -2,6 +2,8 @@
 // per precision mode, each configuration against the FP32 row with the same other settings (ratio,
 // its 95% interval and a verdict).
 #include <algorithm>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "harness/base/precision_mode.h"
@@ -53,19 +55,60 @@ std::pair<Comparison, Comparison> against_fp32(const Group& g, const std::vector
   return {};
 }
 
+// The intra-op threads a group's repeats trained on ("2", or "1, 2" when they differ).
+std::string threads_of(const Group& g) {
+  std::set<int64_t> seen;
+  for (const TrialRecord* t : g.ok)
+    if (const auto n = describe_trial_system(*t).threads) seen.insert(*n);
+  std::string s;
+  for (int64_t n : seen) s += (s.empty() ? "" : ", ") + std::to_string(n);
+  return s.empty() ? "-" : s;
+}
+
+// The threads cell: the row's threads, and its FP32 row's where they differ ("1 (fp32: 2)").
+std::string threads_cell(const Group& g, const std::vector<Group>& groups) {
+  const std::string mine = threads_of(g);
+  const Group* base = fp32_baseline(g, groups);
+  if (!base || base == &g || threads_of(*base) == mine) return mine;
+  return mine + " (fp32: " + threads_of(*base) + ")";
+}
+
 std::vector<json> precision_row(const Group& g, const std::vector<Group>& groups, const Axes& a, double min_effect) {
   const Summary time = g.stat(kTrainTime.get);
   const Summary energy = g.stat(kTrainEnergy.get);
   const auto [tc, ec] = against_fp32(g, groups, min_effect);
   std::vector<json> row = {mode_name(g.precision), g.precision};
   axis_cells(row, g, a, false);
-  for (const json& v : {json(static_cast<int64_t>(time.n)), mean_or_null(time), median_or_null(time),
+  for (const json& v : {json(threads_cell(g, groups)), json(static_cast<int64_t>(time.n)), mean_or_null(time), median_or_null(time),
                         sd_or_null(time), mad_or_null(time), ci_or_null(time), tc.ratio, tc.low, tc.high, tc.verdict,
                         mean_or_null(energy), median_or_null(energy), sd_or_null(energy), mad_or_null(energy),
                         energy.n ? num(energy.mean / kJoulesPerKwh) : json(nullptr), ec.ratio, ec.low, ec.high,
                         ec.verdict, updates_cell(g, "train"), window_cell(g, "train"), json(g.energy_kind())})
     row.push_back(v);
   return row;
+}
+
+// Rows whose threads differ from their FP32 row's, and amp_bf16 rows on CPUs without bfloat16
+// instructions: both change what a ratio is about, and say so.
+void fairness_notes(Table& t, const std::vector<Group>& groups) {
+  std::vector<std::string> unequal, emulated;
+  for (const Group& g : groups) {
+    const Group* base = fp32_baseline(g, groups);
+    if (base && base != &g && threads_of(*base) != threads_of(g)) unequal.push_back(g.label());
+    if (find_precision(g.precision) != Precision::kAmpBf16 || g.ok.empty()) continue;
+    const TrialRecord& t = *g.ok.front();
+    const auto bf16 = describe_trial_system(t).bf16_instructions;
+    const bool on_cpu = !t.result.is_object() || t.result.value("device", std::string("cpu")).rfind("cuda", 0) != 0;
+    if (bf16 && !*bf16 && on_cpu) emulated.push_back(g.label());
+  }
+  if (!unequal.empty())
+    t.notes.push_back("UNEQUAL THREADS: " + join_names(unequal, "; ") +
+                      " trained on other threads than its FP32 row (the threads column: '1 (fp32: 2)'), so its "
+                      "ratios compare unequal thread counts. Set `threads` in the run config to compare on equal "
+                      "terms; the thread calibration otherwise chooses per precision and engine.");
+  if (!emulated.empty())
+    t.notes.push_back(std::string(kBf16Emulated) + ": " + join_names(emulated, "; ") +
+                      ": amp_bf16's verdicts here are about emulated bfloat16, not about bfloat16 hardware.");
 }
 
 // Below the rows: outliers among the repeats, short energy windows, and the --min-effect rule.
@@ -88,14 +131,15 @@ std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials,
   const Axes a = varying(groups);
   t.columns = {"mode", "precision"};
   axis_columns(t, a, false);
-  for (const char* c : {"n", "time_s", "time_median_s", "time_sd_s", "time_mad_s", "time_ci95_s", "time_vs_fp32",
+  for (const char* c : {"threads", "n", "time_s", "time_median_s", "time_sd_s", "time_mad_s", "time_ci95_s", "time_vs_fp32",
                         "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
                         "energy_median_j", "energy_sd_j", "energy_mad_j", "energy_kwh", "energy_vs_fp32",
                         "energy_vs_fp32_ci95_low", "energy_vs_fp32_ci95_high", "energy_verdict", "energy_updates",
                         "energy_window", "energy"})
     t.columns.push_back(c);
   for (const auto& g : groups) t.rows.push_back(precision_row(g, groups, a, o.min_effect));
-  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "n", "time_s", "time_vs_fp32",
+  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "threads", "n", "time_s",
+                        "time_vs_fp32",
                         "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
                         "energy_vs_fp32", "energy_vs_fp32_ci95_low", "energy_vs_fp32_ci95_high", "energy_verdict",
                         "energy"};
@@ -106,11 +150,13 @@ std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials,
       "repeats; sd = standard deviation, mad = median absolute deviation from the median, ci95 = half-width of the "
       "95% confidence interval (Student t). Ratios "
       "(*_vs_fp32, of the means) are to the FP32 row with the same other settings, on the same system and spec "
-      "variant (of the same engine where there is one). energy_updates: the fewest meter updates inside a repeat's "
+      "variant (of the same engine where there is one). threads: the intra-op threads the repeats trained on "
+      "(chosen by the thread calibration per precision and engine, or the run config's `threads`). energy_updates: the fewest meter updates inside a repeat's "
       "training window; energy_window: short when below the trial's threshold ('-': estimated energy, no meter "
       "updates).");
   t.notes.push_back(std::string(kIntervalNote) + " " + kVerdictWords);
   t.notes.push_back(energy_kind_note());
+  fairness_notes(t, groups);
   robustness_notes(t, groups, o.min_effect);
   failures_note(t, all);
   run_notes(t, all);

@@ -116,6 +116,12 @@ SystemDescription describe_trial_system(const TrialRecord& t) {
   d.cpu = or_dash(d.cpu);
   d.torch = or_dash(d.torch);
   d.host = or_dash(d.host);
+  const json& isa = part("cpu").is_object() && part("cpu").contains("isa") ? part("cpu")["isa"] : json();
+  if (isa.is_array()) {
+    d.bf16_instructions = false;
+    for (const auto& f : isa)
+      if (f == "avx512_bf16" || f == "amx_bf16") d.bf16_instructions = true;
+  }
   d.threads = integer_at(p, "threads");
   if (!d.threads) d.threads = integer_at(part("blas"), "threads");
   if (d.threads && *d.threads <= 0) d.threads.reset();

@@ -29,6 +29,9 @@ SystemId system_of(const TrialRecord& t);
 struct SystemDescription {
   std::string cpu, blas, torch, gpus, env, host;
   std::optional<int64_t> threads;  // provenance.threads (as the trial trained), else the BLAS's
+  // Whether the CPU has bfloat16 instructions (avx512_bf16 or amx_bf16 in provenance.system's isa);
+  // unknown for trials that recorded no isa.
+  std::optional<bool> bf16_instructions;
 };
 SystemDescription describe_trial_system(const TrialRecord& t);
 

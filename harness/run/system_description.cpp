@@ -13,6 +13,7 @@
 #include "harness/base/system_info.h"
 #include "harness/energy/host_info.h"
 #include "harness/energy/nvml_library.h"
+#include "harness/engine/bf16_kernels.h"
 #include "harness/engine/torch_compat.h"
 #include "harness/version.h"
 
@@ -77,6 +78,9 @@ json read_system() {
   json s = {{"host", {{"hostname", h.hostname}, {"os", h.os}, {"ram_total_gb", h.ram_total_gb}}},
             {"cpu", describe_cpu()},
             {"torch", torch_description()}};
+  // What amp_bf16's products run on here (the fused engine's kernels, bf16_kernels.h).
+  s["bfloat16"] = bf16_dot_supported() ? "avx512_bf16: amp_bf16's products on bfloat16 dot products (VDPBF16PS)"
+                                       : kBf16Emulated;
   s["gpu_software"] = gpu_software(gpus);
   s["gpus"] = gpus;
   json env = json::object();

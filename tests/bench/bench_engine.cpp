@@ -11,8 +11,9 @@
 //     16 amp_bf16), engine 0 = libtorch (autograd), 1 = fused on OpenBLAS's products, 2 = fused on
 //     Eigen's (fused_engine.h, dense_products.h), 1 or 2 threads. Each iteration is a whole fit of one
 //     epoch: the engine's set-up (its threads, buffers, the thread governor's first steps) included.
-//   BM_EngineSteadyEpoch/<precision>/<threads>: an epoch of a longer training, as the floor below is
-//     one: the fused engine on Eigen, fits of 4 epochs, the time of each of epochs 2 to 4 (the
+//   BM_EngineSteadyEpoch/<precision>/<threads>/<engine>: an epoch of a longer training, as the floor
+//     below is one: 64 fp64, 32 fp32, 16 amp_bf16; engine 0 libtorch, 1 fused (Eigen's products, or
+//     amp_bf16's bfloat16 dot products); fits of 4 epochs, the time of each of epochs 2 to 4 (the
 //     epoch's own duration_s; the set-up and the first epoch are counted apart, in the counters
 //     setup_ms and first_epoch_ms, per fit).
 //   BM_GemmFloor/<dtype>/<threads>/<products>: the same epoch's products alone (8 forward, 15 backward
@@ -246,18 +247,23 @@ BENCHMARK(BM_EngineEpoch)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
 
-// Args: 64 fp64, 32 fp32; threads.
+// Args: 64 fp64, 32 fp32, 16 amp_bf16; threads; engine (0 libtorch, 1 fused on Eigen, or on
+// bfloat16 dot products for amp_bf16).
 void BM_EngineSteadyEpoch(benchmark::State& state) {
-  const bool f64 = state.range(0) == 64;
-  const at::ScalarType dtype = f64 ? at::kDouble : at::kFloat;
+  const Precision mode = state.range(0) == 64 ? Precision::kFp64
+                         : state.range(0) == 32 ? Precision::kFp32
+                                                : Precision::kAmpBf16;
+  const at::ScalarType dtype = mode == Precision::kFp64 ? at::kDouble : at::kFloat;
+  const EngineKind engine = state.range(2) ? EngineKind::kFused : EngineKind::kLibtorch;
   at::set_num_threads(static_cast<int>(state.range(1)));
   torch::manual_seed(0);
   auto model = make_model("AE", 24, 15);
   model->to(dtype);
   const at::Tensor x = cms_rows().to(dtype);
-  const TrainOptions o = epoch_options(f64 ? Precision::kFp64 : Precision::kFp32, EngineKind::kFused, "eigen", 4);
+  const TrainOptions o = epoch_options(mode, engine, "eigen", 4);
   double setup_s = 0, first_s = 0;
   int64_t fits = 0;
+  std::string products;
   while (state.KeepRunningBatch(3)) {  // three timed epochs per fit
     const auto t0 = std::chrono::steady_clock::now();
     const TrainResult r = fit(*model, x, {}, o);
@@ -267,16 +273,22 @@ void BM_EngineSteadyEpoch(benchmark::State& state) {
     setup_s += fit_s - epochs_s;
     first_s += r.epoch_records.at(0).duration_s;
     for (std::size_t e = 1; e < r.epoch_records.size(); ++e) state.SetIterationTime(r.epoch_records[e].duration_s);
+    products = r.engine_status.products;
     ++fits;
   }
   state.SetItemsProcessed(state.iterations() * kRows);
   state.counters["setup_ms"] = 1e3 * setup_s / static_cast<double>(std::max<int64_t>(fits, 1));
   state.counters["first_epoch_ms"] = 1e3 * first_s / static_cast<double>(std::max<int64_t>(fits, 1));
-  state.SetLabel(std::string(f64 ? "fp64" : "fp32") + ", fused eigen, " + std::to_string(state.range(1)) +
-                 " thread(s), epochs 2-4 of 4");
+  state.SetLabel(std::string(o.precision.name()) + ", " + engine_name(engine) +
+                 (products.empty() ? std::string() : " " + products.substr(0, products.find(" ("))) + ", " +
+                 std::to_string(state.range(1)) + " thread(s), epochs 2-4 of 4");
   at::set_num_threads(available_cpus());
 }
-BENCHMARK(BM_EngineSteadyEpoch)->ArgsProduct({{32, 64}, {1, 2}})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_EngineSteadyEpoch)
+    ->ArgsProduct({{16, 32, 64}, {1, 2}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0);
 
 // The AE's GEMMs for one worker's rows, as the fused engine runs them.
 struct GemmWorker {

@@ -187,5 +187,38 @@ TEST(ReportChecks, ThermalDisturbanceIsNotedApartFromTheCpus) {
   EXPECT_TRUE(has_note(p, "1 trial here ran on a disturbed machine (id 2)")) << notes_of(p);
 }
 
+// Each row says its threads; a row trained on other threads than its FP32 row says so in its cell
+// and in a note, and amp_bf16 on a CPU without bfloat16 instructions is called emulated.
+TEST(ReportChecks, PrecisionTableShowsThreadsAndMarksUnfairComparisons) {
+  const auto threads_of = [](const Table& t, const std::string& precision) {
+    for (std::size_t r = 0; r < t.rows.size(); ++r)
+      if (cell(t, r, "precision") == precision) return cell(t, r, "threads").get<std::string>();
+    return std::string("no row");
+  };
+  std::vector<TrialRecord> trials;
+  for (int64_t r = 0; r < 2; ++r) {
+    trials.push_back(fixture_trial("f" + std::to_string(r), "fp32", 512, r, 10 + r, 1000 + 100 * r));
+    trials.push_back(fixture_trial("b" + std::to_string(r), "amp_bf16", 512, r, 6 + r, 600 + 60 * r));
+  }
+  for (TrialRecord& t : trials) {
+    t.provenance["threads"] = t.precision == "fp32" ? 2 : 1;
+    t.provenance["system"] = {{"cpu", {{"model_name", "CPU"}, {"isa", {"avx2", "fma", "avx512f"}}}}};
+  }
+  const Table t = make_tables(trials, "precision", {}).front();
+  EXPECT_EQ(threads_of(t, "fp32"), "2");
+  EXPECT_EQ(threads_of(t, "amp_bf16"), "1 (fp32: 2)");
+  EXPECT_TRUE(has_note(t, "UNEQUAL THREADS: bs 512, amp_bf16")) << notes_of(t);
+  EXPECT_TRUE(has_note(t, "bfloat16 emulated: no bf16 instructions on this CPU: bs 512, amp_bf16")) << notes_of(t);
+  // Equal threads, and a CPU with AVX512-BF16: neither note.
+  for (TrialRecord& r : trials) {
+    r.provenance["threads"] = 2;
+    r.provenance["system"]["cpu"]["isa"].push_back("avx512_bf16");
+  }
+  const Table fair = make_tables(trials, "precision", {}).front();
+  EXPECT_EQ(threads_of(fair, "amp_bf16"), "2");
+  EXPECT_FALSE(has_note(fair, "UNEQUAL THREADS")) << notes_of(fair);
+  EXPECT_FALSE(has_note(fair, "emulated")) << notes_of(fair);
+}
+
 }  // namespace
 }  // namespace balerbench

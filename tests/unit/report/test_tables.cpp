@@ -275,7 +275,7 @@ TEST(ReportTables, EnginesAreAnAxisWithTheirOwnFp32Baseline) {
 
 TEST(ReportTables, CsvIsOneTableWithTheHeaderFirst) {
   const std::string csv = render_tables(make_tables(fixture_trials(), "precision", {}), "csv");
-  EXPECT_EQ(csv.rfind("mode,precision,n,time_s", 0), 0u) << csv;
+  EXPECT_EQ(csv.rfind("mode,precision,threads,n,time_s", 0), 0u) << csv;
   EXPECT_EQ(csv.find('#'), std::string::npos);
   expect_input_error([] { render_tables(make_tables(fixture_trials(), "all", {}), "csv"); }, "one table per file");
   // A header or cell with a comma or a quote is quoted (RFC 4180): every line has as many fields.
@@ -331,8 +331,8 @@ TEST(ReportTables, PhasesComplexityDatasetsAndFormats) {
   EXPECT_EQ(j["tables"][0]["table"], "precision");
   EXPECT_DOUBLE_EQ(j["tables"][0]["rows"][0]["time_s"].get<double>(), 11);
   const std::string csv = render_tables(make_tables(trials, "precision", {}), "csv");
-  EXPECT_NE(csv.find("mode,precision,n,time_s"), std::string::npos);
-  EXPECT_NE(csv.find("normal training (FP32),fp32,2,11,11,"), std::string::npos);
+  EXPECT_NE(csv.find("mode,precision,threads,n,time_s"), std::string::npos);
+  EXPECT_NE(csv.find("normal training (FP32),fp32,-,2,11,11,"), std::string::npos);
   const std::string tex = render_tables(make_tables(trials, "precision", {}), "latex");
   EXPECT_NE(tex.find("\\begin{tabular}"), std::string::npos);
   EXPECT_NE(tex.find("time\\_s"), std::string::npos);
