@@ -7,7 +7,7 @@ this script makes the static files a paper's LaTeX or a slide includes.
 Writes PDF, PNG and SVG files into --out:
   loss_per_epoch.*      relative error (or validation loss) per epoch, one line per precision and batch size
   power_over_time.*     the sampler's power series of one trial, coloured by phase
-  vs_batch_size.*       training time and energy against batch size (mean, min-max bars)
+  vs_batch_size.*       training time and energy against batch size (mean, 95% interval bars)
   vs_power_limit.*      training time and energy against the GPU power limit
   pareto.*              every configuration's time and energy, the Pareto frontier joined
   precision_bars.*      time and energy per precision mode, as bars
@@ -20,8 +20,11 @@ Writes PDF, PNG and SVG files into --out:
   scripts/plot.py --codecs-report output/codecs/codecs_report.json --out plots
 
 A chart whose data the experiment does not have (one batch size, no power
-limits) is skipped with a note. Energy that was estimated or simulated says so
-in the chart's title. Uses Debian's python3-matplotlib (scripts/setup.sh installs it); no network.
+limits) is skipped with a note. Every chart draws what the results page draws:
+means over the repeats with their 95% confidence interval (Student t, cut at 0;
+none with one repeat), and names the system the trials ran on and whether the
+energy was measured, estimated or simulated. Uses Debian's python3-matplotlib
+and python3-scipy (scripts/setup.sh installs them); no network.
 """
 import argparse
 import collections
@@ -41,6 +44,7 @@ except ImportError:
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from scipy.stats import t as student_t  # noqa: E402
 
 PRECISION_ORDER = ["fp32", "amp_fp16_noscale", "amp_fp16", "fp64", "tf32", "amp_bf16", "auto"]
 
@@ -53,6 +57,30 @@ def save(fig, out_dir, name, written):
         os.replace(tmp, path)
         written.append(path)
     plt.close(fig)
+
+
+def mean_ci95(values):
+    """(mean, lower half-width, upper half-width) of the 95% confidence interval of the mean, as the
+    tables and the results page give it (Student t, cut at 0); no bar with fewer than two values."""
+    v = [x for x in values if x is not None]
+    if not v:
+        return float("nan"), 0.0, 0.0
+    m = statistics.fmean(v)
+    if len(v) < 2:
+        return m, 0.0, 0.0
+    half = student_t.ppf(0.975, len(v) - 1) * statistics.stdev(v) / len(v) ** 0.5
+    return m, min(half, m) if m > 0 else half, half
+
+
+def system_line(trials):
+    """'on AMD EPYC (2 CPUs), OpenBLAS 0.3.21 Haswell (system f3ebac03897b)', from the trials' provenance."""
+    labels = set()
+    for t in trials:
+        p = json.loads(t.get("provenance_json") or "{}")
+        fp = p.get("system_fingerprint") or t.get("system_fingerprint")
+        label = p.get("system_label") or p.get("cpu_model") or "an unrecorded system"
+        labels.add(f"{label} (system {fp})" if fp else label)
+    return "on " + ("; ".join(sorted(labels)) if labels else "an unrecorded system")
 
 
 def kind_label(kinds):
@@ -129,7 +157,8 @@ def plot_loss(trials, epochs, experiment, out, written, notes):
     ax.set_yscale("log")
     ax.set_xlabel("epoch")
     ax.set_ylabel(("relative reconstruction error" if use_rel else "validation loss") + " (mean over runs)")
-    ax.set_title(f"{experiment}: {'relative error' if use_rel else 'loss'} per epoch per precision")
+    ax.set_title(f"{experiment}: {'relative error' if use_rel else 'loss'} per epoch per precision"
+                 f"\n{system_line(trials)}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     save(fig, out, "loss_per_epoch", written)
@@ -153,7 +182,7 @@ def plot_power(con, trials, experiment, out, written, notes):
     ax.set_xlabel("time since the trial's meters opened (s)")
     ax.set_ylabel("power (W)")
     ax.set_title(f"{experiment}: power over time, trial {t['id']} ({t['precision']}, batch {t['batch_size']})"
-                 f"{kind_label([t['energy_kind']])}", fontsize=9)
+                 f"{kind_label([t['energy_kind']])}\n{system_line([t])}", fontsize=9)
     ax.legend(markerscale=3)
     ax.grid(alpha=0.3)
     save(fig, out, "power_over_time", written)
@@ -170,19 +199,18 @@ def plot_axis(trials, experiment, out, written, notes, column, name, xlabel):
     for ax, col, ylabel in ((axes[0], "train_s", "training time (s)"), (axes[1], "train_energy_j", "training energy (J)")):
         means, lo, hi = [], [], []
         for x in xs:
-            v = [t[col] for t in g[x] if t[col] is not None]
-            m = statistics.fmean(v) if v else float("nan")
+            m, low, high = mean_ci95(t[col] for t in g[x])
             means.append(m)
-            lo.append(m - min(v) if v else 0)
-            hi.append(max(v) - m if v else 0)
+            lo.append(low)
+            hi.append(high)
         ax.errorbar(xs, means, yerr=[lo, hi], marker="o", capsize=3)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         if column == "batch_size":
             ax.set_xscale("log", base=2)
-    fig.suptitle(f"{experiment}: time and energy against {xlabel}{kind_label(t['energy_kind'] for t in usable)}",
-                 fontsize=10)
+    fig.suptitle(f"{experiment}: time and energy against {xlabel} (mean, 95% interval)"
+                 f"{kind_label(t['energy_kind'] for t in usable)}\n{system_line(usable)}", fontsize=10)
     save(fig, out, name, written)
 
 
@@ -194,7 +222,8 @@ def plot_pareto(trials, experiment, out, written, notes):
         en = [t["train_energy_j"] for t in ts if t["train_energy_j"] is not None]
         if tm and en:
             pl = "as found" if k[2] is None else f"{k[2]:g} W"
-            pts.append((statistics.fmean(tm), statistics.fmean(en), f"bs {k[0]}, {k[1]}, {pl}, {k[3]} ep"))
+            pts.append((statistics.fmean(tm), statistics.fmean(en), f"bs {k[0]}, {k[1]}, {pl}, {k[3]} ep",
+                        mean_ci95(tm), mean_ci95(en)))
     if len(pts) < 2:
         notes.append("pareto: fewer than two configurations with energy; skipped")
         return
@@ -204,24 +233,28 @@ def plot_pareto(trials, experiment, out, written, notes):
             front.append(p)
             best = p[1]
     fig, ax = plt.subplots(figsize=(7, 5))
-    ax.scatter([p[0] for p in pts], [p[1] for p in pts], color="tab:gray", label="configurations")
+    ax.errorbar([p[0] for p in pts], [p[1] for p in pts], xerr=[[p[3][1] for p in pts], [p[3][2] for p in pts]],
+                yerr=[[p[4][1] for p in pts], [p[4][2] for p in pts]], fmt="none", ecolor="tab:gray", alpha=0.6,
+                capsize=2)
+    ax.scatter([p[0] for p in pts], [p[1] for p in pts], color="tab:gray", label="configurations (95% intervals)")
     ax.plot([p[0] for p in front], [p[1] for p in front], color="tab:red", marker="o", label="Pareto frontier")
     for p in pts:
         ax.annotate(p[2], (p[0], p[1]), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.set_xlabel("training time (s, mean)")
     ax.set_ylabel("training energy (J, mean)")
-    ax.set_title(f"{experiment}: time-energy Pareto frontier{kind_label(t['energy_kind'] for t in trials)}",
-                 fontsize=10)
+    ax.set_title(f"{experiment}: time-energy Pareto frontier{kind_label(t['energy_kind'] for t in trials)}"
+                 f"\n{system_line(trials)}", fontsize=9)
     ax.legend()
     ax.grid(alpha=0.3)
     save(fig, out, "pareto", written)
 
 
-def bars(labels, times, energies, sds_t, sds_e, title, out, written):
+def bars(labels, times, energies, ci_t, ci_e, title, out, written):
+    """Means with their 95% intervals: ci_t, ci_e as [lower half-widths, upper half-widths]."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    axes[0].bar(labels, times, yerr=sds_t, capsize=3, color="tab:blue")
+    axes[0].bar(labels, times, yerr=ci_t, capsize=3, color="tab:blue")
     axes[0].set_ylabel("training time (s)")
-    axes[1].bar(labels, energies, yerr=sds_e, capsize=3, color="tab:orange")
+    axes[1].bar(labels, energies, yerr=ci_e, capsize=3, color="tab:orange")
     axes[1].set_ylabel("training energy (J)")
     for ax in axes:
         ax.tick_params(axis="x", rotation=30)
@@ -232,17 +265,16 @@ def bars(labels, times, energies, sds_t, sds_e, title, out, written):
 
 def plot_precision(trials, experiment, out, written, notes):
     g = group(sorted(trials, key=lambda t: precision_rank(t["precision"])), lambda t: t["precision"])
-    labels, tm, en, st, se = [], [], [], [], []
+    labels, tm, en, ct, ce = [], [], [], [[], []], [[], []]
     for p, ts in g.items():
-        t = [x["train_s"] for x in ts if x["train_s"] is not None]
-        e = [x["train_energy_j"] for x in ts if x["train_energy_j"] is not None]
         labels.append(p)
-        tm.append(statistics.fmean(t) if t else 0)
-        en.append(statistics.fmean(e) if e else 0)
-        st.append(statistics.stdev(t) if len(t) > 1 else 0)
-        se.append(statistics.stdev(e) if len(e) > 1 else 0)
-    bars(labels, tm, en, st, se, f"{experiment}: precision comparison (mean, sd bars)"
-         f"{kind_label(t['energy_kind'] for t in trials)}", out, written)
+        for column, means, ci in (("train_s", tm, ct), ("train_energy_j", en, ce)):
+            m, lo, hi = mean_ci95(x[column] for x in ts)
+            means.append(m if m == m else 0)
+            ci[0].append(lo)
+            ci[1].append(hi)
+    bars(labels, tm, en, ct, ce, f"{experiment}: precision comparison (mean, 95% interval)"
+         f"{kind_label(t['energy_kind'] for t in trials)}\n{system_line(trials)}", out, written)
 
 
 CODEC_COLOURS = {"baler": "C0", "zfp_accuracy": "C1", "zfp_columns": "C2", "zfp_rate": "C3", "zstd": "C4",
@@ -331,12 +363,21 @@ def plot_from_csv(path, out, written):
     if not rows or "time_s" not in rows[0] or "energy_j" not in rows[0]:
         sys.exit(f"plot.py: error: {path}: not a precision table (hint: balerbench report --table precision "
                  "--format csv)")
-    num = lambda v: float(v) if v not in ("", None) else 0.0  # noqa: E731
-    bars([r.get("precision", r.get("mode")) for r in rows], [num(r["time_s"]) for r in rows],
-         [num(r["energy_j"]) for r in rows], [num(r.get("time_sd_s")) for r in rows],
-         [num(r.get("energy_sd_j")) for r in rows],
-         f"precision comparison from {os.path.basename(path)} (energy: {', '.join(sorted({r.get('energy', '') for r in rows}))})",
-         out, written)
+    num = lambda v: float(v) if v not in ("", None, "-") else 0.0  # noqa: E731
+
+    def half_width(r, ci_column, sd_column):
+        if r.get(ci_column) not in ("", None, "-"):
+            return num(r[ci_column])
+        n = int(num(r.get("n")))
+        return student_t.ppf(0.975, n - 1) * num(r.get(sd_column)) / n ** 0.5 if n > 1 else 0.0
+
+    ht = [half_width(r, "time_ci95_s", "time_sd_s") for r in rows]
+    he = [half_width(r, "energy_ci95_j", "energy_sd_j") for r in rows]
+    tm, en = [num(r["time_s"]) for r in rows], [num(r["energy_j"]) for r in rows]
+    bars([r.get("precision", r.get("mode")) for r in rows], tm, en,
+         [[min(h, m) for h, m in zip(ht, tm)], ht], [[min(h, m) for h, m in zip(he, en)], he],
+         f"precision comparison from {os.path.basename(path)} (mean, 95% interval; energy: "
+         f"{', '.join(sorted({r.get('energy', '') for r in rows}))})", out, written)
 
 
 def main():

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh: the main job. Sets up (Debian packages + Release build), lists the
+# run.sh: the main job. Sets up what it needs (Debian packages + the binary's Release build:
+# scripts/setup.sh --main, one line a step, the details in build/setup.log), lists the
 # energy meters this machine has, then runs experiments/quickstart.json: a
 # small sweep of precision x batch size on synthetic CMS-like jets, 2 repeats,
 # into the SQLite results database, prints the precision (T3) and Zeus
@@ -16,7 +17,7 @@ EXPERIMENT="${EXPERIMENT:-$ROOT/experiments/quickstart.json}"
 DB="${DB:-$ROOT/results/balerbench.sqlite}"
 HTML="${HTML:-$ROOT/results/$(basename "$EXPERIMENT" .json).html}"
 
-"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/setup.sh" --main
 BB="$BUILD_DIR/harness/balerbench"
 
 echo; echo "== energy meters on this machine"

@@ -16,6 +16,13 @@
 #   scripts/setup.sh --packages-only       # install and check the packages, build nothing
 #   scripts/setup.sh --browser             # also Chromium, its driver and Selenium, for the HTML report's
 #                                          #   browser test (scripts/test.sh asks for them; BALERBENCH_BROWSER=1 too)
+#   scripts/setup.sh --main                # only what the main job needs (scripts/run.sh): the binary, its
+#                                          #   libraries and the HTML report's plotting library; no test programs,
+#                                          #   no monitoring servers, no Python stack
+#   scripts/setup.sh --verbose             # apt's and CMake's output on the terminal instead of in the log
+#
+# Each step prints one line; apt's, npm's and CMake's output goes to a log ($BUILD_DIR/setup.log, or
+# BALERBENCH_SETUP_LOG), whose path and last lines a failed step prints.
 #   BALERBENCH_TORCH=... BALERBENCH_PYTHON=/opt/conda/bin/python3 BALERBENCH_BUILD_DIR=/tmp/b scripts/setup.sh
 set -euo pipefail
 
@@ -27,15 +34,19 @@ PRINT_ONLY=0
 SANITIZERS=0
 PACKAGES_ONLY=0
 BROWSER="${BALERBENCH_BROWSER:-0}"
+MAIN_ONLY=0
+VERBOSE="${BALERBENCH_SETUP_VERBOSE:-0}"
 while [ $# -gt 0 ]; do
   case "$1" in
+    --main) MAIN_ONLY=1; shift ;;
+    --verbose) VERBOSE=1; shift ;;
     --torch) TORCH="${2:?--torch needs auto, debian or a folder}"; shift 2 ;;
     --torch=*) TORCH="${1#--torch=}"; shift ;;
     --print-torch) PRINT_ONLY=1; shift ;;
     --sanitizers) SANITIZERS=1; shift ;;
     --packages-only) PACKAGES_ONLY=1; shift ;;
     --browser) BROWSER=1; shift ;;
-    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch, --sanitizers, --packages-only, --browser)" >&2; exit 2 ;;
+    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch, --sanitizers, --packages-only, --browser, --main, --verbose)" >&2; exit 2 ;;
   esac
 done
 
@@ -80,27 +91,60 @@ choose_torch() {
 choose_torch
 echo "setup: LibTorch: $TORCH_WHY"
 [ "$PRINT_ONLY" = 1 ] && exit 0
+
+mkdir -p "$BUILD_DIR"
+LOG="${BALERBENCH_SETUP_LOG:-$BUILD_DIR/setup.log}"
+: > "$LOG"
+# step "WHAT" COMMAND...: one line for the step, its output in the log (on the terminal with
+# --verbose), and on failure the log's path and last lines, then the step's exit code.
+step() {
+  local what="$1" began=$SECONDS rc=0
+  shift
+  printf 'setup: %s ...' "$what"
+  if [ "$VERBOSE" = 1 ]; then
+    echo; "$@" 2>&1 | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+  else
+    { echo "== $what: $*"; } >> "$LOG"
+    "$@" >> "$LOG" 2>&1 || rc=$?
+  fi
+  if [ "$rc" -ne 0 ]; then
+    printf ' FAILED (exit %d) after %ds; the log is %s, its last lines:\n' "$rc" $((SECONDS - began)) "$LOG" >&2
+    tail -n 25 "$LOG" | sed 's/^/  | /' >&2
+    exit "$rc"
+  fi
+  printf ' done (%ds)\n' $((SECONDS - began))
+}
 if [ -n "$TORCH_PREFIX" ] && ! command -v nvcc > /dev/null; then
   echo "setup: warning: no nvcc on PATH; a CUDA LibTorch's CMake files look for the CUDA toolkit" >&2
   echo "setup: hint: export PATH=/usr/local/cuda/bin:\$PATH (or install the toolkit matching CUDA of PyTorch)" >&2
 fi
 
+# The main job's (the binary and its libraries), then the tests': GoogleTest and Benchmark, oneDNN's
+# headers (the bfloat16 products' benchmark), the Python stack the interop tests and plot.py import,
+# and the monitoring servers the integration tests start.
 PACKAGES=(
   build-essential cmake pkg-config
   libopenblas0-openmp
   nlohmann-json3-dev libeigen3-dev libzip-dev libcli11-dev libboost-dev
-  libgtest-dev libbenchmark-dev libdnnl-dev
   libcpp-httplib-dev libsqlite3-dev libzfp-dev libzstd-dev
-  python3 python3-numpy python3-matplotlib
-  python3-tqdm python3-sklearn python3-scipy
-  prometheus influxdb influxdb-client curl
 )
+if [ "$MAIN_ONLY" = 0 ]; then
+  PACKAGES+=(
+    libgtest-dev libbenchmark-dev libdnnl-dev
+    python3 python3-numpy python3-matplotlib
+    python3-tqdm python3-sklearn python3-scipy
+    prometheus influxdb influxdb-client curl
+  )
+fi
 # Debian's LibTorch, and the PyTorch the comparisons import, only when building against them: a
 # GPU node's PyTorch provides both. The real Baler (../shared/peers/baler), which the interop tests
 # run with Debian's /usr/bin/python3 (tests/integration/test_baler_interop.cpp), needs that PyTorch
 # too, with numpy, tqdm, scikit-learn, scipy and matplotlib; where /usr/bin/python3 has no torch (a
 # GPU node's PyTorch lives elsewhere), those tests skip and say so.
-if [ -z "$TORCH_PREFIX" ]; then PACKAGES+=(libtorch-dev python3-torch); fi
+if [ -z "$TORCH_PREFIX" ]; then
+  PACKAGES+=(libtorch-dev)
+  if [ "$MAIN_ONLY" = 0 ]; then PACKAGES+=(python3-torch); fi
+fi
 # libFuzzer and the sanitizer runtimes come with clang (scripts/fuzz.sh, scripts/sanitize.sh).
 if [ "$SANITIZERS" = 1 ]; then PACKAGES+=(clang libclang-rt-dev); fi
 # npm brings the HTML report's plotting library (below); Debian's, where the machine has none.
@@ -119,9 +163,10 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 if [ "${#missing[@]}" -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+  echo "setup: ${#missing[@]} Debian package(s) to install: ${missing[*]}"
+  step "apt-get update" $SUDO apt-get update
+  step "installing them with their dependencies (apt-get install)" \
+    env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 else
   echo "setup: all Debian packages present"
 fi
@@ -152,9 +197,12 @@ done
 # they say so and how to install it, and everything else works.
 JS_DIR="$ROOT/harness/report/html"
 if [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]; then
-  echo "setup: installing the HTML report's plotting library (npm ci in $JS_DIR)"
-  if ! (cd "$JS_DIR" && npm ci --omit=dev --no-audit --no-fund --loglevel=error); then
-    echo "setup: warning: npm ci failed: the HTML report cannot be written until scripts/setup.sh runs again with the npm registry reachable" >&2
+  printf "setup: installing the HTML report's plotting library (npm ci in %s) ..." "$JS_DIR"
+  if (cd "$JS_DIR" && npm ci --omit=dev --no-audit --no-fund --loglevel=error) >> "$LOG" 2>&1; then
+    echo " done"
+  else
+    echo " failed"
+    echo "setup: warning: npm ci failed (log: $LOG): the HTML report cannot be written until scripts/setup.sh runs again with the npm registry reachable" >&2
   fi
 else
   echo "setup: the HTML report's plotting library is installed ($JS_DIR/node_modules)"
@@ -171,8 +219,22 @@ if [ -f "$BUILD_DIR/CMakeCache.txt" ] && ! grep -qx "Torch_DIR:PATH=$TORCH_DIR" 
 fi
 EXTRA=()
 if [ -n "$TORCH_PREFIX" ]; then EXTRA+=(-DBALERBENCH_PYTHON="$(command -v "$PY")"); fi
-cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$TORCH_DIR" "${EXTRA[@]}"
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+# The main job builds the binary alone; the tests build every program (the same build folder: a later
+# scripts/test.sh adds the test programs and reuses every object).
+TESTS=ON
+TARGET=()
+if [ "$MAIN_ONLY" = 1 ]; then
+  if [ -f "$BUILD_DIR/CMakeCache.txt" ] && grep -q "^BALERBENCH_BUILD_TESTS:BOOL=ON" "$BUILD_DIR/CMakeCache.txt"; then
+    TARGET=(--target balerbench)  # a folder the tests were built in keeps them configured
+  else
+    TESTS=OFF
+  fi
+fi
+step "configuring the build (cmake, $BUILD_DIR)" \
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$TORCH_DIR" \
+    -DBALERBENCH_BUILD_TESTS="$TESTS" -DBALERBENCH_BUILD_BENCHMARKS="$TESTS" "${EXTRA[@]}"
+step "building $([ "$MAIN_ONLY" = 1 ] && echo "the balerbench binary" || echo "balerbench and its tests") on $(nproc) cores (the first time: minutes)" \
+  cmake --build "$BUILD_DIR" -j "$(nproc)" "${TARGET[@]}"
 if grep -q "BALERBENCH_WITH_CUDA=1" "$BUILD_DIR/harness/CMakeFiles/balerbench_harness.dir/flags.make"; then
   echo "setup: built $BUILD_DIR/harness/balerbench with CUDA (try: $BUILD_DIR/harness/balerbench meters)"
 else

@@ -172,7 +172,11 @@ struct CycleCommand {
 const CycleCommand kCycleCommands[] = {
     {"train", "Train a Baler model on config.input_path", true, true,
      [](const RunConfig& c, const CycleFiles& f, TrainingObserver* o) { return run_train(c, f, o); },
-     [](nlohmann::json& r, const CycleFiles&) { print_train(r); }},
+     [](nlohmann::json& r, const CycleFiles& f) {
+       print_train(r);
+       std::printf("wrote %s and %s (the training's folder: %s)\n", f.model().c_str(), f.norm().c_str(),
+                   f.training.string().c_str());
+     }},
     {"compress", "Encode config.input_path with the trained model", false, true,
      [](const RunConfig& c, const CycleFiles& f, TrainingObserver*) { return run_compress(c, f); },
      print_compress},

@@ -6,9 +6,12 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <set>
+#include <string>
 
 #include "common/error.h"
 #include "harness/base/blas_kernel.h"
+#include "harness/base/edit_distance.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/output_check.h"
 #include "harness/energy/energy_meter.h"
@@ -17,6 +20,13 @@
 namespace {
 
 constexpr int kWriteFailedExitCode = 4;
+
+// A word from the command line as an error shows it: printable ASCII, at most 40 bytes.
+std::string shown(const char* word) {
+  std::string s;
+  for (const char* c = word; *c && s.size() < 40; ++c) s += (*c >= 0x20 && *c < 0x7F) ? *c : '?';
+  return std::strlen(word) > 40 ? s + "..." : s;
+}
 
 int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, char** argv) {
   try {
@@ -34,6 +44,19 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
       const auto parsed = sub->get_subcommands();
       sub = parsed.empty() ? nullptr : parsed.front();
       if (sub) command += " " + sub->get_name();
+    }
+    // A misspelt command ("trian"): name it and the closest command, rather than CLI11's "A subcommand
+    // is required".
+    if (command == "balerbench" && argc > 1 && argv[1][0] != '-') {
+      std::set<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.insert(sub->get_name());
+      if (!names.count(argv[1])) {
+        const auto near = balerbench::closest_name(argv[1], names);
+        std::fprintf(stderr, "balerbench: error: '%s' is not a command%s (hint: balerbench --help lists them)\n",
+                     shown(argv[1]).c_str(),
+                     near ? ("; did you mean '" + *near + "'?").c_str() : "");
+        return 2;
+      }
     }
     std::fprintf(stderr, "balerbench: error: %s (hint: %s --help)\n", e.what(), command.c_str());
     return 2;

@@ -1,6 +1,8 @@
 // energy_session.cpp: see energy_session.h.
 #include "harness/energy/energy_session.h"
 
+#include "harness/base/cpu_activity.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -76,9 +78,18 @@ EnergySession::EnergySession(const EnergySettings& settings, std::function<void(
   sampler_->attribute_to(std::make_shared<ProcessTree>());  // T7: this process and its children
   sampler_->start();
   if (settings_.idle_baseline_s > 0) {
+    // An idle baseline while other processes keep the CPUs busy counts their power as idle: refused,
+    // and said (no net figures then), rather than subtracted.
+    const CpuActivity before = read_cpu_activity();
     const Snapshot a = mark();
     std::this_thread::sleep_for(std::chrono::duration<double>(settings_.idle_baseline_s));
-    baseline_ = idle_baseline_from(a, mark());
+    const IdleBaseline b = idle_baseline_from(a, mark());
+    const json d = disturbance(before, read_cpu_activity());
+    if (d.is_object() && d.value("disturbed", false))
+      baseline_refused_ = "the idle baseline was taken on a busy machine (" + d.value("reason", std::string()) +
+                          "): it would count other processes' power as idle, so no net figures are given";
+    else
+      baseline_ = b;
   }
   start_ = mark();
 }
@@ -145,11 +156,39 @@ json EnergySession::report() const {
   return {{"run_id", run_id_}, {"host", host_.to_json()}, {"meters", meters}, {"skipped_meters", skipped},
           {"carbon", carbon_.to_json()},
           {"process_tree", sampler_->process_tree_json()},
-          {"idle_baseline", baseline_ ? baseline_->to_json(sampler_->meters()) : json(nullptr)},
+          {"idle_baseline", baseline_ ? baseline_->to_json(sampler_->meters())
+                            : baseline_refused_.empty() ? json(nullptr)
+                                                        : json({{"refused", baseline_refused_}})},
           {"sampler", {{"requested_hz", sampler_->requested_hz()}, {"effective_hz", sampler_->effective_hz()},
                        {"points", sampler_->series_size()}, {"overhead", sampler_->overhead().to_json()}}},
           {"phases", phases}, {"total", finished_ ? with_co2(total_) : json(nullptr)},
           {"settings", settings_.to_json()}};
+}
+
+std::string estimate_assumption(const json& meter) {
+  if (meter.value("kind", std::string()) != "estimated" || !meter.contains("details")) return "";
+  const json& d = meter["details"];
+  const auto num = [](const json& v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g W", v.is_number() ? v.get<double>() : 0.0);
+    return v.is_number() ? std::string(buf) : std::string("? W");
+  };
+  const std::string name = meter.value("name", std::string());
+  if (name == "cpu_estimate")
+    return "CPU " + num(d.value("tdp_total_w", json())) + " TDP (" + d.value("tdp_source", std::string("?")) +
+           ") x the " + (d.value("mode", std::string()) == "process" ? "process tree's" : "whole machine's") +
+           " CPU utilisation";
+  if (name == "ram_estimate")
+    return "RAM " + num(d.value("power_w", json())) + " constant (" + d.value("rule", std::string("?")) + ")";
+  return name + ": " + d.value("method", std::string("a power model"));
+}
+
+std::string estimate_assumptions(const json& meters) {
+  std::string out;
+  if (!meters.is_array()) return out;
+  for (const json& m : meters)
+    if (const std::string a = estimate_assumption(m); !a.empty()) out += (out.empty() ? "" : "; ") + a;
+  return out;
 }
 
 void print_energy_summary(const json& r, std::FILE* out) {
@@ -170,6 +209,12 @@ void print_energy_summary(const json& r, std::FILE* out) {
                                                                : "world default";
   std::fprintf(out, "energy (%s); CO2 at %.1f g/kWh (%s), PUE %.2f\n", meters.empty() ? "no meters" : meters.c_str(),
                c["carbon_intensity_g_per_kwh"].get<double>(), where.c_str(), c["pue"].get<double>());
+  // Estimated joules follow a model's assumptions: say them where the joules are printed.
+  if (r.contains("idle_baseline") && r["idle_baseline"].is_object() && r["idle_baseline"].contains("refused"))
+    std::fprintf(out, "  ! %s\n", r["idle_baseline"]["refused"].get<std::string>().c_str());
+  if (const std::string a = estimate_assumptions(r["meters"]); !a.empty())
+    std::fprintf(out, "  estimated energy assumes %s (a measurement needs RAPL, NVML or a wattmeter log: docs/energy.md)\n",
+                 a.c_str());
   std::vector<json> rows(r["phases"].begin(), r["phases"].end());
   if (!r["total"].is_null()) rows.push_back(r["total"]);
   int name_width = 11;  // the phase names' column, as wide as the longest (codecs:zfp_accuracy:decompress)

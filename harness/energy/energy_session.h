@@ -82,6 +82,7 @@ class EnergySession {
   CarbonIntensity carbon_;
   HostInfo host_;
   std::optional<IdleBaseline> baseline_;
+  std::string baseline_refused_;  // why an idle baseline taken on a busy machine was not used
   Snapshot start_;
   PhaseTotals phases_;
   WindowResult total_;
@@ -94,6 +95,11 @@ std::string make_run_id();
 
 // One line per phase of a report(): duration, energy, mean power, CO2, kinds, flags.
 void print_energy_summary(const nlohmann::json& report, std::FILE* out);
+// What an estimated meter of a report's "meters" ({name, kind, details}) assumes, in one phrase ("CPU
+// 8.00 W TDP (fallback for an unknown CPU ...) x the whole machine's CPU utilisation"); "" for a
+// measured or simulated meter. estimate_assumptions: every estimated meter's, joined by "; ".
+std::string estimate_assumption(const nlohmann::json& meter);
+std::string estimate_assumptions(const nlohmann::json& meters);
 
 // A window's T7 line from its JSON ("cpu 12.3 J ± 0.4 J of 40.1 J (31% of the busy CPU time); gpu
 // ..."): the part of each category's energy attributable to the measured process tree, beside the

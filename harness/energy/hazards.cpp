@@ -1,6 +1,8 @@
 // hazards.cpp: see hazards.h.
 #include "harness/energy/hazards.h"
 
+#include "harness/energy/rapl_meter.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -203,6 +205,18 @@ void add_build(const BuildInfo& b, HazardReport& r) {
                        "(scripts/setup.sh does)"});
 }
 
+// Neither RAPL nor NVML: every joule here is a power model's estimate.
+void add_no_meter(const HazardProbe& probe, HazardReport& r) {
+  if (probe.rapl_note.empty() || (probe.nvml_available && !probe.gpus.empty())) return;
+  r.hazards.push_back(
+      {"no_energy_meter", "no hardware energy meter: energy is estimated",
+       "RAPL: " + probe.rapl_note + "; NVML: " + (probe.nvml_available ? "no GPU visible" : probe.nvml_note),
+       "for measured joules make RAPL readable (root, or chmod a+r /sys/class/powercap/intel-rapl:*/energy_uj; "
+       "under a hypervisor the host must expose it), run on a GPU with NVML, or log a wattmeter "
+       "(energy.wattmeter_log); otherwise set energy.cpu_tdp_w and energy.ram_power_w to this machine's "
+       "figures so that the estimate's assumptions are yours (docs/energy.md)"});
+}
+
 }  // namespace
 
 nlohmann::json Hazard::to_json() const { return {{"id", id}, {"what", what}, {"evidence", evidence}, {"fix", fix}}; }
@@ -219,6 +233,7 @@ HazardReport collect_hazards(const HazardProbe& probe) {
   add_governor(probe.governors, r);
   add_cpu_load(probe.cpu_load, r);
   add_gpus(probe, r);
+  add_no_meter(probe, r);
   add_build(probe.build, r);
   return r;
 }
@@ -229,6 +244,10 @@ HazardProbe probe_hazards(const HazardProbeOptions& o) {
   p.blas_hazard = blas_hazard();
   p.build = build_info();
   p.governors = read_cpu_governors(o.sys_cpu_root.empty() ? default_sys_cpu_root() : o.sys_cpu_root);
+  {
+    const MeterProbe rapl = RaplMeter::open(o.rapl_root);
+    p.rapl_note = rapl.meter ? "" : rapl.unavailable_reason.empty() ? "not readable" : rapl.unavailable_reason;
+  }
   std::string reason;
   if (const std::shared_ptr<NvmlLibrary> nvml = NvmlLibrary::open(reason)) {
     p.nvml_available = true;

@@ -10,6 +10,7 @@
 //                            a GPU's clocks are held down now (NVML's throttle reasons)
 //   gpu_persistence_off      a GPU is not in persistence mode
 //   gpu_other_processes      other processes hold a compute context on a GPU
+//   no_energy_meter          neither RAPL nor a GPU under NVML: every joule is a power model's estimate
 //   debug_build              balerbench was compiled without NDEBUG or without optimisation
 //
 // Probing (probe_hazards) reads the machine; deciding (collect_hazards) is a pure function of the
@@ -57,6 +58,7 @@ struct HazardProbe {
   CpuLoad cpu_load;
   BuildInfo build;
   bool nvml_available = false;
+  std::string rapl_note;  // why RAPL cannot be read here; empty when it can
   std::string nvml_note;                          // why NVML is not available, or how the GPUs were chosen
   std::vector<NvmlLibrary::GpuState> gpus;        // the visible GPUs
   std::map<unsigned, std::string> process_names;  // pid -> name, for the GPUs' processes
@@ -74,6 +76,7 @@ HazardReport collect_hazards(const HazardProbe& probe);
 struct HazardProbeOptions {
   std::string proc_root = "/proc";
   std::string sys_cpu_root;  // empty: default_sys_cpu_root()
+  std::string rapl_root;     // empty: RAPL's default powercap root
   double cpu_window_s = kCpuSampleWindowS;
   Sleeper sleep;             // empty: really sleep
   // A CPU-load sample begun earlier (overlapping the command's start-up): finished here, waiting only

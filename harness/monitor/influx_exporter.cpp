@@ -79,6 +79,14 @@ class HttpSink : public LineSink {
 
   std::string target() const override { return url_ + " (database " + database_ + ")"; }
 
+  // InfluxDB's /ping, once: "" when the server answers, else what went wrong.
+  std::string ping() {
+    const auto res = client_->Get((prefix_ + "/ping").c_str());
+    if (!res) return httplib::to_string(res.error());
+    if (res->status != 204 && res->status != 200) return "HTTP " + std::to_string(res->status) + " from /ping";
+    return "";
+  }
+
   void send(const std::string& body) override {
     if (create_ && !created_) {
       // Idempotent. A user without admin rights gets 403 here but may still write to an existing
@@ -147,6 +155,12 @@ std::unique_ptr<LineSink> make_http_sink(const MonitoringSettings& settings) {
 }
 
 std::unique_ptr<LineSink> make_file_sink(const std::string& path) { return std::make_unique<FileSink>(path); }
+
+std::string influx_unreachable(const MonitoringSettings& settings) {
+  MonitoringSettings quick = settings;
+  quick.influx_timeout_s = std::min(settings.influx_timeout_s, 2.0);  // a start-up check, not a write
+  return HttpSink(quick).ping();
+}
 
 InfluxExporter::InfluxExporter(std::unique_ptr<LineSink> sink, const MonitoringSettings& m, LineTags tags,
                                const GpuMemoryReader* gpus)

@@ -45,6 +45,9 @@ class LineSink {
 // the settings (the password from the environment variable they name).
 std::unique_ptr<LineSink> make_http_sink(const MonitoringSettings& settings);
 std::unique_ptr<LineSink> make_file_sink(const std::string& path);
+// Whether the InfluxDB server at settings.influx_url answers its /ping (within 2 s): "" when it
+// does, else what went wrong ("Could not establish connection").
+std::string influx_unreachable(const MonitoringSettings& settings);
 
 class InfluxExporter : public LiveObserver {
  public:

@@ -38,11 +38,13 @@ constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 struct TrialLabels {
   std::string experiment;
   int64_t run_ordinal = 1;  // 1-based place among the trials this run executes (not the grid position)
-  int64_t run_count = 1;
+  int64_t run_count = 1;   // -1: open-ended (a tuner's attempts)
   int64_t batch_size = 0;
   std::string precision;              // fp64, fp32, amp_bf16, ...
   std::string power_limit_w = "none";  // the limit in force, in W, or "none" (no GPU)
-  std::string trial() const { return std::to_string(run_ordinal) + "/" + std::to_string(run_count); }
+  std::string trial() const {
+    return run_count < 0 ? std::to_string(run_ordinal) : std::to_string(run_ordinal) + "/" + std::to_string(run_count);
+  }
 };
 
 struct DomainPower {

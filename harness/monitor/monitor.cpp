@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "harness/energy/energy_session.h"
@@ -93,8 +94,23 @@ void check_monitoring_settings(const MonitoringSettings& settings) {
     PrometheusServer::check_can_bind(settings.prometheus_address, static_cast<int>(settings.prometheus_port));
 }
 
-std::unique_ptr<Monitor> open_monitor(const MonitoringSettings& settings, LiveMetrics& live, const std::string& run_id) {
-  if (!settings.enabled()) return nullptr;
+std::unique_ptr<Monitor> open_monitor(const MonitoringSettings& asked, LiveMetrics& live, const std::string& run_id) {
+  if (!asked.enabled()) return nullptr;
+  MonitoringSettings settings = asked;
+  if (!settings.influx_url.empty()) {
+    // A server that does not answer is said at once, not after the run: the run goes on, and its
+    // points are kept in a line-protocol file (the one asked for, or one made here) to send later.
+    if (const std::string why = influx_unreachable(settings); !why.empty()) {
+      if (settings.influx_file.empty())
+        settings.influx_file =
+            (std::filesystem::temp_directory_path() / ("balerbench-influx-" + run_id + ".lp")).string();
+      std::fprintf(stderr,
+                   "monitoring: warning: InfluxDB at %s does not answer (%s); the run goes on, and its points are "
+                   "kept in %s to send later (curl -XPOST '%s/write?db=%s&precision=ns' --data-binary @%s)\n",
+                   settings.influx_url.c_str(), why.c_str(), settings.influx_file.c_str(), settings.influx_url.c_str(),
+                   settings.influx_database.c_str(), settings.influx_file.c_str());
+    }
+  }
   auto monitor = std::make_unique<Monitor>(settings, live, run_id);
   if (!monitor->prometheus_url().empty())
     std::fprintf(stderr, "monitoring: Prometheus metrics at %s\n", monitor->prometheus_url().c_str());

@@ -37,6 +37,18 @@ Progress::Progress(const std::string& mode, ProgressContext context, std::FILE* 
   last_line_ = started_;
 }
 
+namespace {
+
+// "trial i/N"; "trial i" when the count is open-ended (run_count -1: a tuner's attempts, as many as it
+// takes); "" for a single trial.
+std::string trial_tag(const ProgressContext& c) {
+  if (c.run_count < 0) return "trial " + std::to_string(c.run_ordinal);
+  if (c.run_count > 1) return "trial " + std::to_string(c.run_ordinal) + "/" + std::to_string(c.run_count);
+  return "";
+}
+
+}  // namespace
+
 // This trial's rest at its mean pace so far, plus the trials after it at this trial's projected length.
 double Progress::remaining_s(int64_t epoch, int64_t epochs, double epoch_fraction) const {
   const double done = static_cast<double>(epoch - 1) + epoch_fraction;  // epochs' worth completed
@@ -65,9 +77,8 @@ void Progress::batch(int64_t epoch, int64_t epochs, int64_t batch, int64_t batch
   if (mode_ == Mode::kNone) return;
   const auto now = Clock::now();
   const double fraction = static_cast<double>(batch + 1) / static_cast<double>(std::max<int64_t>(batches, 1));
-  const std::string trial = ctx_.run_count > 1 ? "trial " + std::to_string(ctx_.run_ordinal) + "/" +
-                                                       std::to_string(ctx_.run_count) + "  "
-                                                 : "";
+  const std::string tag = trial_tag(ctx_);
+  const std::string trial = tag.empty() ? "" : tag + "  ";
   if (mode_ == Mode::kLines) {
     // Only epochs long enough to leave a log silent for a while get lines inside them.
     if (seconds_between(last_line_, now) < kInEpochLineS) return;
@@ -116,9 +127,8 @@ void Progress::epoch(const EpochLine& line) {
     return;
   any_line_ = true;
   last_line_ = now;
-  const std::string trial = ctx_.run_count > 1 ? "[trial " + std::to_string(ctx_.run_ordinal) + "/" +
-                                                       std::to_string(ctx_.run_count) + "] "
-                                                 : "";
+  const std::string tag = trial_tag(ctx_);
+  const std::string trial = tag.empty() ? "" : "[" + tag + "] ";
   if (mode_ == Mode::kBar) std::fprintf(out_, "\r\033[K");
   std::fprintf(out_, "%s%s%s\n", trial.c_str(), format_epoch_line(line).c_str(),
                status_suffix(last ? NAN : remaining_s(line.epoch, line.epochs, 1.0)).c_str());

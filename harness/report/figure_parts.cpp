@@ -86,7 +86,9 @@ std::string not_finished_note(const Slice& s) {
 json with_config(json spec) {
   spec["config"] = {{"font", "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"},
                     {"view", {{"stroke", "#ccc"}}},
-                    {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"gridColor", "#eee"}}},
+                    // Labels that would touch are dropped (log axes label their minor ticks: "0.60.7").
+                    {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"gridColor", "#eee"},
+                              {"labelOverlap", "greedy"}, {"labelSeparation", 4}}},
                     {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 320}}},
                     {"title", {{"fontSize", 14}, {"subtitleFontSize", 11}}}};
   return spec;

@@ -3,6 +3,7 @@
 // validation loss against epoch, and energy per Baler mode. Each mean is over a configuration's
 // finished repeats (warm-ups in none, as in the tables); its bars are the 95% confidence interval.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -48,9 +49,27 @@ json trial_points(const Slice& s, const Axes& a, bool target) {
   return points;
 }
 
+// The axes' range: the points' own (means and single trials), with a margin, so that a wide interval
+// (two repeats: t's 12.7 times their spread) cannot squash every point into a corner; the bars are
+// cut at the plot's edge instead (the caption says so).
+json points_domain(const json& configs, const json& trials, const char* field) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const json* rows : {&configs, &trials})
+    for (const auto& r : *rows)
+      if (r.contains(field) && r[field].is_number()) {
+        lo = std::min(lo, r[field].get<double>());
+        hi = std::max(hi, r[field].get<double>());
+      }
+  if (!(lo <= hi)) return json(nullptr);
+  const double pad = std::max(0.08 * (hi - lo), 0.02 * std::max(std::fabs(hi), 1e-12));
+  return {{"zero", false}, {"nice", false}, {"domain", {std::max(0.0, lo - pad), hi + pad}}};
+}
+
 json time_energy_spec(const json& configs, const json& trials, const json& frontier, bool target) {
-  const json x = fig::quantity("time_s", target ? "time to target, TTA (s)" : "training time (s)");
-  const json y = fig::quantity("energy_j", target ? "energy to target, ETA (J)" : "training energy (J)");
+  const json x = fig::quantity("time_s", target ? "time to target, TTA (s)" : "training time (s)",
+                               points_domain(configs, trials, "time_s"));
+  const json y = fig::quantity("energy_j", target ? "energy to target, ETA (J)" : "training energy (J)",
+                               points_domain(configs, trials, "energy_j"));
   const json color = {{"field", "configuration"}, {"type", "nominal"}, {"title", "configuration"},
                       {"scale", {{"scheme", "tableau20"}}}};
   const json tooltip = json::array({{{"field", "configuration"}}, {{"field", "n"}, {"title", "repeats"}},
@@ -71,6 +90,7 @@ json time_energy_spec(const json& configs, const json& trials, const json& front
   json bars_x = fig::interval_rule("x", "time_s", {{"field", "energy_j"}, {"type", "quantitative"}});
   json bars_y = fig::interval_rule("y", "energy_j", {{"field", "time_s"}, {"type", "quantitative"}});
   bars_x["data"] = bars_y["data"] = {{"values", configs}};
+  bars_x["mark"]["clip"] = bars_y["mark"]["clip"] = true;  // cut at the plot's edge, not the axes stretched
   layers.push_back(bars_x);
   layers.push_back(bars_y);
   layers.push_back({{"data", {{"values", configs}}},
@@ -162,7 +182,8 @@ void add_time_energy_figure(ReportFigures& out, const Slice& s) {
   const std::size_t left_out = finished(groups).size() - points.size();
   f.caption = joined(
       {"Diamonds: each configuration's mean over its repeats; bars: the 95% confidence interval of each mean "
-       "(Student t, cut at 0; none with one repeat). Hollow marks: the single trials (circle: a repeat; cross: a "
+       "(Student t, cut at 0; none with one repeat; the axes span the points, and a bar that reaches beyond them "
+       "is cut at the plot's edge). Hollow marks: the single trials (circle: a repeat; cross: a "
        "repeat on a disturbed machine, kept in the mean; triangle: a warm-up, in no mean). Black rings, joined by "
        "a dashed line: the time-energy Pareto frontier, the configurations no other beats in both (the "
        "cost_pareto table).",

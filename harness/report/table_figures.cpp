@@ -55,12 +55,23 @@ std::string precision_label(const Cells& c) {
   return s;
 }
 
+constexpr char kRatioAxis[] = "ratio to FP32 (log scale; 1 = as FP32)";
+
+json with_axis(json channel, const json& axis) {
+  channel["axis"] = axis;
+  return channel;
+}
+
 json ratio_spec(const json& rows) {
   const json y = {{"field", "configuration"}, {"type", "nominal"}, {"title", nullptr}, {"sort", nullptr}};
   const json x_scale = {{"type", "log"}, {"zero", false}, {"nice", false}, {"padding", 12}};
+  // Below the panels, its labels whole: at the side, a narrow page clipped them ("faster / less en...").
   const json color = {{"field", "verdict_class"}, {"type", "nominal"}, {"title", "verdict (95% interval)"},
                       {"scale", {{"domain", {kBelow, kAbove, kUnresolved, kNoInterval}},
-                                 {"range", {"#1b7837", "#b2182b", "#777777", "#bbbbbb"}}}}};
+                                 {"range", {"#1b7837", "#b2182b", "#777777", "#bbbbbb"}}}},
+                      {"legend", {{"orient", "bottom"}, {"direction", "vertical"}, {"labelLimit", 0}}}};
+  // A log axis labels every minor tick; neighbours that would touch ("0.60.7") are dropped.
+  const json x_axis = {{"labelOverlap", "greedy"}, {"labelSeparation", 6}, {"format", "~g"}};
   const json tooltip = json::array({{{"field", "configuration"}}, {{"field", "ratio"}, {"format", ".4g"}},
                                     {{"field", "low"}, {"title", "95% low"}, {"format", ".4g"}},
                                     {{"field", "high"}, {"title", "95% high"}, {"format", ".4g"}},
@@ -69,10 +80,10 @@ json ratio_spec(const json& rows) {
               {"encoding", {{"x", {{"datum", 1}, {"type", "quantitative"}}}}}};
   json interval = {{"transform", json::array({{{"filter", "isValid(datum.low) && isValid(datum.high)"}}})},
                    {"mark", {{"type", "rule"}, {"strokeWidth", 2}}},
-                   {"encoding", {{"y", y}, {"x", fig::quantity("low", "ratio to FP32 (log scale; 1 = as FP32)", x_scale)},
+                   {"encoding", {{"y", y}, {"x", with_axis(fig::quantity("low", kRatioAxis, x_scale), x_axis)},
                                  {"x2", {{"field", "high"}}}, {"color", color}}}};
   json point = {{"mark", {{"type", "point"}, {"filled", true}, {"size", 70}}},
-                {"encoding", {{"y", y}, {"x", fig::quantity("ratio", "ratio to FP32 (log scale; 1 = as FP32)", x_scale)},
+                {"encoding", {{"y", y}, {"x", with_axis(fig::quantity("ratio", kRatioAxis, x_scale), x_axis)},
                               {"color", color}, {"tooltip", tooltip}}}};
   return {{"data", {{"values", rows}}},
           {"facet", {{"column", {{"field", "quantity"}, {"type", "nominal"}, {"title", nullptr},

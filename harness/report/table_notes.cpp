@@ -2,6 +2,8 @@
 #include "harness/report/table_notes.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 namespace balerbench::report {
 
@@ -108,6 +110,23 @@ void thermal_note(Table& t, const std::vector<const TrialRecord*>& trials) {
                         "each trial.");
 }
 
+// What the estimated joules among these trials assume (each distinct model once): the trials'
+// provenance.meters[].assumes, as each run recorded it.
+void estimate_note(Table& t, const std::vector<const TrialRecord*>& ok) {
+  std::set<std::string> seen;
+  std::string text;
+  for (const TrialRecord* r : ok) {
+    if (!r->provenance.is_object() || !r->provenance.contains("meters") || !r->provenance["meters"].is_array()) continue;
+    for (const auto& m : r->provenance["meters"])
+      if (m.is_object() && m.contains("assumes") && m["assumes"].is_string() &&
+          seen.insert(m["assumes"].get<std::string>()).second)
+        text += (text.empty() ? "" : "; ") + m["assumes"].get<std::string>();
+  }
+  if (!text.empty())
+    t.notes.push_back("estimated energy here assumes " + text +
+                      ": it follows the time and these assumptions, and is no measurement (docs/energy.md).");
+}
+
 void run_notes(Table& t, const std::vector<Group>& groups) {
   int64_t warmups = 0;
   std::vector<const TrialRecord*> ok;
@@ -116,6 +135,7 @@ void run_notes(Table& t, const std::vector<Group>& groups) {
     ok.insert(ok.end(), g.ok.begin(), g.ok.end());
   }
   warmup_note(t, warmups);
+  estimate_note(t, ok);
   disturbed_note(t, ok);
   thermal_note(t, ok);
 }

@@ -260,7 +260,7 @@ struct AttemptLoop {
       return std::nullopt;
     }
     std::optional<TrialRecord> rec;
-    ctx.run_count = std::max<int64_t>(recurrences, static_cast<int64_t>(ran_here) + 1);
+    ctx.run_count = -1;  // as many attempts as the tuner takes: "trial i", no total that later grows
     if (!turn->run(t, ran_here++, 0, &rec)) return std::nullopt;  // the database cannot be written: sum says why
     if (rec) return rec;
     // Skipped: stored by another run meanwhile (read it back), or being run by one now.

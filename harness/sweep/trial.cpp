@@ -160,8 +160,9 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
   PeerWatch peers;  // other balerbench processes on this machine, sampled with the CPU activity
   peers.sample();
   TrialRecord rec = start_record(spec, ctx);
+  const nlohmann::json of = ctx.run_count < 0 ? nlohmann::json(nullptr) : nlohmann::json(ctx.run_count);  // open-ended
   rec.result = {{"run_design", {{"order", ctx.order}, {"seed", ctx.order_seed}, {"position", ctx.run_ordinal},
-                                {"of", ctx.run_count}, {"warmup", spec.warmup}}}};
+                                {"of", of}, {"warmup", spec.warmup}}}};
   RunConfig c = spec.config;
   c.progress = ctx.progress;
   ctx.recurrence = spec.recurrence ? &*spec.recurrence : nullptr;

@@ -27,7 +27,7 @@ class PowerLimitGuard;
 struct TrialContext {
   const Experiment* experiment = nullptr;
   std::shared_ptr<const Dataset> dataset;  // loaded once per sweep
-  int64_t run_ordinal = 1, run_count = 1;  // this trial's place (1-based) among those this run executes
+  int64_t run_ordinal = 1, run_count = 1;  // this trial's place (1-based) among those this run executes (-1: open-ended)
   std::string order = "grid";              // how this run ordered its trials (Experiment::order)
   nlohmann::json order_seed;               // the shuffle's seed, or null
   PowerControl* power = nullptr;           // NVML GPUs whose limits may be set (null: none)

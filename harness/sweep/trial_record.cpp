@@ -93,7 +93,11 @@ void record_energy(const EnergyFigures& f, TrialRecord& rec) {
   rec.energy_kind = f.kind;
   rec.phases.insert(rec.phases.end(), f.phases.begin(), f.phases.end());
   json meters = json::array();
-  for (const auto& m : f.report["meters"]) meters.push_back({{"name", m["name"]}, {"kind", m["kind"]}});
+  for (const auto& m : f.report["meters"]) {
+    json entry = {{"name", m["name"]}, {"kind", m["kind"]}};
+    if (const std::string a = estimate_assumption(m); !a.empty()) entry["assumes"] = a;  // the tables' notes say it
+    meters.push_back(entry);
+  }
   rec.provenance["meters"] = meters;
   rec.provenance["skipped_meters"] = f.report["skipped_meters"];
   rec.provenance["carbon"] = f.report["carbon"];

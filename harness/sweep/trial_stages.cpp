@@ -141,7 +141,7 @@ TrainOptions trial_options(const TrainingSession& session, const TrialContext& c
   TrainOptions o = session.options();
   o.progress_context.run_ordinal = ctx.run_ordinal;
   o.progress_context.run_count = ctx.run_count;
-  o.progress_context.trials_after = ctx.run_count - ctx.run_ordinal;
+  o.progress_context.trials_after = std::max<int64_t>(0, ctx.run_count - ctx.run_ordinal);
   o.relative_error = ctx.experiment->target.metric == "relative_error";
   return o;
 }

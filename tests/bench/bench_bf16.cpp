@@ -8,6 +8,8 @@
 //     layer 0-7 of AE (24 -> 200 -> 100 -> 50 -> 15 -> 50 -> 100 -> 200 -> 24); rows a shard's.
 //   BM_Bf16Pass/<kernel>/<rows>: every product of a step's forward and backward for one shard (24
 //     calls; kernel 0 also packs the weights, casts the input and takes the loss, as a step does).
+//   BM_Bf16EpilogueFloor/<rows>: the hand-written pass with every product's reduction cut to one pair:
+//     its epilogues, packing, cast and loss alone (what a faster dot product, AMX, would leave).
 // Compare side by side: --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true.
 // Items are floating-point operations, so items_per_second is FLOP/s.
 #include <benchmark/benchmark.h>
@@ -166,6 +168,36 @@ void BM_Bf16Product(benchmark::State& state) {
 BENCHMARK(BM_Bf16Product)
     ->ArgsProduct({{0, 1, 2}, {0, 1, 2}, {0, 1, 2, 3, 4, 5, 6, 7}, {256}})
     ->Unit(benchmark::kMicrosecond);
+
+// Args: rows. The hand-written pass with every reduction cut to one pair (each layer's forward from 2
+// inputs, each input gradient from 2 outputs, each weight gradient over 2 rows): what the epilogues
+// (rounding, activation, stores, column sums), the packing, the cast and the loss cost without the
+// products' arithmetic. The floor a faster dot product (AMX) leaves.
+void BM_Bf16EpilogueFloor(benchmark::State& state) {
+  const int64_t m = state.range(0);
+  const Bf16Kernels& k = bf16_kernels_native();
+  std::vector<std::unique_ptr<LayerData>> layers;
+  for (int l = 0; l < 8; ++l) layers.push_back(std::make_unique<LayerData>(l, m));
+  for (auto _ : state) {
+    for (auto& L : layers) k.pack_layer(L->w.data(), L->b.data(), L->out, L->in, L->wf.data(), L->wb.data(), L->bias.data());
+    k.cast_input(layers.front()->a32.data(), m, 24, layers.front()->a_rm.data(), layers.front()->a_rp.data());
+    for (auto& L : layers)  // 2 inputs: one pair per output
+      k.forward(L->a_rm.data(), L->wf.data(), L->bias.data(), m, L->out, 2, Activation::kLeakyRelu, L->y_rm.data(),
+                L->y_rp.data());
+    LayerData& last = *layers.back();
+    benchmark::DoNotOptimize(k.loss_backward(last.y_rm.data(), layers.front()->a32.data(), m, 24, 2.0f, 1.0f / 24,
+                                             last.g_rm.data(), last.g_rp.data(), last.db.data()));
+    for (int l = 7; l >= 0; --l) {
+      LayerData& L = *layers[static_cast<std::size_t>(l)];
+      k.weight_grad(L.g_rp.data(), L.a_rp.data(), 2, L.out, L.in, L.dw32.data());  // 2 rows
+      if (l > 0)  // 2 outputs: one pair per input
+        k.input_grad(L.g_rm.data(), L.wb.data(), L.a_rm.data(), Activation::kLeakyRelu, m, 2, L.in, L.gi_rm.data(),
+                     L.gi_rp.data(), L.db.data());
+    }
+  }
+  state.SetLabel("hand pass without its products' reductions, " + std::to_string(m) + " rows (" + k.name + ")");
+}
+BENCHMARK(BM_Bf16EpilogueFloor)->Arg(256)->Arg(512)->Unit(benchmark::kMicrosecond);
 
 // Args: kernel (0 hand-written with its packing, cast and loss; 1 oneDNN's 24 products; 2 fp32 Eigen's), rows.
 void BM_Bf16Pass(benchmark::State& state) {

@@ -203,6 +203,56 @@ def check_figures(driver, tables, expect_kinds):
           f"time-energy figure: {te['counts']['frontier']} frontier rings, the cost_pareto table has {front} rows")
 
 
+def layout_problems(driver):
+    """What a reader would see cut or crowded in the figures at the window's width: a text outside its
+    figure or cut with an ellipsis (a legend's label), two labels of one axis on each other, and a
+    time-energy point outside its plot (the axes stretched by an interval)."""
+    return driver.execute_script("""
+        const out = [];
+        const visible = t => t.getAttribute('opacity') !== '0' && getComputedStyle(t).opacity !== '0'
+                             && t.getBoundingClientRect().width > 0;
+        document.querySelectorAll('figure.bb-figure').forEach(f => {
+            const svg = f.querySelector('svg');
+            if (!svg) return;
+            const box = svg.getBoundingClientRect();
+            svg.querySelectorAll('text').forEach(t => {
+                if (!visible(t)) return;
+                const r = t.getBoundingClientRect();
+                if (r.right > box.right + 1 || r.left < box.left - 1)
+                    out.push(`${f.dataset.kind}: "${t.textContent}" reaches outside its figure`);
+                if (t.textContent.endsWith('\u2026')) out.push(`${f.dataset.kind}: "${t.textContent}" is cut`);
+            });
+            svg.querySelectorAll('g.role-axis-label').forEach(g => {
+                const rs = Array.from(g.querySelectorAll('text')).filter(visible).map(t => t.getBoundingClientRect());
+                for (let i = 0; i < rs.length; ++i)
+                    for (let j = i + 1; j < rs.length; ++j) {
+                        const a = rs[i], b = rs[j];
+                        if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5)
+                            out.push(`${f.dataset.kind}: axis labels "${g.querySelectorAll('text')[i].textContent}" overlap`);
+                    }
+            });
+            if (f.dataset.kind === 'time_energy') {
+                const area = (svg.querySelector('g.role-frame path') || svg).getBoundingClientRect();
+                svg.querySelectorAll('g.mark-symbol.role-mark > path').forEach(p => {
+                    const r = p.getBoundingClientRect();
+                    const cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
+                    if (cx < area.left - 1 || cx > area.right + 1 || cy < area.top - 1 || cy > area.bottom + 1)
+                        out.push('time_energy: a point outside the plot');
+                });
+            }
+        });
+        return out;""")
+
+
+def check_layout(driver, path):
+    """Every figure read at the widths readers use: 1000 and 1400 CSS pixels."""
+    for width in (1000, 1400):
+        driver.set_window_size(width, 1600)
+        load(driver, path)
+        problems = layout_problems(driver)
+        check(not problems, f"at {width} px: " + "; ".join(sorted(set(problems))))
+
+
 def check_sorting(driver, experiment, table, column):
     def values():
         return driver.execute_script("""
@@ -232,6 +282,8 @@ def check_sorting(driver, experiment, table, column):
 
 
 def check_page(driver, path, report, cuda):
+    check_layout(driver, path)
+    driver.set_window_size(1280, 2000)
     load(driver, path)
     tables = check_tables(driver, report)["page"]
     check_figures(driver, tables, PAGE_FIGURES)

@@ -9,6 +9,7 @@
 
 #include "harness/energy/carbon.h"
 #include "harness/energy/cpu_estimate_meter.h"
+#include "harness/energy/energy_session.h"
 #include "harness/energy/energy_settings.h"
 #include "harness/energy/meter_registry.h"
 #include "harness/energy/ram_estimate_meter.h"
@@ -124,6 +125,23 @@ TEST(RamEstimate, ConstantPowerAndConfigOverrides) {
   s.ram_power_w = 7.0;
   p = RamEstimateMeter::open(s, proc.root());
   EXPECT_DOUBLE_EQ(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 7.0);
+}
+
+// What estimated joules assume, in one phrase per meter, from a report's meters: what train, run and
+// measure print beside the joules and the tables' notes repeat. Measured meters assume nothing.
+TEST(EstimateAssumptions, EachEstimateSaysItsModelAndSource) {
+  const nlohmann::json meters = nlohmann::json::array(
+      {{{"name", "cpu_estimate"}, {"kind", "estimated"},
+        {"details", {{"tdp_total_w", 8}, {"tdp_source", "fallback for an unknown CPU ('X'): 4 W x 2 logical CPUs"},
+                     {"mode", "machine"}}}},
+       {{"name", "ram_estimate"}, {"kind", "estimated"},
+        {"details", {{"power_w", 20}, {"rule", "CodeCarbon v3 rule: 4 DIMMs guessed for 23.5 GB, 5 W each"}}}},
+       {{"name", "rapl"}, {"kind", "measured"}, {"details", {{"method", "counters"}}}}});
+  EXPECT_EQ(estimate_assumptions(meters),
+            "CPU 8 W TDP (fallback for an unknown CPU ('X'): 4 W x 2 logical CPUs) x the whole machine's CPU "
+            "utilisation; RAM 20 W constant (CodeCarbon v3 rule: 4 DIMMs guessed for 23.5 GB, 5 W each)");
+  EXPECT_EQ(estimate_assumption(meters[2]), "");
+  EXPECT_EQ(estimate_assumptions(nlohmann::json::array()), "");
 }
 
 TEST(SimulatedGpu, PowerCappedAndThroughputSlowsUnderALowLimit) {

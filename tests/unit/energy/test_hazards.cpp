@@ -246,6 +246,21 @@ TEST(Hazards, StealIsAHazardFromAThresholdAndANoteBelowIt) {
   EXPECT_EQ(r.hazards[0].evidence, "steal 0.30 cores over 0.50 s (/proc/stat)");
 }
 
+// Neither RAPL nor a GPU under NVML: every joule is estimated, which doctor lists with what would
+// give a measurement; RAPL readable, or a GPU, and it is gone.
+TEST(Hazards, NoHardwareMeterIsAHazardWithTheWaysToMeasure) {
+  HazardProbe p = quiet_machine();
+  p.rapl_note = "no /sys/class/powercap/intel-rapl:0";
+  p.nvml_note = "libnvidia-ml.so.1 not found";
+  HazardReport r = collect_hazards(p);
+  ASSERT_EQ(ids(r), std::vector<std::string>{"no_energy_meter"});
+  EXPECT_EQ(r.hazards[0].what, "no hardware energy meter: energy is estimated");
+  EXPECT_EQ(r.hazards[0].evidence, "RAPL: no /sys/class/powercap/intel-rapl:0; NVML: libnvidia-ml.so.1 not found");
+  EXPECT_NE(r.hazards[0].fix.find("wattmeter"), std::string::npos);
+  p.rapl_note.clear();  // RAPL readable
+  EXPECT_TRUE(collect_hazards(p).hazards.empty());
+}
+
 TEST(Hazards, BlasHazardTextIsSplitAtItsFix) {
   HazardProbe p = quiet_machine();
   p.blas_hazard =

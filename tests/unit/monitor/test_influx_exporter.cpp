@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <mutex>
 #include <sstream>
+#include <thread>
+
+#include <httplib.h>
 
 #include "harness/monitor/influx_exporter.h"
 #include "harness/monitor/monitoring_settings.h"
@@ -145,6 +148,23 @@ TEST(InfluxExporter, HttpSinkNeedsThePasswordVariableWhenAUserIsGiven) {
   m.influx_username = "alice";
   m.influx_password_env = "BALERBENCH_TEST_NO_SUCH_VARIABLE";
   expect_input_error([&] { make_http_sink(m); }, "BALERBENCH_TEST_NO_SUCH_VARIABLE");
+}
+
+// The start-up check: a server that answers /ping is fine; a port nothing listens on is named at once.
+TEST(InfluxExporter, UnreachableServerIsSaidAtOnce) {
+  httplib::Server server;
+  server.Get("/ping", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+  ASSERT_TRUE(eventually([&] { return server.is_running(); }));
+  MonitoringSettings m;
+  m.influx_url = "http://127.0.0.1:" + std::to_string(port);
+  EXPECT_EQ(influx_unreachable(m), "");
+  server.stop();
+  serving.join();
+  // The same port, now closed: an error text, not an exception, and no wait beyond the check's 2 s.
+  EXPECT_NE(influx_unreachable(m), "");
 }
 
 }  // namespace
