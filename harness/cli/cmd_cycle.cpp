@@ -6,6 +6,7 @@
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/baler_project_options.h"
 #include "harness/cli/commands.h"
+#include "harness/run/feature_quality.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/json_stdout.h"
 #include "harness/cli/monitoring_options.h"
@@ -82,6 +83,34 @@ void print_train(const nlohmann::json& r) {
     std::printf("CUDA graph: %lld replays\n", static_cast<long long>(r["cuda_graph"]["replays"].get<int64_t>()));
 }
 
+std::string cell(const nlohmann::json& v, const char* format) {
+  if (!v.is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v.get<double>());
+  return buf;
+}
+
+// Baler's figures per variable (run/feature_quality.h), a row each.
+void print_feature_quality(const nlohmann::json& features, int64_t rows) {
+  std::printf("per variable, over all %lld rows (residual = after - before, in the variable's unit; response = "
+              "residual / before in %%, as Baler's plot_1D, where before != 0):\n",
+              static_cast<long long>(rows));
+  std::printf("  %-28s %-6s %11s %11s %11s %11s %10s %10s %9s %8s\n", "variable", "unit", "resid mean", "resid RMS",
+              "resid min", "resid max", "resp mean%", "resp RMS%", "undefined", "PSNR dB");
+  for (const auto& f : features) {
+    const nlohmann::json& res = f["residual"];
+    const nlohmann::json resp = f["response_pct"].is_object() ? f["response_pct"] : nlohmann::json::object();
+    std::printf("  %-28s %-6s %11s %11s %11s %11s %10s %10s %9lld %8s\n",
+                short_feature_name(f["name"].get<std::string>()).c_str(),
+                f["unit"].is_string() ? (f["unit"].get<std::string>().empty() ? "-" : f["unit"].get<std::string>().c_str())
+                                      : "?",
+                cell(res["mean"], "%.4g").c_str(), cell(res["rms"], "%.4g").c_str(), cell(res["min"], "%.4g").c_str(),
+                cell(res["max"], "%.4g").c_str(), cell(resp.value("mean", nlohmann::json()), "%.3g").c_str(),
+                cell(resp.value("rms", nlohmann::json()), "%.3g").c_str(),
+                static_cast<long long>(f["response_undefined"].get<int64_t>()), cell(f["psnr_db"], "%.1f").c_str());
+  }
+}
+
 void print_info(const nlohmann::json& r) {
   std::printf("original      %10.3f MB\n", mb(r["original_bytes"]));
   std::printf("compressed    %10.3f MB  (%.2f %% of original)\n", mb(r["compressed_bytes"]),
@@ -93,9 +122,22 @@ void print_info(const nlohmann::json& r) {
               r["actual_compression_ratio"].get<double>());
   if (r.contains("reconstruction")) {
     const auto& e = r["reconstruction"];
-    std::printf("reconstruction: RMSE %.6g, max |error| %.6g, normalized RMSE %.6g (worst feature %s: %.6g)\n",
-                e["rmse"].get<double>(), e["max_abs_error"].get<double>(), e["normalized_rmse"].get<double>(),
-                e["worst_feature"].dump().c_str(), e["worst_feature_normalized_rmse"].get<double>());
+    // The largest error names its feature and unit: the pooled figures mix the features' units.
+    std::string max_where;
+    if (e.contains("max_abs_error_feature") && e["max_abs_error_feature"].is_string()) {
+      const std::string f = e["max_abs_error_feature"];
+      const auto unit = feature_unit(f);
+      max_where = (unit && !unit->empty() ? " " + *unit : std::string()) + " (" + short_feature_name(f) + ")";
+    }
+    std::printf("reconstruction: max |error| %.6g%s; normalized RMSE %.6g (each feature over its range; worst feature "
+                "%s: %.6g); RMSE %.6g (every value pooled, the features' units mixed)\n",
+                e["max_abs_error"].get<double>(), max_where.c_str(), e["normalized_rmse"].get<double>(),
+                (e["worst_feature"].is_string() ? short_feature_name(e["worst_feature"].get<std::string>())
+                                                : e["worst_feature"].dump())
+                    .c_str(),
+                e["worst_feature_normalized_rmse"].get<double>(),
+                e["rmse"].get<double>());
+    if (e.contains("per_feature")) print_feature_quality(e["per_feature"], e.value("rows", int64_t{0}));
   }
 }
 

@@ -27,6 +27,8 @@ std::vector<Table> make_trials_tables(const std::vector<TrialRecord>&, const Tab
 std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>&, const TableOptions&);
 std::vector<Table> make_convergence_tables(const std::vector<TrialRecord>&, const TableOptions&);
 std::vector<Table> make_recurrences_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_fidelity_tables(const std::vector<TrialRecord>&, const TableOptions&);
+bool has_feature_quality(const std::vector<TrialRecord>&);
 bool has_epochs_to_target(const std::vector<TrialRecord>&);
 bool has_codecs(const std::vector<TrialRecord>&);
 bool has_recurrences(const std::vector<TrialRecord>&);
@@ -52,6 +54,8 @@ const std::vector<TableKind>& table_registry() {
       {"convergence",
        "epochs to target (mean, spread, never reached) and final losses; does a precision need more epochs than FP32",
        S::kPerSlice, make_convergence_tables, has_epochs_to_target},
+      {"fidelity", "reconstruction per variable: the worst and the median feature, nrmse with intervals, residual in "
+       "the data's units, Baler's response", S::kPerSlice, make_fidelity_tables, has_feature_quality},
       {"complexity", "T1: the model's parameters, MACs and FLOPs per layer", S::kAllTrials, make_complexity_tables,
        nullptr},
       {"datasets", "T2: the datasets with their shape, dtype and size", S::kAllTrials, make_datasets_tables, nullptr},

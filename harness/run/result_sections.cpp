@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "datasets/normalizer.h"
+#include "harness/run/feature_quality.h"
 #include "models/architecture.h"
 
 namespace balerbench {
@@ -108,12 +109,19 @@ json reconstruction_json(const Dataset& in, const at::Tensor& y) {
   } else {
     where = worst < static_cast<int64_t>(in.names.size()) ? json(in.names[worst]) : json(worst);
   }
+  const int64_t max_at = std::get<0>(diff.abs().max(0)).argmax().item<int64_t>();  // the column of the largest |error|
+  json max_where = in.data_dimension() == 1 && max_at < static_cast<int64_t>(in.names.size())
+                       ? json(in.names[max_at]) : json(nullptr);
   return {{"rmse", scaled_rms(diff).item<double>()},
           {"max_abs_error", diff.abs().max().item<double>()},
+          {"max_abs_error_feature", max_where},
           {"normalized_rmse", scaled_rms(ndiff).item<double>()},
           {"normalization", in.data_dimension() == 1 ? "per-column range" : "global range"},
           {"worst_feature", where},
-          {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()}};
+          {"worst_feature_normalized_rmse", col_rmse[worst].item<double>()},
+          // Baler's own figures per variable, in the data's units, on every row (feature_quality.h).
+          {"rows", in.data.size(0)},
+          {"per_feature", feature_quality(in.data, y, in.names, in.data_dimension() == 2)}};
 }
 
 }  // namespace balerbench

@@ -220,5 +220,39 @@ TEST(ReportChecks, PrecisionTableShowsThreadsAndMarksUnfairComparisons) {
   EXPECT_FALSE(has_note(fair, "emulated")) << notes_of(fair);
 }
 
+// --table fidelity: per configuration the worst and the median feature by nrmse over the repeats,
+// with the interval, the residual in the feature's unit and Baler's response.
+TEST(ReportChecks, FidelityTableGivesTheWorstAndTheMedianFeature) {
+  std::vector<TrialRecord> trials;
+  const auto feature = [](const std::string& name, const char* unit, double nrmse) {
+    return json{{"name", "recoPFJets_ak5PFJets__RECO.obj." + name}, {"unit", unit}, {"nrmse", nrmse},
+                {"residual", {{"rms", 10 * nrmse}}}, {"response_pct", {{"rms", 100 * nrmse}}}, {"psnr_db", 40}};
+  };
+  for (int64_t r = 0; r < 2; ++r) {
+    TrialRecord t = fixture_trial("q" + std::to_string(r), "fp32", 512, r, 10, 1000);
+    t.compress_energy_j = 5;
+    t.decompress_energy_j = 5;
+    t.result["reconstruction"]["per_feature"] =
+        json::array({feature("pt_", "GeV", 0.01 + 0.002 * r), feature("eta_", "", 0.05 + 0.01 * r),
+                     feature("phi_", "rad", 0.02)});
+    trials.push_back(t);
+  }
+  const Table t = make_tables(trials, "fidelity", {}).front();
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(cell(t, 0, "features"), 3);
+  EXPECT_EQ(cell(t, 0, "worst_feature"), "eta_");
+  EXPECT_EQ(cell(t, 0, "worst_unit"), "-");
+  EXPECT_DOUBLE_EQ(cell(t, 0, "worst_nrmse").get<double>(), 0.055);
+  EXPECT_LT(cell(t, 0, "worst_nrmse_ci95_low").get<double>(), 0.055);
+  EXPECT_GT(cell(t, 0, "worst_nrmse_ci95_high").get<double>(), 0.055);
+  EXPECT_DOUBLE_EQ(cell(t, 0, "worst_residual_rms").get<double>(), 0.55);
+  EXPECT_EQ(cell(t, 0, "median_feature"), "phi_");
+  EXPECT_EQ(cell(t, 0, "median_unit"), "rad");
+  EXPECT_DOUBLE_EQ(cell(t, 0, "energy_j").get<double>(), 1010);  // train 1000, compress 5, decompress 5
+  // Trials from before the figures were kept: no fidelity table in "all".
+  for (TrialRecord& r : trials) r.result.erase("reconstruction");
+  for (const Table& any : make_tables(trials, "all", {})) EXPECT_NE(any.name, "fidelity");
+}
+
 }  // namespace
 }  // namespace balerbench
