@@ -86,6 +86,33 @@ void check_output_file(const std::string& given, const std::string& hint) {
     throw InputError(path + ": " + problem, hint);
 }
 
+std::string resolved_path(const std::string& path) {
+  std::string target = path;
+  try {
+    target = output_target(path);
+  } catch (const InputError&) {  // a loop of links: the link itself
+  }
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(target, ec);
+  if (ec) return fs::path(target).lexically_normal().string();
+  const fs::path canonical = fs::weakly_canonical(absolute, ec);
+  return (ec ? absolute.lexically_normal() : canonical).string();
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec) && !ec) return true;
+  return resolved_path(a) == resolved_path(b);
+}
+
+void check_output_is_not_input(const std::string& path, const std::string& option, const std::string& input,
+                               const std::string& what, const std::string& hint) {
+  if (path.empty() || input.empty() || !same_file(path, input)) return;
+  throw InputError(option + " " + path + ": is " + what + " (" + input + "), which this command reads",
+                   (hint.empty() ? "give " + option + " another file" : hint) +
+                       ": an output is never written over an input");
+}
+
 void create_output_folder(const std::string& dir, const std::string& hint) {
   if (dir.empty()) return;
   std::error_code ec;

@@ -28,6 +28,18 @@ void check_output_file(const std::string& path, const std::string& hint = "choos
 // (followed to its end), so that renaming into place updates the link's file and keeps the link.
 // InputError for a loop of links.
 std::string output_target(const std::string& path);
+// The absolute path of the file `path` names: a link at `path` followed to its end (as output_target,
+// also when it dangles), every link and `.` or `..` in the folders above resolved. Two spellings of
+// one path give the same result. A loop of links leaves the link itself.
+std::string resolved_path(const std::string& path);
+// Whether `a` and `b` name one file: the same resolved_path, or (both existing) the same file under
+// two names (a hard link).
+bool same_file(const std::string& a, const std::string& b);
+// InputError when the output `path`, given to `option` ("--html"), names the same file as `input`, one
+// of the command's own inputs (`what`: "the experiment file"): an output is never written over what
+// the command reads. `hint` says what to do instead (default: give `option` another file).
+void check_output_is_not_input(const std::string& path, const std::string& option, const std::string& input,
+                               const std::string& what, const std::string& hint = "");
 // create_directories(dir); InputError naming the part that is a file, or the system's reason.
 void create_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
 

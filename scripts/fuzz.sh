@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   each target for SECONDS (default 30; CI's bounded run),
 #                                           stopping early after RUNS executions (env, default 1000000)
 # Targets: fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge
-# fuzz_zeus_trace
+# fuzz_zeus_trace fuzz_report_text
 # (default: all).
 # A finding stops its target: the input is written to build-asan/artifacts/; turn it into a regression
 # test with the input under tests/fixtures/. Installs Debian's clang and libclang-rt-dev when missing
@@ -19,7 +19,8 @@ SECONDS_EACH="${1:-30}"
 shift || true
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] &&
-  TARGETS=(fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge fuzz_zeus_trace)
+  TARGETS=(fuzz_npy fuzz_npz fuzz_run_config fuzz_experiment fuzz_wattmeter fuzz_powercap fuzz_merge fuzz_zeus_trace
+           fuzz_report_text)
 RUNS="${RUNS:-1000000}"
 "$ROOT/scripts/setup.sh" --sanitizers --packages-only
 "$ROOT/scripts/configure_asan.sh" "$BUILD"

@@ -1,8 +1,11 @@
 // cmd_cycle.cpp: `balerbench train|compress|decompress|info --config FILE.json
 // [--out DIR] [--set key=value ...]`, or `--baler-project workspaces/WS/P` instead of --config and --out.
 #include <cstdio>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
+#include "common/paths.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/baler_project_options.h"
 #include "harness/cli/commands.h"
@@ -259,6 +262,26 @@ void print_run_footer(const CycleCommand& cmd, nlohmann::json& r) {
   if (r.contains("monitoring")) print_monitoring_summary(r["monitoring"], stdout);
 }
 
+// No output of `cmd` written over one of its inputs (the config file, its data, its wattmeter log):
+// compress's compressed.npz over the data it encodes, --profile-trace or --influx-file over the config.
+void check_outputs_apart(const CycleCommand& cmd, const std::string& config, const RunConfig& c, const CycleFiles& f) {
+  if (!cmd.measures) return;
+  const std::string layout_hint = "give another --out folder, or keep the input elsewhere";
+  std::vector<std::pair<std::string, std::string>> outputs = {{c.profile_trace, "--profile-trace"},
+                                                              {c.monitoring.influx_file, "--influx-file"}};
+  const std::string name = cmd.name;
+  if (name == "train")
+    for (const std::string& p : {f.model(), f.norm(), f.loss()}) outputs.push_back({p, "the output"});
+  if (name == "compress") outputs.push_back({f.compressed_npz(), "the output"});
+  if (name == "decompress") outputs.push_back({f.decompressed_npz(), "the output"});
+  const std::pair<std::string, const char*> inputs[] = {{config, "the config file"},
+                                                        {c.input_path, "the data file (input_path)"},
+                                                        {c.energy.wattmeter_log, "the wattmeter log"}};
+  for (const auto& [out, option] : outputs)
+    for (const auto& [in, what] : inputs)
+      check_output_is_not_input(out, option, in, what, option == "the output" ? layout_hint : "");
+}
+
 int run_command(const CycleCommand& cmd, const Args& a) {
   // train's hazard block samples the other processes' CPU use (kTrainCpuSampleWindowS): begun here,
   // so that the window overlaps reading the config and the data, and the block waits only for what
@@ -271,6 +294,7 @@ int run_command(const CycleCommand& cmd, const Args& a) {
       open_baler_project_run(a.config, a.baler, a.sets, options, cmd.name);
   RunConfig c = baler ? baler->config() : load_run_config(a.config, a.sets, options);
   const CycleFiles files = baler ? baler->files() : out_dir_files(a.out);
+  check_outputs_apart(cmd, a.config, c, files);
   if (baler && !cmd.measures) return print_baler_info(*baler, a.baler, a.json, json_out);
   if (baler) baler->begin();  // what of P_config.py is not read, and Baler's files kept before replacing them
   if (c.monitoring.experiment.empty()) c.monitoring.experiment = std::filesystem::path(a.config).stem().string();

@@ -22,6 +22,7 @@
 #include "harness/base/processes.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
+#include "harness/store/database_files.h"
 #include "harness/store/store.h"
 #include "harness/sweep/stop_signals.h"
 
@@ -43,7 +44,7 @@ std::string merge_temporary(const std::string& out, const std::string& host) {
   std::random_device rd;
   char tag[32];
   std::snprintf(tag, sizeof tag, "-%ld-%08x", static_cast<long>(::getpid()), rd());
-  return out + ".partial-" + host + tag;
+  return out + kMergeTemporaryTag + host + tag;
 }
 
 void remove_database_files(const std::string& path) {
@@ -66,7 +67,7 @@ long temporary_pid(const std::string& name, const std::string& prefix, const std
 void remove_stale_temporaries(const std::string& out, const std::string& host) {
   const fs::path target(out);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string prefix = target.filename().string() + ".partial-";
+  const std::string prefix = target.filename().string() + kMergeTemporaryTag;
   std::error_code ec;
   std::vector<fs::path> stale;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -99,6 +100,7 @@ std::string checked_output(const MergeArgs& a) {
   for (const auto& in : a.inputs)
     if (fs::weakly_canonical(in, ec) == fs::weakly_canonical(out, ec))
       throw InputError(a.out + ": is also an input", "merge into a new file");
+  for (const auto& in : a.inputs) check_output_is_not_database(a.out, "--out", in);  // its -wal, a side file
   // The temporary, beside OUT, has the longer name: SQLite must be able to open it.
   const std::size_t bytes = sqlite_path_bytes(out), temporary = merge_temporary(out, this_process().host).size() - out.size();
   if (bytes + temporary > kSqliteMaxPathBytes)
@@ -128,6 +130,15 @@ void move_into_place(const std::string& tmp, const std::string& out, const Merge
                      "choose another --out, or --force to replace it");
   throw InputError(a.out + ": cannot move the merged database into place: " + std::strerror(err),
                    "check that its folder is writable and on the same file system");
+}
+
+// A merge that could not write its database (a full disk, a file-size limit): nothing of it is left,
+// and OUT is as it was. Said as such, not as a sweep's store error (whose trials are kept).
+[[noreturn]] void throw_merge_not_written(const MergeArgs& a, const StoreWriteError& e) {
+  throw WriteError(a.out + ": the merged database could not be written (" +
+                       (e.reason().empty() ? std::string(e.what()) : e.reason()) + "); nothing was merged and " +
+                       a.out + " is left as it was",
+                   std::string(kWriteErrorHint) + "; make room and run the same merge again");
 }
 
 int merge(const MergeArgs& a) {
@@ -164,6 +175,10 @@ int merge(const MergeArgs& a) {
     }
     if (!stop.stop_requested()) dst.close_as_single_file();  // whole: nothing of it left in a -wal beside it
     writing = nullptr;
+  } catch (const StoreWriteError& e) {
+    writing = nullptr;
+    remove_database_files(tmp);
+    if (!stop.stop_requested()) throw_merge_not_written(a, e);
   } catch (...) {
     writing = nullptr;
     remove_database_files(tmp);

@@ -16,6 +16,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/output_check.h"
+#include "harness/report/table_renderer.h"
 #include "harness/report/tables.h"
 #include "harness/tuning/replay.h"
 
@@ -182,15 +183,29 @@ std::string tables_text(const std::vector<Table>& tables, const std::string& for
   // read_csv(comment='#') per block); --table NAME gives one plain CSV.
   std::string text;
   for (const Table& t : tables)
-    text += (text.empty() ? "" : "\n") + std::string("# table ") + t.name + ": " + t.title + "\n" +
+    text += (text.empty() ? "" : "\n") + report::one_line(std::string("# table ") + t.name + ": " + t.title) + "\n" +
             render_tables({t}, "csv");
   return text;
+}
+
+// --out is none of the traces the replay reads: the train trace, the power trace, and with --traces
+// every power trace in it (a later --reproduce reads them all).
+void check_out_is_no_trace(const ReplayArgs& a) {
+  if (a.out.empty()) return;
+  std::vector<std::string> traces;
+  if (!a.train.empty() || !a.traces.empty()) traces.push_back(train_file_of(a));
+  if (!a.power.empty()) traces.push_back(a.power);
+  if (!a.traces.empty())
+    for (const std::string& gpu : gpus_in(a.traces)) traces.push_back(power_file_of(a, gpu));
+  if (!a.traces.empty() && !a.gpu.empty()) traces.push_back(power_file_of(a, a.gpu));
+  for (const std::string& trace : traces) check_output_is_not_input(a.out, "--out", trace, "a trace");
 }
 
 int replay(const ReplayArgs& a) {
   if (!(a.eta >= 0 && a.eta <= 1)) throw InputError("--eta must be in [0, 1]", "0 weighs only time, 1 only energy");
   (void)parse_beta(a.beta);
   if (!a.out.empty()) check_output_file(a.out, "choose a file to write the tables to");
+  check_out_is_no_trace(a);
   const std::string text = tables_text(select(a.reproduce ? reproduce(a) : replay_workload(a), a.table), a.format);
   if (a.out.empty()) {
     write_stdout(text);

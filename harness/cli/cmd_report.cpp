@@ -1,6 +1,7 @@
 // cmd_report.cpp: `balerbench report`: tables from the results database, or the HTML page with its
 // figures.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,8 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "common/error.h"
 #include "datasets/npy.h"
@@ -20,9 +23,12 @@
 #include "harness/cli/output_check.h"
 #include "harness/report/plot_library.h"
 #include "harness/report/report_page.h"
+#include "harness/report/table_renderer.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/tables.h"
 #include "harness/report/trial_identity.h"
+#include "harness/store/database_files.h"
+#include "harness/store/side_files.h"
 #include "harness/store/store.h"
 #include "common/atomic_file.h"
 
@@ -60,29 +66,90 @@ void write_text_atomic(const std::string& path, const std::string& text) {
 }
 
 // A stored name (an experiment's, a table's: from a database that an older balerbench or a merge wrote)
-// as part of a file name in --out: safe_file_name cut to 120 bytes, and when that changed it, a hash
-// of the name, so no name leaves the folder and two names never share a file.
+// as part of a file name in --out: safe_file_name cut to 120 bytes, and when that changed it, '~' and a
+// hash of the name, so no name leaves the folder. Two names never share a stem: a name kept as it is
+// holds no '~' (safe_file_name replaces it), and every changed one ends in one.
 std::string file_stem(const std::string& name) {
   constexpr std::size_t kMaxStemBytes = 120;
   const std::string safe = safe_file_name(name);
   if (safe == name && safe.size() <= kMaxStemBytes) return safe;
-  return safe.substr(0, kMaxStemBytes) + "-" + short_hash(name, 8);
+  return safe.substr(0, kMaxStemBytes) + "~" + short_hash(name, 8);
 }
+
+// One file of a CSV report, and the experiment it is of.
+struct CsvFile {
+  std::string path, text, experiment;
+  bool table = true;  // a table's CSV file (announced as written), not the index
+};
 
 // CSV: one file per table, DIR/<experiment>.<table>.csv, and DIR/<experiment>.tables.json with
 // each file's title, columns and notes (the CSV files carry only the header and the rows).
-void write_csv_dir(const std::string& dir, const std::string& experiment, const std::vector<Table>& tables) {
-  create_output_folder(dir, kOutHint);
-  const std::string stem = file_stem(experiment);
+void add_csv_files(const std::string& dir, const report::ExperimentReport& r, std::vector<CsvFile>& files) {
+  const std::string stem = file_stem(r.name);
   nlohmann::json index = nlohmann::json::array();
-  for (const auto& t : tables) {
+  for (const auto& t : r.tables) {
     const std::string file = stem + "." + file_stem(t.name) + ".csv";
-    write_text_atomic(dir + "/" + file, render_tables({t}, "csv"));
+    files.push_back({dir + "/" + file, render_tables({t}, "csv"), r.name});
     index.push_back({{"file", file}, {"table", t.name}, {"title", t.title}, {"columns", t.columns}, {"notes", t.notes}});
-    std::printf("wrote %s/%s\n", dir.c_str(), file.c_str());
   }
-  write_text_atomic(dir + "/" + stem + ".tables.json",
-                    nlohmann::json{{"experiment", experiment}, {"tables", index}}.dump(2) + "\n");
+  files.push_back({dir + "/" + stem + ".tables.json",
+                   nlohmann::json{{"experiment", r.name}, {"tables", index}}.dump(2) + "\n", r.name, false});
+}
+
+// Every file checked before the first is written: each can be written, none is a file of the
+// database, and no two share a name.
+void check_csv_files(const std::vector<CsvFile>& files, const std::string& db) {
+  std::map<std::string, const CsvFile*> seen;
+  for (const CsvFile& f : files) {
+    check_output_file(f.path, kOutHint);
+    check_output_is_not_database(f.path, "--out", db);
+    const auto [it, added] = seen.emplace(f.path, &f);
+    if (!added)
+      throw InputError("--out: experiments '" + it->second->experiment + "' and '" + f.experiment +
+                           "' would both be written to " + f.path,
+                       "report them one at a time, each into its own folder: --experiment NAME --out DIR");
+  }
+}
+
+// Writes the files, refusing one that would replace a file written before it (two names that a
+// case-insensitive file system takes for one).
+void write_csv_files(const std::string& dir, const std::vector<CsvFile>& files) {
+  create_output_folder(dir, kOutHint);
+  std::set<std::pair<dev_t, ino_t>> written;
+  for (const CsvFile& f : files) {
+    struct stat st {};
+    if (::stat(f.path.c_str(), &st) == 0 && written.count({st.st_dev, st.st_ino}))
+      throw InputError("--out: " + f.path + " (experiment '" + f.experiment +
+                           "') is a file this report wrote already under another name: the folder's file system "
+                           "does not tell their names apart",
+                       "report the experiments one at a time, each into its own folder: --experiment NAME --out DIR");
+    write_text_atomic(f.path, f.text);
+    if (::stat(f.path.c_str(), &st) == 0) written.insert({st.st_dev, st.st_ino});
+    if (f.table) std::printf("wrote %s\n", f.path.c_str());
+  }
+}
+
+void write_csv_dir(const ReportArgs& a, const std::vector<report::ExperimentReport>& reports) {
+  std::vector<CsvFile> files;
+  for (const auto& r : reports) add_csv_files(a.out, r, files);
+  check_csv_files(files, a.db);
+  write_csv_files(a.out, files);
+}
+
+// What the side files beside `db` hold for a reader of `db` alone ("" when there are none): trials a
+// run kept aside while the database was locked, in no report until they are folded in.
+std::string side_files_note(const std::string& db) {
+  const std::vector<std::string> side = side_files_of(db);
+  if (side.empty()) return "";
+  std::string text = std::to_string(side.size()) +
+                     (side.size() == 1 ? " side file beside it holds" : " side files beside it hold") +
+                     " trials kept aside while it was locked, which no report shows: " + side.front();
+  return side.size() == 1 ? text : text + " and " + std::to_string(side.size() - 1) + " more";
+}
+
+std::string side_files_hint(const std::string& db) {
+  return "the next `balerbench run` into " + db + " folds them in; or `balerbench merge " + db + " " + db +
+         kSideFileTag + "*.sqlite --out MERGED.sqlite`";
 }
 
 void print_migration_note(const Store& s) {
@@ -96,9 +163,7 @@ void check_report_output(const ReportArgs& a) {
     check_output_folder(a.out, "CSV reports go to a folder (one file per table): give a folder name, e.g. --out reports/");
   } else if (!a.out.empty()) {
     check_output_file(a.out, kOutHint);
-    std::error_code ec;
-    if (std::filesystem::equivalent(a.out, a.db, ec))
-      throw InputError("--out " + a.out + ": is the results database itself", "write the report to another file");
+    check_output_is_not_database(a.out, "--out", a.db);
   }
   if (a.format == "html") report::check_plot_library();
 }
@@ -107,8 +172,11 @@ void check_report_output(const ReportArgs& a) {
 std::vector<report::ExperimentReport> load_reports(const Store& store, const ReportArgs& a) {
   std::vector<std::string> experiments = store.experiments();
   // An HTML page says that the database is empty; a table cannot.
-  if (experiments.empty() && a.format != "html")
+  if (experiments.empty() && a.format != "html") {
+    if (const std::string side = side_files_note(a.db); !side.empty())
+      throw InputError(a.db + ": no trials stored in the database itself; " + side, side_files_hint(a.db));
     throw InputError(a.db + ": no trials stored yet", "balerbench run EXPERIMENT.json first");
+  }
   if (!a.experiment.empty()) {
     if (std::find(experiments.begin(), experiments.end(), a.experiment) == experiments.end()) {
       std::string list;
@@ -141,7 +209,10 @@ std::string json_report(const std::vector<report::ExperimentReport>& reports) {
 }
 
 std::string html_report(const ReportArgs& a, std::vector<report::ExperimentReport> reports) {
-  if (reports.empty())
+  if (reports.empty() && !side_files_note(a.db).empty())
+    std::fprintf(stderr, "balerbench: note: %s: no trials stored in the database itself; the page says so\n",
+                 a.db.c_str());
+  else if (reports.empty())
     std::fprintf(stderr, "balerbench: note: %s: no trials stored yet; the page says so\n", a.db.c_str());
   report::ReportPageInput page{a.db, std::move(reports), report::utc_time(unix_time_s()).get<std::string>()};
   return report::report_page(page, report::load_plot_library());
@@ -152,7 +223,9 @@ std::string text_report(const ReportArgs& a, const std::vector<report::Experimen
   const bool terminal = a.format == "md" && a.out.empty() && !a.wide;
   std::string text;
   for (const auto& r : reports) {
-    if (a.format == "md") text += (text.empty() ? "" : "\n") + std::string("## Experiment ") + r.name + "\n\n";
+    if (a.format == "md")
+      text += (text.empty() ? "" : "\n") + std::string("## Experiment ") + report::markdown_text(r.name, false) +
+              "\n\n";
     std::vector<Table> tables = r.tables;
     for (auto& t : tables) {
       if (terminal) t = terminal_view(t);
@@ -170,8 +243,9 @@ std::string csv_blocks(const std::vector<report::ExperimentReport>& reports) {
   std::string text;
   for (const auto& r : reports)
     for (const auto& t : r.tables)
-      text += (text.empty() ? "" : "\n") + std::string("# experiment ") + r.name + ", table " + t.name + ": " +
-              t.title + "\n" + render_tables({t}, "csv");
+      text += (text.empty() ? "" : "\n") +
+              report::one_line(std::string("# experiment ") + r.name + ", table " + t.name + ": " + t.title) + "\n" +
+              render_tables({t}, "csv");
   return text;
 }
 
@@ -181,7 +255,7 @@ std::optional<std::string> report_text(const ReportArgs& a, const Store& store) 
   std::size_t table_count = 0;
   for (const auto& r : reports) table_count += r.tables.size();
   if (a.format == "csv" && !a.out.empty()) {
-    for (const auto& r : reports) write_csv_dir(a.out, r.name, r.tables);
+    write_csv_dir(a, reports);
     return std::nullopt;
   }
   return a.format == "csv" && table_count != 1 ? csv_blocks(reports)
@@ -194,6 +268,10 @@ int report(const ReportArgs& a) {
   check_report_output(a);
   const Store store(a.db, StoreAccess::kReadOnly);
   print_migration_note(store);
+  // Trials kept aside are in no report: said beside a report (an empty table is refused, saying so).
+  const std::string side = side_files_note(a.db);
+  if (!side.empty() && (a.format == "html" || !store.experiments().empty()))
+    std::fprintf(stderr, "balerbench: note: %s: %s (%s)\n", a.db.c_str(), side.c_str(), side_files_hint(a.db).c_str());
   std::optional<std::string> made;
   try {
     made = report_text(a, store);

@@ -15,6 +15,7 @@
 #include "harness/report/report_page.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/tables.h"
+#include "harness/store/database_files.h"
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
 #include "harness/sweep/sweep.h"
@@ -52,21 +53,33 @@ std::string shell_quoted(const std::string& s) {
   return out + "'";
 }
 
+// No output written over an input, a file of the database or another output: --db, --html and
+// --influx-file against the experiment file, its data file and its wattmeter log; --html and
+// --influx-file against the database's files and each other.
+void check_outputs_apart(const Args& a, const Experiment& ex, const std::string& influx_file) {
+  const std::pair<std::string, const char*> inputs[] = {{a.experiment, "the experiment file"},
+                                                        {ex.dataset.path, "the experiment's data file"},
+                                                        {ex.base.energy.wattmeter_log, "the experiment's wattmeter log"}};
+  const std::pair<std::string, const char*> outputs[] = {
+      {a.db, "--db"}, {a.html, "--html"}, {influx_file, "--influx-file"}};
+  for (const auto& [out, option] : outputs)
+    for (const auto& [in, what] : inputs) check_output_is_not_input(out, option, in, what);
+  for (const auto& [out, option] : {outputs[1], outputs[2]})
+    if (!out.empty()) check_output_is_not_database(out, option, a.db);
+  if (!a.html.empty() && !influx_file.empty() && same_file(a.html, influx_file))
+    throw InputError("--html " + a.html + ": is also the --influx-file", "give the page and the metrics two files");
+}
+
 // Every option checked before the hazards, the database or any trial: a mistake costs nothing and
 // leaves nothing behind (the experiment and its data file are checked by load_experiment).
-void check_before_work(const Args& a, const SweepOptions& o) {
+void check_before_work(const Args& a, const Experiment& ex, const SweepOptions& o) {
   if (a.tables != "none")
     for (const auto& n : split_commas(a.tables)) check_table_name(n, "--tables");
   if (a.dry_run) return;  // runs and creates nothing; the store says when --db is not a database
   check_output_file(a.db, "give --db a file in a folder that can be written");
-  if (!a.html.empty()) {
-    check_output_file(a.html, "give --html a file in a folder that can be written");
-    namespace fs = std::filesystem;
-    std::error_code ec;  // an absolute path first: weakly_canonical leaves a relative one with no existing part as it is
-    if (fs::weakly_canonical(fs::absolute(a.html, ec), ec) == fs::weakly_canonical(fs::absolute(a.db, ec), ec))
-      throw InputError("--html " + a.html + ": is the results database itself", "write the page to another file");
-    report::check_plot_library();
-  }
+  if (!a.html.empty()) check_output_file(a.html, "give --html a file in a folder that can be written");
+  check_outputs_apart(a, ex, o.monitoring.influx_file);
+  if (!a.html.empty()) report::check_plot_library();
   check_monitoring_settings(o.monitoring);
 }
 
@@ -96,7 +109,7 @@ int run(const Args& a) {
   MonitoringArgs m = a.monitoring;
   if (!m.experiment) m.experiment = ex.name;
   o.monitoring = monitoring_settings_from(m);
-  check_before_work(a, o);
+  check_before_work(a, ex, o);
   o.report_hazards = !a.dry_run;
   const SweepSummary s = run_sweep(ex, o, stdout);
   if (!s.store_error.empty()) {

@@ -1,5 +1,7 @@
 // latex_renderer.cpp: --format latex: each table as a table environment (first column left, the
-// others right), its title as the caption and its notes as comments below.
+// others right), its title as the caption and its notes as comments below. Stored text (a system's
+// label, a GPU's name, an error) is escaped, and on one line: a line break in it would end a comment
+// and make what follows live LaTeX.
 #include <sstream>
 
 #include "harness/report/table_renderer.h"
@@ -9,9 +11,11 @@ namespace {
 
 // Every character LaTeX treats specially in text, written as text: the ten of its special
 // characters, and < and > (OT1 has none: they would print as an inverted ! and ?).
+// A line break (or any other control character: TeX refuses most as invalid) is a space, so text never
+// ends a comment's line or makes a paragraph inside a cell.
 std::string latex_escape(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (char c : one_line(s)) {
     switch (c) {
       case '_': case '%': case '&': case '#': case '$': case '{': case '}':
         out += '\\';
@@ -29,7 +33,7 @@ std::string latex_escape(const std::string& s) {
 }
 
 void render_one(std::ostream& o, const Table& t) {
-  o << "% " << t.title << "\n\\begin{table}[ht]\n\\centering\n\\begin{tabular}{";
+  o << "% " << one_line(t.title) << "\n\\begin{table}[ht]\n\\centering\n\\begin{tabular}{";
   for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? "r" : "l");
   o << "}\n\\hline\n";
   for (std::size_t i = 0; i < t.columns.size(); ++i) o << (i ? " & " : "") << latex_escape(t.columns[i]);
@@ -39,7 +43,7 @@ void render_one(std::ostream& o, const Table& t) {
     o << " \\\\\n";
   }
   o << "\\hline\n\\end{tabular}\n\\caption{" << latex_escape(t.title) << "}\n\\end{table}\n";
-  for (const auto& n : t.notes) o << "% " << n << "\n";
+  for (const auto& n : t.notes) o << "% " << one_line(n) << "\n";
 }
 
 class LatexRenderer : public TableRenderer {

@@ -1,6 +1,7 @@
 // table_renderer.cpp: see table_renderer.h; also render_tables and report_format_names (tables.h).
 #include "harness/report/table_renderer.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -47,6 +48,39 @@ std::string cell_text(const nlohmann::json& v) {
   else
     std::snprintf(buf, sizeof buf, "%.4g", x);
   return buf;
+}
+
+std::string one_line(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;  // CR LF: one break
+    out += c < 0x20 || c == 0x7f ? ' ' : text[i];
+  }
+  return out;
+}
+
+std::string markdown_text(const std::string& text, bool table_cell) {
+  const std::string line = one_line(text);
+  std::string out;
+  out.reserve(line.size());
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i], next = i + 1 < line.size() ? line[i + 1] : '\0';
+    if (c == '|' && table_cell) {
+      // Backslashes right before it doubled: "a\|" must not read as an escaped backslash, then a '|'.
+      std::size_t k = 0;
+      while (k < out.size() && out[out.size() - 1 - k] == '\\') ++k;
+      out.append(k, '\\');
+      out += "\\|";
+    } else if (c == '<' && (std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?'))
+      out += "&lt;";
+    else if (c == ']' && next == '(')
+      out += "]\\";  // the '(' follows
+    else
+      out += c;
+  }
+  return out;
 }
 
 std::string render_each(const std::vector<Table>& tables, const std::function<void(std::ostream&, const Table&)>& one) {

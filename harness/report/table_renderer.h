@@ -42,4 +42,15 @@ const TableRenderer& renderer_for(const std::string& format);
 // other numbers to four significant digits (whole numbers from 1000, exponents outside 1e-3..1e7).
 std::string cell_text(const nlohmann::json& v);
 
+// `text` on one line: each line break (CR LF, LF or CR) and every other ASCII control character a
+// space. For stored text written into a line of its own: a LaTeX comment, a CSV block's '#' line, a
+// Markdown title or list item.
+std::string one_line(const std::string& text);
+
+// Stored text as Markdown that stays what it is: on one line (a row or a title never splits), in a
+// table's cell a '|' escaped (a cell stays one cell), a '<' that could open raw HTML, a comment or an
+// autolink written "&lt;" ("p < 0.05" and "<=" stay as they are), and "](" written "]\(" (no link
+// is made).
+std::string markdown_text(const std::string& text, bool table_cell = true);
+
 }  // namespace balerbench::report

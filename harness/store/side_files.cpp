@@ -7,13 +7,13 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "harness/store/database_files.h"
 
 namespace balerbench {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kSideTag[] = ".unstored-";
 constexpr char kSideSuffix[] = ".sqlite";
 
 void remove_database_files(const std::string& path) {
@@ -25,7 +25,7 @@ void remove_database_files(const std::string& path) {
 
 std::string keep_trial_aside(const std::string& db_path, const KeptExperiment& experiment, const TrialRecord& trial) {
   const std::string path =
-      db_path + kSideTag + trial.key.substr(0, 12) + "-" + std::to_string(::getpid()) + kSideSuffix;
+      db_path + kSideFileTag + trial.key.substr(0, 12) + "-" + std::to_string(::getpid()) + kSideSuffix;
   const std::string tmp = path + ".partial";
   remove_database_files(tmp);
   try {
@@ -47,7 +47,7 @@ std::vector<std::string> side_files_of(const std::string& db_path) {
   std::vector<std::string> out;
   const fs::path db(db_path);
   const fs::path dir = db.has_parent_path() ? db.parent_path() : fs::path(".");
-  const std::string prefix = db.filename().string() + kSideTag;
+  const std::string prefix = db.filename().string() + kSideFileTag;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();

@@ -259,7 +259,8 @@ int64_t Store::insert_trial(const TrialRecord& t, bool replace) {
                            ": the database stayed locked by another connection (hint: " + kLockedHint + ")");
     if (!disk) throw;  // a duplicate key, a bug: not a reason to stop a sweep with a disk hint
     throw StoreWriteError(path_ + ": could not store trial " + t.key + ": " + e.what() + " (hint: " + kDiskFullHint +
-                          ": the trials stored so far are kept and the rest run)");
+                              ": the trials stored so far are kept and the rest run)",
+                          e.what());
   }
 }
 
@@ -273,9 +274,16 @@ void Store::interrupt() const {
 }
 
 void Store::close_as_single_file() {
-  Stmt mode(db_, "PRAGMA journal_mode=DELETE");  // checkpoints the WAL into the file and removes it
-  if (!mode.step() || mode.text(0) != "delete")
-    throw std::runtime_error("sqlite: " + path_ + ": could not leave WAL mode (another connection holds it?)");
+  try {
+    Stmt mode(db_, "PRAGMA journal_mode=DELETE");  // checkpoints the WAL into the file and removes it
+    if (!mode.step() || mode.text(0) != "delete")
+      throw std::runtime_error("sqlite: " + path_ + ": could not leave WAL mode (another connection holds it?)");
+  } catch (const std::runtime_error& e) {
+    if (!disk_error(db_)) throw;  // a full disk while the WAL is copied in is a write error, not a bug
+    throw StoreWriteError(path_ + ": could not copy the write-ahead log into the file: " + e.what() + " (hint: " +
+                              kDiskFullHint + ")",
+                          e.what());
+  }
 }
 
 std::vector<TrialRecord> Store::trials(const std::string& experiment, bool children, bool samples) const {

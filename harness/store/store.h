@@ -148,7 +148,14 @@ enum class StoreAccess {
 // message carries its hint; uncaught, it ends the command with exit code 4 (WriteError).
 class StoreWriteError : public WriteError {
  public:
-  explicit StoreWriteError(const std::string& what) : WriteError(what, "") {}
+  explicit StoreWriteError(const std::string& what, std::string reason = "")
+      : WriteError(what, ""), reason_(std::move(reason)) {}
+  // What failed, without the path, the trial or the hint ("sqlite: database or disk is full"); may be
+  // empty. For a caller whose own message says what it means (merge: nothing merged).
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 // The database stayed locked by another connection for longer than SQLite's busy timeout

@@ -69,7 +69,10 @@ Store::Store(const std::string& path, StoreAccess access) : path_(path), read_on
   } catch (const std::runtime_error& e) {
     const bool disk = db_ && disk_error(db_);
     close_all();
-    throw InputError(path + ": " + e.what(), disk ? kDiskFullHint : "is it an SQLite database?");
+    // A full disk while the database is made is a write that failed (exit code 4), not the input's fault.
+    if (disk && !read_only_)
+      throw StoreWriteError(path + ": " + e.what() + " (hint: " + kDiskFullHint + ")", e.what());
+    throw InputError(path + ": " + e.what(), "is it an SQLite database?");
   } catch (...) {
     close_all();
     throw;

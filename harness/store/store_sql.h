@@ -7,7 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -33,6 +36,23 @@ inline constexpr char kLockedHint[] =
     "another program holds a write lock on it (an sqlite3 shell inside BEGIN, a backup tool): end its transaction, "
     "then run the same command again";
 
+// Whether the file at `path` begins as every SQLite database does ("SQLite format 3" and a NUL), and
+// what it looks like when it does not; true when it cannot be read (nothing is claimed then).
+inline bool has_sqlite_header(const std::string& path, std::string* looks_like) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return true;
+  char head[16] = {};
+  const std::size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  if (n == sizeof head && std::memcmp(head, "SQLite format 3", sizeof head) == 0) return true;
+  std::size_t i = 0;
+  while (i < n && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  *looks_like = i < n && (head[i] == '{' || head[i] == '[') ? "it holds JSON: an experiment or config file?"
+                : i + 1 < n && head[i] == 'P' && head[i + 1] == 'K' ? "it is a ZIP file: an .npz data file?"
+                                                                    : "its first bytes are not SQLite's";
+  return false;
+}
+
 // A damaged file (SQLITE_CORRUPT, SQLITE_NOTADB) is the user's to mend, so an InputError that names
 // it, wherever it is found; a lock held by another connection past the busy timeout is a
 // StoreBusyError; every other SQLite failure stays a runtime_error for the caller to place.
@@ -41,6 +61,11 @@ inline constexpr char kLockedHint[] =
   const std::string msg = std::string("sqlite: ") + sqlite3_errmsg(db) + context;
   const char* file = sqlite3_db_filename(db, "main");
   const std::string name = file && *file ? file : "results database";
+  std::string looks_like;
+  if (code == SQLITE_NOTADB && file && *file && !has_sqlite_header(file, &looks_like))
+    throw InputError(name + ": is not an SQLite database (" + looks_like + "); it is left as it is",
+                     "give a results database, as `balerbench run` writes it (a new file name makes a new one, "
+                     "e.g. --db results/NAME.sqlite)");
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
     throw InputError(name + ": the file is damaged (" + msg + ")",
                      "restore it from a copy, or check it with sqlite3 FILE 'PRAGMA integrity_check'");

@@ -1,6 +1,7 @@
 // test_limits_cli.cpp: a sweep on a file system that fills up (a size-limited tmpfs, the small disk
 // or quota a cluster job meets) ends with a clear message naming the database and exit code 4, keeps
-// every trial it stored in a consistent database, and the same command resumes once there is room.
+// every trial it stored in a consistent database, and the same command resumes once there is room; a
+// merge there says that nothing was merged.
 // Mounting needs root and CAP_SYS_ADMIN; the test says so and skips where the machine does not allow
 // it. The file-size limit (`ulimit -f`) is tested in test_io_errors_cli.cpp and test_sweep_cli.cpp.
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -95,6 +97,27 @@ TEST_F(SmallFilesystem, AFullFilesystemStopsTheSweepWithAMessageAndItResumes) {
   for (const auto& t : trials) keys.insert(t.key);
   EXPECT_EQ(trials.size(), 4u);
   EXPECT_EQ(keys.size(), 4u);
+}
+
+// A merge into a file system too small for the merged database: exit 4, saying that nothing was
+// merged and --out is as it was, and no file left behind (was: the sweep's "the trials stored so far
+// are kept and the rest run", for a merge that runs nothing and keeps nothing).
+TEST_F(SmallFilesystem, AMergeOnAFullFilesystemSaysNothingWasMerged) {
+  write_text(dir_.path("e.json"), kExperiment);
+  ASSERT_EQ(run_sweep(dir_.path("src.sqlite")).exit_code, 0);
+  const long half_kib = static_cast<long>(std::filesystem::file_size(dir_.path("src.sqlite")) / 2048);
+  if (const std::string why = mount_tmpfs(std::max(half_kib, 96L)); !why.empty()) GTEST_SKIP() << why;
+  const CommandResult r = run_command(balerbench_binary() + " merge " + dir_.path("src.sqlite") + " --out " +
+                                      mount_point_ + "/merged.sqlite");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find(mount_point_ + "/merged.sqlite: the merged database could not be written ("), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("nothing was merged and " + mount_point_ + "/merged.sqlite is left as it was"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("make room and run the same merge again"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("the rest run"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::is_empty(mount_point_)) << "the temporary is removed";
 }
 
 }  // namespace

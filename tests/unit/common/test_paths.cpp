@@ -114,6 +114,33 @@ TEST(OutputPaths, ALinkIsFollowedAndALoopOfLinksIsRefused) {
   expect_input_error([&] { check_output_file(d.path("loop1")); }, "a loop of links?");
 }
 
+// One file however its path is spelled: `..`, a link at the file or at a folder above it, a hard link;
+// an output that names an input so is refused, one beside it is not.
+TEST(OutputPaths, AnOutputThatNamesAnInputIsRefusedHoweverSpelled) {
+  TempDir d;
+  write_text(d.path("exp.json"), "{}");
+  fs::create_directories(d.path("sub"));
+  fs::create_symlink("exp.json", d.path("link.json"));
+  fs::create_directory_symlink(d.root(), d.path("sub/up"));
+  fs::create_hard_link(d.path("exp.json"), d.path("hard.json"));
+  for (const std::string& same : {d.path("exp.json"), d.path("sub/../exp.json"), d.path("./exp.json"),
+                                  d.path("link.json"), d.path("sub/up/exp.json"), d.path("hard.json")}) {
+    EXPECT_TRUE(same_file(same, d.path("exp.json"))) << same;
+    expect_input_error([&] { check_output_is_not_input(same, "--html", d.path("exp.json"), "the experiment file"); },
+                       "--html " + same + ": is the experiment file (" + d.path("exp.json") + "), which this command reads");
+  }
+  for (const std::string& other : {d.path("exp.json.html"), d.path("sub/exp.json"), d.path("new/exp.json")}) {
+    EXPECT_FALSE(same_file(other, d.path("exp.json"))) << other;
+    check_output_is_not_input(other, "--html", d.path("exp.json"), "the experiment file");
+  }
+  // A link that dangles names the file it would create; an empty path (an option not given) is no output.
+  fs::create_symlink("later.json", d.path("dangling.json"));
+  EXPECT_TRUE(same_file(d.path("dangling.json"), d.path("later.json")));
+  check_output_is_not_input("", "--html", d.path("exp.json"), "the experiment file");
+  check_output_is_not_input(d.path("exp.json"), "--html", "", "the experiment file");
+  EXPECT_EQ(resolved_path(d.path("sub/up/sub/../link.json")), fs::canonical(d.path("exp.json")).string());
+}
+
 TEST(InputPaths, AFolderOrAMissingFileIsAnInputError) {
   TempDir dir;
   expect_input_error([&] { check_input_file(dir.root(), "config file"); }, "is a folder (config file expected)");
