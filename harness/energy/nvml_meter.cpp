@@ -108,7 +108,14 @@ MeterProbe NvmlMeter::open() {
       d.anchor_error_s = timing.anchor_error_s;
       d.period_note = timing.note;
       d.last_time = SteadyClock::now();
-      lib->device_get_total_energy(g.handle, &d.last_mj);
+      if (lib->device_get_total_energy(g.handle, &d.last_mj) != NVML_SUCCESS) d.last_mj = d.start_mj;
+      if (d.last_mj >= d.start_mj) {
+        d.counted_mj = d.last_mj - d.start_mj;
+      } else {  // stepped back while probed: counting starts from the lower value
+        ++d.read_errors;
+        ++d.steps_back;
+      }
+      d.total_j = static_cast<double>(d.counted_mj) * 1e-3;
     }
     devices.push_back(d);
   }
@@ -198,12 +205,22 @@ void NvmlMeter::read_counter(Device& d, SteadyClock::time_point reading_time, st
   const auto call_time = SteadyClock::now();
   const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
   const auto read_time = SteadyClock::now();  // right after the counter: its age is measured from here
-  if (rc != NVML_SUCCESS || mj < d.start_mj) {
+  if (rc != NVML_SUCCESS) {
     ++d.read_errors;
     d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
     return;
   }
-  d.total_j = static_cast<double>(mj - d.start_mj) * 1e-3;
+  if (mj < d.last_mj) {
+    // The counter stepped back: the stretch since the previous read is not known, and counts nothing
+    // (a failed read, flagged in every window that holds it); the next rise counts from here.
+    ++d.read_errors;
+    ++d.steps_back;
+    d.last_mj = mj;
+    d.last_time = call_time;
+    return;
+  }
+  d.counted_mj += mj - d.last_mj;
+  d.total_j = static_cast<double>(d.counted_mj) * 1e-3;
   track_counter(d, mj, call_time, read_time);
   // Only with the phase known to 5% of a period: else the edge-read bound is the honest one.
   if (d.period_s <= 0 || d.anchor_error_s > 0.05 * d.period_s) return;
@@ -322,7 +339,8 @@ json NvmlMeter::describe() const {
     const nvmlDevice_t h = d.gpu.handle;
     auto watts = [](unsigned mw) { return mw * 1e-3; };
     json g = {{"index", d.gpu.index}, {"name", d.gpu.name}, {"uuid", d.gpu.uuid},
-              {"method", d.counter ? "energy counter" : "power polling"}, {"read_errors", d.read_errors}};
+              {"method", d.counter ? "energy counter" : "power polling"}, {"read_errors", d.read_errors},
+              {"counter_steps_back", d.steps_back}};
     unsigned a = 0, b = 0;
     unsigned long long mask = 0;
     g["power_limit_w"] = lib_->device_get_enforced_power_limit(h, &a) == NVML_SUCCESS ? json(watts(a)) : json(nullptr);
