@@ -4,7 +4,10 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <tuple>
 
 namespace balerbench {
 namespace {
@@ -107,18 +110,42 @@ std::string NvmlLibrary::driver_version() const {
   return driver_version_(buf, sizeof buf) == NVML_SUCCESS ? std::string(buf) : std::string();
 }
 
+namespace {
+
+// The name and UUID of each GPU this process has seen answer, by NVML index: a GPU lost later (between
+// a sweep's trials) answers neither, and is still named by them.
+struct SeenGpus {
+  std::mutex mu;
+  std::map<unsigned, std::pair<std::string, std::string>> by_index;
+};
+SeenGpus& seen_gpus() {
+  static SeenGpus seen;
+  return seen;
+}
+
+}  // namespace
+
 std::vector<NvmlLibrary::Gpu> NvmlLibrary::visible_gpus(std::string& note) const {
   std::vector<Gpu> all;
   unsigned count = 0;
   if (device_get_count(&count) != NVML_SUCCESS) count = 0;
+  SeenGpus& seen = seen_gpus();
+  std::lock_guard<std::mutex> lock(seen.mu);
   for (unsigned i = 0; i < count; ++i) {
     Gpu g;
     g.index = i;
-    if (device_get_handle_by_index(i, &g.handle) != NVML_SUCCESS) continue;
+    const nvmlReturn_t handle_rc = device_get_handle_by_index(i, &g.handle);
+    if (handle_rc != NVML_SUCCESS && handle_rc != NVML_ERROR_GPU_IS_LOST) continue;
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-    if (device_get_name(g.handle, name, sizeof name) == NVML_SUCCESS) g.name = name;
-    if (device_get_uuid(g.handle, uuid, sizeof uuid) == NVML_SUCCESS) g.uuid = uuid;
+    const nvmlReturn_t name_rc = handle_rc == NVML_SUCCESS ? device_get_name(g.handle, name, sizeof name) : handle_rc;
+    const nvmlReturn_t uuid_rc = handle_rc == NVML_SUCCESS ? device_get_uuid(g.handle, uuid, sizeof uuid) : handle_rc;
+    if (name_rc == NVML_SUCCESS) g.name = name;
+    if (uuid_rc == NVML_SUCCESS) g.uuid = uuid;
+    g.lost = handle_rc == NVML_ERROR_GPU_IS_LOST || name_rc == NVML_ERROR_GPU_IS_LOST || uuid_rc == NVML_ERROR_GPU_IS_LOST;
+    auto known = seen.by_index.find(i);
+    if (!g.lost && !g.uuid.empty()) seen.by_index[i] = {g.name, g.uuid};
+    else if (g.lost && known != seen.by_index.end()) std::tie(g.name, g.uuid) = known->second;
     all.push_back(g);
   }
   const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -302,6 +329,11 @@ nlohmann::json NvmlLibrary::GpuState::to_json() const {
           {"throttle_reasons", throttle_reasons},
           {"compute_processes", processes},
           {"errors", errors}};
+}
+
+std::string lost_gpu_text(const NvmlLibrary::Gpu& gpu) {
+  return "gpu" + std::to_string(gpu.index) + " (" + (gpu.name.empty() ? "name unknown" : gpu.name) + ", " +
+         (gpu.uuid.empty() ? "UUID unknown" : gpu.uuid) + ") is lost (NVML_ERROR_GPU_IS_LOST)";
 }
 
 std::vector<std::string> throttle_reason_names(unsigned long long mask) {

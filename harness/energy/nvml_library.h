@@ -36,8 +36,13 @@ class NvmlLibrary {
     unsigned index = 0;  // NVML index
     nvmlDevice_t handle = nullptr;
     std::string name, uuid;
+    // NVML_ERROR_GPU_IS_LOST when it was listed: gone from the bus. Its name and UUID are then those
+    // this process read while it answered (empty when it never did).
+    bool lost = false;
   };
-  // The GPUs CUDA_VISIBLE_DEVICES allows (all when unset); `note` says how they were chosen.
+  // The GPUs CUDA_VISIBLE_DEVICES allows (all when unset); `note` says how they were chosen. The name
+  // and UUID of every GPU that answers are remembered for the life of the process, so that one lost
+  // later (between a sweep's trials) is still named.
   std::vector<Gpu> visible_gpus(std::string& note) const;
 
   // What a GPU is set to and doing now (clocks, modes, limit, temperature, throttle reasons, compute
@@ -128,6 +133,9 @@ class NvmlLibrary {
   nvmlErrorString_fn error_string_ = nullptr;
   nvmlSystemGetDriverVersion_fn driver_version_ = nullptr;
 };
+
+// "gpu0 (NAME, UUID) is lost (NVML_ERROR_GPU_IS_LOST)": the line every lost GPU is reported with.
+std::string lost_gpu_text(const NvmlLibrary::Gpu& gpu);
 
 // Names of the throttle-reason bits set in `mask` (nvmlClocksThrottleReason*).
 std::vector<std::string> throttle_reason_names(unsigned long long mask);

@@ -89,10 +89,16 @@ MeterProbe NvmlMeter::open() {
   for (const auto& g : gpus) {
     Device d;
     d.gpu = g;
-    d.counter = lib->device_get_total_energy(g.handle, &d.start_mj) == NVML_SUCCESS;
+    const nvmlReturn_t counter_rc = g.lost ? NVML_ERROR_GPU_IS_LOST : lib->device_get_total_energy(g.handle, &d.start_mj);
+    d.counter = counter_rc == NVML_SUCCESS;
     unsigned mw = 0;
     if (!d.counter) {
-      const nvmlReturn_t rc = lib->device_get_power_usage(g.handle, &mw);
+      const nvmlReturn_t rc = counter_rc == NVML_ERROR_GPU_IS_LOST ? counter_rc : lib->device_get_power_usage(g.handle, &mw);
+      if (rc == NVML_ERROR_GPU_IS_LOST) {  // gone since an earlier run or trial of this process saw it
+        probe.unavailable_reason =
+            lost_gpu_text(g) + "; check it with nvidia-smi (the machine may need a reset by its administrator)";
+        return probe;
+      }
       if (rc != NVML_SUCCESS) {
         probe.unavailable_reason = "GPU " + std::to_string(g.index) + " (" + g.name +
                                    ") reports neither an energy counter nor power: " + lib->error_string(rc);
@@ -273,9 +279,7 @@ void NvmlMeter::add_device_state(Device& d, MeterReading& r) {
     r.use_samples += d.use_samples;
   }
   r.read_errors += d.read_errors;
-  if (d.lost)
-    r.lost += (r.lost.empty() ? "" : "; ") + std::string("gpu") + std::to_string(d.gpu.index) + " (" + d.gpu.name +
-              ", " + d.gpu.uuid + ") is lost (NVML_ERROR_GPU_IS_LOST)";
+  if (d.lost) r.lost += (r.lost.empty() ? "" : "; ") + lost_gpu_text(d.gpu);
 }
 
 MeterReading NvmlMeter::read() {
