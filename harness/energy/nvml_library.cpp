@@ -211,7 +211,10 @@ NvmlLibrary::GpuState NvmlLibrary::gpu_state(const Gpu& gpu) const {
   if (ok("sm_clock_mhz", device_get_clock_info(gpu.handle, NVML_CLOCK_SM, &u))) s.sm_clock_mhz = u;
   if (ok("mem_clock_mhz", device_get_clock_info(gpu.handle, NVML_CLOCK_MEM, &u))) s.mem_clock_mhz = u;
   if (ok("power_limit_w", device_get_enforced_power_limit(gpu.handle, &u))) s.power_limit_w = u / 1e3;
-  if (ok("temperature_c", device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u))) s.temperature_c = u;
+  if (ok("temperature_c", device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u))) {
+    if (gpu_temperature_c(u)) s.temperature_c = u;
+    else s.errors.push_back("temperature_c: NVML gave " + std::to_string(u) + " C, no reading");
+  }
   unsigned long long mask = 0;
   if (ok("throttle_reasons", device_get_throttle_reasons(gpu.handle, &mask))) {
     s.throttle_mask = mask;
@@ -233,7 +236,12 @@ NvmlLibrary::Thermal NvmlLibrary::thermal(const Gpu& gpu) const {
   Thermal t;
   unsigned u = 0;
   unsigned long long mask = 0;
-  if (device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS) t.temperature_c = u;
+  const nvmlReturn_t rc = device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u);
+  if (rc == NVML_SUCCESS) t.temperature_c = gpu_temperature_c(u);
+  if (rc != NVML_SUCCESS) t.temperature_error = error_string(rc);
+  else if (!t.temperature_c)
+    t.temperature_error = "NVML gave " + std::to_string(u) + " C, no reading (above " +
+                          std::to_string(kMaxGpuTemperatureC) + " C)";
   if (device_get_clock_info(gpu.handle, NVML_CLOCK_SM, &u) == NVML_SUCCESS) t.sm_clock_mhz = u;
   if (device_get_throttle_reasons(gpu.handle, &mask) == NVML_SUCCESS) t.throttle_mask = mask;
   return t;
@@ -334,6 +342,11 @@ nlohmann::json NvmlLibrary::GpuState::to_json() const {
 std::string lost_gpu_text(const NvmlLibrary::Gpu& gpu) {
   return "gpu" + std::to_string(gpu.index) + " (" + (gpu.name.empty() ? "name unknown" : gpu.name) + ", " +
          (gpu.uuid.empty() ? "UUID unknown" : gpu.uuid) + ") is lost (NVML_ERROR_GPU_IS_LOST)";
+}
+
+std::optional<double> gpu_temperature_c(unsigned raw_c) {
+  if (raw_c > kMaxGpuTemperatureC) return std::nullopt;
+  return static_cast<double>(raw_c);
 }
 
 std::vector<std::string> throttle_reason_names(unsigned long long mask) {

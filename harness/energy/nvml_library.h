@@ -75,6 +75,7 @@ class NvmlLibrary {
   struct Thermal {
     std::optional<double> temperature_c, sm_clock_mhz;
     std::optional<unsigned long long> throttle_mask;  // nvmlClocksThrottleReason* bits
+    std::string temperature_error;  // why temperature_c is empty: NVML's error, or a value out of range
     nlohmann::json to_json() const;  // {"temperature_c", "sm_clock_mhz", "throttle_reasons": [names]}
   };
   Thermal thermal(const Gpu& gpu) const;
@@ -136,6 +137,11 @@ class NvmlLibrary {
 
 // "gpu0 (NAME, UUID) is lost (NVML_ERROR_GPU_IS_LOST)": the line every lost GPU is reported with.
 std::string lost_gpu_text(const NvmlLibrary::Gpu& gpu);
+
+// A GPU temperature NVML gave, or empty when it is no reading: above kMaxGpuTemperatureC (no GPU
+// runs that hot; 4294967295 is an unsigned -1, a sentinel some drivers return for a failed sensor).
+constexpr unsigned kMaxGpuTemperatureC = 150;
+std::optional<double> gpu_temperature_c(unsigned raw_c);
 
 // Names of the throttle-reason bits set in `mask` (nvmlClocksThrottleReason*).
 std::vector<std::string> throttle_reason_names(unsigned long long mask);

@@ -356,8 +356,8 @@ json NvmlMeter::describe() const {
     } else {
       g["min_power_limit_w"] = g["max_power_limit_w"] = nullptr;
     }
-    g["temperature_c"] =
-        lib_->device_get_temperature(h, NVML_TEMPERATURE_GPU, &a) == NVML_SUCCESS ? json(a) : json(nullptr);
+    const auto temperature_c = lib_->thermal(d.gpu).temperature_c;
+    g["temperature_c"] = temperature_c ? json(static_cast<unsigned>(*temperature_c)) : json(nullptr);
     g["sm_clock_mhz"] = lib_->device_get_clock_info(h, NVML_CLOCK_SM, &a) == NVML_SUCCESS ? json(a) : json(nullptr);
     g["throttle_reasons"] =
         lib_->device_get_throttle_reasons(h, &mask) == NVML_SUCCESS ? json(throttle_reason_names(mask)) : json(nullptr);

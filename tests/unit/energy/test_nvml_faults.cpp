@@ -1,16 +1,20 @@
 // test_nvml_faults.cpp: NVML's faults below the sweep, through the fake library's controls (issue 50):
 // an energy counter that steps back (a failed read: the window flagged and without a ±, never a fall
-// summed as negative energy), and a GPU lost before a meter opens (named as lost, not as a GPU with no
-// counter).
+// summed as negative energy), a GPU lost before a meter opens (named as lost, not as a GPU with no
+// counter), and a temperature read that fails or gives NVML's 4294967295 sentinel (no reading: neither
+// stored nor believed by the thermal wait).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "harness/energy/energy_window.h"
+#include "harness/energy/gpu_watch.h"
 #include "harness/energy/nvml_meter.h"
 #include "harness/energy/sampler.h"
+#include "harness/energy/thermal_wait.h"
 #include "tests/fakes/fake_nvml_env.h"
 #include "tests/test_util.h"
 
@@ -93,6 +97,43 @@ TEST(NvmlFaults, AGpuLostBeforeTheMeterOpensIsNamedAsLost) {
   EXPECT_FALSE(p.available());
   EXPECT_EQ(p.unavailable_reason.rfind("gpu0 (Fake H100, GPU-lost) is lost (NVML_ERROR_GPU_IS_LOST)", 0), 0u)
       << p.unavailable_reason;
+}
+
+// NVML's sentinel (an unsigned -1) and a read that fails are no temperature: the GPU's thermal state,
+// the meter's reads and the thermal wait's reader all say so, and the wait does not believe the GPU cool.
+TEST(NvmlFaults, ATemperatureThatFailsOrReadsTheSentinelIsNoReading) {
+  json sentinel = fake_gpu("GPU-hot");
+  sentinel["temperature_c"] = 4294967295ULL;
+  json failing = fake_gpu("GPU-err");
+  failing["temperature_error"] = 999;  // NVML_ERROR_UNKNOWN
+  {
+    FakeNvml fake(json{{"devices", {sentinel}}});
+    std::string reason, why;
+    const auto w = GpuWatch::open(reason);
+    ASSERT_TRUE(w) << reason;
+    EXPECT_FALSE(w->hottest_c(&why));
+    EXPECT_NE(why.find("gpu0's temperature cannot be read: NVML gave 4294967295 C, no reading"), std::string::npos) << why;
+    EXPECT_TRUE(w->thermal_json()[0]["temperature_c"].is_null()) << w->thermal_json();
+    const auto sampler = nvml_sampler();
+    ASSERT_TRUE(sampler);
+    EXPECT_TRUE(std::isnan(sampler->snapshot().readings[0].thermal[0].temperature_c));
+    EXPECT_TRUE(sampler->meters()[0]->describe()["gpus"][0]["temperature_c"].is_null());
+  }
+  FakeNvml fake(json{{"devices", {fake_gpu("GPU-ok"), failing}}});
+  std::string reason, why;
+  const auto w = GpuWatch::open(reason);
+  ASSERT_TRUE(w) << reason;
+  EXPECT_FALSE(w->hottest_c(&why));  // one GPU that cannot be read: the hottest is not known
+  EXPECT_NE(why.find("gpu1's temperature cannot be read: Unknown Error"), std::string::npos) << why;
+  ThermalSettings s;
+  s.enabled = true;
+  const ThermalClock clock{[] { return 0.0; }, [](double) {}};
+  ThermalWait wait = wait_until_cool(s, [&] { return w->hottest_c(&why); }, clock);
+  EXPECT_EQ(wait.ended, ThermalWait::Ended::kNoTemperature);
+  wait = wait_until_cool(s, [] { return std::optional<double>(std::numeric_limits<double>::quiet_NaN()); }, clock);
+  EXPECT_EQ(wait.ended, ThermalWait::Ended::kNoTemperature);
+  wait.no_temperature_why = why;
+  EXPECT_EQ(wait.to_json(s)["reason"], "no GPU temperature to wait on: " + why);
 }
 
 }  // namespace
