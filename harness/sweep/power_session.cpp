@@ -84,10 +84,15 @@ void PowerLimitSession::finish() {
 }
 
 std::function<void(int)> restore_on_signal(std::atomic<PowerLimitGuard*>& signal_guard, std::FILE* out) {
-  return [&signal_guard, out](int sig) {
+  return [&signal_guard, stream = out](int sig) {
+    // A closed stdout (StopSignals' SIGPIPE) is said on stderr: what goes to stdout is lost.
+    std::FILE* const out = sig == SIGPIPE ? stderr : stream;
     std::fprintf(out, "\nbalerbench: %s: stopping after restoring power limits; a trial still training is not stored (one "
                  "that finished and waits for a locked database is kept in a side file)\n",
-                 sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+                 sig == SIGINT    ? "SIGINT"
+                 : sig == SIGHUP  ? "SIGHUP"
+                 : sig == SIGPIPE ? "stdout was closed (its reader ended, as `| head` does)"
+                                  : "SIGTERM");
     if (PowerLimitGuard* g = signal_guard.load()) {
       try {
         print_restored(g->restore(), "on the signal", out);
