@@ -24,6 +24,8 @@ using nlohmann::json;
 
 // The holder a file names (the lock file, or the journal): empty when it names none or is not JSON.
 std::optional<LimitHolder> holder_in(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;  // a pipe would block on its read
   std::ifstream in(path);
   if (!in) return std::nullopt;
   std::stringstream text;

@@ -195,9 +195,12 @@ std::string default_power_journal_path() {
 std::vector<AppliedLimit> recover_power_limits(PowerControl& control, const std::string& journal_path) {
   std::vector<AppliedLimit> out;
   if (!fs::exists(journal_path)) return out;
+  const char* const hint = "check the GPUs' limits with nvidia-smi -q -d POWER, then remove the file";
+  std::error_code ec;
+  if (!fs::is_regular_file(journal_path, ec))  // a pipe would block the run on its read
+    throw InputError(journal_path + ": the power-limit journal is not a regular file", hint);
   std::ifstream in(journal_path);
   const json j = json::parse(in, nullptr, false);
-  const char* const hint = "check the GPUs' limits with nvidia-smi -q -d POWER, then remove the file";
   if (j.is_discarded() || !j.is_object() || !j.contains("gpus") || !j["gpus"].is_array())
     throw InputError(journal_path + ": a power-limit journal that cannot be read", hint);
   if (const auto writer = LimitHolder::from_json(j); writer && writer->alive())  // a zombie's too: not yet reaped
@@ -234,6 +237,8 @@ std::vector<AppliedLimit> recover_power_limits(PowerControl& control, const std:
 }
 
 std::optional<LimitHolder> journal_writer(const std::string& journal_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(journal_path, ec)) return std::nullopt;
   std::ifstream in(journal_path);
   if (!in) return std::nullopt;
   const json j = json::parse(in, nullptr, false);

@@ -4,6 +4,7 @@
 // one's never is, and one run at a time holds the limits.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,8 +150,8 @@ TEST_F(PowerTest, JournalOfALiveRunIsNotRestored) {
   EXPECT_FALSE(journal_writer(dir_.path("old.json"))->alive());
 }
 
-// A journal edited by hand or by someone else: a limit outside the GPU's constraints, or an entry that is
-// not one, is refused with the file named, and nothing is set.
+// A journal edited by hand or by someone else: a limit outside the GPU's constraints, an entry that is
+// not one, or a pipe in its place, is refused with the file named, and nothing is set.
 TEST_F(PowerTest, AJournalNamingAnImpossibleLimitIsRefusedAndNothingIsSet) {
   auto c = open();
   ASSERT_TRUE(c);
@@ -161,6 +162,9 @@ TEST_F(PowerTest, AJournalNamingAnImpossibleLimitIsRefusedAndNothingIsSet) {
   expect_input_error([&] { recover_power_limits(*c, journal); }, "without a uuid and an original_w");
   write_text(journal, json{{"gpus", {{"uuid", "GPU-aaaa"}}}}.dump());
   expect_input_error([&] { recover_power_limits(*c, journal); }, "journal.json: a power-limit journal");
+  ASSERT_EQ(::mkfifo(dir_.path("fifo.json").c_str(), 0600), 0);  // read, it would block the run for ever
+  expect_input_error([&] { recover_power_limits(*c, dir_.path("fifo.json")); }, "is not a regular file");
+  EXPECT_FALSE(journal_writer(dir_.path("fifo.json")));
   EXPECT_TRUE(sets().empty());
 }
 
