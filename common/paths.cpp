@@ -1,6 +1,7 @@
 // paths.cpp: see paths.h.
 #include "common/paths.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -163,6 +164,11 @@ std::string safe_file_name(const std::string& name) {
   }
   if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');  // also "." and ".."
   return out;
+}
+
+bool output_reader_gone(int fd) {
+  pollfd p{fd, POLLOUT, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0;  // Linux: a pipe with no reader left
 }
 
 }  // namespace balerbench

@@ -43,6 +43,10 @@ void check_output_is_not_input(const std::string& path, const std::string& optio
 // create_directories(dir); InputError naming the part that is a file, or the system's reason.
 void create_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
 
+// Whether `fd` is a pipe whose reader has closed it (`... | head` once head ended): a write to it fails
+// with EPIPE (or raises SIGPIPE). False for anything else, a closed descriptor included.
+bool output_reader_gone(int fd);
+
 // `name` as a file name that stays in its folder: [A-Za-z0-9._+-] and well-formed UTF-8 characters from
 // U+00A0 up kept ("été"), every other byte '_'; never empty, ".", "..", nor starting with '.' (an '_' is
 // put before it).

@@ -2,6 +2,7 @@
 #include "harness/cli/output_check.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <iostream>
 
 #include "common/error.h"
+#include "common/paths.h"
 
 namespace balerbench::cli {
 namespace {
@@ -17,8 +19,13 @@ struct sigaction g_inherited_sigxfsz {};
 bool g_sigxfsz_saved = false;
 bool g_stdout_failure_reported = false;  // by write_stdout: close_stdout does not say it twice
 
-// `error`: the errno of the failed write, 0 when its cause was not kept (see close_stdout).
+// `error`: the errno of the failed write, 0 when its cause was not kept (see close_stdout). A pipe whose
+// reader ended (`| head`: EPIPE, SIGPIPE ignored during a sweep) is no full disk: said as what it is.
 [[noreturn]] void throw_stdout_error(int error) {
+  if (error == EPIPE)
+    throw WriteError("could not write the output to stdout: its reader closed the pipe (" +
+                         std::string(std::strerror(EPIPE)) + ")",
+                     "read the whole output, or send it to a file");
   throw WriteError(std::string("could not write the output to stdout: ") +
                    (error ? std::strerror(error) : "a write to it failed"));
 }
@@ -58,6 +65,7 @@ void close_stdout() {
   // and sets errno; after a failed explicit flush (std::endl) the buffer is dropped, and with it
   // the cause: the error flag is all that is left.
   const bool earlier_failure = std::ferror(stdout) != 0;
+  if (!error && earlier_failure && output_reader_gone(STDOUT_FILENO)) error = EPIPE;  // before the close, its cause
   errno = 0;
   const bool close_failed = std::fclose(stdout) != 0;
   if (!error && close_failed) error = errno;

@@ -182,7 +182,8 @@ WindowResult make_window(const std::string& name, const Snapshot& a, const Snaps
       e.avg_power_w = dt > 0 ? e.energy_j / dt : 0;
       e.peak_power_w = peak_power(pts, m, d, std::max(2 * period, 1e-3));
       if (baseline && m < baseline->power_w.size()) e.net_energy_j = e.energy_j - baseline->power_w[m][d] * dt;
-      if (edges.quantified) add_uncertainty(e, edges, interpolate, ra, rb, d);
+      e.read_failed = rb.read_errors > ra.read_errors;
+      if (edges.quantified && !e.read_failed) add_uncertainty(e, edges, interpolate, ra, rb, d);
       attribute(e, a, b, ra, rb, d);
       for (const Snapshot& pt : pts)
         if (d < pt.readings[m].memory_used_bytes.size() && std::isfinite(pt.readings[m].memory_used_bytes[d]))
@@ -292,19 +293,23 @@ std::optional<double> WindowResult::total_uncertainty_j() const {
 }
 
 std::string WindowResult::uncertainty_coverage() const {
-  std::string missing;
+  std::string missing, failed;  // estimates; domains whose meter failed a read inside
   bool any = false;
   for (const auto& d : domains) {
     if (!d.in_total || d.category == DomainCategory::kWall) continue;
+    std::string& list = d.read_failed ? failed : missing;
     if (d.edge_uncertainty_j) {
       any = true;
-    } else if (missing.find(d.meter + "/") == std::string::npos) {
-      missing += (missing.empty() ? "" : ", ") + d.meter + "/" + d.domain;
+    } else if (list.find(d.meter + "/") == std::string::npos) {
+      list += (list.empty() ? "" : ", ") + d.meter + "/" + d.domain;
     }
   }
-  if (missing.empty()) return any ? "measured" : "none";
-  return (any ? "partial: not quantified for " : "not quantified: ") + missing +
-         " (estimates, whose model error is not known)";
+  if (missing.empty() && failed.empty()) return any ? "measured" : "none";
+  std::string why;
+  if (!missing.empty()) why = missing + " (estimates, whose model error is not known)";
+  if (!failed.empty())
+    why += (why.empty() ? "" : "; ") + failed + " (failed reads inside: the energy of their stretches is missing)";
+  return (any ? "partial: not quantified for " : "not quantified: ") + why;
 }
 
 double WindowResult::total_energy_j() const {
@@ -448,6 +453,7 @@ void WindowResult::add(const WindowResult& o) {
     if (e.accuracy_uncertainty_j && o.domains[i].accuracy_uncertainty_j)
       *e.accuracy_uncertainty_j += *o.domains[i].accuracy_uncertainty_j;
     e.interpolated = e.interpolated || o.domains[i].interpolated;
+    e.read_failed = e.read_failed || o.domains[i].read_failed;
     const DomainEnergy& od = o.domains[i];
     if (od.memory_peak_bytes) e.memory_peak_bytes = std::max(e.memory_peak_bytes.value_or(0.0), *od.memory_peak_bytes);
     if (od.thermal) {
@@ -481,7 +487,7 @@ json WindowResult::to_json() const {
                     {"peak_power_w", number_or_null(d.peak_power_w)},
                     {"net_energy_j", d.net_energy_j ? json(*d.net_energy_j) : json(nullptr)},
                     {"uncertainty_j", d.uncertainty_j() ? json(*d.uncertainty_j()) : json(nullptr)},
-                    {"interpolated", d.interpolated},
+                    {"interpolated", d.interpolated}, {"read_failed", d.read_failed},
                     {"attributable_j", d.attributable_j ? json(*d.attributable_j) : json(nullptr)},
                     {"attributable_share", d.attributable_share() ? json(*d.attributable_share()) : json(nullptr)},
                     {"memory_peak_mib", d.memory_peak_bytes ? json(*d.memory_peak_bytes / (1024.0 * 1024.0)) : json(nullptr)}});

@@ -56,6 +56,9 @@ struct DomainEnergy {
   // systematic (added linearly). Empty when not quantified (estimates, the simulator).
   std::optional<double> edge_uncertainty_j, accuracy_uncertainty_j;
   bool interpolated = false;  // the counter's pending energy was added at the window's edges
+  // The meter failed a read inside the window (an unreadable counter, one that stepped back, a lost
+  // GPU): the energy of that stretch is missing, so no ± is given, and the window is flagged.
+  bool read_failed = false;
   std::optional<double> uncertainty_j() const;
   // T7: the part of energy_j attributable to the measured process tree (balerbench and its children),
   // beside the absolute figure, never instead of it. CPU domains: the tree's share of the host's busy

@@ -55,10 +55,16 @@ json GpuWatch::thermal_json() const {
   return out;
 }
 
-std::optional<double> GpuWatch::hottest_c() const {
+std::optional<double> GpuWatch::hottest_c(std::string* why) const {
   std::optional<double> hottest;
-  for (const auto& g : gpus_)
-    if (const auto t = lib_->thermal(g).temperature_c) hottest = std::max(hottest.value_or(*t), *t);
+  for (const auto& g : gpus_) {
+    const NvmlLibrary::Thermal t = lib_->thermal(g);
+    if (!t.temperature_c) {
+      if (why) *why = "gpu" + std::to_string(g.index) + "'s temperature cannot be read: " + t.temperature_error;
+      return std::nullopt;
+    }
+    hottest = std::max(hottest.value_or(*t.temperature_c), *t.temperature_c);
+  }
   return hottest;
 }
 

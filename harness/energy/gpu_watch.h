@@ -32,8 +32,10 @@ class GpuWatch {
 
   // Per GPU: index, uuid and NvmlLibrary::Thermal (temperature, SM clock, throttle reasons), now.
   nlohmann::json thermal_json() const;
-  // The hottest GPU's temperature now; empty when no GPU reports one.
-  std::optional<double> hottest_c() const;
+  // The hottest GPU's temperature now; empty when a GPU's cannot be read (an NVML error, or a value no
+  // sensor gives: gpu_temperature_c), with `why` saying which GPU and what, so that a wait for cool
+  // GPUs never ends believing one that does not answer is cool.
+  std::optional<double> hottest_c(std::string* why = nullptr) const;
 
  private:
   std::shared_ptr<NvmlLibrary> lib_;

@@ -4,7 +4,10 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <tuple>
 
 namespace balerbench {
 namespace {
@@ -107,18 +110,42 @@ std::string NvmlLibrary::driver_version() const {
   return driver_version_(buf, sizeof buf) == NVML_SUCCESS ? std::string(buf) : std::string();
 }
 
+namespace {
+
+// The name and UUID of each GPU this process has seen answer, by NVML index: a GPU lost later (between
+// a sweep's trials) answers neither, and is still named by them.
+struct SeenGpus {
+  std::mutex mu;
+  std::map<unsigned, std::pair<std::string, std::string>> by_index;
+};
+SeenGpus& seen_gpus() {
+  static SeenGpus seen;
+  return seen;
+}
+
+}  // namespace
+
 std::vector<NvmlLibrary::Gpu> NvmlLibrary::visible_gpus(std::string& note) const {
   std::vector<Gpu> all;
   unsigned count = 0;
   if (device_get_count(&count) != NVML_SUCCESS) count = 0;
+  SeenGpus& seen = seen_gpus();
+  std::lock_guard<std::mutex> lock(seen.mu);
   for (unsigned i = 0; i < count; ++i) {
     Gpu g;
     g.index = i;
-    if (device_get_handle_by_index(i, &g.handle) != NVML_SUCCESS) continue;
+    const nvmlReturn_t handle_rc = device_get_handle_by_index(i, &g.handle);
+    if (handle_rc != NVML_SUCCESS && handle_rc != NVML_ERROR_GPU_IS_LOST) continue;
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-    if (device_get_name(g.handle, name, sizeof name) == NVML_SUCCESS) g.name = name;
-    if (device_get_uuid(g.handle, uuid, sizeof uuid) == NVML_SUCCESS) g.uuid = uuid;
+    const nvmlReturn_t name_rc = handle_rc == NVML_SUCCESS ? device_get_name(g.handle, name, sizeof name) : handle_rc;
+    const nvmlReturn_t uuid_rc = handle_rc == NVML_SUCCESS ? device_get_uuid(g.handle, uuid, sizeof uuid) : handle_rc;
+    if (name_rc == NVML_SUCCESS) g.name = name;
+    if (uuid_rc == NVML_SUCCESS) g.uuid = uuid;
+    g.lost = handle_rc == NVML_ERROR_GPU_IS_LOST || name_rc == NVML_ERROR_GPU_IS_LOST || uuid_rc == NVML_ERROR_GPU_IS_LOST;
+    auto known = seen.by_index.find(i);
+    if (!g.lost && !g.uuid.empty()) seen.by_index[i] = {g.name, g.uuid};
+    else if (g.lost && known != seen.by_index.end()) std::tie(g.name, g.uuid) = known->second;
     all.push_back(g);
   }
   const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -184,7 +211,10 @@ NvmlLibrary::GpuState NvmlLibrary::gpu_state(const Gpu& gpu) const {
   if (ok("sm_clock_mhz", device_get_clock_info(gpu.handle, NVML_CLOCK_SM, &u))) s.sm_clock_mhz = u;
   if (ok("mem_clock_mhz", device_get_clock_info(gpu.handle, NVML_CLOCK_MEM, &u))) s.mem_clock_mhz = u;
   if (ok("power_limit_w", device_get_enforced_power_limit(gpu.handle, &u))) s.power_limit_w = u / 1e3;
-  if (ok("temperature_c", device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u))) s.temperature_c = u;
+  if (ok("temperature_c", device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u))) {
+    if (gpu_temperature_c(u)) s.temperature_c = u;
+    else s.errors.push_back("temperature_c: NVML gave " + std::to_string(u) + " C, no reading");
+  }
   unsigned long long mask = 0;
   if (ok("throttle_reasons", device_get_throttle_reasons(gpu.handle, &mask))) {
     s.throttle_mask = mask;
@@ -206,7 +236,12 @@ NvmlLibrary::Thermal NvmlLibrary::thermal(const Gpu& gpu) const {
   Thermal t;
   unsigned u = 0;
   unsigned long long mask = 0;
-  if (device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS) t.temperature_c = u;
+  const nvmlReturn_t rc = device_get_temperature(gpu.handle, NVML_TEMPERATURE_GPU, &u);
+  if (rc == NVML_SUCCESS) t.temperature_c = gpu_temperature_c(u);
+  if (rc != NVML_SUCCESS) t.temperature_error = error_string(rc);
+  else if (!t.temperature_c)
+    t.temperature_error = "NVML gave " + std::to_string(u) + " C, no reading (above " +
+                          std::to_string(kMaxGpuTemperatureC) + " C)";
   if (device_get_clock_info(gpu.handle, NVML_CLOCK_SM, &u) == NVML_SUCCESS) t.sm_clock_mhz = u;
   if (device_get_throttle_reasons(gpu.handle, &mask) == NVML_SUCCESS) t.throttle_mask = mask;
   return t;
@@ -302,6 +337,16 @@ nlohmann::json NvmlLibrary::GpuState::to_json() const {
           {"throttle_reasons", throttle_reasons},
           {"compute_processes", processes},
           {"errors", errors}};
+}
+
+std::string lost_gpu_text(const NvmlLibrary::Gpu& gpu) {
+  return "gpu" + std::to_string(gpu.index) + " (" + (gpu.name.empty() ? "name unknown" : gpu.name) + ", " +
+         (gpu.uuid.empty() ? "UUID unknown" : gpu.uuid) + ") is lost (NVML_ERROR_GPU_IS_LOST)";
+}
+
+std::optional<double> gpu_temperature_c(unsigned raw_c) {
+  if (raw_c > kMaxGpuTemperatureC) return std::nullopt;
+  return static_cast<double>(raw_c);
 }
 
 std::vector<std::string> throttle_reason_names(unsigned long long mask) {

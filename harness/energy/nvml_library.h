@@ -36,8 +36,13 @@ class NvmlLibrary {
     unsigned index = 0;  // NVML index
     nvmlDevice_t handle = nullptr;
     std::string name, uuid;
+    // NVML_ERROR_GPU_IS_LOST when it was listed: gone from the bus. Its name and UUID are then those
+    // this process read while it answered (empty when it never did).
+    bool lost = false;
   };
-  // The GPUs CUDA_VISIBLE_DEVICES allows (all when unset); `note` says how they were chosen.
+  // The GPUs CUDA_VISIBLE_DEVICES allows (all when unset); `note` says how they were chosen. The name
+  // and UUID of every GPU that answers are remembered for the life of the process, so that one lost
+  // later (between a sweep's trials) is still named.
   std::vector<Gpu> visible_gpus(std::string& note) const;
 
   // What a GPU is set to and doing now (clocks, modes, limit, temperature, throttle reasons, compute
@@ -70,6 +75,7 @@ class NvmlLibrary {
   struct Thermal {
     std::optional<double> temperature_c, sm_clock_mhz;
     std::optional<unsigned long long> throttle_mask;  // nvmlClocksThrottleReason* bits
+    std::string temperature_error;  // why temperature_c is empty: NVML's error, or a value out of range
     nlohmann::json to_json() const;  // {"temperature_c", "sm_clock_mhz", "throttle_reasons": [names]}
   };
   Thermal thermal(const Gpu& gpu) const;
@@ -128,6 +134,14 @@ class NvmlLibrary {
   nvmlErrorString_fn error_string_ = nullptr;
   nvmlSystemGetDriverVersion_fn driver_version_ = nullptr;
 };
+
+// "gpu0 (NAME, UUID) is lost (NVML_ERROR_GPU_IS_LOST)": the line every lost GPU is reported with.
+std::string lost_gpu_text(const NvmlLibrary::Gpu& gpu);
+
+// A GPU temperature NVML gave, or empty when it is no reading: above kMaxGpuTemperatureC (no GPU
+// runs that hot; 4294967295 is an unsigned -1, a sentinel some drivers return for a failed sensor).
+constexpr unsigned kMaxGpuTemperatureC = 150;
+std::optional<double> gpu_temperature_c(unsigned raw_c);
 
 // Names of the throttle-reason bits set in `mask` (nvmlClocksThrottleReason*).
 std::vector<std::string> throttle_reason_names(unsigned long long mask);

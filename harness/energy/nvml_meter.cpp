@@ -89,10 +89,16 @@ MeterProbe NvmlMeter::open() {
   for (const auto& g : gpus) {
     Device d;
     d.gpu = g;
-    d.counter = lib->device_get_total_energy(g.handle, &d.start_mj) == NVML_SUCCESS;
+    const nvmlReturn_t counter_rc = g.lost ? NVML_ERROR_GPU_IS_LOST : lib->device_get_total_energy(g.handle, &d.start_mj);
+    d.counter = counter_rc == NVML_SUCCESS;
     unsigned mw = 0;
     if (!d.counter) {
-      const nvmlReturn_t rc = lib->device_get_power_usage(g.handle, &mw);
+      const nvmlReturn_t rc = counter_rc == NVML_ERROR_GPU_IS_LOST ? counter_rc : lib->device_get_power_usage(g.handle, &mw);
+      if (rc == NVML_ERROR_GPU_IS_LOST) {  // gone since an earlier run or trial of this process saw it
+        probe.unavailable_reason =
+            lost_gpu_text(g) + "; check it with nvidia-smi (the machine may need a reset by its administrator)";
+        return probe;
+      }
       if (rc != NVML_SUCCESS) {
         probe.unavailable_reason = "GPU " + std::to_string(g.index) + " (" + g.name +
                                    ") reports neither an energy counter nor power: " + lib->error_string(rc);
@@ -108,7 +114,14 @@ MeterProbe NvmlMeter::open() {
       d.anchor_error_s = timing.anchor_error_s;
       d.period_note = timing.note;
       d.last_time = SteadyClock::now();
-      lib->device_get_total_energy(g.handle, &d.last_mj);
+      if (lib->device_get_total_energy(g.handle, &d.last_mj) != NVML_SUCCESS) d.last_mj = d.start_mj;
+      if (d.last_mj >= d.start_mj) {
+        d.counted_mj = d.last_mj - d.start_mj;
+      } else {  // stepped back while probed: counting starts from the lower value
+        ++d.read_errors;
+        ++d.steps_back;
+      }
+      d.total_j = static_cast<double>(d.counted_mj) * 1e-3;
     }
     devices.push_back(d);
   }
@@ -198,12 +211,22 @@ void NvmlMeter::read_counter(Device& d, SteadyClock::time_point reading_time, st
   const auto call_time = SteadyClock::now();
   const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
   const auto read_time = SteadyClock::now();  // right after the counter: its age is measured from here
-  if (rc != NVML_SUCCESS || mj < d.start_mj) {
+  if (rc != NVML_SUCCESS) {
     ++d.read_errors;
     d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
     return;
   }
-  d.total_j = static_cast<double>(mj - d.start_mj) * 1e-3;
+  if (mj < d.last_mj) {
+    // The counter stepped back: the stretch since the previous read is not known, and counts nothing
+    // (a failed read, flagged in every window that holds it); the next rise counts from here.
+    ++d.read_errors;
+    ++d.steps_back;
+    d.last_mj = mj;
+    d.last_time = call_time;
+    return;
+  }
+  d.counted_mj += mj - d.last_mj;
+  d.total_j = static_cast<double>(d.counted_mj) * 1e-3;
   track_counter(d, mj, call_time, read_time);
   // Only with the phase known to 5% of a period: else the edge-read bound is the honest one.
   if (d.period_s <= 0 || d.anchor_error_s > 0.05 * d.period_s) return;
@@ -256,9 +279,7 @@ void NvmlMeter::add_device_state(Device& d, MeterReading& r) {
     r.use_samples += d.use_samples;
   }
   r.read_errors += d.read_errors;
-  if (d.lost)
-    r.lost += (r.lost.empty() ? "" : "; ") + std::string("gpu") + std::to_string(d.gpu.index) + " (" + d.gpu.name +
-              ", " + d.gpu.uuid + ") is lost (NVML_ERROR_GPU_IS_LOST)";
+  if (d.lost) r.lost += (r.lost.empty() ? "" : "; ") + lost_gpu_text(d.gpu);
 }
 
 MeterReading NvmlMeter::read() {
@@ -322,7 +343,8 @@ json NvmlMeter::describe() const {
     const nvmlDevice_t h = d.gpu.handle;
     auto watts = [](unsigned mw) { return mw * 1e-3; };
     json g = {{"index", d.gpu.index}, {"name", d.gpu.name}, {"uuid", d.gpu.uuid},
-              {"method", d.counter ? "energy counter" : "power polling"}, {"read_errors", d.read_errors}};
+              {"method", d.counter ? "energy counter" : "power polling"}, {"read_errors", d.read_errors},
+              {"counter_steps_back", d.steps_back}};
     unsigned a = 0, b = 0;
     unsigned long long mask = 0;
     g["power_limit_w"] = lib_->device_get_enforced_power_limit(h, &a) == NVML_SUCCESS ? json(watts(a)) : json(nullptr);
@@ -334,8 +356,8 @@ json NvmlMeter::describe() const {
     } else {
       g["min_power_limit_w"] = g["max_power_limit_w"] = nullptr;
     }
-    g["temperature_c"] =
-        lib_->device_get_temperature(h, NVML_TEMPERATURE_GPU, &a) == NVML_SUCCESS ? json(a) : json(nullptr);
+    const auto temperature_c = lib_->thermal(d.gpu).temperature_c;
+    g["temperature_c"] = temperature_c ? json(static_cast<unsigned>(*temperature_c)) : json(nullptr);
     g["sm_clock_mhz"] = lib_->device_get_clock_info(h, NVML_CLOCK_SM, &a) == NVML_SUCCESS ? json(a) : json(nullptr);
     g["throttle_reasons"] =
         lib_->device_get_throttle_reasons(h, &mask) == NVML_SUCCESS ? json(throttle_reason_names(mask)) : json(nullptr);

@@ -1,7 +1,9 @@
 // nvml_meter.h: GPU energy through NVML, one domain per visible GPU ("gpu0").
 //
 // Volta and newer: the total-energy counter (mJ since the driver loaded,
-// updated about every 100 ms), differenced against its value at open().
+// updated about every 100 ms), its rises summed from one read to the next since open(). A read
+// below the one before is no reading (the counter stepped back): it counts as a failed read, and the
+// windows that hold it are flagged, as any failed read's are.
 // Older GPUs, or where the counter is not supported: power polling,
 // integrated with the trapezoid rule between consecutive reads, so the
 // Sampler's rate sets its resolution (on Ampere and newer the reading is
@@ -52,6 +54,11 @@ class NvmlMeter : public EnergyMeter {
     NvmlLibrary::Gpu gpu;
     bool counter = false;             // energy counter, else power polling
     unsigned long long start_mj = 0;  // counter at open()
+    // The counter's rises since open(), summed read to read: a read below the one before (the counter
+    // stepped back: a driver reset or a bug) adds nothing and counts as a failed read, so that no
+    // window ever sums a fall as negative energy, and counting goes on from the lower value.
+    unsigned long long counted_mj = 0;
+    long long steps_back = 0;
     double last_power_w = 0;          // polling: the previous reading
     double total_j = 0;
     long long read_errors = 0;

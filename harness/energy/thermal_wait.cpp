@@ -2,6 +2,7 @@
 #include "harness/energy/thermal_wait.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "harness/base/strict_json.h"
@@ -44,7 +45,7 @@ std::string ThermalWait::ended_text(const ThermalSettings& s) const {
     case Ended::kMaxWait: return "still " + celsius(end_c) + " after the maximum wait (target " + celsius(s.target_c) + ")";
     case Ended::kNoTemperature: break;
   }
-  return "no GPU temperature to wait on";
+  return "no GPU temperature to wait on" + (no_temperature_why.empty() ? "" : ": " + no_temperature_why);
 }
 
 json ThermalWait::to_json(const ThermalSettings& s) const {
@@ -69,7 +70,7 @@ ThermalWait wait_until_cool(const ThermalSettings& s, const std::function<std::o
     const double now = clock.now_s();
     ++w.polls;
     w.waited_s = now - t0;
-    if (!c) {
+    if (!c || !std::isfinite(*c)) {
       w.ended = ThermalWait::Ended::kNoTemperature;
       return w;
     }

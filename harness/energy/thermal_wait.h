@@ -37,6 +37,9 @@ struct ThermalWait {
   double waited_s = 0;
   std::optional<double> start_c, end_c;  // the hottest GPU when the wait began and ended
   int64_t polls = 0;
+  // kNoTemperature: why (no NVML GPU; a GPU whose temperature read failed or gave no plausible value).
+  // The trial then starts without the wait, and is flagged (trial_conditions.h).
+  std::string no_temperature_why;
   // Still above the target when the maximum wait ran out: the trial starts hot.
   bool started_hot() const { return ended == Ended::kMaxWait; }
   std::string ended_text(const ThermalSettings& s) const;  // "at or below 50 C", "stopped falling at 55 C", ...

@@ -1,8 +1,6 @@
 // power_limit.cpp: see power_limit.h.
 #include "harness/power/power_limit.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -122,7 +120,9 @@ void PowerLimitGuard::write_journal_locked() const {
   json gpus = json::array();
   for (const auto& [i, a] : touched_)
     gpus.push_back({{"uuid", a.uuid}, {"name", a.name}, {"original_w", a.original_w}});
-  const std::string text = json{{"pid", static_cast<long>(::getpid())}, {"gpus", gpus}}.dump(2) + "\n";
+  json j = writer_.to_json();
+  j["gpus"] = gpus;
+  const std::string text = j.dump(2) + "\n";
   const fs::path dir = fs::path(journal_).parent_path();
   if (!dir.empty()) fs::create_directories(dir);
   write_file_atomic(journal_, std::vector<uint8_t>(text.begin(), text.end()));
@@ -195,16 +195,33 @@ std::string default_power_journal_path() {
 std::vector<AppliedLimit> recover_power_limits(PowerControl& control, const std::string& journal_path) {
   std::vector<AppliedLimit> out;
   if (!fs::exists(journal_path)) return out;
+  const char* const hint = "check the GPUs' limits with nvidia-smi -q -d POWER, then remove the file";
+  std::error_code ec;
+  if (!fs::is_regular_file(journal_path, ec))  // a pipe would block the run on its read
+    throw InputError(journal_path + ": the power-limit journal is not a regular file", hint);
   std::ifstream in(journal_path);
   const json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("gpus"))
-    throw InputError(journal_path + ": a power-limit journal that cannot be read",
-                     "check the GPUs' limits with nvidia-smi -q -d POWER, then remove the file");
+  if (j.is_discarded() || !j.is_object() || !j.contains("gpus") || !j["gpus"].is_array())
+    throw InputError(journal_path + ": a power-limit journal that cannot be read", hint);
+  if (const auto writer = LimitHolder::from_json(j); writer && writer->alive())  // a zombie's too: not yet reaped
+    throw InputError(journal_path + ": the power-limit journal of a balerbench run that still runs (" +
+                         writer->describe() + "): its original limits are its own to put back",
+                     "wait for that run to end; if that pid is not balerbench, check the GPUs' limits with "
+                     "nvidia-smi -q -d POWER, then remove the file");
   for (const auto& g : j["gpus"]) {
-    const std::string uuid = g.value("uuid", "");
-    const double original = g.value("original_w", 0.0);
+    if (!g.is_object() || !g.contains("uuid") || !g["uuid"].is_string() || !g.contains("original_w") ||
+        !g["original_w"].is_number())
+      throw InputError(journal_path + ": a power-limit journal entry without a uuid and an original_w: " + g.dump().substr(0, 80),
+                       hint);
+    const std::string uuid = g["uuid"].get<std::string>();
+    const double original = g["original_w"].get<double>();
     for (std::size_t i = 0; i < control.count(); ++i) {
       if (control.uuid(i) != uuid) continue;
+      const auto [lo, hi] = control.constraints_w(i);
+      if (!(original >= lo - 1e-9 && original <= hi + 1e-9))  // never set what no run could have found
+        throw InputError(journal_path + ": names " + watts(original) + " as GPU " + uuid + "'s original limit, " +
+                             "outside its constraints [" + watts(lo) + ", " + watts(hi) + "]",
+                         hint);
       AppliedLimit a;
       a.uuid = uuid;
       a.name = control.name(i);
@@ -217,6 +234,15 @@ std::vector<AppliedLimit> recover_power_limits(PowerControl& control, const std:
   }
   fs::remove(journal_path);
   return out;
+}
+
+std::optional<LimitHolder> journal_writer(const std::string& journal_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(journal_path, ec)) return std::nullopt;
+  std::ifstream in(journal_path);
+  if (!in) return std::nullopt;
+  const json j = json::parse(in, nullptr, false);
+  return j.is_discarded() ? std::nullopt : LimitHolder::from_json(j);
 }
 
 }  // namespace balerbench

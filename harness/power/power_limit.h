@@ -7,7 +7,10 @@
 // destructor, and safe to call from a signal-watching thread) puts every
 // original back, reads it back and removes the journal. A run killed with
 // SIGKILL cannot restore anything itself: the journal survives it, and the
-// next `balerbench run` calls recover_power_limits() first.
+// next `balerbench run` calls recover_power_limits() first. The journal names
+// the process that wrote it (pid and start time, power_hold.h): it is restored
+// only once that process is dead, and a run holds the GPUs' limits for its
+// whole life (PowerLimitHold), so that two runs never set them at once.
 //
 // Changing limits needs root or CAP_SYS_ADMIN; without them NVML says
 // NVML_ERROR_NO_PERMISSION and set_limit throws PowerLimitError with
@@ -19,10 +22,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "harness/power/power_hold.h"
 
 namespace balerbench {
 
@@ -94,6 +100,7 @@ class PowerLimitGuard {
   void write_journal_locked() const;
   PowerControl& control_;
   std::string journal_;
+  LimitHolder writer_ = LimitHolder::self();  // the journal's writer: this process
   mutable std::mutex mu_;
   std::map<std::size_t, AppliedLimit> touched_;
 };
@@ -103,7 +110,11 @@ std::string default_power_journal_path();
 
 // When `journal_path` exists (an earlier run died before restoring), sets
 // each GPU it names back to its original limit and removes it. Returns what
-// was restored (empty when there was no journal).
+// was restored (empty when there was no journal). InputError, and nothing
+// touched, when the process that wrote it still runs: those limits are its own.
 std::vector<AppliedLimit> recover_power_limits(PowerControl& control, const std::string& journal_path);
+
+// The process that wrote the journal at `journal_path`; empty when there is none, or it names none.
+std::optional<LimitHolder> journal_writer(const std::string& journal_path);
 
 }  // namespace balerbench

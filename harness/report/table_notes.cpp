@@ -104,7 +104,8 @@ void thermal_note(Table& t, const std::vector<const TrialRecord*>& trials) {
                   (ids.size() == 1 ? " " : "s ");
   for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
   t.notes.push_back(s + ") started with a hot GPU or throttled for power or temperature during a measured window "
-                        "(NVML's throttle reasons, sampled with the meter). A GPU's energy follows its temperature at "
+                        "(NVML's throttle reasons, sampled with the meter), or started without the thermal wait (no "
+                        "GPU temperature could be read). A GPU's energy follows its temperature at "
                         "a trial's start (Zeus's thermally stable profiling): they are kept in the statistics; the "
                         "trials table gives each one's reason, and energy.thermal waits for the GPU to cool before "
                         "each trial.");

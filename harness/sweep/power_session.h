@@ -1,7 +1,9 @@
-// power_session.h: the GPU power limits of one sweep. A journal left by a killed run is restored
-// first; then, when the experiment allows changes and NVML can set limits, a guard that trials set
-// limits through, restored after every trial (trial.cpp), at the end of the sweep (finish), and at
-// once on SIGINT/SIGTERM (restore_on_signal, from the signal thread).
+// power_session.h: the GPU power limits of one sweep. The run takes the hold on the GPUs' limits
+// (power_hold.h: one run at a time sets them; another live run holding them refuses a run that would
+// set limits, exit code 2, naming it), and a journal left by a killed run is restored first; then,
+// when the experiment allows changes and NVML can set limits, a guard that trials set limits through,
+// restored after every trial (trial.cpp), at the end of the sweep (finish), and at once on
+// SIGINT/SIGTERM/SIGHUP or a closed stdout (restore_on_signal, from the signal thread).
 #pragma once
 
 #include <atomic>
@@ -32,8 +34,10 @@ class PowerLimitSession {
   void finish();
 
  private:
+  void take_hold(const Experiment& ex, bool journal);
   std::FILE* out_;
   std::string journal_;
+  std::unique_ptr<PowerLimitHold> hold_;  // declared before the guard: given back after it restores
   std::unique_ptr<PowerControl> power_;
   std::unique_ptr<PowerLimitGuard> guard_;
   std::atomic<PowerLimitGuard*>& signal_guard_;

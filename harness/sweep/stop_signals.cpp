@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <ctime>
 
+#include "common/paths.h"
+
 namespace balerbench {
 namespace {
 
@@ -24,6 +26,10 @@ sigset_t stop_set() {
 StopSignals::StopSignals(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
   const sigset_t s = stop_set();
   pthread_sigmask(SIG_BLOCK, &s, nullptr);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, nullptr);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -37,7 +43,8 @@ void StopSignals::loop() {
   const sigset_t s = stop_set();
   const timespec tick{0, 100 * 1000 * 1000};
   while (!quit_) {
-    const int sig = sigtimedwait(&s, nullptr, &tick);
+    int sig = sigtimedwait(&s, nullptr, &tick);
+    if (sig <= 0 && signal_.load() == 0 && output_reader_gone(STDOUT_FILENO)) sig = SIGPIPE;  // said once: never a "second"
     if (sig <= 0) continue;  // timeout or EINTR
     const bool second = signal_.exchange(sig) != 0;
     if (on_signal_) on_signal_(sig);

@@ -1,5 +1,5 @@
 // stop_signals.h: SIGINT, SIGTERM and SIGHUP during a sweep (SIGHUP, a closed terminal, is treated as
-// SIGTERM).
+// SIGTERM), and a stdout whose reader has gone (`run ... | head`), treated as SIGTERM too.
 //
 // StopSignals blocks the three signals in the calling thread (create it before any
 // other thread starts, so every thread inherits the mask) and waits for them
@@ -8,6 +8,12 @@
 // limits there, without waiting for the training loop to notice); the
 // training loop checks the flag after every step and ends the trial. A second
 // signal runs the callback again and exits with 128 + signal at once.
+//
+// SIGPIPE is ignored from the constructor on, for the rest of the process: it would kill the sweep
+// with its GPUs at a trial's power limit and its claim held. The watching thread polls stdout instead:
+// a pipe with no reader left (POLLERR) stops the sweep as a signal does, with SIGPIPE as its number
+// (the callback and the flag see it; the sweep then exits 4, a write error: sweep.h), and any write to
+// it fails with EPIPE, which main reports when the command ends.
 #pragma once
 
 #include <atomic>

@@ -5,6 +5,7 @@
 // on exceptions; a journal left by a killed run is recovered first.
 #pragma once
 
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -38,8 +39,10 @@ struct SweepSummary {
   std::string recurrences_stop;  // why the recurrences stopped early (batch_size_optimizer): a failed
                                  // attempt, an attempt another run holds, the optimiser given up
   // 0: every trial ok or skipped (a power limit refused for lack of permission); 3: some failed;
-  // 4: the database could not be written; 128 + N: stopped by signal N. docs/exit_codes.md.
+  // 4: the database could not be written, or stdout was closed mid-sweep (StopSignals' SIGPIPE: a
+  // write error, as stdout's are); 128 + N: stopped by signal N. docs/exit_codes.md.
   int exit_code() const {
+    if (signal == SIGPIPE) return 4;
     return signal ? 128 + signal : !store_error.empty() ? 4 : (failed || !recurrences_stop.empty()) ? 3 : 0;
   }
 };

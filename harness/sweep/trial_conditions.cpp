@@ -81,8 +81,17 @@ ThermalWait wait_for_cool_gpus(const ThermalSettings& s, const TrialContext& ctx
                        }
                        check_stop(ctx.stop);
                      }};
-  return wait_until_cool(
-      s, [gpus]() { return gpus ? gpus->hottest_c() : std::nullopt; }, clock);
+  std::string why = gpus ? "" : "no NVML GPU";
+  ThermalWait w = wait_until_cool(
+      s, [gpus, &why]() { return gpus ? gpus->hottest_c(&why) : std::nullopt; }, clock);
+  if (w.ended == ThermalWait::Ended::kNoTemperature) {
+    w.no_temperature_why = why;
+    // Said at once: a GPU whose temperature cannot be read makes every trial start unwaited, and flagged.
+    if (gpus)
+      std::fprintf(stderr, "balerbench: warning: thermal protocol: %s; this trial starts without the wait and is "
+                   "flagged\n", w.ended_text(s).c_str());
+  }
+  return w;
 }
 
 json thermal_record(const std::optional<ThermalWait>& wait, const ThermalSettings& s, const json& start,
@@ -130,6 +139,9 @@ json thermal_disturbance(const json& thermal, bool trial_sets_power_limit) {
   const json wait = thermal.value("wait", json());
   if (wait.is_object() && wait.value("ended", std::string()) == "max_wait")
     add_reason(reason, "started hot: " + wait.value("reason", std::string("still hot after the maximum wait")));
+  // The protocol was asked for and could not be kept: nothing says the GPU was cool.
+  if (wait.is_object() && wait.value("ended", std::string()) == "no_temperature")
+    add_reason(reason, "not waited for a cool GPU: " + wait.value("reason", std::string("no GPU temperature")));
   for (const auto& g : thermal.value("start", json::array())) {
     if (!g.is_object()) continue;
     const std::string hot = selected(g.value("throttle_reasons", json()), is_thermal_reason);

@@ -31,7 +31,9 @@ struct HardwareSetup;
 void choose_max_power(const Experiment& ex, const TrialContext& ctx, bool simulated_gpu, HardwareSetup& hw);
 
 // The thermal protocol's wait before a trial, on the hottest visible GPU; a stop signal ends it
-// (Interrupted). Without NVML GPUs the result says there was no temperature to wait on.
+// (Interrupted). Without NVML GPUs, or when a GPU's temperature cannot be read (a failed read, or a
+// value no sensor gives), the result says there was no temperature to wait on, and why; a failed read
+// is warned about on stderr at once.
 ThermalWait wait_for_cool_gpus(const ThermalSettings& s, const TrialContext& ctx);
 
 // result.thermal: {"wait", "start", "end", "windows"}; null when there is nothing (no NVML GPU).
@@ -44,7 +46,8 @@ nlohmann::json thermal_record(const std::optional<ThermalWait>& wait, const Ther
 nlohmann::json thermal_windows(const nlohmann::json& energy_report);
 
 // result.disturbance.thermal: {"disturbed", "reason"} from result.thermal: the GPU still hot after
-// the thermal protocol's maximum wait, a thermal throttle reason at the start, or a power or thermal
+// the thermal protocol's maximum wait, no temperature to wait on (the protocol was asked for and not
+// kept), a thermal throttle reason at the start, or a power or thermal
 // throttle reason in a measured window (sw_power_cap not counted when the trial set a power limit
 // itself: that is the experiment). Null when `thermal` is null.
 nlohmann::json thermal_disturbance(const nlohmann::json& thermal, bool trial_sets_power_limit);

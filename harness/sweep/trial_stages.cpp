@@ -47,7 +47,8 @@ void interruptible_sleep(double seconds, const std::atomic<int>* stop) {
 // The sampler's series as power per interval, labelled with the phase it falls in.
 // Snapshots taken at window edges land between the sampler's ticks; intervals
 // are merged until they are at least `min_interval_s` long (half the sampling
-// period), so a few-millisecond sliver does not show as a spike or a dip.
+// period), so a few-millisecond sliver does not show as a spike or a dip. An interval in which a
+// meter failed a read (its windows are flagged) is left out: its power is not a measurement.
 std::vector<SampleRow> power_series(const EnergySession& s, double min_interval_s,
                                     const std::vector<std::pair<std::string, std::pair<double, double>>>& phases) {
   std::vector<SampleRow> out;
@@ -60,7 +61,8 @@ std::vector<SampleRow> power_series(const EnergySession& s, double min_interval_
     const WindowResult w = s.counter_window("sample", series[prev], series[i]);
     const double mid_unix = 0.5 * (series[prev].unix_s + series[i].unix_s);
     prev = i;
-    if (w.duration_s <= 0) continue;
+    const bool failed = std::any_of(w.domains.begin(), w.domains.end(), [](const DomainEnergy& d) { return d.read_failed; });
+    if (w.duration_s <= 0 || failed || !(w.total_energy_j() >= 0)) continue;
     SampleRow r;
     r.t_s = std::chrono::duration<double>(series[i].time - t0).count();
     r.power_w = w.total_energy_j() / w.duration_s;

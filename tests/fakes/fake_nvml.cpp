@@ -18,6 +18,12 @@
 //                 "memory_total_bytes": 85899345920, "memory_used_bytes": 1073741824,
 //                 "memory_schedule": [[0, 1073741824], [0.5, 4294967296]],  // [t_s, bytes used], overrides
 //                 "lost_after_s": -1,     // >= 0: the GPU falls off the bus then (GPU_IS_LOST)
+//                 "lost_file": "/tmp/x",  // the GPU is lost while this file exists (a test can lose it
+//                                         // between a sweep's trials, whatever the process's init count)
+//                 "energy_steps": [[1.5, -300]],  // [t_s, J]: the counter jumps by J from t_s on (negative:
+//                                                 // it steps back, as a driver reset or a bug can make it)
+//                 "temperature_error": 0,         // nvmlDeviceGetTemperature fails with this NVML code...
+//                 "temperature_error_after_s": 0, // ... from this many seconds after init on
 //                 "temperature_schedule": [[0, 70], [2, 45]],   // [t_s, C], linear between points, then held
 //                 "throttle_schedule": [[0, 1], [0.5, 4]],      // [t_s, reason bits], piecewise constant
 //                 "power_reading": "instant",  // or "average_1s": nvmlDeviceGetPowerUsage averages the
@@ -86,6 +92,10 @@ struct FakeDevice {
   int power_error = 0;
   int set_error = 0;
   double lost_after_s = -1;  // >= 0: every query of the device fails with GPU_IS_LOST from then on
+  std::string lost_file;     // non-empty: every query fails with GPU_IS_LOST while this file exists
+  std::vector<std::pair<double, double>> energy_steps;  // [t_s, J]: the counter jumps by J from t_s on
+  int temperature_error = 0;
+  double temperature_error_after_s = 0;
   double enforce_offset_w = 0;
   unsigned long long memory_total_bytes = 80ULL << 30, memory_used_bytes = 512ULL << 20;
   std::vector<std::pair<double, unsigned long long>> memory_schedule;  // [t_s since init, bytes used]
@@ -161,6 +171,11 @@ void load_config() {
     f.compute_processes_error = d.value("compute_processes_error", 0);
     f.power_error = d.value("power_error", 0);
     f.lost_after_s = d.value("lost_after_s", -1.0);
+    f.lost_file = d.value("lost_file", std::string());
+    for (const auto& p : d.value("energy_steps", nlohmann::json::array()))
+      f.energy_steps.emplace_back(p[0].get<double>(), p[1].get<double>());
+    f.temperature_error = d.value("temperature_error", 0);
+    f.temperature_error_after_s = d.value("temperature_error_after_s", 0.0);
     f.set_error = d.value("set_error", 0);
     f.enforce_offset_w = d.value("enforce_offset_w", 0.0);
     f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
@@ -217,11 +232,12 @@ FakeDevice* device(nvmlDevice_t h) {
   return &s.devices[i - 1];
 }
 
-// Seconds since init, rounded down to the device's last update tick.
 bool is_lost(const FakeDevice& d) {
+  if (!d.lost_file.empty() && access(d.lost_file.c_str(), F_OK) == 0) return true;
   return d.lost_after_s >= 0 && std::chrono::duration<double>(Clock::now() - state().t0).count() >= d.lost_after_s;
 }
 
+// Seconds since init, rounded down to the device's last update tick.
 double sensor_time_s(const FakeDevice& d) {
   const double t = std::chrono::duration<double>(Clock::now() - state().t0).count();
   return d.update_period_s > 0 ? std::floor(t / d.update_period_s) * d.update_period_s : t;
@@ -348,7 +364,12 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char* buf, unsigned n) {
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long* mj) {
   FAKE_DEVICE_OR_FAIL(h);
   if (!d->energy_counter) return NVML_ERROR_NOT_SUPPORTED;
-  *mj = d->energy_start_mj + static_cast<unsigned long long>(energy_j_until(*d, sensor_time_s(*d)) * 1e3);
+  const double t = sensor_time_s(*d);
+  double j = energy_j_until(*d, t);
+  for (const auto& [ts, step_j] : d->energy_steps)
+    if (ts <= t) j += step_j;
+  const double mj_now = static_cast<double>(d->energy_start_mj) + j * 1e3;
+  *mj = mj_now > 0 ? static_cast<unsigned long long>(mj_now) : 0;
   return NVML_SUCCESS;
 }
 
@@ -417,6 +438,7 @@ nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t h, unsigned* 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, int sensor, unsigned* c) {
   FAKE_DEVICE_OR_FAIL(h);
   if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->temperature_error && seconds_since_init() >= d->temperature_error_after_s) return d->temperature_error;
   *c = temperature_at(*d, seconds_since_init());
   return NVML_SUCCESS;
 }

@@ -111,6 +111,30 @@ TEST_F(EnergyCli, PowercapUnreadableMidRunIsWarnedAndFlagged) {
   EXPECT_TRUE(flagged) << phase.dump();
 }
 
+// The GPU's energy counter steps back by 300 J 1.2 s after NVML's init, while `sleep 2` runs (was: 452 J
+// "measured" for about 752 J used, with a ± as if nothing happened): the read that sees it is a failed
+// read, said at once, the window is flagged and has no ±, and the total is what was used less the one
+// sampler interval that saw the fall.
+TEST_F(EnergyCli, ACounterThatStepsBackIsWarnedAndFlaggedNeverSummed) {
+  const json nvml = {{"devices", {{{"name", "Fake A100"}, {"uuid", "GPU-1234"}, {"power_w", 250},
+                                   {"energy_counter", true}, {"energy_steps", {{1.2, -300}}}}}}};
+  write_text(dir.path("nvml.json"), nvml.dump());
+  const std::string js = dir.path("m.json");
+  const auto r = bb("measure --meters nvml --hz 20 --json " + js + " -- sleep 2",
+                    "BALERBENCH_NVML_LIB=" + std::string(FAKE_NVML_LIB) + " FAKE_NVML_CONFIG=" + dir.path("nvml.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("balerbench: warning: nvml: a reading failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("! 1 failed read of nvml inside"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not quantified: nvml/gpu0 (failed reads inside"), std::string::npos) << r.out;
+  const json j = json::parse(read_text(js));
+  const json& t = j["total"];
+  const double used_j = 250 * t["duration_s"].get<double>();
+  EXPECT_LE(t["total_energy_j"].get<double>(), used_j + 1) << t.dump();
+  EXPECT_GT(t["total_energy_j"].get<double>(), used_j - 0.5 * 250) << t.dump();
+  EXPECT_TRUE(t["total_uncertainty_j"].is_null()) << t.dump();
+  EXPECT_EQ(j["meters"][0]["details"]["gpus"][0]["counter_steps_back"], 1) << j["meters"].dump();
+}
+
 // A command killed by a signal: the summary names the signal beside the shell's 128+N. A command's
 // own exit 2 follows the summary, which balerbench's own errors (also 2) never print; --help says so.
 TEST_F(EnergyCli, MeasureNamesTheSignalAndTellsTheCommandsExitCodeFromItsOwn) {

@@ -1,8 +1,9 @@
 // test_gpu_protocol_cli.cpp: a published GPU comparison's protocol end to end (issue 39), through the
 // fake NVML library: MaxPower read from the GPU on a sweep without a power-limit axis and the cost
 // table filled from it; the thermal protocol waiting for a GPU whose temperature falls, recording the
-// wait, and flagging trials that throttled or started hot; the convergence table and --min-effect from
-// the command line; and doctor's check of the power reading against the energy counter.
+// wait, and flagging trials that throttled, started hot, or had no temperature to wait on; an energy
+// counter that steps back; the convergence table and --min-effect from the command line; and doctor's
+// check of the power reading against the energy counter.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -122,6 +123,79 @@ TEST_F(GpuProtocolCli, AGpuStillHotAfterTheMaximumWaitStartsItsTrialHot) {
     const std::string reason = t.result["disturbance"]["thermal"]["reason"].get<std::string>();
     EXPECT_NE(reason.find("started hot: still 80 C after the maximum wait (target 50 C)"), std::string::npos) << reason;
   }
+}
+
+// With energy.thermal on, a temperature read that fails (NVML_ERROR_UNKNOWN) is warned about on stderr and
+// every trial it could not wait for is flagged, with the reason (was: the wait ended silently and no trial
+// was flagged); NVML's 4294967295 sentinel is no temperature either: flagged, never stored as one.
+TEST_F(GpuProtocolCli, ATemperatureThatCannotBeReadFlagsTheTrialsItCouldNotWaitFor) {
+  const json thermal = {{"target_c", 50}, {"max_wait_s", 5}, {"settle_s", 30}, {"poll_s", 0.05}};
+  auto r = bb("run " + experiment({{"thermal", thermal}}) + " --db db.sqlite --progress none --tables none",
+              fake_gpu({{"temperature_error", 999}}));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("balerbench: warning: thermal protocol: no GPU temperature to wait on: gpu0's temperature "
+                       "cannot be read: Unknown Error (NVML code 999); this trial starts without the wait and is flagged"),
+            std::string::npos)
+      << r.out;
+  for (const TrialRecord& t : trials()) {
+    EXPECT_EQ(t.result["thermal"]["wait"]["ended"], "no_temperature") << t.result["thermal"];
+    const json& d = t.result["disturbance"]["thermal"];
+    EXPECT_EQ(d["disturbed"], true) << d;
+    EXPECT_NE(d["reason"].get<std::string>().find("not waited for a cool GPU: no GPU temperature to wait on: gpu0's"),
+              std::string::npos)
+        << d;
+  }
+  r = bb("run " + experiment({{"thermal", thermal}}) + " --db sentinel.sqlite --progress none --tables none",
+         fake_gpu({{"temperature_c", 4294967295ULL}}));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto sentinel = Store(dir_.path("sentinel.sqlite"), StoreAccess::kReadOnly).trials("gpu");
+  ASSERT_EQ(sentinel.size(), 4u);
+  for (const TrialRecord& t : sentinel) {
+    const json& th = t.result["thermal"];
+    EXPECT_TRUE(th["start"][0]["temperature_c"].is_null()) << th;
+    EXPECT_TRUE(th["end"][0]["temperature_c"].is_null()) << th;
+    EXPECT_EQ(th["windows"].dump().find("4294967295"), std::string::npos) << th;
+    EXPECT_NE(t.result["disturbance"]["thermal"]["reason"].get<std::string>().find("NVML gave 4294967295 C, no reading"),
+              std::string::npos)
+        << t.result["disturbance"];
+  }
+}
+
+// The GPU's energy counter steps back by 300 J every half second (was: an epoch's cumulative energy fell,
+// a trial stored 183 J for about 330 J, and a power sample of -5,568 W was stored, with no flag): every
+// fall is a failed read, so the epochs' energy never falls, no power sample is negative, the train
+// figure holds what was used less the few sampler intervals that saw a fall, and its window is flagged.
+TEST_F(GpuProtocolCli, ACounterThatStepsBackIsFlaggedNeverSummed) {
+  json steps = json::array();
+  for (int i = 1; i <= 60; ++i) steps.push_back({0.5 * i, -300});
+  const std::string env = fake_gpu({{"energy_start_mj", 1000000000}, {"update_period_s", 0}, {"energy_steps", steps}});
+  json e = json::parse(read_text(experiment({{"meters", {"nvml"}}})));
+  e["dataset"]["generator"]["rows"] = 5000;
+  e["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"epochs", {600}}, {"repeats", 1}};
+  write_text(dir_.path("exp.json"), e.dump());
+  const auto r = bb("run " + dir_.path("exp.json") + " --db db.sqlite --progress none --tables none", env);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("balerbench: warning: nvml: a reading failed"), std::string::npos) << r.out;
+  const std::vector<TrialRecord> all = trials();
+  ASSERT_EQ(all.size(), 1u);
+  const TrialRecord& t = all[0];
+  ASSERT_EQ(t.status, TrialStatus::kOk) << t.error;
+  ASSERT_GT(*t.train_s, 1.0) << "the training must span a fall of the counter";
+  EXPECT_GT(*t.train_energy_j, 0.7 * 250 * *t.train_s);
+  EXPECT_LE(*t.train_energy_j, 250 * *t.train_s + 1);
+  std::optional<double> last_j;
+  for (const EpochRow& row : t.epoch_rows) {
+    ASSERT_TRUE(row.energy_j) << row.epoch;
+    EXPECT_GE(*row.energy_j, last_j.value_or(0)) << "epoch " << row.epoch;
+    last_j = row.energy_j;
+  }
+  ASSERT_FALSE(t.samples.empty());
+  for (const SampleRow& s : t.samples) EXPECT_GE(s.power_w, 0) << s.t_s;
+  bool flagged = false;
+  for (const auto& p : t.result["energy"]["phases"])
+    if (p["phase"] == "train")
+      for (const auto& f : p["flags"]) flagged |= f.get<std::string>().find("failed read") != std::string::npos;
+  EXPECT_TRUE(flagged) << t.result["energy"]["phases"].dump();
 }
 
 // Every energy figure's window counts its meter updates; NVML's 0.1 s counter gives these few-ms

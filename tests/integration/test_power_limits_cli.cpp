@@ -1,6 +1,7 @@
 // test_power_limits_cli.cpp: power limits set, read back and restored through the fake NVML library on
 // every exit path (its set log records each call): a lost GPU, no permission, SIGINT, a kill and the
-// restart after it, the simulated GPU, and the power-limit optimiser in a real training run.
+// restart after it, a second run beside a live one, a closed stdout, the simulated GPU, and the
+// power-limit optimiser in a real training run.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "harness/base/processes.h"
 #include "harness/store/store.h"
 #include "tests/integration/sweep_cli_fixture.h"
 #include "tests/test_util.h"
@@ -201,6 +203,90 @@ TEST_F(SweepCli, OptimizerProfilesLimitsInsideOneTrainingRun) {
   ASSERT_GE(s.size(), 4u);
   EXPECT_EQ(s.front(), "GPU-aaaa 300000 0");
   EXPECT_EQ(s.back(), "GPU-aaaa 300000 0");
+}
+
+// Run A sweeps at 150 W. A second run with the same journal that would set limits is refused (exit code
+// 2) naming A, and one that sets none leaves A's limit and journal alone (was: "restored to 300 W ...
+// from the journal of an earlier run" mid-trial, and A recorded 150 W for a trial run at 300 W); a
+// journal whose writer still runs, lock free or not, is never restored either. A, stopped, restores
+// its own.
+TEST_F(SweepCli, ASecondRunNeverTouchesTheLimitsOfALiveRun) {
+  json j = long_experiment();
+  j["sweep"]["epochs"] = {600};
+  j["sweep"]["power_limit_w"] = {150};
+  j["energy"] = {{"meters", {"nvml"}}};
+  j["allow_power_limit_changes"] = true;
+  const std::string env = fake_nvml_env();
+  const std::string log = dir_.path("a.log");
+  const long pid = start_background("run " + write_experiment(j) + " --db a.sqlite --progress lines", env, log);
+  ASSERT_TRUE(wait_for(log, "Epoch", 60)) << read_text(log);
+  EXPECT_DOUBLE_EQ(state_limit_w(), 150);
+  json b = tiny_experiment();
+  b["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"power_limit_w", {250}}, {"epochs", {2}}};
+  b["energy"] = {{"meters", {"nvml"}}};
+  b["allow_power_limit_changes"] = true;
+  auto r = bb("run " + write_experiment(b, "b.json") + " --db b.sqlite --progress none --tables none", env);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("balerbench: error: the GPUs' power limits are held by another balerbench run (pid " +
+                       std::to_string(pid) + " on "),
+            std::string::npos)
+      << r.out;
+  b.erase("allow_power_limit_changes");
+  b["sweep"].erase("power_limit_w");
+  r = bb("run " + write_experiment(b, "c.json") + " --db c.sqlite --progress none --tables none", env);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("power limits: held by another balerbench run (pid " + std::to_string(pid)), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("restored to"), std::string::npos) << r.out;
+  EXPECT_DOUBLE_EQ(state_limit_w(), 150);
+  EXPECT_EQ(sets(), std::vector<std::string>{"GPU-aaaa 150000 0"});
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(30), 143) << read_text(log);
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);
+  // A journal whose writer runs (this test's process) with its lock free: not restored either.
+  const ProcessIdentity me = this_process();
+  write_text(dir_.path("journal.json"),
+             json{{"pid", me.pid}, {"host", me.host}, {"boot_id", me.boot_id}, {"start_ticks", me.start_ticks},
+                  {"gpus", {{{"uuid", "GPU-aaaa"}, {"original_w", 200}}}}}
+                 .dump());
+  r = bb("run " + dir_.path("c.json") + " --db c.sqlite --progress none --tables none", env);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("belongs to a run that still runs (pid " + std::to_string(me.pid)), std::string::npos) << r.out;
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);
+  EXPECT_TRUE(fs::exists(dir_.path("journal.json")));
+}
+
+// `run ... --progress lines | head`: the reader ends mid-trial while the GPU is at the trial's 150 W.
+// The sweep stops as on SIGTERM, with the limit restored and the claim given back, and exits 4 (a write
+// error), saying why on stderr (was: killed by SIGPIPE, exit 141, the GPU left at 150 W).
+TEST_F(SweepCli, AClosedStdoutStopsAPowerLimitSweepWithTheLimitRestored) {
+  json j = long_experiment();
+  j["sweep"]["epochs"] = {600};
+  j["sweep"]["power_limit_w"] = {150};
+  j["energy"] = {{"meters", {"nvml"}}};
+  j["allow_power_limit_changes"] = true;
+  const std::string exp = write_experiment(j);
+  // The reader prints up to the first epoch line, then exits (as `head -6` does on the issue's plan).
+  const auto r = run_command("cd " + dir_.root() + " && (" + fake_nvml_env() + " " + balerbench_binary() + " run " +
+                             exp + " --db db.sqlite --progress lines --tables none 2> err.log; echo $? > rc) | " +
+                             "sed '/Epoch/q'");
+  EXPECT_NE(r.out.find("Epoch"), std::string::npos) << r.out;
+  EXPECT_EQ(read_text(dir_.path("rc")), "4\n") << read_text(dir_.path("err.log"));
+  const std::string err = read_text(dir_.path("err.log"));
+  EXPECT_NE(err.find("stdout was closed (its reader ended, as `| head` does): stopping after restoring power limits"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("restored to 300 W (enforced 300 W) on the signal"), std::string::npos) << err;
+  EXPECT_NE(err.find("balerbench: error: could not write the output to stdout: its reader closed the pipe (Broken "
+                     "pipe) (hint: read the whole output, or send it to a file)"),
+            std::string::npos)
+      << err;
+  EXPECT_DOUBLE_EQ(state_limit_w(), 300);
+  EXPECT_EQ(sets(), (std::vector<std::string>{"GPU-aaaa 150000 0", "GPU-aaaa 300000 0"}));
+  EXPECT_FALSE(fs::exists(dir_.path("journal.json")));
+  const Store store(dir_.path("db.sqlite"), StoreAccess::kReadOnly);
+  EXPECT_TRUE(store.claims().empty());
+  EXPECT_TRUE(store.trials().empty());  // the trial in flight is not stored, as on a signal
 }
 
 }  // namespace

@@ -196,6 +196,28 @@ TEST_F(SweepCli, GpuLostMidTrialFailsThatTrialAndTheSweepGoesOn) {
   EXPECT_NE(r.out.find("done: 2 ran"), std::string::npos) << r.out;
 }
 
+// The GPU is lost between two trials (the fake's lost_file appears while the second one cools down): the
+// second trial fails naming the GPU as lost, as one lost mid-trial does (was: "GPU 0 () reports neither
+// an energy counter nor power").
+TEST_F(SweepCli, GpuLostBetweenTrialsIsNamedAsLost) {
+  json j = tiny_experiment();
+  j["sweep"] = {{"batch_size", {512}}, {"precision", {"fp32"}}, {"epochs", {2}}, {"repeats", 2}};
+  j["energy"] = {{"meters", {"nvml"}}, {"sample_hz", 20}, {"cooldown_s", 4}};
+  const std::string log = dir_.path("run.log");
+  start_background("run " + write_experiment(j) + " --db db.sqlite --progress none --tables none",
+                   fake_nvml_env(", \"lost_file\": \"" + dir_.path("lost") + "\""), log);
+  ASSERT_TRUE(wait_for(log, "   ok:", 120)) << read_text(log);
+  write_text(dir_.path("lost"), "");
+  EXPECT_EQ(wait_exit(120), 3) << read_text(log);
+  const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].status, TrialStatus::kOk);
+  EXPECT_EQ(trials[1].status, TrialStatus::kFailed);
+  EXPECT_NE(trials[1].error.find("gpu0 (Fake H100, GPU-aaaa) is lost (NVML_ERROR_GPU_IS_LOST)"), std::string::npos)
+      << trials[1].error;
+  EXPECT_EQ(read_text(log).find("reports neither"), std::string::npos) << read_text(log);
+}
+
 TEST_F(SweepCli, BadExperimentFilesExit2AndWriteNothing) {
   json j = tiny_experiment();
   j["sweep"]["precision"] = {"fp32", "fp8"};
