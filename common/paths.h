@@ -31,9 +31,10 @@ std::string output_target(const std::string& path);
 // create_directories(dir); InputError naming the part that is a file, or the system's reason.
 void create_output_folder(const std::string& dir, const std::string& hint = "choose another output folder");
 
-// `name` as a file name that stays in its folder: [A-Za-z0-9._+-] and well-formed UTF-8 characters from
-// U+00A0 up kept ("été"), every other byte '_'; never empty, ".", "..", nor starting with '.' (an '_' is
-// put before it).
+// `name` as a file name that stays in its folder: [A-Za-z0-9._+-] and well-formed UTF-8 characters
+// from U+00A0 up kept ("été"), but not text.h's hidden characters (a bidirectional control such as
+// U+202E would reorder the name as a file manager shows it); every other byte '_'; never empty, ".",
+// "..", nor starting with '.' (an '_' is put before it).
 std::string safe_file_name(const std::string& name);
 
 }  // namespace balerbench

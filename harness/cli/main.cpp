@@ -8,6 +8,7 @@
 #include <new>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/output_check.h"
@@ -17,6 +18,12 @@
 namespace {
 
 constexpr int kWriteFailedExitCode = 4;
+
+// The error line for `what`: always one line, whatever it echoes (a value with a newline, bytes of a
+// Latin-1 file, a bidirectional control), and of a length a terminal shows.
+void print_error(const char* what) {
+  std::fprintf(stderr, "balerbench: error: %s\n", balerbench::message_text(what, 4000).c_str());
+}
 
 int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, char** argv) {
   try {
@@ -35,19 +42,19 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
       sub = parsed.empty() ? nullptr : parsed.front();
       if (sub) command += " " + sub->get_name();
     }
-    std::fprintf(stderr, "balerbench: error: %s (hint: %s --help)\n", e.what(), command.c_str());
+    print_error((std::string(e.what()) + " (hint: " + command + " --help)").c_str());
     return 2;
   }
   try {
     return run ? run() : 0;
   } catch (const balerbench::InputError& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const balerbench::WriteError& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return kWriteFailedExitCode;
   } catch (const balerbench::MeterLost& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return 1;
   } catch (const std::bad_alloc&) {
     // Data or a model larger than this machine's memory: what was asked for, not a fault of balerbench.
@@ -66,7 +73,7 @@ int close_stdout_or_fail(int exit_code) {
   try {
     balerbench::cli::close_stdout();
   } catch (const balerbench::WriteError& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return exit_code == 0 ? kWriteFailedExitCode : exit_code;
   }
   return exit_code;
