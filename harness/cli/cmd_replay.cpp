@@ -218,7 +218,8 @@ void add_job_options(CLI::App* cmd, ReplayArgs& a) {
                   "defaults for each), or any dataset of the traces");
   cmd->add_option("--network", a.network, "the job's network (default: Zeus's, or the trace's only one)");
   cmd->add_option("--optimizer", a.optimizer, "the job's optimizer (default: Zeus's, or the trace's only one)");
-  cmd->add_option("--target", a.target, "the target metric (default: Zeus's for the workload)");
+  cmd->add_option("--target", a.target, "the target metric (default: Zeus's for the workload)")
+      ->check(finite_number());  // NaN would read as "not given": the default target, silently
   cmd->add_option("--max-epochs", a.max_epochs,
                   "epochs before a recurrence's attempt stops unreached (default: Zeus's)")
       ->check(positive_count());
@@ -239,7 +240,7 @@ void add_job_options(CLI::App* cmd, ReplayArgs& a) {
 }
 
 void add_tuning_options(CLI::App* cmd, ReplayArgs& a) {
-  cmd->add_option("--eta", a.eta, "the cost's weight of energy, in [0, 1] (default 0.5)");
+  cmd->add_option("--eta", a.eta, "the cost's weight of energy, in [0, 1] (default 0.5)")->check(in_range(0, 1, "ETA"));
   cmd->add_option("--beta", a.beta,
                   "stop an attempt once its cost passes beta x the cheapest recurrence (default 2; inf: never)");
   cmd->add_option("--recurrences", a.recurrences,
