@@ -37,6 +37,7 @@ TEST_F(OptionValuesCli, NanAndInfinityAreRefusedWhereARangeIsExpected) {
   // replay --target NaN read as "not given": the workload's default target, silently.
   expect_one_error_line(bb("replay --workload cifar100 --target nan"), "--target: must be a number (got nan)");
   expect_one_error_line(bb("replay --workload cifar100 --target inf"), "--target: must be at most");
+  expect_one_error_line(bb("replay --workload cifar100 --power-limits 1e300"), "--power-limits: must be at most 100000");
 }
 
 // An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.
