@@ -9,31 +9,31 @@ const std::vector<Column<TrialRecord>>& trial_columns() {
   using T = TrialRecord;
   static const std::vector<Column<T>> c = {
       column("trial_key", "TEXT NOT NULL UNIQUE", &T::key),
-      column("experiment", "TEXT NOT NULL", &T::experiment),
+      name_column("experiment", "TEXT NOT NULL", &T::experiment),
       column("grid_index", "INTEGER", &T::grid_index),
       column("repeat", "INTEGER", &T::repeat),
       column("batch_size", "INTEGER", &T::batch_size),
       column("precision", "TEXT", &T::precision),
-      column("power_limit_w", "REAL", &T::power_limit_w),
+      column("power_limit_w", "REAL", &T::power_limit_w, kWattsRange),
       column("epochs", "INTEGER", &T::epochs),
       column("status", "TEXT NOT NULL", &T::status),
       column("error", "TEXT", &T::error),
-      column("started_unix_s", "REAL", &T::started_unix_s),
-      column("finished_unix_s", "REAL", &T::finished_unix_s),
-      column("train_s", "REAL", &T::train_s),
+      column("started_unix_s", "REAL", &T::started_unix_s, kUnixTimeRange),
+      column("finished_unix_s", "REAL", &T::finished_unix_s, kUnixTimeRange),
+      column("train_s", "REAL", &T::train_s, kDurationRange),
       column("train_energy_j", "REAL", &T::train_energy_j),
-      column("compress_s", "REAL", &T::compress_s),
+      column("compress_s", "REAL", &T::compress_s, kDurationRange),
       column("compress_energy_j", "REAL", &T::compress_energy_j),
-      column("decompress_s", "REAL", &T::decompress_s),
+      column("decompress_s", "REAL", &T::decompress_s, kDurationRange),
       column("decompress_energy_j", "REAL", &T::decompress_energy_j),
       column("total_energy_j", "REAL", &T::total_energy_j),
       column("co2_g", "REAL", &T::co2_g),
       column("target_reached", "INTEGER", &T::target_reached),
-      column("tta_s", "REAL", &T::tta_s),
+      column("tta_s", "REAL", &T::tta_s, kDurationRange),
       column("eta_j", "REAL", &T::eta_j),
       column("epochs_to_target", "INTEGER", &T::epochs_to_target),
-      column("max_power_w", "REAL", &T::max_power_w),
-      column("enforced_power_limit_w", "REAL", &T::enforced_power_limit_w),
+      column("max_power_w", "REAL", &T::max_power_w, kWattsRange),
+      column("enforced_power_limit_w", "REAL", &T::enforced_power_limit_w, kWattsRange),
       column("energy_kind", "TEXT", &T::energy_kind),
       column("hardware", "TEXT", &T::hardware),
       column("spec_json", "TEXT", &T::spec),
@@ -49,11 +49,16 @@ const std::vector<Column<TrialRecord>>& trial_columns() {
 const std::vector<Column<EpochRow>>& epoch_columns() {
   using E = EpochRow;
   static const std::vector<Column<E>> c = {
-      column("epoch", "INTEGER NOT NULL", &E::epoch),         column("train_loss", "REAL", &E::train_loss),
-      column("val_loss", "REAL", &E::val_loss),               column("relative_error", "REAL", &E::relative_error),
-      column("lr", "REAL", &E::lr),                           column("duration_s", "REAL", &E::duration_s),
-      column("elapsed_s", "REAL", &E::elapsed_s),             column("energy_j", "REAL", &E::energy_j),
-      column("target_met", "INTEGER", &E::target_met),        column("eval_s", "REAL", &E::eval_s),
+      column("epoch", "INTEGER NOT NULL", &E::epoch),
+      loss_column("train_loss", "REAL", &E::train_loss),
+      loss_column("val_loss", "REAL", &E::val_loss),
+      column("relative_error", "REAL", &E::relative_error),
+      column("lr", "REAL", &E::lr),
+      column("duration_s", "REAL", &E::duration_s, kDurationRange),
+      column("elapsed_s", "REAL", &E::elapsed_s, kDurationRange),
+      column("energy_j", "REAL", &E::energy_j),
+      column("target_met", "INTEGER", &E::target_met),
+      column("eval_s", "REAL", &E::eval_s, kDurationRange),
       column("energy_pm_j", "REAL", &E::energy_pm_j),
   };
   return c;
@@ -63,7 +68,7 @@ const std::vector<Column<PhaseRow>>& phase_columns() {
   using P = PhaseRow;
   static const std::vector<Column<P>> c = {
       column("phase", "TEXT NOT NULL", &P::phase),   column("source", "TEXT NOT NULL", &P::source),
-      column("duration_s", "REAL", &P::duration_s),  column("energy_j", "REAL", &P::energy_j),
+      column("duration_s", "REAL", &P::duration_s, kDurationRange),  column("energy_j", "REAL", &P::energy_j),
       column("co2_g", "REAL", &P::co2_g),            column("energy_kind", "TEXT", &P::energy_kind),
   };
   return c;

@@ -221,7 +221,8 @@ TEST_F(SweepCli, BadExperimentFilesExit2AndWriteNothing) {
 }
 
 // Stored data a report cannot use is a clear error with exit code 2, never an internal error: a
-// cost.eta outside [0, 1], and a result that is not JSON.
+// cost.eta outside [0, 1], text in a number's column, a time beyond the year 9999, and a result that
+// is not JSON.
 TEST_F(SweepCli, DamagedStoredDataIsAClearErrorInReports) {
   json j = tiny_experiment();
   j["sweep"]["precision"] = {"fp32"};
@@ -238,6 +239,16 @@ TEST_F(SweepCli, DamagedStoredDataIsAClearErrorInReports) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("stored cost.eta holds 1.5, not a number in [0, 1]"), std::string::npos) << r.out;
   edit("update experiments set spec_json=json_set(spec_json, '$.cost.eta', json('[0.5]'))");
+  edit("update trials set train_s='abc'");  // was read as 0 s
+  r = bb("report --db db.sqlite --table trials");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("db.sqlite: column train_s holds the text 'abc', not a number"), std::string::npos) << r.out;
+  edit("update trials set train_s=1, started_unix_s=1e300");  // was printed as the year -219246529
+  r = bb("report --db db.sqlite --table trials");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("column started_unix_s holds 1e+300, not a time from 1970 to the year 9999"), std::string::npos)
+      << r.out;
+  edit("update trials set started_unix_s=1700000000");
   edit("update trials set result_json='{not json'");
   r = bb("report --db db.sqlite --table trials");
   EXPECT_EQ(r.exit_code, 2) << r.out;
