@@ -121,6 +121,7 @@ std::vector<report::ExperimentReport> load_reports(const Store& store, const Rep
   std::vector<report::ExperimentReport> reports;
   for (const auto& name : experiments) {
     report::ExperimentReport e{name, store.trials(name, true, false), {}, stored_etas(store, name)};
+    fail_diverged_trials(e.trials);
     e.tables = make_tables(e.trials, a.table, e.etas, a.min_effect);
     reports.push_back(std::move(e));
   }

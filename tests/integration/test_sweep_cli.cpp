@@ -255,6 +255,43 @@ TEST_F(SweepCli, DamagedStoredDataIsAClearErrorInReports) {
   EXPECT_NE(r.out.find("column result_json holds text that is not JSON"), std::string::npos) << r.out;
 }
 
+// A learning rate that makes the losses NaN (lr 1e30) fails the trial with the reason, exit code 3
+// (was: status ok, exit 0, and the precision table's ratios with no mark). A database an earlier
+// version wrote, with such a trial stored as ok and its losses null, reads the same way in reports.
+TEST_F(SweepCli, DivergedTrainingFailsTheTrialAndIsLeftOutOfTheTables) {
+  json j = tiny_experiment();
+  j["training"]["lr"] = 1e30;
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["repeats"] = 1;
+  auto r = bb("run " + write_experiment(j) + " --db diverged.sqlite --progress none --tables precision");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("training diverged: the training loss is"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("| fp32 |"), std::string::npos) << r.out;  // no row, so no ratio
+  const auto stored = Store(dir_.path("diverged.sqlite"), StoreAccess::kReadOnly).trials();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].status, TrialStatus::kFailed);
+
+  // As an earlier balerbench stored it: fp64 ok, with its losses null.
+  j = tiny_experiment();
+  j["sweep"]["repeats"] = 1;
+  r = bb("run " + write_experiment(j) + " --db old.sqlite --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto edit = run_command(
+      python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("old.sqlite") +
+      "'); c.execute(\\\"update trials set result_json=json_set(result_json, '$.final_train_loss', json('null')) "
+      "where precision='fp64'\\\"); c.execute(\\\"update epochs set train_loss=NULL, val_loss=NULL where trial_id in "
+      "(select id from trials where precision='fp64')\\\"); c.commit()\"");
+  ASSERT_EQ(edit.exit_code, 0) << edit.out;
+  r = bb("report --db old.sqlite --table precision --wide");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("| fp32 |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("| fp64 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 failed and 0 skipped"), std::string::npos) << r.out;
+  r = bb("report --db old.sqlite --table trials --wide");
+  EXPECT_NE(r.out.find("training diverged: its last epoch's loss is not finite"), std::string::npos) << r.out;
+}
+
 TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
   json j = tiny_experiment();
   j["sweep"]["precision"] = {"amp_fp16", "fp32"};  // amp_fp16 needs CUDA: fails on the CPU
