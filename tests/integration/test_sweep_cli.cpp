@@ -292,6 +292,32 @@ TEST_F(SweepCli, DivergedTrainingFailsTheTrialAndIsLeftOutOfTheTables) {
   EXPECT_NE(r.out.find("training diverged: its last epoch's loss is not finite"), std::string::npos) << r.out;
 }
 
+// What every trial would refuse is refused before the database exists (docs/sweeps.md, "Before the
+// first trial"), exit code 2: a test_size that leaves no training row, and a meter named in
+// energy.meters that cannot run here (was: a database of failed trials, exit code 3).
+TEST_F(SweepCli, DataAndMetersEveryTrialWouldRefuseAreRefusedBeforeTheDatabase) {
+  json j = tiny_experiment();
+  j["dataset"]["generator"]["rows"] = 1;
+  auto r = bb("run " + write_experiment(j) + " --db r.sqlite --progress none");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("/training/test_size: test_size 0.2 leaves no training rows out of 1"), std::string::npos)
+      << r.out;
+  j = tiny_experiment();
+  j["training"]["test_size"] = 0.9999;
+  r = bb("run " + write_experiment(j) + " --db r.sqlite --progress none");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("test_size 0.9999 leaves no training rows out of 2000"), std::string::npos) << r.out;
+  j = tiny_experiment();
+  j["energy"]["meters"] = {"nvml"};
+  const std::string env = fake_nvml_env();
+  write_text(dir_.path("nvml.json"), R"({"init_error": 999, "devices": []})");  // nvmlInit fails
+  r = bb("run " + write_experiment(j) + " --db r.sqlite --progress none", env);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("meter 'nvml' is not available"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("== trial"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path("r.sqlite")));
+}
+
 TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {
   json j = tiny_experiment();
   j["sweep"]["precision"] = {"amp_fp16", "fp32"};  // amp_fp16 needs CUDA: fails on the CPU
