@@ -212,6 +212,8 @@ struct StoredRange {
 inline constexpr StoredRange kUnixTimeRange{0, 253402300799.0, "a time from 1970 to the year 9999"};
 inline constexpr StoredRange kDurationRange{0, 1e9, "a duration from 0 to 1e9 s"};
 inline constexpr StoredRange kWattsRange{0, 1e6, "a power from 0 to 1e6 W"};
+inline constexpr StoredRange kBatchSizeRange{1, 9e15, "a batch size of at least 1"};
+inline constexpr StoredRange kEpochsRange{0, 9e15, "a number of epochs of 0 or more"};
 
 // A number's column whose values outside `range` are damage (a start time of 1e300 s would print as a
 // date of the year -219246529).

@@ -88,6 +88,10 @@ std::vector<Line> split_lines(const std::string& text, const std::string& file) 
     if (line.find('"') != std::string::npos)
       throw InputError(file + ":" + std::to_string(number) + ": a quoted field",
                        "Zeus's traces quote nothing; write the values plainly, separated by commas");
+    if (line.find('\r') != std::string::npos)  // what is left after the line's own \r\n
+      throw InputError(file + ":" + std::to_string(number) + ": a carriage return inside a line (lines ending in "
+                           "\\r alone?)",
+                       "end each line with \\n or \\r\\n (e.g. tr '\\r' '\\n')");
     if (line.find('\0') != std::string::npos)
       throw InputError(file + ":" + std::to_string(number) + ": a NUL byte", "a trace is a text CSV file");
     Line l;

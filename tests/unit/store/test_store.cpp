@@ -138,6 +138,11 @@ TEST_F(StoreTest, DamagedOrHostileValuesAreRefusedNamingTheirColumn) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   expect_input_error([&] { Store(db, StoreAccess::kReadOnly).trials(); },
                      "column train_s holds the text 'abc', not a number");
+  const auto negative = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + db +
+                                    "'); c.execute(\\\"update trials set train_s=1, batch_size=-5\\\"); c.commit()\"");
+  ASSERT_EQ(negative.exit_code, 0) << negative.out;
+  expect_input_error([&] { Store(db, StoreAccess::kReadOnly).trials(); },
+                     "column batch_size holds -5, not a batch size of at least 1");
 }
 
 TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {

@@ -290,6 +290,8 @@ TEST(ZeusTrace, NumbersAreDecimalAndPlausibleAndTheEncodingIsChecked) {
   EXPECT_EQ(bom.rows.size(), 9u);
   EXPECT_EQ(parse_train_trace("\xEF\xBB\xBF" + std::string(kTrain), "t.csv").rows.size(), 10u);
   expect_input_error([&] { parse_power_trace("\xFF\xFE" + header, "p.csv"); }, "p.csv: is UTF-16 text, not UTF-8");
+  expect_input_error([&] { parse_power_trace("dataset,network\rtoy,net\r", "p.csv"); },
+                     "p.csv:1: a carriage return inside a line");
   expect_input_error([&] { parse_power_trace(header + "toy\xE2\x80\xAE,net,16,sgd,300,10,250\n", "p.csv"); },
                      "p.csv:2: dataset: 'toy\\u202E' holds a bidirectional control (U+202E)");
   expect_input_error([&] { parse_power_trace(header + std::string(kMaxTraceLineBytes + 1, 'x'), "p.csv"); },
