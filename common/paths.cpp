@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace balerbench {
 namespace {
@@ -125,21 +126,12 @@ void create_output_folder(const std::string& dir, const std::string& hint) {
 
 namespace {
 
-// The length of the well-formed UTF-8 sequence of a printable character (U+00A0 and above, no
-// surrogates) at name[i], or 0.
+// The length of the well-formed UTF-8 sequence of a printable character (U+00A0 and above, none of
+// text.h's hidden characters: no bidirectional control or line separator) at name[i], or 0.
 std::size_t printable_utf8_at(const std::string& name, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(name[k]); };
-  const unsigned char lead = b(i);
-  const std::size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
-  if (n == 0 || i + n > name.size()) return 0;
-  uint32_t cp = lead & (0xFF >> (n + 1));
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  const uint32_t min_cp = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;  // no overlong forms
-  if (cp < min_cp || cp < 0xA0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
-  return n;
+  const Utf8Char c = utf8_at(name, i);
+  if (c.length < 2 || c.code_point < 0xA0 || is_hidden_character(c.code_point)) return 0;
+  return c.length;
 }
 
 }  // namespace

@@ -47,9 +47,10 @@ void create_output_folder(const std::string& dir, const std::string& hint = "cho
 // with EPIPE (or raises SIGPIPE). False for anything else, a closed descriptor included.
 bool output_reader_gone(int fd);
 
-// `name` as a file name that stays in its folder: [A-Za-z0-9._+-] and well-formed UTF-8 characters from
-// U+00A0 up kept ("été"), every other byte '_'; never empty, ".", "..", nor starting with '.' (an '_' is
-// put before it).
+// `name` as a file name that stays in its folder: [A-Za-z0-9._+-] and well-formed UTF-8 characters
+// from U+00A0 up kept ("été"), but not text.h's hidden characters (a bidirectional control such as
+// U+202E would reorder the name as a file manager shows it); every other byte '_'; never empty, ".",
+// "..", nor starting with '.' (an '_' is put before it).
 std::string safe_file_name(const std::string& name);
 
 }  // namespace balerbench

@@ -35,6 +35,21 @@ rm -rf "$BUILD/seeds" && mkdir -p "$BUILD/seeds/fuzz_experiment" "$BUILD/seeds/f
 "${PYTHON:-/usr/bin/python3}" "$ROOT/fuzz/make_seeds.py" "$BUILD/seeds" ||
   echo "fuzz.sh: no NumPy seeds (${PYTHON:-/usr/bin/python3} with numpy missing); the npy and npz targets start from nothing" >&2
 cp "$ROOT/tests/fixtures/store_v1.sqlite" "$BUILD/seeds/fuzz_merge/"  # schema 1: migrated, then merged
+# Hostile copies of it (issue 50): text in a number's column, a time beyond the year 9999, an experiment
+# name with a bidirectional override. Each must be an InputError naming its column.
+"${PYTHON:-/usr/bin/python3}" - "$ROOT/tests/fixtures/store_v1.sqlite" "$BUILD/seeds/fuzz_merge" <<'PY' ||
+import shutil, sqlite3, sys
+source, out = sys.argv[1], sys.argv[2]
+for name, sql in [("text_in_a_number.sqlite", "update trials set train_s='abc'"),
+                  ("time_beyond_9999.sqlite", "update trials set started_unix_s=1e300"),
+                  ("bidi_name.sqlite", "update trials set experiment='gnp' || char(8238) || 'fdp'; "
+                                       "update experiments set name='gnp' || char(8238) || 'fdp'")]:
+    shutil.copy(source, out + "/" + name)
+    c = sqlite3.connect(out + "/" + name)
+    c.executescript(sql)
+    c.close()
+PY
+  echo "fuzz.sh: no hostile merge seeds (${PYTHON:-/usr/bin/python3} without sqlite3)" >&2
 # Zeus's traces where they lie (../shared, never copied into the project): the head of each file, behind
 # the byte that names it a train (0) or power (1) trace, and a pair to replay (2, the two split at '\f').
 ZEUS="$ROOT/../shared/data/zeus_nsdi23"

@@ -224,7 +224,7 @@ BalerProjectConfig load_baler_project_config(const BalerProject& p, const std::v
   out.attributes = read_baler_attributes(p, timeout_s);
   BalerTranslation t = translate_baler_attributes(out.attributes, source);
   JsonOrigins origins;  // as load_run_config: an error in a command-line value names it
-  for (const auto& s : sets) origins[apply_override(t.config, s)] = "--set " + s;
+  for (const auto& s : sets) origins[apply_override(t.config, s)] = set_origin(s);
   for (const auto& o : options) origins[apply_override(t.config, o.assignment, o.origin)] = o.origin;
   try {
     out.run = parse_run_config(t.config, source, p.root.string());

@@ -1,9 +1,11 @@
 // strict_json.cpp: see strict_json.h.
 #include "harness/base/strict_json.h"
 
+#include "common/text.h"
 #include "harness/base/edit_distance.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,8 +83,31 @@ std::string untagged(const std::string& message) {
   return message.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? message.substr(end + 2) : message;
 }
 
+// An InputError for text that is not UTF-8, which JSON must be: a UTF-16 or UTF-32 file (a byte-order
+// mark, or NUL bytes), a Latin-1 one (a byte that starts no UTF-8 character). Its bytes are named in
+// hex, never echoed: the parser's own message would print them raw.
+void check_utf8(const std::string& text, const std::string& source) {
+  const auto starts = [&](const char* bom) { return text.rfind(bom, 0) == 0; };
+  if (starts("\xFF\xFE") || starts("\xFE\xFF") || text.find('\0') != std::string::npos)
+    throw InputError(source + ": is UTF-16 or UTF-32 text (a byte-order mark or NUL bytes), not UTF-8",
+                     "save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8), as JSON is");
+  std::size_t i = starts("\xEF\xBB\xBF") ? 3 : 0;  // a UTF-8 byte-order mark is read past
+  while (i < text.size()) {
+    const Utf8Char c = utf8_at(text, i);
+    if (c.length == 0) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[i])));
+      throw InputError(source + ": is not UTF-8: byte " + std::to_string(i) + " is " + byte +
+                           " (a Latin-1 or Windows-1252 file?)",
+                       "save it as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8), as JSON is");
+    }
+    i += c.length;
+  }
+}
+
 // Parses `text`; a syntax error is returned in `syntax_error` (when given) instead of thrown.
 json parse_strict(const std::string& text, const std::string& source, std::string* syntax_error) {
+  check_utf8(text, source);
   JsonPathTracker tracker(source);
   try {
     return json::parse(text, std::ref(tracker));
@@ -96,7 +121,8 @@ json parse_strict(const std::string& text, const std::string& source, std::strin
   } catch (const json::out_of_range& e) {
     if (e.id != 406) throw InputError(source + ": cannot be read as JSON: " + untagged(e.what()));
     const std::string where = tracker.path() == "/" ? "" : tracker.path() + ": ";  // a --set value is its own root
-    throw InputError(source + ": " + where + "the number " + quoted_token(e.what()) + " does not fit a double",
+    throw InputError(source + ": " + where + "the number " + message_text(quoted_token(e.what()), 40) +
+                         " does not fit a double",
                      "numbers must fit a double: magnitude at most about 1.8e308");
   } catch (const json::exception& e) {
     throw InputError(source + ": cannot be read as JSON: " + untagged(e.what()), "check the file's encoding (UTF-8)");
@@ -112,6 +138,11 @@ json parse_json_text_strict(const std::string& text, const std::string& source) 
 json parse_json_file_strict(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a folder, not a JSON file", "check the path");
+  // A config or an experiment is a page of text; a file of gigabytes would only exhaust the memory.
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxJsonFileBytes)
+    throw InputError(path + ": is " + std::to_string(size) + " bytes, more than a config or an experiment holds (at most " +
+                         std::to_string(kMaxJsonFileBytes >> 20) + " MiB)",
+                     "check the path: is this the data file?");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the file", "check the path and its permissions");
   std::stringstream text;

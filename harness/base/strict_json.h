@@ -20,11 +20,14 @@
 
 namespace balerbench {
 
-// The JSON text of `source` (a file name, for errors). Throws InputError naming `source` for a
-// syntax error (with its byte), a key given twice in one object (with its JSON path) and a number
+// The JSON text of `source` (a file name, for errors). Throws InputError naming `source` for text
+// that is not UTF-8 (UTF-16, Latin-1: the offending byte named, never echoed; a UTF-8 byte-order
+// mark is allowed), a syntax error (with its byte), a key given twice in one object (with its JSON path) and a number
 // that does not fit a double (with its JSON path and text).
 nlohmann::json parse_json_text_strict(const std::string& text, const std::string& source);
-// The same for the file at `path` (named in errors); a file that cannot be read is an InputError.
+// The same for the file at `path` (named in errors); a file that cannot be read, or is larger than
+// kMaxJsonFileBytes, is an InputError.
+inline constexpr std::uintmax_t kMaxJsonFileBytes = std::uintmax_t{64} << 20;
 nlohmann::json parse_json_file_strict(const std::string& path);
 // For a command-line value that may be JSON or a bare word: nullopt when `text` is not JSON at all;
 // a duplicate key or a number beyond a double still throws, naming `source`.

@@ -1,5 +1,6 @@
 // cmd_cycle.cpp: `balerbench train|compress|decompress|info --config FILE.json
 // [--out DIR] [--set key=value ...]`, or `--baler-project workspaces/WS/P` instead of --config and --out.
+#include <cmath>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -48,6 +49,11 @@ void print_train(const nlohmann::json& r) {
               r["mean_epoch_duration_s"].get<double>(), r["rows_per_s"].get<double>());
   std::printf("final loss: train %.6e, validation %.6e\n", r["final_train_loss"].get<double>(),
               r["final_val_loss"].get<double>());
+  // As a sweep fails such a trial (docs/sweeps.md, "Diverged training"): the model reconstructs nothing.
+  if (!std::isfinite(r["final_train_loss"].get<double>()) || !std::isfinite(r["final_val_loss"].get<double>()))
+    std::fprintf(stderr,
+                 "balerbench: warning: training diverged: the final loss is not finite, so the model saved "
+                 "reconstructs nothing (hint: lower lr, or use a precision with loss scaling)\n");
   const auto& p = r["precision"];
   std::printf("precision %s: parameters %s, data %s, compute %s%s\n", p["name"].get<std::string>().c_str(),
               p["param_dtype"].get<std::string>().c_str(), p["data_dtype"].get<std::string>().c_str(),

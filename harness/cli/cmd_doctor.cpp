@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "harness/cli/json_stdout.h"
 #include "harness/energy/hazards.h"
 #include "harness/energy/power_check.h"
@@ -113,11 +114,11 @@ void register_doctor(CLI::App& app, Action& action) {
   cmd->add_flag("--json", a->json, "print the hazards as a JSON list of {id, what, evidence, fix}");
   cmd->add_option("--interval", a->interval_s,
                   "seconds over which the CPUs' use by other processes is sampled (default 0.5)")
-      ->check(CLI::Range(0.05, 60.0));
+      ->check(in_range(0.05, 60, "SECONDS"));
   cmd->add_option("--power-check", a->power_check_s,
                   "seconds over which each NVML GPU's power reading is checked against its energy counter, under "
                   "a CUDA load where this build has one (default 2; 0 skips it)")
-      ->check(CLI::Range(0.0, 60.0));
+      ->check(in_range(0, 60, "SECONDS"));
   cmd->callback([a, &action] { action = [a] { return doctor(*a); }; });
 }
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 #include "harness/cli/json_stdout.h"
 #include "harness/cli/energy_options.h"
 #include "harness/energy/meter_registry.h"
@@ -116,7 +117,7 @@ void register_meters(CLI::App& app, Action& run) {
                                                "domains and current power");
   add_energy_options(cmd, a->energy, false);
   cmd->add_option("--interval", a->interval_s, "seconds between the two reads that give the current power (0.5)")
-      ->check(CLI::Range(0.01, 60.0));
+      ->check(in_range(0.01, 60, "SECONDS"));
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a, &run] { run = [a] { return run_meters(*a); }; });
 }

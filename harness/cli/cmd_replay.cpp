@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/output_check.h"
@@ -53,11 +54,24 @@ double parse_beta(const std::string& text) {
                    "Zeus's default is 2; inf never stops early");
 }
 
+// A GPU's name is part of a file name in --traces: one that leaves the folder ("x/../../secret"), or
+// hides what it is (a control or bidirectional character), is refused.
+void check_gpu_name(const std::string& gpu, const char* option) {
+  const bool leaves = gpu.find('/') != std::string::npos || gpu.find('\\') != std::string::npos ||
+                      gpu.find("..") != std::string::npos;
+  const std::string problem = leaves ? "holds '/', '\\' or '..'" : hidden_character_problem(gpu);
+  if (!problem.empty())
+    throw InputError(std::string(option) + " '" + message_text(gpu, 60) + "': the name " + problem +
+                         ": it names TRACES/summary_power_NAME.csv, a file in the traces' folder",
+                     "a GPU name such as v100, a40, rtx6000 or p100; a trace elsewhere: --power FILE");
+}
+
 std::string power_file_of(const ReplayArgs& a, const std::string& gpu) {
   if (!a.power.empty()) return a.power;
   if (a.traces.empty() || gpu.empty())
     throw InputError("no power trace",
                      "give --power FILE, or --traces DIR with --gpu NAME (DIR/summary_power_NAME.csv)");
+  check_gpu_name(gpu, a.gpu.empty() ? "--gpus" : "--gpu");
   return (fs::path(a.traces) / ("summary_power_" + gpu + ".csv")).string();
 }
 
@@ -146,9 +160,10 @@ std::vector<Table> reproduce(const ReplayArgs& a) {
     throw InputError("--reproduce uses the paper's defaults for every workload",
                      "leave out --workload, --target, --batch-sizes, --power-limits, --default-batch-size, "
                      "--max-epochs, --recurrences, --power and --gpu (choose GPUs with --gpus)");
-  const TrainTrace train = read_train_trace(train_file_of(a));
   const std::vector<std::string> gpus = a.gpus.empty() ? gpus_in(a.traces) : a.gpus;
   if (gpus.empty()) throw InputError(a.traces + ": no summary_power_*.csv", "the folder of Zeus's traces");
+  for (const std::string& gpu : gpus) (void)power_file_of(a, gpu);  // every name checked before any file is read
+  const TrainTrace train = read_train_trace(train_file_of(a));
   Reproduction rep;
   rep.command = command_text(a.argv);
   for (const std::string& gpu : gpus) {
@@ -172,8 +187,9 @@ std::vector<Table> replay_workload(const ReplayArgs& a) {
   if (a.workload.empty())
     throw InputError("--workload is required", "a dataset of the traces, e.g. --workload cifar100 (or --reproduce)");
   if (a.seeds != 1) throw InputError("--seeds applies to --reproduce", "replay one seed with --seed");
+  const std::string power_file = power_file_of(a, a.gpu);  // its GPU's name checked before any file is read
   const TrainTrace train = read_train_trace(train_file_of(a));
-  const PowerTrace power = read_power_trace(power_file_of(a, a.gpu));
+  const PowerTrace power = read_power_trace(power_file);
   return replay_tables(run_one(train, power, job_of(a, a.workload), options_of(a, a.seed)));
 }
 
@@ -233,7 +249,8 @@ void add_job_options(CLI::App* cmd, ReplayArgs& a) {
                   "defaults for each), or any dataset of the traces");
   cmd->add_option("--network", a.network, "the job's network (default: Zeus's, or the trace's only one)");
   cmd->add_option("--optimizer", a.optimizer, "the job's optimizer (default: Zeus's, or the trace's only one)");
-  cmd->add_option("--target", a.target, "the target metric (default: Zeus's for the workload)");
+  cmd->add_option("--target", a.target, "the target metric (default: Zeus's for the workload)")
+      ->check(finite_number());  // NaN would read as "not given": the default target, silently
   cmd->add_option("--max-epochs", a.max_epochs,
                   "epochs before a recurrence's attempt stops unreached (default: Zeus's)")
       ->check(positive_count());
@@ -247,14 +264,14 @@ void add_job_options(CLI::App* cmd, ReplayArgs& a) {
   cmd->add_option("--power-limits", a.power_limits,
                   "only these power limits in W, e.g. 250,200,150 (default: each batch size's measured limits)")
       ->delimiter(',')
-      ->check(at_least(1e-3, "WATTS"));
+      ->check(in_range(1e-3, kMaxTraceWatts, "WATTS"));
   cmd->add_flag("--interpolate", a.interpolate,
                 "interpolate a listed limit that a batch size was not measured at, linearly between the measured "
                 "limits around it (labelled interpolated; never beyond them)");
 }
 
 void add_tuning_options(CLI::App* cmd, ReplayArgs& a) {
-  cmd->add_option("--eta", a.eta, "the cost's weight of energy, in [0, 1] (default 0.5)");
+  cmd->add_option("--eta", a.eta, "the cost's weight of energy, in [0, 1] (default 0.5)")->check(in_range(0, 1, "ETA"));
   cmd->add_option("--beta", a.beta,
                   "stop an attempt once its cost passes beta x the cheapest recurrence (default 2; inf: never)");
   cmd->add_option("--recurrences", a.recurrences,

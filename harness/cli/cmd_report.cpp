@@ -189,6 +189,7 @@ std::vector<report::ExperimentReport> load_reports(const Store& store, const Rep
   std::vector<report::ExperimentReport> reports;
   for (const auto& name : experiments) {
     report::ExperimentReport e{name, store.trials(name, true, false), {}, stored_etas(store, name)};
+    fail_diverged_trials(e.trials);
     e.tables = make_tables(e.trials, a.table, e.etas, a.min_effect);
     reports.push_back(std::move(e));
   }
@@ -311,7 +312,7 @@ void register_report(CLI::App& app, Action& action) {
          "--min-effect", [a](double percent) { a->min_effect = percent / 100; },
          "the smallest difference that matters, in percent (e.g. 2): a ratio whose 95% interval lies inside "
          "1 +- P% reads \"no meaningful difference\", even where it excludes 1 (default 0: every resolved difference)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(in_range(0, 100, "PERCENT"));
   cmd->add_option("--out", a->out,
                   "write to FILE instead of stdout; with --format csv a folder: one EXPERIMENT.TABLE.csv per table "
                   "and EXPERIMENT.tables.json with their titles and notes")

@@ -16,6 +16,7 @@
 #include "harness/report/table_cells.h"
 #include "harness/report/tables.h"
 #include "harness/store/database_files.h"
+#include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
 #include "harness/sweep/sweep.h"
@@ -122,6 +123,7 @@ int run(const Args& a) {
   if (!print_tables && a.html.empty()) return s.exit_code();
   const Store store(a.db, StoreAccess::kReadOnly);
   auto trials = store.trials(ex.name, true, false);
+  fail_diverged_trials(trials);
   if (print_tables) {
     for (const auto& n : names) {
       std::vector<Table> tables = make_tables(trials, n, ex.etas);

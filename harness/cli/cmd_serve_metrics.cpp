@@ -26,6 +26,7 @@ struct ServeArgs {
 };
 
 constexpr int64_t kDefaultPort = 9464;
+constexpr double kMaxDurationS = 1e9;
 
 int run_serve(const ServeArgs& a) {
   const EnergySettings energy = energy_settings_from(a.energy);
@@ -53,8 +54,9 @@ int run_serve(const ServeArgs& a) {
   std::fprintf(stderr, "serve-metrics: sampling %s at %.4g Hz", meters.empty() ? "no meter" : meters.c_str(),
                session.sampler().effective_hz());
   if (!monitor.prometheus_url().empty()) std::fprintf(stderr, "; Prometheus metrics at %s", monitor.prometheus_url().c_str());
-  std::fprintf(stderr, "; %s\n", a.duration_s > 0 ? ("for " + std::to_string(a.duration_s) + " s").c_str()
-                                                  : "Ctrl-C or SIGTERM to stop");
+  char duration[48];
+  std::snprintf(duration, sizeof duration, "for %g s", a.duration_s);
+  std::fprintf(stderr, "; %s\n", a.duration_s > 0 ? duration : "Ctrl-C or SIGTERM to stop");
   const Snapshot begin = session.mark();
   int sig = 0;
   if (a.duration_s > 0) {
@@ -87,8 +89,10 @@ void register_serve_metrics(CLI::App& app, Action& run) {
                                                       "Prometheus (default port 9464) and/or InfluxDB until Ctrl-C");
   add_energy_options(cmd, a->energy, true);
   add_monitoring_options(cmd, a->monitoring, false);
-  cmd->add_option("--duration", a->duration_s, "stop after S seconds (default: run until SIGINT/SIGTERM)")
-      ->check(non_negative());
+  // At most kMaxDurationS: an infinity or 1e19 overflowed the wait's time_t and stopped at once.
+  cmd->add_option("--duration", a->duration_s,
+                  "stop after S seconds, at most 1e9 (about 31 years; default: run until SIGINT/SIGTERM)")
+      ->check(in_range(0, kMaxDurationS, "SECONDS"));
   cmd->callback([a, &run] { run = [a] { return run_serve(*a); }; });
 }
 

@@ -57,7 +57,7 @@ void register_wattmeter(CLI::App& app, Action& run) {
   cmd->add_option("--format", a->format, "auto (default), omegawatt or csv")
       ->check(CLI::IsMember({"auto", "omegawatt", "csv"}));
   cmd->add_option("--socket", a->socket, "OmegaWatt socket, 1-based (default: all sockets summed)")
-      ->check(CLI::Range(1, 64));
+      ->check(in_range(1, 64, "INT"));
   cmd->add_option("--clock-offset", a->offset_s, "seconds added to the log's timestamps (meter clock -> host clock)")
       ->check(finite_number());
   cmd->add_option("--start", a->start_s, "window start, Unix seconds")->required()->check(finite_number());

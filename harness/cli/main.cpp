@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/base/edit_distance.h"
 #include "harness/cli/commands.h"
@@ -26,6 +27,12 @@ std::string shown(const char* word) {
   std::string s;
   for (const char* c = word; *c && s.size() < 40; ++c) s += (*c >= 0x20 && *c < 0x7F) ? *c : '?';
   return std::strlen(word) > 40 ? s + "..." : s;
+}
+
+// The error line for `what`: always one line, whatever it echoes (a value with a newline, bytes of a
+// Latin-1 file, a bidirectional control), and of a length a terminal shows.
+void print_error(const char* what) {
+  std::fprintf(stderr, "balerbench: error: %s\n", balerbench::message_text(what, 4000).c_str());
 }
 
 int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, char** argv) {
@@ -58,19 +65,19 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
         return 2;
       }
     }
-    std::fprintf(stderr, "balerbench: error: %s (hint: %s --help)\n", e.what(), command.c_str());
+    print_error((std::string(e.what()) + " (hint: " + command + " --help)").c_str());
     return 2;
   }
   try {
     return run ? run() : 0;
   } catch (const balerbench::InputError& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const balerbench::WriteError& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return kWriteFailedExitCode;
   } catch (const balerbench::MeterLost& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return 1;
   } catch (const std::bad_alloc&) {
     // Data or a model larger than this machine's memory: what was asked for, not a fault of balerbench.
@@ -89,7 +96,7 @@ int close_stdout_or_fail(int exit_code) {
   try {
     balerbench::cli::close_stdout();
   } catch (const balerbench::WriteError& e) {
-    std::fprintf(stderr, "balerbench: error: %s\n", e.what());
+    print_error(e.what());
     return exit_code == 0 ? kWriteFailedExitCode : exit_code;
   }
   return exit_code;

@@ -16,8 +16,10 @@ void add_monitoring_options(CLI::App* cmd, MonitoringArgs& a, bool experiment) {
                   "serve Prometheus metrics on this port while running (0 = any free port)");
   cmd->add_option("--prometheus-address", a.prometheus_address,
                   "address for --prometheus-port (default 127.0.0.1; 0.0.0.0 exposes it to the network)");
+  // Checked here: NaN would reach the config as null, which reads as "not given" (0 s).
   cmd->add_option("--prometheus-linger", a.prometheus_linger_s,
-                  "keep serving the final values for S seconds after the command ends");
+                  "keep serving the final values for S seconds after the command ends")
+      ->check(in_range(0, 3600, "SECONDS"));
   cmd->add_option("--influx", a.influx_url, "stream metrics to InfluxDB 1.x at URL (e.g. http://127.0.0.1:8086)");
   cmd->add_option("--influx-db", a.influx_database, "InfluxDB database (default balerbench)");
   cmd->add_option("--influx-file", a.influx_file, "write the same line protocol to FILE")->check(non_empty_path());

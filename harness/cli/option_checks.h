@@ -9,23 +9,30 @@
 #include <sstream>
 #include <string>
 
+#include "common/text.h"
+
 namespace balerbench::cli {
 
-// A number >= min_value: "--rows: must be at least 1 (got 0)". `name` is shown in --help (INT:POSITIVE).
+// The value typed, as an error echoes it: on one line, a long one cut short.
+inline std::string typed(const std::string& text) { return message_text(text, 40); }
+
+// A finite number >= min_value: "--rows: must be at least 1 (got 0)"; NaN and infinity are refused.
+// `name` is shown in --help (INT:POSITIVE).
 inline CLI::Validator at_least(double min_value, const std::string& name) {
   std::ostringstream shown;
   shown << min_value;
   return CLI::Validator(
       [min_value, bound = shown.str()](std::string& text) -> std::string {
         double x = 0;
-        if (!CLI::detail::lexical_cast(text, x)) return "'" + text + "' is not a number";
-        return x >= min_value ? "" : "must be at least " + bound + " (got " + text + ")";
+        if (!CLI::detail::lexical_cast(text, x)) return "'" + typed(text) + "' is not a number";
+        if (!std::isfinite(x)) return "must be a finite number (got " + typed(text) + ")";
+        return x >= min_value ? "" : "must be at least " + bound + " (got " + typed(text) + ")";
       },
       name);
 }
 
 // A number in [min_value, max_value]: "must be at least 1 (got 0)", "must be at most 65536 (got 1e6)";
-// NaN is refused (CLI::Range lets it through).
+// NaN is refused (CLI::Range lets it through), and so is any CLI::Range on a double: use this instead.
 inline CLI::Validator in_range(double min_value, double max_value, const std::string& name) {
   std::ostringstream low, high;
   low << min_value;
@@ -33,10 +40,10 @@ inline CLI::Validator in_range(double min_value, double max_value, const std::st
   return CLI::Validator(
       [min_value, max_value, low = low.str(), high = high.str()](std::string& text) -> std::string {
         double x = 0;
-        if (!CLI::detail::lexical_cast(text, x)) return "'" + text + "' is not a number";
-        if (std::isnan(x)) return "must be a number (got " + text + ")";
-        if (x < min_value) return "must be at least " + low + " (got " + text + ")";
-        return x <= max_value ? "" : "must be at most " + high + " (got " + text + ")";
+        if (!CLI::detail::lexical_cast(text, x)) return "'" + typed(text) + "' is not a number";
+        if (std::isnan(x)) return "must be a number (got " + typed(text) + ")";
+        if (x < min_value) return "must be at least " + low + " (got " + typed(text) + ")";
+        return x <= max_value ? "" : "must be at most " + high + " (got " + typed(text) + ")";
       },
       name);
 }

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "common/text.h"
 #include "harness/base/strict_json.h"
 
 namespace balerbench {
@@ -39,6 +40,10 @@ MonitoringSettings parse_monitoring_settings(const json& j, const std::string& s
     r.fail("influx_buffer_points", "must be at least influx_batch_points (" + std::to_string(m.influx_batch_points) + ")");
   r.number_in("influx_timeout_s", m.influx_timeout_s, 0.01, 600);
   r.str("experiment", m.experiment);
+  // A label of every metric, shown by Grafana and the like: nothing there may hide or reorder it.
+  if (const std::string problem = hidden_character_problem(m.experiment); !problem.empty())
+    r.fail("experiment", "'" + message_text(m.experiment, 60) + "' " + problem,
+           "a label of printable characters, e.g. the experiment's name");
   r.reject_unknown("valid keys: prometheus_port, prometheus_address, prometheus_linger_s, influx_url, influx_database, "
                    "influx_retention_policy, influx_username, influx_password_env, influx_create_database, "
                    "influx_file, influx_flush_interval_s, influx_batch_points, influx_buffer_points, "

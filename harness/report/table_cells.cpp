@@ -22,10 +22,12 @@ json median_or_null(const Summary& s) { return s.n ? num(s.median) : json(nullpt
 json mad_or_null(const Summary& s) { return s.n > 1 ? num(s.mad) : json(nullptr); }
 
 json utc_time(double unix_s) {
-  if (!(unix_s > 0) || !std::isfinite(unix_s)) return nullptr;
+  // Up to the last second of the year 9999: beyond it the cast overflows and gmtime_r, or the four
+  // digits of the year, give nonsense ("-219246529-01-00T08:29:52Z" for 1e300).
+  if (!(unix_s > 0) || !(unix_s <= 253402300799.0)) return nullptr;
   const std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
-  gmtime_r(&t, &tm);
+  if (!gmtime_r(&t, &tm)) return nullptr;
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;

@@ -3,6 +3,7 @@
 
 #include "harness/base/system_info.h"
 
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <cstdio>
@@ -165,6 +166,27 @@ std::string spec_variant_of(const TrialRecord& t) {
 bool is_warmup(const TrialRecord& t) {
   return true_at(t.spec, "warmup") ||
          (t.result.is_object() && t.result.contains("run_design") && true_at(t.result["run_design"], "warmup"));
+}
+
+bool training_diverged(const TrialRecord& t) {
+  if (t.status != TrialStatus::kOk) return false;
+  const auto non_finite = [&](const char* key) {
+    if (!t.result.is_object() || !t.result.contains(key)) return false;  // a trial that recorded none
+    const json& v = t.result[key];
+    return !v.is_number() || !std::isfinite(v.get<double>());
+  };
+  const bool last_epoch_bad = !t.epoch_rows.empty() && (!std::isfinite(t.epoch_rows.back().train_loss) ||
+                                                        !std::isfinite(t.epoch_rows.back().val_loss));
+  return non_finite("final_train_loss") || non_finite("final_val_loss") || last_epoch_bad;
+}
+
+void fail_diverged_trials(std::vector<TrialRecord>& trials) {
+  for (TrialRecord& t : trials)
+    if (training_diverged(t)) {
+      t.status = TrialStatus::kFailed;
+      t.error = "training diverged: its last epoch's loss is not finite (stored as ok by an earlier balerbench; "
+                "left out of every figure)";
+    }
 }
 
 Disturbance disturbance_of(const TrialRecord& t) {

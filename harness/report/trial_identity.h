@@ -45,6 +45,15 @@ nlohmann::json spec_without_grid(const nlohmann::json& spec);
 // A warm-up trial: result.run_design.warmup or spec.warmup is true. Listed, never in a statistic.
 bool is_warmup(const TrialRecord& t);
 
+// A trial stored as ok whose training diverged: its last epoch's training or validation loss is not
+// finite (stored as null, result.final_train_loss or final_val_loss null). Sweeps fail such a trial
+// now (docs/sweeps.md, "Diverged training"); earlier versions stored it as ok.
+bool training_diverged(const TrialRecord& t);
+// Such trials marked failed, with the reason as their error, as a sweep now stores them: no table,
+// ratio, cost, frontier or figure counts them, and the trials table lists why. The reports call this
+// on the trials they read.
+void fail_diverged_trials(std::vector<TrialRecord>& trials);
+
 // result.disturbance: other processes' CPU use and steal time during the trial (cpu), and its GPU's
 // temperature and throttling (thermal: started hot, or throttled for power or temperature).
 struct Disturbance {

@@ -11,6 +11,7 @@
 #include "datasets/dataset.h"
 #include "common/error.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "harness/base/strict_json.h"
 #include "models/architecture.h"
 
@@ -275,16 +276,17 @@ nlohmann::json RunConfig::to_json() const {
   return j;
 }
 
+std::string set_origin(const std::string& assignment) { return "--set " + message_text(assignment, 120); }
+
 std::string apply_override(json& j, const std::string& assignment, const std::string& origin) {
   // Keys and values end up in run_config.json and the results database, which hold UTF-8 only.
   try {
     (void)json(assignment).dump();
   } catch (const json::type_error&) {
-    throw InputError((origin.empty() ? "--set " : origin + " ") +
-                         json(assignment).dump(-1, ' ', false, json::error_handler_t::replace) + ": not valid UTF-8",
+    throw InputError((origin.empty() ? "--set " : origin + " ") + message_text(assignment, 120) + ": not valid UTF-8",
                      "write keys and values in UTF-8 (a file name in another encoding: rename it)");
   }
-  const std::string named = origin.empty() ? "--set " + assignment : origin;
+  const std::string named = origin.empty() ? set_origin(assignment) : origin;
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw InputError(named + ": expected key=value", "for example --set epochs=10");
   const std::string key = assignment.substr(0, eq);
@@ -321,7 +323,7 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
   json j = parse_json_file_strict(path);
   JsonOrigins origins;  // the paths set on the command line, named in their errors
   if (j.is_object()) {
-    for (const auto& s : sets) origins[apply_override(j, s)] = "--set " + s;
+    for (const auto& s : sets) origins[apply_override(j, s)] = set_origin(s);
     for (const auto& o : options) origins[apply_override(j, o.assignment, o.origin)] = o.origin;
   }
   const std::string base = fs::absolute(path).parent_path().string();

@@ -108,8 +108,11 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 
 // Applies one "key=value" override to a JSON object (exposed for tests) and returns the JSON
 // path it set ("/energy/sample_hz"). A dotted key reaches into a section: energy.sample_hz=100.
-// `origin` names the override in errors (default: "--set key=value").
+// `origin` names the override in errors (default: set_origin(assignment)).
 std::string apply_override(nlohmann::json& j, const std::string& assignment, const std::string& origin = "");
+// "--set key=value" as errors name it: on one line (a newline in it escaped), a long value cut after
+// 120 bytes.
+std::string set_origin(const std::string& assignment);
 
 struct Dataset;
 // The config against its data: a 2D file with a 1D model, the reverse, a data_dimension that

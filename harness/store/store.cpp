@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "harness/store/store_sql.h"
 
 namespace balerbench {
@@ -204,10 +205,26 @@ json Store::experiment_spec(const std::string& name) const {
   }
 }
 
+namespace {
+
+// An experiment's name as stored: InputError naming `file` when it holds a character that hides or
+// reorders text (balerbench refuses such names; a hand-edited or hostile file has them).
+void check_stored_name(const std::string& name, const std::string& file, const char* where) {
+  if (const std::string problem = hidden_character_problem(name); !problem.empty())
+    throw InputError(file + ": " + where + " holds the experiment name '" + message_text(name, 60) + "', which " +
+                         problem,
+                     kDamagedColumnHint);
+}
+
+}  // namespace
+
 std::vector<std::string> Store::experiments() const {
   std::vector<std::string> out;
   Stmt s(db_, "SELECT experiment FROM trials GROUP BY experiment ORDER BY min(id)");
-  while (s.step()) out.push_back(s.text(0));
+  while (s.step()) {
+    out.push_back(s.text(0));
+    check_stored_name(out.back(), path_, "column experiment");
+  }
   return out;
 }
 
@@ -345,13 +362,14 @@ std::pair<int64_t, int64_t> Store::merge_from(const Store& other) {
     // SQLite finds most damage only on the pages it reads, and a merge reads them all: check them first.
     {
       Stmt check(other.db_, "PRAGMA quick_check(1)");
-      if (check.step() && check.text(0) != "ok")
-        throw InputError(other.path_ + ": the file is damaged (SQLite's quick_check: " + check.text(0) + ")",
+      if (check.step() && check.text(0) != "ok")  // its report spans lines ("*** in database main ***\nPage 3: ...")
+        throw InputError(other.path_ + ": the file is damaged (SQLite's quick_check: " + one_line(check.text(0)) + ")",
                          "restore it from a copy; sqlite3 FILE '.recover' may save what is left");
     }
     Stmt ex(other.db_, "SELECT name, source, spec_json FROM experiments");
     while (ex.step()) {
       Experiment e{ex.text(0), ex.text(1), ex.text(2)};
+      check_stored_name(e.name, other.path_, "the experiments table");
       try {
         parse_or_null(e.spec_json);
       } catch (const std::invalid_argument& bad) {

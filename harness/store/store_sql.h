@@ -9,6 +9,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "harness/store/store.h"
 
 namespace balerbench {
@@ -118,6 +120,8 @@ class Stmt {
     sqlite3_clear_bindings(s_);
   }
   bool null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+  int type(int c) const { return sqlite3_column_type(s_, c); }
+  int bytes(int c) const { return sqlite3_column_bytes(s_, c); }
   std::string text(int c) const {
     const unsigned char* t = sqlite3_column_text(s_, c);
     return t ? reinterpret_cast<const char*>(t) : "";
@@ -162,12 +166,40 @@ inline void put(Stmt& s, int i, bool v) { s.bind(i, v); }
 inline void put(Stmt& s, int i, const std::optional<double>& v) { s.bind(i, v); }
 inline void put(Stmt& s, int i, const std::optional<int64_t>& v) { s.bind(i, v); }
 inline void put(Stmt& s, int i, const json& v) { s.bind(i, v.dump()); }
+// A stored value as an error shows it: text cut short and on one line, a number as SQLite has it.
+inline std::string stored_text(const Stmt& s, int c) {
+  if (s.type(c) == SQLITE_BLOB) return "a blob of " + std::to_string(s.bytes(c)) + " bytes";
+  if (s.type(c) == SQLITE_TEXT) return "the text '" + message_text(s.text(c), 60) + "'";
+  return json(s.real(c)).dump();
+}
+
+// A number where the schema has one. SQLite converts text that reads as a number when it is stored, so
+// text or a blob in a number's column is damage (sqlite3_column_double would read 'abc' as 0); so is a
+// fraction in a whole number's column. (An infinity may be a measured loss; the columns with a range,
+// below, refuse it.)
+inline double stored_real(const Stmt& s, int c) {
+  const int type = s.type(c);
+  if (type == SQLITE_TEXT || type == SQLITE_BLOB) throw std::invalid_argument("holds " + stored_text(s, c) + ", not a number");
+  return s.real(c);
+}
+inline int64_t stored_integer(const Stmt& s, int c) {
+  const int type = s.type(c);
+  if (type == SQLITE_TEXT || type == SQLITE_BLOB) throw std::invalid_argument("holds " + stored_text(s, c) + ", not a number");
+  if (type == SQLITE_FLOAT && s.real(c) != static_cast<double>(s.integer(c)))
+    throw std::invalid_argument("holds " + stored_text(s, c) + ", not a whole number");
+  return s.integer(c);
+}
+
 inline void get(const Stmt& s, int c, std::string& v) { v = s.text(c); }
-inline void get(const Stmt& s, int c, double& v) { v = s.real(c); }
-inline void get(const Stmt& s, int c, int64_t& v) { v = s.integer(c); }
-inline void get(const Stmt& s, int c, bool& v) { v = s.integer(c) != 0; }
-inline void get(const Stmt& s, int c, std::optional<double>& v) { v = s.opt_real(c); }
-inline void get(const Stmt& s, int c, std::optional<int64_t>& v) { v = s.opt_int(c); }
+inline void get(const Stmt& s, int c, double& v) { v = s.null(c) ? 0 : stored_real(s, c); }
+inline void get(const Stmt& s, int c, int64_t& v) { v = s.null(c) ? 0 : stored_integer(s, c); }
+inline void get(const Stmt& s, int c, bool& v) { v = (s.null(c) ? 0 : stored_integer(s, c)) != 0; }
+inline void get(const Stmt& s, int c, std::optional<double>& v) {
+  v = s.null(c) ? std::nullopt : std::optional<double>(stored_real(s, c));
+}
+inline void get(const Stmt& s, int c, std::optional<int64_t>& v) {
+  v = s.null(c) ? std::nullopt : std::optional<int64_t>(stored_integer(s, c));
+}
 inline void get(const Stmt& s, int c, json& v) { v = parse_or_null(s.text(c)); }
 inline void put(Stmt& s, int i, TrialStatus v) { s.bind(i, trial_status_name(v)); }
 inline void get(const Stmt& s, int c, TrialStatus& v) { v = parse_trial_status(s.text(c)); }
@@ -182,6 +214,9 @@ struct Column {
   std::function<void(const Stmt&, int, R&)> read;
 };
 
+// The hint of every damaged column.
+inline constexpr char kDamagedColumnHint[] = "the file was damaged or edited by hand; restore it or run the trials again";
+
 template <typename R, typename T>
 Column<R> column(const char* name, const char* sql, T R::*member) {
   return {name, sql, [member](Stmt& s, int i, const R& r) { put(s, i, r.*member); },
@@ -189,10 +224,62 @@ Column<R> column(const char* name, const char* sql, T R::*member) {
             try {
               get(s, c, r.*member);
             } catch (const std::invalid_argument& e) {
-              throw InputError(std::string("column ") + name + " " + e.what(),
-                               "the file was damaged or edited by hand; restore it or run the trials again");
+              throw InputError(std::string("column ") + name + " " + e.what(), kDamagedColumnHint);
             }
           }};
+}
+
+// The range a number's column can hold: `what` says it ("a time from 1970 to the year 9999").
+struct StoredRange {
+  double min_value, max_value;
+  const char* what;
+};
+inline constexpr StoredRange kUnixTimeRange{0, 253402300799.0, "a time from 1970 to the year 9999"};
+inline constexpr StoredRange kDurationRange{0, 1e9, "a duration from 0 to 1e9 s"};
+inline constexpr StoredRange kWattsRange{0, 1e6, "a power from 0 to 1e6 W"};
+inline constexpr StoredRange kBatchSizeRange{1, 9e15, "a batch size of at least 1"};
+inline constexpr StoredRange kEpochsRange{0, 9e15, "a number of epochs of 0 or more"};
+
+// A number's column whose values outside `range` are damage (a start time of 1e300 s would print as a
+// date of the year -219246529).
+template <typename R, typename T>
+Column<R> column(const char* name, const char* sql, T R::*member, StoredRange range) {
+  Column<R> col = column(name, sql, member);
+  col.read = [read = col.read, member, name, range](const Stmt& s, int c, R& r) {
+    read(s, c, r);
+    const std::optional<double> v = r.*member;
+    if (v && (*v < range.min_value || *v > range.max_value))
+      throw InputError(std::string("column ") + name + " holds " + json(*v).dump() + ", not " + range.what,
+                       kDamagedColumnHint);
+  };
+  return col;
+}
+
+// A loss's column: SQLite stores NaN (a diverged training's loss) as null, read back as NaN, never as
+// a loss of 0.
+template <typename R>
+Column<R> loss_column(const char* name, const char* sql, double R::*member) {
+  Column<R> col = column(name, sql, member);
+  col.read = [read = col.read, member](const Stmt& s, int c, R& r) {
+    if (s.null(c)) r.*member = std::nan("");
+    else read(s, c, r);
+  };
+  return col;
+}
+
+// A name's column (an experiment's): text with none of text.h's hidden characters, which would hide
+// or reorder it in tables, pages and file names.
+template <typename R>
+Column<R> name_column(const char* name, const char* sql, std::string R::*member) {
+  Column<R> col = column(name, sql, member);
+  col.read = [read = col.read, member, name](const Stmt& s, int c, R& r) {
+    read(s, c, r);
+    if (const std::string problem = hidden_character_problem(r.*member); !problem.empty())
+      throw InputError(std::string("column ") + name + " holds the name '" + message_text(r.*member, 60) + "', which " +
+                           problem,
+                       kDamagedColumnHint);
+  };
+  return col;
 }
 
 // The columns of each table after its key (the trials table after `id INTEGER PRIMARY KEY`).

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "datasets/generator_registry.h"
 #include "harness/base/strict_json.h"
 #include "harness/base/system_info.h"
@@ -134,9 +135,9 @@ void parse_header(StrictReader& r, const std::string& source, Experiment& e) {
   if (const std::string problem = experiment_name_problem(e.name); !problem.empty())
     r.fail("name", shown(e.name) + (named ? "" : " (the file's name, as there is no \"name\")") + " " + problem +
                        ": the name is part of the report's file names",
-           "a name with no / or \\, no control character, not starting with '.', at most 120 bytes; letters, "
-           "digits and - _ . + keep report file names as the name is (others become _), e.g. \"name\": "
-           "\"cpu_sweep\"");
+           "a name with no / or \\, no control, bidirectional or invisible character, not starting with '.', at "
+           "most 120 bytes; letters, digits and - _ . + keep report file names as the name is (others become _), "
+           "e.g. \"name\": \"cpu_sweep\"");
   r.str("description", e.description);
 }
 
@@ -492,11 +493,11 @@ std::string experiment_name_problem(const std::string& name) {
   if (name.size() > kMaxExperimentNameBytes)
     return "is longer than " + std::to_string(kMaxExperimentNameBytes) + " bytes";
   if (name.front() == '.') return "starts with '.'";
-  for (const char c : name) {
+  for (const char c : name)
     if (c == '/' || c == '\\') return std::string("holds '") + c + "'";
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "holds a control character";
-  }
-  return "";
+  // Control, C1, bidirectional and invisible characters, and bytes that are not UTF-8: the name is
+  // shown in tables, pages and file names, where they would hide or reorder what it says.
+  return hidden_character_problem(name);
 }
 
 Experiment parse_experiment(const json& j, const std::string& source, const std::string& base_dir) {

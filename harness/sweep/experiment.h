@@ -156,8 +156,9 @@ struct TrialSpec {
 };
 
 // Why `name` cannot name an experiment, or "" when it can: it is part of file names (report's CSV
-// files), so it is not empty, holds no '/', '\\' or control character (NUL included), does not
-// start with '.', and has at most kMaxExperimentNameBytes bytes.
+// files), so it is not empty, holds no '/', '\\' nor any of text.h's hidden characters (controls, NUL
+// and C1 included, bidirectional controls, line separators), does not start with '.', and has at most
+// kMaxExperimentNameBytes bytes.
 constexpr std::size_t kMaxExperimentNameBytes = 120;
 std::string experiment_name_problem(const std::string& name);
 

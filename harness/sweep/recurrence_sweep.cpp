@@ -28,6 +28,7 @@
 #include "harness/sweep/power_session.h"
 #include "harness/sweep/stop_signals.h"
 #include "harness/sweep/sweep.h"
+#include "harness/sweep/sweep_plan.h"
 #include "harness/sweep/trial.h"
 #include "harness/sweep/trial_claims.h"
 #include "harness/sweep/trial_turn.h"
@@ -324,6 +325,8 @@ SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::F
   SweepSummary sum;
   const json system = current_system();
   const std::string fingerprint = system["fingerprint"].get<std::string>();
+  // What every attempt would refuse, refused before the database is created (as a sweep's plan does).
+  const std::shared_ptr<const Dataset> dataset = o.dry_run ? nullptr : load_checked_dataset(ex);
   std::unique_ptr<Store> store = open_store(ex, o);
   const std::map<std::string, TrialRecord> stored = stored_by_key(store.get(), ex.name);
   if (!o.dry_run && o.report_hazards) std::fputs(format_hazard_line(find_hazards()).c_str(), stderr);
@@ -341,6 +344,7 @@ SweepSummary run_recurrences(const Experiment& ex, const SweepOptions& o, std::F
   std::unique_ptr<Monitor> monitor;
   if (!o.dry_run) monitor = open_monitor(o.monitoring, live, make_run_id());
   TrialContext ctx = attempt_context(ex, o, hold, live);
+  ctx.dataset = dataset;
   SweepClaims claims;
   if (o.retry_failed) claims.retry_before = unix_time_s();
   std::unique_ptr<ClaimHeartbeat> heartbeat;

@@ -7,7 +7,9 @@
 #include <set>
 
 #include "common/error.h"
+#include "datasets/split.h"
 #include "harness/base/blas_kernel.h"
+#include "harness/energy/meter_registry.h"
 #include "harness/run/system_description.h"
 #include "harness/run/codec_comparison.h"
 #include "harness/run/run_runtime.h"
@@ -51,16 +53,37 @@ std::set<std::string> stored_keys(const Store& store, bool retry_failed) {
 
 void print_note(const std::string& line) { std::fprintf(stderr, "balerbench: note: %s\n", line.c_str()); }
 
-// The data of a run with something to do, and the device, checked for everything every trial would
-// refuse them for: once, before the database is written, rather than in each trial after training.
-std::shared_ptr<const Dataset> load_checked_dataset(const Experiment& ex) {
-  (void)run_device(ex.base);
-  std::shared_ptr<const Dataset> ds = load_experiment_dataset(ex.dataset);
-  if (ex.base.codecs.enabled) check_codecs_data(*ds);  // was: every trial trained, then failed
-  return ds;
+// What every trial's training would refuse in these data: a model for another shape, a test_size
+// that leaves no training row (rows: 1, test_size: 0.9999).
+void check_trainable(const Experiment& ex, const Dataset& ds) {
+  check_dimensions(ex.base, ds);
+  try {
+    (void)validation_rows(ds.rows(), ex.base.test_size);
+  } catch (const InputError& e) {
+    throw InputError(ex.source + ": /training/test_size: " + e.what());
+  }
 }
 
 }  // namespace
+
+// See sweep_plan.h: once, before the database is written, rather than in each trial.
+std::shared_ptr<const Dataset> load_checked_dataset(const Experiment& ex) {
+  (void)run_device(ex.base);
+  // A meter named in /energy/meters that cannot run here (NVML without its driver, RAPL without
+  // permission): every trial would fail opening it (was: a database of failed trials, exit code 3).
+  if (ex.base.energy.enabled) {
+    try {
+      (void)open_meters(ex.base.energy);
+    } catch (const InputError& e) {
+      throw InputError(ex.source + ": /energy/meters: " + e.what(),
+                       "fix what it says, or leave the meter out (\"auto\" skips a meter that cannot run here)");
+    }
+  }
+  std::shared_ptr<const Dataset> ds = load_experiment_dataset(ex.dataset);
+  check_trainable(ex, *ds);
+  if (ex.base.codecs.enabled) check_codecs_data(*ds);  // was: every trial trained, then failed
+  return ds;
+}
 
 SweepPlan plan_sweep(const Experiment& ex, const SweepOptions& o, SweepSummary& sum) {
   SweepPlan p;

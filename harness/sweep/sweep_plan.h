@@ -34,6 +34,12 @@ struct SweepPlan {
 // created. Counts the grid, the shard and what is stored already into `summary`.
 SweepPlan plan_sweep(const Experiment& experiment, const SweepOptions& options, SweepSummary& summary);
 
+// The data of a run with something to do, loaded and checked with the device and the meters for
+// everything every trial would refuse (a model for another shape, a test_size that leaves no training
+// row, data the codecs cannot compare, a device the build lacks, a meter named in /energy/meters that
+// cannot run here): once, before the database is created or written (InputError, exit code 2).
+std::shared_ptr<const Dataset> load_checked_dataset(const Experiment& experiment);
+
 // The system, the BLAS kernel, the counts; for a dry run also the order and every trial to run.
 void print_plan(const Experiment& experiment, const SweepOptions& options, const SweepPlan& plan,
                 const SweepSummary& summary, std::FILE* out);

@@ -59,6 +59,7 @@ void run_stages(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c, Pe
   peers.sample();
   if (ctx.gpus) out.gpus_at_start = ctx.gpus->thermal_json();  // as training begins
   out.training = train_to_target(session, energy.get(), ctx);
+  check_training_finite(*out.training, c);
   const CpuActivity codec_begin = read_cpu_activity();
   peers.sample();
   const std::unique_ptr<Engine> engine = make_run_inference_engine(session, c);  // the trained model's

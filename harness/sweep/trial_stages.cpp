@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "common/error.h"
 #include "datasets/dataset.h"
 #include "harness/base/clock.h"
 #include "harness/base/zeus_cost.h"
@@ -351,6 +352,23 @@ Training train_to_target(TrainingSession& session, EnergySession* energy, const 
   if (observer.optimizer()) t.optimizer = observer.optimizer()->to_json();
   if (ctx.recurrence) t.recurrence = recurrence_json(*ctx.recurrence, t, observer);
   return t;
+}
+
+void check_training_finite(const Training& t, const RunConfig& c) {
+  const std::vector<EpochRecord>& epochs = t.result.epoch_records;
+  const auto finite = [](const EpochRecord& e) { return std::isfinite(e.train_loss) && std::isfinite(e.val_loss); };
+  if (epochs.empty() || finite(epochs.back())) return;
+  const EpochRecord& first =
+      *std::find_if(epochs.begin(), epochs.end(), [&](const EpochRecord& e) { return !finite(e); });
+  const bool train_bad = !std::isfinite(first.train_loss);
+  const double loss = train_bad ? first.train_loss : first.val_loss;
+  throw InputError("training diverged: the " + std::string(train_bad ? "training" : "validation") + " loss is " +
+                       (std::isnan(loss) ? "NaN" : loss > 0 ? "infinite" : "-infinite") + " from epoch " +
+                       std::to_string(first.number()) + " of " + std::to_string(epochs.size()) +
+                       " on (learning rate " + json(c.lr).dump() +
+                       "): a diverged trial's time and energy compare with nothing",
+                   "lower training.lr, or use a precision with loss scaling; the trial is stored as failed and left out "
+                   "of every table's figures");
 }
 
 CodecMeasurement measure_codec(TrainingSession& session, Engine& engine, EnergySession* energy, const Dataset& ds,

@@ -95,6 +95,11 @@ struct Training {
 // cost so far passes its cost bound without reaching the target (Zeus's live optimiser checks the
 // bound at each epoch's evaluation).
 Training train_to_target(TrainingSession& session, EnergySession* energy, const TrialContext& ctx);
+// A training whose last epoch's training or validation loss is not finite (NaN, infinity: a learning
+// rate too high, an overflow) diverged: its model reconstructs nothing, so its time, energy and ratios
+// compare with nothing. An InputError naming the epoch it first went non-finite fails the trial
+// (docs/sweeps.md, "Diverged training"); the record keeps what ran.
+void check_training_finite(const Training& t, const RunConfig& c);
 
 struct CodecMeasurement {
   at::Tensor latent, reconstruction;

@@ -1,9 +1,9 @@
 // zeus_trace.cpp: see zeus_trace.h.
 #include "harness/tuning/zeus_trace.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace balerbench {
 namespace {
@@ -23,21 +24,61 @@ struct Line {
   std::vector<std::string> fields;
 };
 
-std::string shown_field(const std::string& s) {
-  std::string out = "'";
-  for (char c : s.substr(0, 40)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  return out + (s.size() > 40 ? "...'" : "'");
+// A field as an error shows it: quoted, on one line, cut after 40 bytes.
+std::string shown_field(const std::string& s) { return "'" + message_text(s, 40) + "'"; }
+
+// The text after a UTF-8 byte-order mark (configs take one too; a spreadsheet's "CSV UTF-8" writes
+// it); UTF-16, which Windows tools write, is an error that says so.
+std::size_t text_start(const std::string& text, const std::string& file) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) return 3;
+  if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0)
+    throw InputError(file + ": is UTF-16 text, not UTF-8", "save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)");
+  return 0;
+}
+
+// A decimal number as a trace writes it: [+-]digits[.digits][(e|E)[+-]digits], a digit on one side
+// of the point at least. Not strtod's wider grammar: "0x10" is no 16 W, "inf" no measurement.
+bool decimal_number(const std::string& s) {
+  std::size_t i = 0, digits = 0;
+  const auto run = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  digits += run();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    digits += run();
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (run() == 0) return false;
+  }
+  return i == s.size();
+}
+
+std::string json_number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
 std::vector<Line> split_lines(const std::string& text, const std::string& file) {
   std::vector<Line> lines;
   int64_t number = 0;
-  std::size_t begin = 0;
+  std::size_t begin = text_start(text, file);
   while (begin <= text.size()) {
     std::size_t end = text.find('\n', begin);
     if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(begin, end - begin);
     ++number;
+    if (end - begin > kMaxTraceLineBytes)
+      throw InputError(file + ":" + std::to_string(number) + ": a line of " + std::to_string(end - begin) +
+                           " bytes, longer than a trace's lines (at most " + std::to_string(kMaxTraceLineBytes) + ")",
+                       "check the file: is it a Zeus trace CSV?");
+    std::string line = text.substr(begin, end - begin);
     begin = end + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) {
@@ -47,6 +88,10 @@ std::vector<Line> split_lines(const std::string& text, const std::string& file) 
     if (line.find('"') != std::string::npos)
       throw InputError(file + ":" + std::to_string(number) + ": a quoted field",
                        "Zeus's traces quote nothing; write the values plainly, separated by commas");
+    if (line.find('\r') != std::string::npos)  // what is left after the line's own \r\n
+      throw InputError(file + ":" + std::to_string(number) + ": a carriage return inside a line (lines ending in "
+                           "\\r alone?)",
+                       "end each line with \\n or \\r\\n (e.g. tr '\\r' '\\n')");
     if (line.find('\0') != std::string::npos)
       throw InputError(file + ":" + std::to_string(number) + ": a NUL byte", "a trace is a text CSV file");
     Line l;
@@ -113,27 +158,34 @@ class Fields {
   std::string name(const std::string& column) const {
     const std::string& s = text(column);
     if (s.empty()) fail(column, "empty", "every line names its dataset, network and optimizer");
+    // Shown in every table: nothing in it may hide or reorder what it says (U+202E, a C1 control).
+    if (const std::string problem = hidden_character_problem(s); !problem.empty())
+      fail(column, shown_field(s) + " " + problem, "a name of printable characters, e.g. cifar100");
     return s;
   }
-  // A finite number (NaN and infinity refused, with the hint of a missing measurement).
+  // A finite decimal number (NaN, infinity and hexadecimal refused, with the hint of a missing
+  // measurement for NaN). One too small for a double (1e-320) reads as the nearest: strtod's ERANGE
+  // for an underflow is no error.
   double number(const std::string& column) const {
     const std::string& s = text(column);
     if (s.empty()) fail(column, "empty", "a trace line needs every measured value; remove the line if it has none");
-    errno = 0;
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || *end != '\0') fail(column, shown_field(s) + " is not a number", "write a decimal number");
-    if (std::isnan(v))
+    if (s == "nan" || s == "NaN" || s == "NAN" || s == "-nan")
       fail(column, "NaN",
            "a measurement that is missing cannot be replayed; remove the line (only target_epoch may "
            "be nan, for a run that never reached its target)");
-    if (!std::isfinite(v) || errno == ERANGE)
+    const double v = std::strtod(s.c_str(), nullptr);
+    if (decimal_number(s) && std::isfinite(v)) return v;
+    if (decimal_number(s) || std::isinf(v))  // 1e999, inf, -Infinity
       fail(column, shown_field(s) + " is not a finite number", "check the value");
-    return v;
+    fail(column, shown_field(s) + " is not a number", "write a decimal number, e.g. 250 or 1.5e2 (not hexadecimal)");
   }
-  double positive(const std::string& column) const {
+  // A positive number of at most `max_value`, `unit` naming what it measures.
+  double positive(const std::string& column, double max_value = 1e300, const char* unit = "") const {
     const double v = number(column);
     if (!(v > 0)) fail(column, shown_field(text(column)) + " is not positive", "a measured value above 0");
+    if (v > max_value)
+      fail(column, shown_field(text(column)) + " is more than a trace can hold (" + json_number(max_value) + unit + ")",
+           "check the value: a typo, or the wrong unit?");
     return v;
   }
   int64_t whole(const std::string& column, int64_t min) const {
@@ -151,6 +203,11 @@ class Fields {
 
 std::string read_file(const std::string& path, const char* what) {
   check_input_file(path, what, "give the path of a Zeus trace CSV, e.g. ../shared/data/zeus_nsdi23/summary_train.csv");
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxTraceBytes)
+    throw InputError(path + ": " + std::to_string(size) + " bytes, more than a " + what + " holds (at most " +
+                         std::to_string(kMaxTraceBytes >> 20) + " MiB)",
+                     "check the path: Zeus's traces are some 30 KB");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the " + std::string(what), "check its permissions");
   std::ostringstream s;
@@ -219,9 +276,9 @@ PowerTrace parse_power_trace(const std::string& text, const std::string& file) {
     r.network = f.name("network");
     r.optimizer = f.name("optimizer");
     r.batch_size = f.whole("batch_size", 1);
-    r.power_limit_w = f.positive("power_limit");
-    r.time_per_epoch_s = f.positive("time_per_epoch");
-    r.average_power_w = f.positive("average_power");
+    r.power_limit_w = f.positive("power_limit", kMaxTraceWatts, " W");
+    r.time_per_epoch_s = f.positive("time_per_epoch", kMaxTraceSeconds, " s");
+    r.average_power_w = f.positive("average_power", kMaxTraceWatts, " W");
     const auto key = std::make_tuple(r.dataset, r.network, r.optimizer, r.batch_size, r.power_limit_w);
     if (const auto it = seen.find(key); it != seen.end())
       f.fail("",

@@ -8,13 +8,17 @@
 //    GPU power limit, the time per epoch and the average GPU power, measured once.
 //
 // A trace that cannot be used is an InputError naming the file, the line and what to do: a missing
-// column, a line with too few or too many fields, a quoted field, a value that is not a number
-// (NaN and infinity included, except the train trace's `target_epoch`), a batch size, power limit,
-// time or power that is not positive, a fractional batch size or epoch, two lines for the same
-// configuration. Columns beyond the required ones are ignored (`learning_rate` is kept when
-// present). Blank lines and a trailing carriage return per line are allowed.
+// column, a line with too few or too many fields, a quoted field, a value that is not a decimal
+// number (hexadecimal, NaN and infinity included, except the train trace's `target_epoch`), a batch
+// size, power limit, time or power that is not positive or beyond what a trace can hold (below), a
+// fractional batch size or epoch, two lines for the same configuration, text that is not UTF-8 (a
+// UTF-16 file), a file or a line too long to be a trace. Columns beyond the required ones are
+// ignored (`learning_rate` is kept when present). A UTF-8 byte-order mark, blank lines and a
+// trailing carriage return per line are allowed. A value too small for a double (1e-320) reads as
+// the nearest one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -55,6 +59,15 @@ PowerTrace parse_power_trace(const std::string& text, const std::string& file);
 // Reads and parses the file (InputError when it cannot be read).
 TrainTrace read_train_trace(const std::string& path);
 PowerTrace read_power_trace(const std::string& path);
+
+// What a trace can hold. A power above kMaxTraceWatts (100 kW: no GPU, nor a node of them, draws it) or
+// a time per epoch above kMaxTraceSeconds (about 116 days) is a typo or damage, refused as such: 1e300 W
+// made a saving of -1e295%. A file above kMaxTraceBytes, or a line above kMaxTraceLineBytes, is not a
+// trace (Zeus's are some 30 KB, in lines of under 100 bytes): refused before it fills the memory.
+inline constexpr double kMaxTraceWatts = 1e5;
+inline constexpr double kMaxTraceSeconds = 1e7;
+inline constexpr std::uintmax_t kMaxTraceBytes = std::uintmax_t{64} << 20;
+inline constexpr std::size_t kMaxTraceLineBytes = 64 << 10;
 
 inline constexpr char kTrainTraceColumns[] =
     "dataset, network, batch_size, optimizer, run, target_metric, target_epoch (learning_rate optional)";

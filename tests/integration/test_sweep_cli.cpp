@@ -243,7 +243,8 @@ TEST_F(SweepCli, BadExperimentFilesExit2AndWriteNothing) {
 }
 
 // Stored data a report cannot use is a clear error with exit code 2, never an internal error: a
-// cost.eta outside [0, 1], and a result that is not JSON.
+// cost.eta outside [0, 1], text in a number's column, a time beyond the year 9999, and a result that
+// is not JSON.
 TEST_F(SweepCli, DamagedStoredDataIsAClearErrorInReports) {
   json j = tiny_experiment();
   j["sweep"]["precision"] = {"fp32"};
@@ -260,10 +261,83 @@ TEST_F(SweepCli, DamagedStoredDataIsAClearErrorInReports) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("stored cost.eta holds 1.5, not a number in [0, 1]"), std::string::npos) << r.out;
   edit("update experiments set spec_json=json_set(spec_json, '$.cost.eta', json('[0.5]'))");
+  edit("update trials set train_s='abc'");  // was read as 0 s
+  r = bb("report --db db.sqlite --table trials");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("db.sqlite: column train_s holds the text 'abc', not a number"), std::string::npos) << r.out;
+  edit("update trials set train_s=1, started_unix_s=1e300");  // was printed as the year -219246529
+  r = bb("report --db db.sqlite --table trials");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("column started_unix_s holds 1e+300, not a time from 1970 to the year 9999"), std::string::npos)
+      << r.out;
+  edit("update trials set started_unix_s=1700000000");
   edit("update trials set result_json='{not json'");
   r = bb("report --db db.sqlite --table trials");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("column result_json holds text that is not JSON"), std::string::npos) << r.out;
+}
+
+// A learning rate that makes the losses NaN (lr 1e30) fails the trial with the reason, exit code 3
+// (was: status ok, exit 0, and the precision table's ratios with no mark). A database an earlier
+// version wrote, with such a trial stored as ok and its losses null, reads the same way in reports.
+TEST_F(SweepCli, DivergedTrainingFailsTheTrialAndIsLeftOutOfTheTables) {
+  json j = tiny_experiment();
+  j["training"]["lr"] = 1e30;
+  j["sweep"]["precision"] = {"fp32"};
+  j["sweep"]["repeats"] = 1;
+  auto r = bb("run " + write_experiment(j) + " --db diverged.sqlite --progress none --tables precision");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("training diverged: the training loss is"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("| fp32 |"), std::string::npos) << r.out;  // no row, so no ratio
+  const auto stored = Store(dir_.path("diverged.sqlite"), StoreAccess::kReadOnly).trials();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].status, TrialStatus::kFailed);
+
+  // As an earlier balerbench stored it: fp64 ok, with its losses null.
+  j = tiny_experiment();
+  j["sweep"]["repeats"] = 1;
+  r = bb("run " + write_experiment(j) + " --db old.sqlite --progress none --tables none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto edit = run_command(
+      python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + dir_.path("old.sqlite") +
+      "'); c.execute(\\\"update trials set result_json=json_set(result_json, '$.final_train_loss', json('null')) "
+      "where precision='fp64'\\\"); c.execute(\\\"update epochs set train_loss=NULL, val_loss=NULL where trial_id in "
+      "(select id from trials where precision='fp64')\\\"); c.commit()\"");
+  ASSERT_EQ(edit.exit_code, 0) << edit.out;
+  r = bb("report --db old.sqlite --table precision --wide");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("| fp32 |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("| fp64 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 failed and 0 skipped"), std::string::npos) << r.out;
+  r = bb("report --db old.sqlite --table trials --wide");
+  EXPECT_NE(r.out.find("training diverged: its last epoch's loss is not finite"), std::string::npos) << r.out;
+}
+
+// What every trial would refuse is refused before the database exists (docs/sweeps.md, "Before the
+// first trial"), exit code 2: a test_size that leaves no training row, and a meter named in
+// energy.meters that cannot run here (was: a database of failed trials, exit code 3).
+TEST_F(SweepCli, DataAndMetersEveryTrialWouldRefuseAreRefusedBeforeTheDatabase) {
+  json j = tiny_experiment();
+  j["dataset"]["generator"]["rows"] = 1;
+  auto r = bb("run " + write_experiment(j) + " --db r.sqlite --progress none");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("/training/test_size: test_size 0.2 leaves no training rows out of 1"), std::string::npos)
+      << r.out;
+  j = tiny_experiment();
+  j["training"]["test_size"] = 0.9999;
+  r = bb("run " + write_experiment(j) + " --db r.sqlite --progress none");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("test_size 0.9999 leaves no training rows out of 2000"), std::string::npos) << r.out;
+  j = tiny_experiment();
+  j["energy"]["meters"] = {"nvml"};
+  const std::string env = fake_nvml_env();
+  write_text(dir_.path("nvml.json"), R"({"init_error": 999, "devices": []})");  // nvmlInit fails
+  r = bb("run " + write_experiment(j) + " --db r.sqlite --progress none", env);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("meter 'nvml' is not available"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("== trial"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path("r.sqlite")));
 }
 
 TEST_F(SweepCli, FailedTrialIsRecordedAndTheSweepGoesOn) {

@@ -138,6 +138,9 @@ TEST_F(TuningCli, BadTracesAreRefusedWithTheFileTheLineAndAHint) {
           "train.csv:2: batch size 16 (the default) of toy/net/sgd has no power rows");
   refused(header + "toy,net,16,sgd,300,10,250\ntoy,net,32,sgd,300,5,250\n", "--power-limits 300,250",
           "no row at 250 W");
+  // Issue 50: hexadecimal is no 16 W, 1e300 W is no measurement.
+  refused(header + "toy,net,16,sgd,0x10,10,250\n", "", "power.csv:2: power_limit: '0x10' is not a number");
+  refused(header + "toy,net,16,sgd,300,10,1e300\n", "", "power.csv:2: average_power: '1e300' is more than a trace");
   // A good pair replays.
   write_text(dir_.path("power.csv"), header + "toy,net,16,sgd,300,10,250\ntoy,net,32,sgd,300,5,250\n");
   const auto ok =
@@ -147,6 +150,27 @@ TEST_F(TuningCli, BadTracesAreRefusedWithTheFileTheLineAndAHint) {
   EXPECT_NE(ok.out.find("### Replay of toy/net/sgd on power"), std::string::npos) << ok.out;
   const auto missing = bb("replay --train nothere.csv --power power.csv --workload toy");
   EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  // A byte-order mark, as a spreadsheet's "CSV UTF-8" writes it, is read past (was: no column 'dataset').
+  write_text(dir_.path("power.csv"), "\xEF\xBB\xBF" + header + "toy,net,16,sgd,300,10,250\ntoy,net,32,sgd,300,5,250\n");
+  const auto bom = bb("replay --train train.csv --power power.csv --workload toy --target 0.9 --max-epochs 10 "
+                      "--default-batch-size 16 --table replay");
+  EXPECT_EQ(bom.exit_code, 0) << bom.out;
+}
+
+// --gpu names a file in --traces: a name that leaves the folder is refused before anything is read
+// (was: `--gpu x/../../secret` read TRACES/../secret.csv).
+TEST_F(TuningCli, AGpuNameNeverReadsOutsideTheTracesFolder) {
+  fs::create_directories(dir_.path("traces/x"));
+  write_text(dir_.path("traces/summary_train.csv"), "dataset\n");
+  write_text(dir_.path("secret.csv"), "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n");
+  for (const char* gpu : {"x/../../secret", "..", "a\\b"}) {
+    const auto r = bb(std::string("replay --traces traces --workload toy --gpu '") + gpu + "'");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("the name holds '/', '\\' or '..'"), std::string::npos) << r.out;
+  }
+  const auto gpus = bb("replay --traces traces --reproduce --gpus v100,../secret");
+  EXPECT_EQ(gpus.exit_code, 2) << gpus.out;
+  EXPECT_NE(gpus.out.find("--gpus '../secret'"), std::string::npos) << gpus.out;
 }
 
 json cpu_experiment() {

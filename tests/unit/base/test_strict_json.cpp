@@ -44,5 +44,28 @@ TEST(StrictJson, SyntaxErrorsNameTheByteAndBareWordsAreNotJson) {
   expect_input_error([] { try_parse_json_strict(R"({"a": 1, "a": 2})", "--set energy=..."); }, "/a: the key is given twice");
 }
 
+// Text that is not UTF-8 is named for what it is, its bytes in hex, never echoed raw (the parser's own
+// message printed a Latin-1 byte as it was); a UTF-8 byte-order mark is read past.
+TEST(StrictJson, TextThatIsNotUtf8IsNamedAndNeverEchoedRaw) {
+  const auto message = [](const std::string& text) {
+    try {
+      parse_json_text_strict(text, "c.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string latin1 = message("{\"model_name\": \"caf\xE9\"}");
+  EXPECT_NE(latin1.find("c.json: is not UTF-8: byte 19 is 0xE9 (a Latin-1 or Windows-1252 file?)"), std::string::npos)
+      << latin1;
+  EXPECT_EQ(latin1.find('\xE9'), std::string::npos) << latin1;
+  const std::string utf16 = message(std::string("\xFF\xFE{\0}\0", 6));
+  EXPECT_NE(utf16.find("c.json: is UTF-16 or UTF-32 text"), std::string::npos) << utf16;
+  EXPECT_NE(utf16.find("iconv -f UTF-16 -t UTF-8"), std::string::npos) << utf16;
+  EXPECT_NE(message(std::string("{\"a\": 1}\0", 9)).find("UTF-16 or UTF-32"), std::string::npos);
+  EXPECT_EQ(parse_json_text_strict("\xEF\xBB\xBF{\"a\": 1}", "bom.json")["a"], 1);
+  EXPECT_EQ(parse_json_text_strict("{\"name\": \"\xC3\xA9t\xC3\xA9\"}", "ok.json")["name"], "\xC3\xA9t\xC3\xA9");
+}
+
 }  // namespace
 }  // namespace balerbench

@@ -17,6 +17,11 @@ TEST(MonitoringSettings, StrictKeysAndValues) {
   expect_input_error([&] { parse({{"prometheus_port", 70000}}); }, "TCP port");
   expect_input_error([&] { parse({{"influx_url", "udp://x:8089"}}); }, "http:// or https://");
   expect_input_error([&] { parse({{"influx_batch_points", 10}, {"influx_buffer_points", 5}}); }, "influx_buffer_points");
+  // The experiment label (--experiment) is shown by every dashboard: no bidirectional or C1 control.
+  expect_input_error([&] { parse({{"experiment", "run\xE2\x80\xAE" "1"}}); },
+                     "/monitoring/experiment: 'run\\u202E1' holds a bidirectional control (U+202E) at byte 3");
+  expect_input_error([&] { parse({{"experiment", "a\xC2\x85"}}); }, "holds a control character (U+0085)");
+  EXPECT_EQ(parse({{"experiment", "été"}}).experiment, "été");
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 
 #include "common/error.h"
 #include "harness/energy/energy_window.h"
+#include "harness/report/table_cells.h"
 #include "harness/report/tables.h"
+#include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
 #include "tests/test_util.h"
 #include "tests/unit/report/table_cell.h"
@@ -77,6 +79,39 @@ TEST(ReportTables, FailedGridPointsAreLeftOutOfMeasuredTables) {
   EXPECT_TRUE(t.rows.empty());
   EXPECT_NE(t.title.find("GPU: NVIDIA H100 80GB HBM3; CPU: Test CPU (2 CPUs)"), std::string::npos) << t.title;
   EXPECT_EQ(t.title.find("unknown hardware"), std::string::npos) << t.title;
+}
+
+// A trial stored as ok by an earlier balerbench whose losses are not finite (lr 1e30: null in the
+// database) is read as failed: out of the precision table's rows and ratios and the cost frontier,
+// listed in the trials table with why. A time stored beyond the year 9999 prints as no date.
+TEST(ReportTables, ADivergedTrialStoredAsOkIsCountedAsFailed) {
+  auto trials = fixture_trials();
+  TrialRecord diverged = fixture_trial("k6", "amp_bf16", 512, 0, 5, 300, 1, 10);
+  diverged.result["final_train_loss"] = nullptr;  // NaN, as the database gives it back
+  trials.push_back(diverged);
+  TrialRecord fine = fixture_trial("k7", "amp_bf16", 256, 0, 5, 300, 1, 10);
+  fine.result["final_train_loss"] = 0.01;
+  EpochRow nan_epoch;
+  nan_epoch.train_loss = nan_epoch.val_loss = std::nan("");
+  TrialRecord nan_rows = fixture_trial("k8", "amp_bf16", 128, 0, 5, 300, 1, 10);
+  nan_rows.epoch_rows = {nan_epoch};
+  EXPECT_TRUE(training_diverged(diverged));
+  EXPECT_FALSE(training_diverged(fine));
+  EXPECT_TRUE(training_diverged(nan_rows));
+  EXPECT_FALSE(training_diverged(fixture_trials()[0]));  // no losses recorded: nothing to judge
+  fail_diverged_trials(trials);
+  EXPECT_EQ(trials.back().status, TrialStatus::kFailed);
+  EXPECT_NE(trials.back().error.find("training diverged"), std::string::npos);
+  const Table precision = make_tables(trials, "precision", {})[0];
+  EXPECT_EQ(precision.rows.size(), 3u);  // fp32, amp_fp16, fp64: no amp_bf16 row, so no ratio for it
+  for (const auto& row : precision.rows)
+    for (const auto& v : row) EXPECT_NE(v, json("amp_bf16"));
+  const Table cost = make_tables(trials, "cost", {0.5})[0];
+  for (const auto& row : cost.rows)
+    for (const auto& v : row) EXPECT_NE(v, json("amp_bf16"));
+  EXPECT_TRUE(report::utc_time(1e300).is_null());
+  EXPECT_TRUE(report::utc_time(253402300800.0).is_null());
+  EXPECT_EQ(report::utc_time(253402300799.0), "9999-12-31T23:59:59Z");
 }
 
 // A trial whose energy windows were flagged (a meter's failed reads) says so under the trials table.

@@ -3,6 +3,7 @@
 // with a backup, merges, read-only access that changes no file, and claims. No LibTorch headers.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -86,6 +87,62 @@ TEST_F(StoreTest, DamagedJsonIsAnErrorNamingTheColumn) {
   const Store s(db, StoreAccess::kReadOnly);
   expect_input_error([&] { s.trials(); }, "column result_json holds text that is not JSON");
   EXPECT_EQ(s.trial_keys().size(), 1u);  // the rest of the database still reads
+}
+
+// A damaged or hostile value is reported as damaged, naming its column, never read as another value:
+// text where a number belongs (SQLite's own conversion read train_s = 'abc' as 0 s), a start time of
+// 1e300 s (printed as the year -219246529), an experiment name with a bidirectional control (it would
+// reorder the tables and file names it is shown in). A NaN loss, which SQLite stores as null, reads
+// back as NaN, never as a loss of 0.
+TEST_F(StoreTest, DamagedOrHostileValuesAreRefusedNamingTheirColumn) {
+  const std::string db = dir_.path("h.sqlite");
+  {
+    Store s(db);
+    TrialRecord t = fixture_trial("k1", "fp32", 512, 0, 10, 1000);
+    EpochRow e;
+    e.train_loss = e.val_loss = std::nan("");
+    t.epoch_rows = {e};
+    s.insert_trial(t);
+  }
+  const std::vector<TrialRecord> read = Store(db, StoreAccess::kReadOnly).trials();
+  ASSERT_EQ(read.size(), 1u);
+  ASSERT_EQ(read[0].epoch_rows.size(), 1u);
+  EXPECT_TRUE(std::isnan(read[0].epoch_rows[0].train_loss));
+  EXPECT_TRUE(std::isnan(read[0].epoch_rows[0].val_loss));
+  {
+    Store s(db);
+    TrialRecord t = fixture_trial("k2", "fp32", 512, 1, 10, 1000);
+    t.started_unix_s = 1e300;
+    s.insert_trial(t);
+  }
+  expect_input_error([&] { Store(db, StoreAccess::kReadOnly).trials(); },
+                     "h.sqlite: column started_unix_s holds 1e+300, not a time from 1970 to the year 9999");
+  const std::string named = dir_.path("n.sqlite");
+  {
+    Store s(named);
+    TrialRecord t = fixture_trial("k1", "fp32", 512, 0, 10, 1000);
+    t.experiment = "gnp\xE2\x80\xAE" "fdp.exe";
+    s.put_experiment(t.experiment, "x.json", json::object());
+    s.insert_trial(t);
+  }
+  const Store hostile(named, StoreAccess::kReadOnly);
+  expect_input_error([&] { hostile.experiments(); }, "holds a bidirectional control (U+202E) at byte 3");
+  expect_input_error([&] { hostile.trials(); }, "column experiment holds the name 'gnp\\u202Efdp.exe'");
+  Store target(dir_.path("t.sqlite"));
+  expect_input_error([&] { target.merge_from(hostile); }, "the experiments table holds the experiment name");
+  EXPECT_TRUE(target.trials().empty());
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  const auto r = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + db +
+                             "'); c.execute(\\\"delete from trials where trial_key='k2'\\\"); "
+                             "c.execute(\\\"update trials set train_s='abc'\\\"); c.commit()\"");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  expect_input_error([&] { Store(db, StoreAccess::kReadOnly).trials(); },
+                     "column train_s holds the text 'abc', not a number");
+  const auto negative = run_command(python_binary() + " -c \"import sqlite3; c=sqlite3.connect('" + db +
+                                    "'); c.execute(\\\"update trials set train_s=1, batch_size=-5\\\"); c.commit()\"");
+  ASSERT_EQ(negative.exit_code, 0) << negative.out;
+  expect_input_error([&] { Store(db, StoreAccess::kReadOnly).trials(); },
+                     "column batch_size holds -5, not a batch size of at least 1");
 }
 
 TEST_F(StoreTest, RefusesOtherFilesAndSchemaVersions) {

@@ -461,6 +461,11 @@ TEST(ExperimentName, NamesThatAreNotFileNamesAreRefused) {
   bad(std::string("a\0b", 3), "holds a control character");
   bad("tab\there", "holds a control character");
   bad(std::string(121, 'x'), "is longer than 120 bytes");
+  // Characters that hide or reorder the name where it is shown (tables, pages, file names): a
+  // bidirectional override, a C1 control, a line separator.
+  bad("report\xE2\x80\xAE" "fdp.exe", "holds a bidirectional control (U+202E) at byte 6");
+  bad("a\xC2\x85" "b", "holds a control character (U+0085) at byte 1");
+  bad("a\xE2\x80\xA8" "b", "holds a line separator (U+2028) at byte 1");
   expect_input_error([&] { parse_experiment(experiment_named(""), "exp.json", "/tmp"); }, "hint: ");
   // Accepted: a name of 120 bytes, spaces, UTF-8 (report reduces them to safe file names).
   EXPECT_EQ(parse_experiment(experiment_named(std::string(120, 'x')), "exp.json", "/tmp").name, std::string(120, 'x'));

@@ -5,6 +5,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "common/error.h"
 #include "datasets/dataset.h"
 #include "harness/power/power_limit.h"
@@ -13,6 +15,7 @@
 #include "harness/run/training_session.h"
 #include "harness/sweep/trial.h"
 #include "harness/sweep/trial_stages.h"
+#include "tests/test_util.h"
 
 namespace balerbench {
 namespace {
@@ -105,6 +108,33 @@ TEST(TrialStages, TrainToTargetKeepsEveryEpochAndTheFirstThatMetTheTarget) {
   Trial never(small_experiment({{"batch_size", {64}}, {"epochs", {2}}}, {{"relative_error", 0.0}}));
   TrainingSession s3(never.config, *never.ctx.dataset, c10::Device(c10::kCPU), nullptr, nullptr);
   EXPECT_FALSE(train_to_target(s3, nullptr, never.ctx).target);
+}
+
+// A training whose last epoch's loss is not finite diverged: the stage after training fails the trial,
+// naming the epoch the loss first went non-finite; a finite one passes. With lr 1e30 the real
+// trainer's losses are NaN (the case issue 50 found stored as ok).
+TEST(TrialStages, ATrainingWhoseLastLossIsNotFiniteDiverged) {
+  RunConfig c;
+  c.lr = 1e30;
+  Training t;
+  EpochRecord e;
+  e.train_loss = e.val_loss = 0.5;
+  t.result.epoch_records = {e, e, e};
+  EXPECT_NO_THROW(check_training_finite(t, c));
+  t.result.epoch_records[1].train_loss = t.result.epoch_records[2].train_loss = std::nan("");
+  t.result.epoch_records[1].epoch = 1;
+  expect_input_error([&] { check_training_finite(t, c); },
+                     "training diverged: the training loss is NaN from epoch 2 of 3 on (learning rate 1e+30)");
+  t.result.epoch_records[1].train_loss = t.result.epoch_records[2].train_loss = 0.5;
+  t.result.epoch_records[2].val_loss = INFINITY;
+  t.result.epoch_records[2].epoch = 2;
+  expect_input_error([&] { check_training_finite(t, c); }, "the validation loss is infinite from epoch 3 of 3");
+
+  Trial diverging(small_experiment({{"batch_size", {64}}, {"epochs", {2}}}));
+  diverging.config.lr = 1e30;
+  TrainingSession session(diverging.config, *diverging.ctx.dataset, c10::Device(c10::kCPU), nullptr, nullptr);
+  const Training trained = train_to_target(session, nullptr, diverging.ctx);
+  expect_input_error([&] { check_training_finite(trained, diverging.config); }, "training diverged");
 }
 
 // A recurrence attempt (batch_size_optimizer) stops at the end of the first epoch whose Zeus cost so

@@ -267,6 +267,37 @@ TEST(ZeusTrace, BadTracesNameTheFileTheLineAndAHint) {
                      "t.csv:1: no column 'target_metric'");
 }
 
+// Numbers as a trace writes them: decimal only (0x10 is no 16 W), within what a GPU can draw (1e300 W
+// made a saving of -1e295%), a value too small for a double read as the nearest; a UTF-8 byte-order
+// mark read past as configs read it, UTF-16 named; a line too long to be a trace's refused.
+TEST(ZeusTrace, NumbersAreDecimalAndPlausibleAndTheEncodingIsChecked) {
+  const std::string header = "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n";
+  expect_input_error([&] { parse_power_trace(header + "toy,net,16,sgd,0x10,10,250\n", "p.csv"); },
+                     "p.csv:2: power_limit: '0x10' is not a number (hint: write a decimal number");
+  expect_input_error([&] { parse_power_trace(header + "toy,net,16,sgd,300,10,1e300\n", "p.csv"); },
+                     "p.csv:2: average_power: '1e300' is more than a trace can hold (100000 W)");
+  expect_input_error([&] { parse_power_trace(header + "toy,net,16,sgd,300,1e9,250\n", "p.csv"); },
+                     "p.csv:2: time_per_epoch: '1e9' is more than a trace can hold (1e+07 s)");
+  expect_input_error([&] { parse_power_trace(header + "toy,net,16,sgd,300,10,1e999\n", "p.csv"); },
+                     "'1e999' is not a finite number");
+  expect_input_error([&] { parse_power_trace(header + "toy,net,16,sgd,300,10,-Infinity\n", "p.csv"); },
+                     "'-Infinity' is not a finite number");
+  const PowerTrace tiny = parse_power_trace(header + "toy,net,16,sgd,300,10,1e-320\n", "p.csv");
+  EXPECT_GT(tiny.rows[0].average_power_w, 0);  // a subnormal, not "not a finite number"
+  expect_input_error([&] { parse_power_trace(header + "toy,net,16,sgd,300,10,1e-400\n", "p.csv"); },
+                     "'1e-400' is not positive");
+  const PowerTrace bom = parse_power_trace("\xEF\xBB\xBF" + std::string(kPower), "p.csv");
+  EXPECT_EQ(bom.rows.size(), 9u);
+  EXPECT_EQ(parse_train_trace("\xEF\xBB\xBF" + std::string(kTrain), "t.csv").rows.size(), 10u);
+  expect_input_error([&] { parse_power_trace("\xFF\xFE" + header, "p.csv"); }, "p.csv: is UTF-16 text, not UTF-8");
+  expect_input_error([&] { parse_power_trace("dataset,network\rtoy,net\r", "p.csv"); },
+                     "p.csv:1: a carriage return inside a line");
+  expect_input_error([&] { parse_power_trace(header + "toy\xE2\x80\xAE,net,16,sgd,300,10,250\n", "p.csv"); },
+                     "p.csv:2: dataset: 'toy\\u202E' holds a bidirectional control (U+202E)");
+  expect_input_error([&] { parse_power_trace(header + std::string(kMaxTraceLineBytes + 1, 'x'), "p.csv"); },
+                     "p.csv:2: a line of 65537 bytes, longer than a trace's lines");
+}
+
 // A batch size the train trace has and the power trace lacks: left out (as Zeus's simulator joins
 // the traces) and said so; asked for by name, refused at the train trace's line with a hint.
 TEST(Replay, ABatchSizeWithNoPowerRowsIsLeftOutOrRefusedWhenAskedFor) {

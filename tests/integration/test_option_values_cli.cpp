@@ -1,0 +1,72 @@
+// test_option_values_cli.cpp: values a user types or a file holds, refused before any work with exit
+// code 2 on one clean line: NaN and infinity where a range is expected (doctor, meters, report,
+// serve-metrics, replay), a --set with a newline or 100,000 digits, a config in Latin-1 or UTF-16.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace balerbench {
+namespace {
+
+class OptionValuesCli : public ::testing::Test {
+ protected:
+  CommandResult bb(const std::string& args) { return run_command("cd " + dir_.root() + " && " + balerbench_binary() + " " + args); }
+  // The error's one line: the output is exactly "balerbench: error: ...\n", nothing after it.
+  static void expect_one_error_line(const CommandResult& r, const std::string& fragment) {
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("balerbench: error: ", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+    EXPECT_NE(r.out.find(fragment), std::string::npos) << r.out;
+  }
+  TempDir dir_;
+};
+
+// CLI::Range lets NaN through: every ranged number goes through option_checks.h's in_range.
+TEST_F(OptionValuesCli, NanAndInfinityAreRefusedWhereARangeIsExpected) {
+  expect_one_error_line(bb("doctor --interval nan"), "--interval: must be a number (got nan)");
+  expect_one_error_line(bb("doctor --power-check nan"), "--power-check: must be a number (got nan)");
+  expect_one_error_line(bb("meters --interval nan"), "--interval: must be a number (got nan)");
+  expect_one_error_line(bb("report --db x.sqlite --min-effect nan"), "--min-effect: must be a number (got nan)");
+  const auto abc = bb("report --db x.sqlite --min-effect abc");
+  expect_one_error_line(abc, "--min-effect: 'abc' is not a number");
+  EXPECT_EQ(abc.out.find("not in range"), std::string::npos) << abc.out;
+  // NaN for --prometheus-linger reached the config as null, which reads as "not given" (0 s).
+  expect_one_error_line(bb("serve-metrics --prometheus-linger nan"), "--prometheus-linger: must be a number (got nan)");
+  // replay --target NaN read as "not given": the workload's default target, silently.
+  expect_one_error_line(bb("replay --workload cifar100 --target nan"), "--target: must be a number (got nan)");
+  expect_one_error_line(bb("replay --workload cifar100 --target inf"), "--target: must be at most");
+  expect_one_error_line(bb("replay --workload cifar100 --power-limits 1e300"), "--power-limits: must be at most 100000");
+}
+
+// An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.
+TEST_F(OptionValuesCli, ServeMetricsRefusesADurationItCannotWait) {
+  for (const char* d : {"inf", "1e19", "1e300"}) {
+    const auto r = bb(std::string("serve-metrics --meters cpu_estimate --duration ") + d);
+    expect_one_error_line(r, std::string("--duration: must be at most 1e+09 (got ") + d + ")");
+  }
+  const auto r = bb("serve-metrics --meters cpu_estimate --influx-file m.lp --duration 0.2");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("for 0.2 s"), std::string::npos) << r.out;
+}
+
+// A --set with a newline stays on one line, a 100,000-digit value is cut short, and a config that is
+// not UTF-8 says so, its bytes never echoed raw.
+TEST_F(OptionValuesCli, ConfigValuesAndEncodingsAreEchoedOnOneShortLine) {
+  write_text(dir_.path("c.json"), R"({"input_path": "x.npz", "model_name": "AE", "compression_ratio": 1.6})");
+  auto r = bb("train --config c.json --out o --set \"$(printf 'ep\\nochs=3')\"");
+  expect_one_error_line(r, "--set ep\\nochs=3");
+  r = bb("train --config c.json --out o --set epochs=" + std::string(100000, '7'));
+  expect_one_error_line(r, "(100007 bytes in all)");
+  EXPECT_LT(r.out.size(), 1000u) << r.out.substr(0, 1000);
+  write_text(dir_.path("latin1.json"), "{\"model_name\": \"caf\xE9\"}");
+  r = bb("train --config latin1.json --out o");
+  expect_one_error_line(r, "latin1.json: is not UTF-8: byte 19 is 0xE9 (a Latin-1 or Windows-1252 file?)");
+  EXPECT_EQ(r.out.find('\xE9'), std::string::npos) << r.out;
+  write_text(dir_.path("utf16.json"), std::string("\xFF\xFE{\0}\0", 6));
+  expect_one_error_line(bb("train --config utf16.json --out o"), "utf16.json: is UTF-16 or UTF-32 text");
+}
+
+}  // namespace
+}  // namespace balerbench
