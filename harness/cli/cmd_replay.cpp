@@ -38,7 +38,7 @@ struct ReplayArgs {
   double eta = 0.5;
   std::string beta = "2";
   int64_t recurrences = 0, seed = 1, seeds = 1, max_attempts = 20;
-  std::string format = "md", table = "all", out;
+  std::string format = "md", table = "summary", out;
   std::vector<std::string> argv;  // the command line, for the reproduction's notes
 };
 
@@ -66,13 +66,23 @@ void check_gpu_name(const std::string& gpu, const char* option) {
                      "a GPU name such as v100, a40, rtx6000 or p100; a trace elsewhere: --power FILE");
 }
 
+std::vector<std::string> gpus_in(const std::string& dir);
+
 std::string power_file_of(const ReplayArgs& a, const std::string& gpu) {
   if (!a.power.empty()) return a.power;
   if (a.traces.empty() || gpu.empty())
     throw InputError("no power trace",
                      "give --power FILE, or --traces DIR with --gpu NAME (DIR/summary_power_NAME.csv)");
   check_gpu_name(gpu, a.gpu.empty() ? "--gpus" : "--gpu");
-  return (fs::path(a.traces) / ("summary_power_" + gpu + ".csv")).string();
+  const std::string file = (fs::path(a.traces) / ("summary_power_" + gpu + ".csv")).string();
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    const std::vector<std::string> held = gpus_in(a.traces);
+    throw InputError(std::string(a.gpu.empty() ? "--gpus" : "--gpu") + " " + message_text(gpu, 60) + ": no " + file,
+                     held.empty() ? "the folder holds no summary_power_*.csv: is it Zeus's traces?"
+                                  : "the traces hold: " + join_names(held, ", "));
+  }
+  return file;
 }
 
 std::string train_file_of(const ReplayArgs& a) {
@@ -118,8 +128,23 @@ ReplayResult run_one(const TrainTrace& train, const PowerTrace& power, const Rep
   }
 }
 
+// --table: one table by name; "all"; or "summary" (the default): all but the attempts, one row per
+// training run (a replay of Zeus's traces has hundreds), which a note on the first table points to.
 std::vector<Table> select(std::vector<Table> tables, const std::string& table) {
   if (table == "all") return tables;
+  if (table == "summary") {
+    std::vector<Table> out;
+    std::size_t attempts = 0;
+    for (Table& t : tables)
+      if (t.name == "replay_attempts")
+        attempts = t.rows.size();
+      else
+        out.push_back(std::move(t));
+    if (attempts > 0 && !out.empty())
+      out.front().notes.push_back("every attempt (" + std::to_string(attempts) +
+                                  " rows): --table replay_attempts, or --table all");
+    return out;
+  }
   std::vector<Table> out;
   std::string names;
   for (Table& t : tables) {
@@ -162,7 +187,8 @@ std::vector<Table> reproduce(const ReplayArgs& a) {
                      "--max-epochs, --recurrences, --power and --gpu (choose GPUs with --gpus)");
   const std::vector<std::string> gpus = a.gpus.empty() ? gpus_in(a.traces) : a.gpus;
   if (gpus.empty()) throw InputError(a.traces + ": no summary_power_*.csv", "the folder of Zeus's traces");
-  for (const std::string& gpu : gpus) (void)power_file_of(a, gpu);  // every name checked before any file is read
+  for (const std::string& gpu : gpus) check_gpu_name(gpu, "--gpus");  // every name checked before any file is read
+  for (const std::string& gpu : gpus) (void)power_file_of(a, gpu);     // then that each trace is there
   const TrainTrace train = read_train_trace(train_file_of(a));
   Reproduction rep;
   rep.command = command_text(a.argv);
@@ -293,7 +319,7 @@ void add_output_options(CLI::App* cmd, ReplayArgs& a) {
   cmd->add_option("--format", a.format, join_names(kFormats, " | "))->check(CLI::IsMember(kFormats));
   cmd->add_option("--table", a.table,
                   "replay | replay_attempts | replay_power_limits (--reproduce: reproduction | reproduction_ranges) | "
-                  "all (default)");
+                  "all | summary (default: all but replay_attempts)");
   cmd->add_option("--out", a.out, "write to FILE instead of stdout")->check(non_empty_path());
 }
 

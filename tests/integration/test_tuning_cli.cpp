@@ -53,7 +53,11 @@ TEST_F(TuningCli, ReplayHasHelp) {
 TEST_F(TuningCli, ReplayOfZeusTracesSaysWhatWasChosenAndWhatItCost) {
   need_traces();
   const std::string args = "replay --traces " + zeus_traces() + " --gpu v100 --workload cifar100 --format json";
-  const json doc = bb_json(args);
+  // By default the summary: the attempts, one row per training run, only named in a note.
+  const json brief = bb_json(args);
+  ASSERT_EQ(brief["tables"].size(), 2u);
+  EXPECT_NE(brief["tables"][0]["notes"].dump().find("--table replay_attempts"), std::string::npos);
+  const json doc = bb_json(args + " --table all");
   ASSERT_EQ(doc["tables"].size(), 3u);
   const json& summary = doc["tables"][0];
   EXPECT_EQ(summary["table"], "replay");
@@ -70,8 +74,12 @@ TEST_F(TuningCli, ReplayOfZeusTracesSaysWhatWasChosenAndWhatItCost) {
   EXPECT_NE(summary["title"].get<std::string>().find("140 recurrences"), std::string::npos);
   EXPECT_GE(doc["tables"][1]["rows"].size(), 140u);
   // The same seed, the same replay; the seed is in the title.
-  EXPECT_EQ(bb_json(args), doc);
+  EXPECT_EQ(bb_json(args + " --table all"), doc);
   EXPECT_NE(bb_json(args + " --seed 2")["tables"][0]["title"], summary["title"]);
+  // A GPU the traces do not hold: the ones they do are listed.
+  const auto h100 = bb("replay --traces " + zeus_traces() + " --gpu h100 --workload cifar100");
+  EXPECT_EQ(h100.exit_code, 2) << h100.out;
+  EXPECT_NE(h100.out.find("the traces hold: a40, p100, rtx6000, v100"), std::string::npos) << h100.out;
 }
 
 // The power-limit optimiser, fed the rows, picks each batch size's cheapest row on every GPU and
