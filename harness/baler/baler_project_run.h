@@ -31,13 +31,16 @@ class BalerProjectRun {
   const CycleFiles& files() const { return files_; }
   const BalerProject& project() const { return project_; }
 
-  // Before the command writes: says on stderr what of the config is not read as balerbench's key,
-  // and keeps the files the command would replace that balerbench did not write.
+  // Before the command writes: says on stderr what of the config is not read as balerbench's key (in
+  // full once, then in one line while it stays the same), and keeps the files the command would
+  // replace that balerbench did not write.
   void begin();
   // After it succeeded: records its files as balerbench's; adds report["baler_project"].
   void finish(nlohmann::json& report);
   // `info`: Baler's and balerbench's results side by side (`logs`: Baler's console logs).
   nlohmann::json side_by_side(const std::vector<std::string>& logs) const;
+  // What of the config is not read as balerbench's key, one line per fate (empty: nothing).
+  std::string config_notes_text() const { return format_config_notes(project_, config_.notes); }
 
  private:
   BalerProject project_;

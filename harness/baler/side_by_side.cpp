@@ -81,6 +81,15 @@ json side_json(const std::map<std::string, fs::path>& files, const Dataset& inpu
     s["compressed_bytes"] = compressed;
     s["compression_ratio"] = static_cast<double>(input_bytes) / static_cast<double>(compressed);
     s["actual_compression_ratio"] = static_cast<double>(input_bytes) / static_cast<double>(compressed + meta);
+    // The latent array's own bytes: what the model sets; the file adds its container (zip entries,
+    // .npy headers, the other members), which Baler's NumPy and balerbench write differently.
+    const NpzMembers members = read_npz(files.at(kCompressed).string());
+    if (auto data = members.find("data"); data != members.end() && data->second.numel() > 0) {
+      const auto latent = static_cast<double>(data->second.bytes.size());
+      s["latent_bytes"] = latent;
+      s["latent_compression_ratio"] = static_cast<double>(input_bytes) / latent;
+      s["container_bytes"] = static_cast<double>(compressed) - latent;
+    }
   }
   if (auto d = files.find(kDecompressed); d != files.end()) {
     const NpzMembers out = read_npz(d->second.string());
@@ -168,13 +177,19 @@ std::string format_side_by_side(const json& r) {
   text += row("compressed.npz (MB)", mb(b), mb(o), "%.4f");
   text += row("compression ratio", num(b, "compression_ratio"), num(o, "compression_ratio"), "%.3f");
   text += row("actual compression ratio", num(b, "actual_compression_ratio"), num(o, "actual_compression_ratio"), "%.3f");
+  text += row("ratio of the latent array", num(b, "latent_compression_ratio"), num(o, "latent_compression_ratio"),
+              "%.3f");
+  text += row("compressed.npz besides it (bytes)", num(b, "container_bytes"), num(o, "container_bytes"), "%.0f");
   text += row("reconstruction RMSE", rec(b, "rmse"), rec(o, "rmse"), "%.4g");
   text += row("normalized RMSE", rec(b, "normalized_rmse"), rec(o, "normalized_rmse"), "%.4g");
   text += row("max abs error", rec(b, "max_abs_error"), rec(o, "max_abs_error"), "%.4g");
   text += row("train, the epochs (s)", time_s(b, "train"), time_s(o, "train"), "%.3g");
   text += codec_row("compress (s)", "compress", "encode");
   text += codec_row("decompress (s)", "decompress", "decode");
-  text += "\nTimes: Baler's from its console logs, 3 significant digits; its compress and decompress span loading the "
+  text += "\nRatios: the input file's bytes over compressed.npz's (actual: with model.pt, the loss and the "
+          "normalization file too). Where the two ratios differ while the latent arrays' agree, the difference is the "
+          "file around the array (zip entries, .npy headers, the names and other members each side stores).\n";
+  text += "Times: Baler's from its console logs, 3 significant digits; its compress and decompress span loading the "
           "data and the model, (de)normalizing and coding, not writing the file. balerbench's from its reports: the "
           "coding alone, and the whole command (loading, writing, energy meters).\n";
   if (b["files"].empty())

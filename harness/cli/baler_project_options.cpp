@@ -41,7 +41,7 @@ std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& confi
 int print_baler_info(const BalerProjectRun& run, const BalerProjectArgs& a, bool json, JsonStdout& out) {
   const nlohmann::json r = run.side_by_side(a.logs);
   if (json) out.print(r);
-  else std::fputs(format_side_by_side(r).c_str(), stdout);
+  else std::fputs((run.config_notes_text() + format_side_by_side(r)).c_str(), stdout);
   return 0;
 }
 

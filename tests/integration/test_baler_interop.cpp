@@ -234,6 +234,15 @@ TEST_F(BalerProjectCli, KeysAreReadIgnoredNamedOrRefused) {
   EXPECT_NE(r.out.find("cms_config.py: mse_avg, mse_sum, emd: ignored"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("activation_extraction: not done"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("truncate: balerbench (balerbench's own key"), std::string::npos) << r.out;
+  // Said in full once; the next command says in one line that they stand, and info lists them again.
+  const auto again = bb("compress", p);
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("cms_config.py: the same "), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find(" notes on its keys as before (balerbench info --baler-project"), std::string::npos)
+      << again.out;
+  EXPECT_EQ(again.out.find("reg_param"), std::string::npos) << again.out;
+  const auto info = run_command(balerbench_binary() + " info --baler-project " + p);
+  EXPECT_NE(info.out.find("cms_config.py: reg_param, RHO, l1: ignored"), std::string::npos) << info.out;
 
   config = ae_config("workspaces/W/data/cms.npz") + "    c.separate_model_saving = True\n";
   const std::string q = project("split", config);
