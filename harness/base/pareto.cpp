@@ -22,4 +22,27 @@ std::vector<ParetoPoint> pareto_frontier(const std::vector<ParetoPoint>& points)
   return out;
 }
 
+namespace {
+
+bool dominates(const std::vector<double>& a, const std::vector<double>& b) {
+  bool smaller = false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] > b[i]) return false;
+    smaller = smaller || a[i] < b[i];
+  }
+  return smaller;
+}
+
+}  // namespace
+
+std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& points) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    bool dominated = false;
+    for (std::size_t j = 0; j < points.size() && !dominated; ++j) dominated = j != i && dominates(points[j], points[i]);
+    if (!dominated) out.push_back(i);
+  }
+  return out;
+}
+
 }  // namespace balerbench

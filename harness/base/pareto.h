@@ -1,4 +1,5 @@
-// pareto.h: the time-energy Pareto frontier of a set of runs.
+// pareto.h: the time-energy Pareto frontier of a set of runs, and the frontier in any number of
+// figures (energy, error, compressed size), each to be made smaller.
 #pragma once
 
 #include <cstddef>
@@ -13,5 +14,10 @@ struct ParetoPoint {
 // Points not dominated by any other (no other is at least as fast and as
 // frugal and strictly better in one), sorted by time.
 std::vector<ParetoPoint> pareto_frontier(const std::vector<ParetoPoint>& points);
+
+// The indices of `points` (each the same number of figures, all to be minimised) that no other point
+// dominates (at most as large in every figure and smaller in one), in `points`' order. Equal points
+// are all kept.
+std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& points);
 
 }  // namespace balerbench

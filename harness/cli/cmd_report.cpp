@@ -38,7 +38,11 @@ namespace {
 struct ReportArgs {
   std::string db = "results/balerbench.sqlite", experiment, table = "all", format = "md", out;
   bool wide = false;
+  std::string latex_fit = "none";
   double min_effect = 0;  // a fraction (--min-effect takes percent)
+  double dataset_bytes = 0, dataset_events = 0;  // --table projection's dataset
+  int64_t trainings = 1;
+  double max_nrmse = 0;  // --table fidelity's bound
 };
 
 // The cost weights stored with an experiment ({0, 0.5, 1} when it names none).
@@ -159,6 +163,17 @@ void print_migration_note(const Store& s) {
 // Where the report goes, checked before the database is read and the tables made; for HTML, also
 // that the plotting library is there.
 void check_report_output(const ReportArgs& a) {
+  const bool dataset = a.dataset_bytes > 0 || a.dataset_events > 0;
+  if (a.table == "projection" && !dataset)
+    throw InputError("--table projection: no dataset to project to",
+                     "give its size, --dataset-bytes 10TB or --dataset-events 1e9 (and --trainings N for one model "
+                     "per N parts)");
+  if (a.max_nrmse > 0 && a.table != "fidelity" && a.table != "all")
+    throw InputError("--max-nrmse shapes --table fidelity only, not --table " + a.table, "add --table fidelity");
+  if ((dataset || a.trainings != 1) && a.table != "projection" && a.table != "all")
+    throw InputError("--dataset-bytes, --dataset-events and --trainings shape --table projection only, not --table " +
+                         a.table,
+                     "add --table projection (or --table all)");
   if (a.format == "csv" && !a.out.empty()) {
     check_output_folder(a.out, "CSV reports go to a folder (one file per table): give a folder name, e.g. --out reports/");
   } else if (!a.out.empty()) {
@@ -166,6 +181,8 @@ void check_report_output(const ReportArgs& a) {
     check_output_is_not_database(a.out, "--out", a.db);
   }
   if (a.format == "html") report::check_plot_library();
+  if (a.latex_fit != "none" && a.format != "latex")
+    throw InputError("--latex-fit " + a.latex_fit + " shapes --format latex only", "add --format latex");
 }
 
 // The experiments to report (every stored one, or --experiment), each with its trials and tables.
@@ -190,7 +207,14 @@ std::vector<report::ExperimentReport> load_reports(const Store& store, const Rep
   for (const auto& name : experiments) {
     report::ExperimentReport e{name, store.trials(name, true, false), {}, stored_etas(store, name)};
     fail_diverged_trials(e.trials);
-    e.tables = make_tables(e.trials, a.table, e.etas, a.min_effect);
+    TableOptions options;
+    options.etas = e.etas;
+    options.min_effect = a.min_effect;
+    options.dataset_bytes = a.dataset_bytes;
+    options.dataset_events = a.dataset_events;
+    options.trainings = a.trainings;
+    options.max_nrmse = a.max_nrmse;
+    e.tables = make_tables_with(e.trials, a.table, options);
     reports.push_back(std::move(e));
   }
   return reports;
@@ -219,9 +243,17 @@ std::string html_report(const ReportArgs& a, std::vector<report::ExperimentRepor
   return report::report_page(page, report::load_plot_library());
 }
 
-// Markdown (the terminal view on stdout, unless --wide), LaTeX, or one CSV table.
+report::LatexFit latex_fit(const std::string& name) {
+  return name == "resize" ? report::LatexFit::kResize
+         : name == "landscape" ? report::LatexFit::kLandscape
+                               : report::LatexFit::kNone;
+}
+
+// Markdown (the terminal view on stdout, unless --wide), LaTeX (the paper view, unless --wide), or one
+// CSV table.
 std::string text_report(const ReportArgs& a, const std::vector<report::ExperimentReport>& reports) {
   const bool terminal = a.format == "md" && a.out.empty() && !a.wide;
+  const bool paper = a.format == "latex" && !a.wide;
   std::string text;
   for (const auto& r : reports) {
     if (a.format == "md")
@@ -230,10 +262,11 @@ std::string text_report(const ReportArgs& a, const std::vector<report::Experimen
     std::vector<Table> tables = r.tables;
     for (auto& t : tables) {
       if (terminal) t = terminal_view(t);
+      if (paper) t = paper_view(t);
       if (a.format == "latex" && reports.size() > 1)  // captions that tell one experiment's tables from another's
         t.title = "Experiment " + r.name + ": " + t.title;
     }
-    text += render_tables(tables, a.format);
+    text += a.format == "latex" ? report::render_latex(tables, latex_fit(a.latex_fit)) : render_tables(tables, a.format);
   }
   return text;
 }
@@ -306,13 +339,34 @@ void register_report(CLI::App& app, Action& action) {
                       " (html: one self-contained page with every table and the figures; give --out FILE.html)")
       ->check(CLI::IsMember(report_format_names()));
   cmd->add_flag("--wide", a->wide,
-                "print every column of each table; Markdown on the terminal shows only the columns to decide by "
-                "(files, and the other formats, always have them all)");
+                "every column of each table; Markdown on the terminal and LaTeX give only the columns to decide by "
+                "(Markdown files, CSV, JSON and HTML always have them all)");
+  static const std::vector<std::string> kFits = {"none", "resize", "landscape"};
+  cmd->add_option("--latex-fit", a->latex_fit,
+                  "--format latex: resize (each tabular scaled to \\textwidth, graphicx) or landscape (each table on "
+                  "a landscape page, pdflscape); default none")
+      ->check(CLI::IsMember(kFits));
   cmd->add_option_function<double>(
          "--min-effect", [a](double percent) { a->min_effect = percent / 100; },
          "the smallest difference that matters, in percent (e.g. 2): a ratio whose 95% interval lies inside "
          "1 +- P% reads \"no meaningful difference\", even where it excludes 1 (default 0: every resolved difference)")
       ->check(in_range(0, 100, "PERCENT"));
+  CLI::Option* bytes = cmd->add_option("--dataset-bytes", a->dataset_bytes,
+                                       "--table projection: the dataset to compress, in bytes (5e12, 10TB, 2.5PiB)")
+                           ->check(byte_size());
+  cmd->add_option("--dataset-events", a->dataset_events,
+                  "--table projection: the dataset to compress, in events (rows of the data's first axis, at the "
+                  "trials' bytes per event)")
+      ->check(at_least(1, "EVENTS"))
+      ->excludes(bytes);
+  cmd->add_option("--trainings", a->trainings,
+                  "--table projection: how many trainings the dataset takes (1: one model for all of it; N: one per "
+                  "N parts, each trained as the trials were)")
+      ->check(positive_count());
+  cmd->add_option("--max-nrmse", a->max_nrmse,
+                  "--table fidelity: the largest normalised RMS error any feature may have (e.g. 0.02): adds Zeus's "
+                  "cost at each eta among the configurations within it, and the cheapest")
+      ->check(in_range(1e-12, 1e6, "NRMSE"));
   cmd->add_option("--out", a->out,
                   "write to FILE instead of stdout; with --format csv a folder: one EXPERIMENT.TABLE.csv per table "
                   "and EXPERIMENT.tables.json with their titles and notes")

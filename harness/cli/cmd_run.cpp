@@ -75,7 +75,12 @@ void check_outputs_apart(const Args& a, const Experiment& ex, const std::string&
 // leaves nothing behind (the experiment and its data file are checked by load_experiment).
 void check_before_work(const Args& a, const Experiment& ex, const SweepOptions& o) {
   if (a.tables != "none")
-    for (const auto& n : split_commas(a.tables)) check_table_name(n, "--tables");
+    for (const auto& n : split_commas(a.tables)) {
+      check_table_name(n, "--tables");
+      if (n == "projection")
+        throw InputError("--tables projection: a projection needs the dataset's size",
+                         "after the run: balerbench report --db DB --table projection --dataset-bytes 10TB");
+    }
   if (a.dry_run) return;  // runs and creates nothing; the store says when --db is not a database
   check_output_file(a.db, "give --db a file in a folder that can be written");
   if (!a.html.empty()) check_output_file(a.html, "give --html a file in a folder that can be written");

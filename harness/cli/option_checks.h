@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -55,6 +57,40 @@ inline CLI::Validator finite_number() { return in_range(-1.7e308, 1.7e308, "FINI
 inline CLI::Validator positive_count() { return at_least(1, "POSITIVE"); }
 // Durations and the like.
 inline CLI::Validator non_negative() { return at_least(0, "NONNEGATIVE"); }
+
+// A size in bytes, written "5e12", "10TB", "2.5 PiB" or "800 GB" (decimal kB..EB, binary KiB..EiB,
+// any case; B alone or nothing: bytes), rewritten to its number of bytes; refused unless finite and > 0.
+inline CLI::Validator byte_size() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::size_t used = 0;
+        double x = 0;
+        try {
+          x = std::stod(text, &used);
+        } catch (const std::exception&) {
+          return "'" + typed(text) + "' is not a size (e.g. 5e12, 10TB, 2.5PiB)";
+        }
+        std::string unit;
+        for (std::size_t i = used; i < text.size(); ++i)
+          if (text[i] != ' ') unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+        static const char* kPrefixes = "kmgtpe";
+        double factor = 1;
+        if (!unit.empty() && unit != "b") {
+          const char* at = std::strchr(kPrefixes, unit[0]);
+          const std::string rest = unit.substr(1);
+          if (!at || !(rest == "b" || rest == "ib" || rest.empty()))
+            return "'" + typed(text) + "': unknown unit '" + typed(unit) + "' (B, kB, MB, GB, TB, PB, EB, or KiB..EiB)";
+          factor = std::pow(rest == "ib" ? 1024.0 : 1000.0, static_cast<double>(at - kPrefixes + 1));
+        }
+        if (!std::isfinite(x * factor) || x <= 0) return "must be a finite size above 0 (got " + typed(text) + ")";
+        std::ostringstream bytes;
+        bytes.precision(17);
+        bytes << x * factor;
+        text = bytes.str();
+        return "";
+      },
+      "SIZE");
+}
 
 // A path that must not be empty: `--db ''` (an unset shell variable) would otherwise mean SQLite's
 // temporary database, thrown away at exit, and `--out ''` the working folder.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/fidelity.h"
 #include "harness/report/table_cells.h"
 #include "harness/report/table_notes.h"
 #include "harness/report/trial_groups.h"
@@ -103,11 +104,21 @@ std::vector<json> fidelity_row(const Group& g, const Axes& a) {
 
 }  // namespace
 
+std::optional<WorstFeature> worst_feature_of(const Group& g) {
+  std::vector<FeatureRepeats> features = features_of(g);
+  if (features.empty()) return std::nullopt;
+  const auto worst = std::max_element(features.begin(), features.end(), [](const FeatureRepeats& x, const FeatureRepeats& y) {
+    return mean_of(x.nrmse) < mean_of(y.nrmse);
+  });
+  if (worst->nrmse.empty()) return std::nullopt;
+  return WorstFeature{worst->name, summarize(worst->nrmse)};
+}
+
 bool has_feature_quality(const std::vector<TrialRecord>& trials) {
   return std::any_of(trials.begin(), trials.end(), [](const TrialRecord& t) { return per_feature(t) != nullptr; });
 }
 
-std::vector<Table> make_fidelity_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
+std::vector<Table> make_fidelity_tables(const std::vector<TrialRecord>& trials, const TableOptions& o) {
   const std::vector<Group> all = group_trials(trials);
   const std::vector<Group> groups = finished(all);
   Table t;
@@ -138,7 +149,7 @@ std::vector<Table> make_fidelity_tables(const std::vector<TrialRecord>& trials, 
       "decompression together, mean over the repeats.");
   failures_note(t, all);
   run_notes(t, all);
-  return {t};
+  return {t, fidelity_frontier_table(trials, all, groups, o)};
 }
 
 }  // namespace balerbench::report

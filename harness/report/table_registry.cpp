@@ -28,6 +28,7 @@ std::vector<Table> make_codecs_tables(const std::vector<TrialRecord>&, const Tab
 std::vector<Table> make_convergence_tables(const std::vector<TrialRecord>&, const TableOptions&);
 std::vector<Table> make_recurrences_tables(const std::vector<TrialRecord>&, const TableOptions&);
 std::vector<Table> make_fidelity_tables(const std::vector<TrialRecord>&, const TableOptions&);
+std::vector<Table> make_projection_tables(const std::vector<TrialRecord>&, const TableOptions&);
 bool has_feature_quality(const std::vector<TrialRecord>&);
 bool has_epochs_to_target(const std::vector<TrialRecord>&);
 bool has_codecs(const std::vector<TrialRecord>&);
@@ -56,6 +57,9 @@ const std::vector<TableKind>& table_registry() {
        S::kPerSlice, make_convergence_tables, has_epochs_to_target},
       {"fidelity", "reconstruction per variable: the worst and the median feature, nrmse with intervals, residual in "
        "the data's units, Baler's response", S::kPerSlice, make_fidelity_tables, has_feature_quality},
+      {"projection", "a whole dataset (report --dataset-bytes or --dataset-events): time, kWh, CO2 and compressed "
+       "size to compress and decompress it, training amortised, with intervals; the classical codecs beside",
+       S::kPerSlice, make_projection_tables, nullptr},
       {"complexity", "T1: the model's parameters, MACs and FLOPs per layer", S::kAllTrials, make_complexity_tables,
        nullptr},
       {"datasets", "T2: the datasets with their shape, dtype and size", S::kAllTrials, make_datasets_tables, nullptr},
@@ -129,7 +133,15 @@ void check_table_name(const std::string& table, const std::string& option) {
 
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
                                const std::vector<double>& etas, double min_effect) {
-  TableOptions o{etas.empty() ? std::vector<double>{0.0, 0.5, 1.0} : etas, min_effect};
+  TableOptions o;
+  o.etas = etas;
+  o.min_effect = min_effect;
+  return make_tables_with(trials, table, o);
+}
+
+std::vector<Table> make_tables_with(const std::vector<TrialRecord>& trials, const std::string& table,
+                                    TableOptions o) {
+  if (o.etas.empty()) o.etas = {0.0, 0.5, 1.0};
   check_table_name(table);
   const bool all = table == "all";
   const std::vector<report::Slice> slices = report::slices_of(trials);

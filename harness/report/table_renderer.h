@@ -35,6 +35,11 @@ const TableRenderer& html_renderer();
 // "table-"); a page with several experiments gives each its own prefix.
 std::string html_tables(const std::vector<Table>& tables, const std::string& id_prefix);
 
+// LaTeX for a page that a wide table would overflow: kNone as it is; kResize each tabular scaled to
+// \textwidth (graphicx's \resizebox); kLandscape each table on a landscape page (pdflscape).
+enum class LatexFit { kNone, kResize, kLandscape };
+std::string render_latex(const std::vector<Table>& tables, LatexFit fit);
+
 // The renderer of `format` (md, csv, latex, json, html); InputError naming the formats otherwise.
 const TableRenderer& renderer_for(const std::string& format);
 

@@ -36,6 +36,9 @@ struct Table {
 // columns, each ratio's *_ci95_low and *_ci95_high pair as one "95% interval" cell "[low, high]", and
 // a note saying how many columns are left out and where they are. Every file format keeps them all.
 Table terminal_view(const Table& t);
+// The same view for a paper (report --format latex without --wide): its note says that --wide gives
+// every column.
+Table paper_view(const Table& t);
 
 // What shapes the tables beyond the trials: the cost weights, and the smallest difference that
 // matters (pyperf's compare_to --min-speed): a ratio whose 95% interval lies inside 1 +- min_effect
@@ -43,6 +46,13 @@ Table terminal_view(const Table& t);
 struct TableOptions {
   std::vector<double> etas;  // {0, 0.5, 1} when empty (make_tables fills it in)
   double min_effect = 0;     // a fraction: 0.02 for 2%
+  // --table projection: the dataset to project to (bytes, or events: rows of the data's first axis;
+  // neither: no projection) and how many trainings it takes (1: trained once for all of it).
+  double dataset_bytes = 0, dataset_events = 0;
+  int64_t trainings = 1;
+  // --table fidelity: the largest nrmse of any feature a configuration may have (its 95% upper bound
+  // over the repeats) to be a candidate for the cheapest; 0: no bound.
+  double max_nrmse = 0;
 };
 
 const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ..., systems, across, trials
@@ -57,6 +67,9 @@ void check_table_name(const std::string& table, const std::string& option = "--t
 // weights (from the experiment; {0, 0.5, 1} when empty). `min_effect`: TableOptions::min_effect.
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,
                                const std::vector<double>& etas, double min_effect = 0);
+// The same, with every option (--table projection's dataset among them).
+std::vector<Table> make_tables_with(const std::vector<TrialRecord>& trials, const std::string& table,
+                                    TableOptions options);
 
 // The codecs table (codecs_table.cpp) of one `balerbench codecs` comparison (run/codec_comparison.h),
 // or of several repeats of one configuration (figures: their medians).

@@ -57,7 +57,10 @@ json cell(const std::vector<json>& row, std::size_t i) { return i < row.size() ?
 
 }  // namespace
 
-Table terminal_view(const Table& t) {
+namespace {
+
+// The decision columns of `t`, with a note that begins with `lead` and ends with `rest`.
+Table decision_view(const Table& t, const std::string& lead, const std::string& rest) {
   if (t.decision_columns.empty()) return t;
   const std::vector<ViewColumn> columns = view_columns(t);
   if (columns.size() == t.columns.size()) return t;
@@ -81,12 +84,24 @@ Table terminal_view(const Table& t) {
   }
   std::size_t shown = 0;  // the table's columns in the view, an interval's two ends counted apart
   for (const ViewColumn& c : columns) shown += c.high ? 2 : 1;
-  v.notes.push_back("Terminal view: the columns to decide by, " + std::to_string(shown) + " of " +
-                    std::to_string(t.columns.size()) +
-                    " (an interval's two ends in one cell). --wide prints every column (medians, spreads, kWh, "
-                    "memory, ...); so do --out FILE and the CSV, LaTeX, JSON and HTML formats.");
+  v.notes.push_back(lead + ": the columns to decide by, " + std::to_string(shown) + " of " +
+                    std::to_string(t.columns.size()) + " (an interval's two ends in one cell). " + rest);
   for (const auto& n : t.notes) v.notes.push_back(n);
   return v;
+}
+
+}  // namespace
+
+Table terminal_view(const Table& t) {
+  return decision_view(t, "Terminal view",
+                       "--wide prints every column (medians, spreads, kWh, memory, ...); so do --out FILE and the "
+                       "CSV, LaTeX, JSON and HTML formats.");
+}
+
+Table paper_view(const Table& t) {
+  return decision_view(t, "Paper view",
+                       "--wide gives every column (medians, spreads, kWh, memory, ...), as the CSV, JSON and HTML "
+                       "formats do.");
 }
 
 }  // namespace balerbench

@@ -2,6 +2,8 @@
 // LibTorch headers.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "harness/base/pareto.h"
 
 namespace balerbench {
@@ -14,6 +16,15 @@ TEST(Pareto, Frontier) {
   EXPECT_EQ(f[0].id, 0u);
   EXPECT_EQ(f[1].id, 1u);
   EXPECT_EQ(f[2].id, 3u);
+}
+
+TEST(Pareto, FrontInThreeFigures) {
+  // (energy, error, size): B trades energy for error against A; C is dominated by A in every figure;
+  // D is the smallest; E equals A and is kept with it.
+  const std::vector<std::vector<double>> points = {
+      {10, 0.1, 5}, {5, 0.3, 5}, {11, 0.2, 6}, {20, 0.5, 1}, {10, 0.1, 5}};
+  EXPECT_EQ(pareto_front(points), (std::vector<std::size_t>{0, 1, 3, 4}));
+  EXPECT_TRUE(pareto_front({}).empty());
 }
 
 }  // namespace

@@ -249,9 +249,55 @@ TEST(ReportChecks, FidelityTableGivesTheWorstAndTheMedianFeature) {
   EXPECT_EQ(cell(t, 0, "median_feature"), "phi_");
   EXPECT_EQ(cell(t, 0, "median_unit"), "rad");
   EXPECT_DOUBLE_EQ(cell(t, 0, "energy_j").get<double>(), 1010);  // train 1000, compress 5, decompress 5
+  // The second table: energy against fidelity, one configuration alone on the front.
+  const std::vector<Table> both = make_tables(trials, "fidelity", {});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[1].name, "fidelity_frontier");
+  EXPECT_EQ(cell(both[1], 0, "pareto"), nullptr);  // the fixtures store no latent space: not placed
   // Trials from before the figures were kept: no fidelity table in "all".
   for (TrialRecord& r : trials) r.result.erase("reconstruction");
   for (const Table& any : make_tables(trials, "all", {})) EXPECT_NE(any.name, "fidelity");
+}
+
+// Energy against fidelity: the front over (energy, worst nrmse, size), and the cheapest within a bound.
+TEST(ReportChecks, FidelityFrontierMarksTheFrontAndTheCheapestWithinTheBound) {
+  std::vector<TrialRecord> trials;
+  // The cycle's energy (training + the fixtures' 5 J compress and 2.5 J decompress) and worst nrmse: fp32
+  // 1007.5 J, 0.01; amp_bf16 607.5 J, 0.03; fp64 2007.5 J, 0.02, which fp32 beats in both.
+  const auto add = [&](const std::string& precision, double train_j, double nrmse) {
+    for (int64_t r = 0; r < 2; ++r) {
+      TrialRecord t = fixture_trial(precision + std::to_string(r), precision, 512, r, 10, train_j);
+      t.max_power_w = 100;
+      t.result["latent_shape"] = {1000, 10};
+      t.result["latent_dtype"] = "float32";
+      t.result["reconstruction"]["per_feature"] = json::array({{{"name", "pt_"}, {"nrmse", nrmse}}});
+      trials.push_back(t);
+    }
+  };
+  add("fp32", 1000, 0.01);
+  add("amp_bf16", 600, 0.03);
+  add("fp64", 2000, 0.02);
+  TableOptions o;
+  o.etas = {1.0};
+  o.max_nrmse = 0.02;
+  const Table f = make_tables_with(trials, "fidelity", o).at(1);
+  ASSERT_EQ(f.rows.size(), 3u);
+  const auto row_of = [&](const std::string& p) {
+    for (std::size_t i = 0; i < f.rows.size(); ++i)
+      if (cell(f, i, "precision") == p) return i;
+    ADD_FAILURE() << "no row " << p;
+    return std::size_t{0};
+  };
+  EXPECT_EQ(cell(f, row_of("fp32"), "pareto"), "yes");
+  EXPECT_EQ(cell(f, row_of("amp_bf16"), "pareto"), "yes");  // less energy, more error
+  EXPECT_EQ(cell(f, row_of("fp64"), "pareto"), "no");       // fp32 has less of both
+  EXPECT_DOUBLE_EQ(cell(f, row_of("fp32"), "latent_mb").get<double>(), 0.04);
+  EXPECT_EQ(cell(f, row_of("amp_bf16"), "meets_nrmse"), "no");
+  EXPECT_EQ(cell(f, row_of("fp64"), "meets_nrmse"), "yes");
+  EXPECT_EQ(cell(f, row_of("fp32"), "cheapest_at_eta"), "1");  // at eta 1 the cost is the energy
+  EXPECT_DOUBLE_EQ(cell(f, row_of("fp32"), "cost_j_eta_1").get<double>(), 1007.5);
+  EXPECT_EQ(cell(f, row_of("amp_bf16"), "cost_j_eta_1"), nullptr);
+  EXPECT_EQ(cell(f, row_of("fp64"), "cheapest_at_eta"), "-");
 }
 
 }  // namespace

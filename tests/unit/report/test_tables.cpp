@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "harness/energy/energy_window.h"
 #include "harness/report/table_cells.h"
+#include "harness/report/table_renderer.h"
 #include "harness/report/tables.h"
 #include "harness/report/trial_identity.h"
 #include "harness/store/store.h"
@@ -371,6 +372,21 @@ TEST(ReportTables, PhasesComplexityDatasetsAndFormats) {
   const std::string tex = render_tables(make_tables(trials, "precision", {}), "latex");
   EXPECT_NE(tex.find("\\begin{tabular}"), std::string::npos);
   EXPECT_NE(tex.find("time\\_s"), std::string::npos);
+  // booktabs' rules, the packages named above the tables; fitted to the page on request.
+  EXPECT_NE(tex.find("\\toprule"), std::string::npos) << tex;
+  EXPECT_EQ(tex.find("\\hline"), std::string::npos) << tex;
+  EXPECT_EQ(tex.rfind("% balerbench tables: \\usepackage{booktabs}", 0), 0u) << tex;
+  const std::vector<Table> precision = make_tables(trials, "precision", {});
+  const std::string resized = report::render_latex(precision, report::LatexFit::kResize);
+  EXPECT_NE(resized.find("\\resizebox{\\textwidth}{!}{%\n\\begin{tabular}"), std::string::npos) << resized;
+  EXPECT_NE(resized.find("\\end{tabular}}\n\\caption"), std::string::npos) << resized;
+  const std::string landscape = report::render_latex(precision, report::LatexFit::kLandscape);
+  EXPECT_NE(landscape.find("\\begin{landscape}\n\\begin{table}"), std::string::npos) << landscape;
+  EXPECT_NE(landscape.find("pdflscape"), std::string::npos) << landscape;
+  // The paper view: the decision columns, and a note saying --wide gives them all.
+  const Table paper = paper_view(precision.front());
+  EXPECT_LT(paper.columns.size(), precision.front().columns.size());
+  EXPECT_NE(paper.notes.front().find("Paper view"), std::string::npos) << paper.notes.front();
   // < and > are math in LaTeX's OT1 encoding: as text they print as an inverted ! and ? (was: < raw).
   Table lt;
   lt.title = "a < b > c";

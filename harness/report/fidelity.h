@@ -1,0 +1,33 @@
+// fidelity.h: what the fidelity tables share: a configuration's worst feature by nrmse over its
+// repeats (fidelity_table.cpp), its latent space's bytes (projection_table.cpp), and the energy
+// against fidelity table (fidelity_frontier.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/base/statistics.h"
+#include "harness/report/tables.h"
+#include "harness/report/trial_groups.h"
+
+namespace balerbench::report {
+
+// The feature with the highest mean nrmse over the group's repeats, and its nrmse over them; none
+// when the trials stored no per-feature figures.
+struct WorstFeature {
+  std::string name;
+  Summary nrmse;
+};
+std::optional<WorstFeature> worst_feature_of(const Group& g);
+
+// The bytes of a trial's latent space (result.latent_shape and latent_dtype), when stored.
+std::optional<double> latent_bytes_of(const TrialRecord& r);
+
+// Energy against fidelity: each configuration's energy to train, compress and decompress, its worst
+// feature's nrmse and its compressed size; the Pareto front over the three, and with
+// TableOptions::max_nrmse the cheapest by Zeus's cost at each eta among those that meet it.
+Table fidelity_frontier_table(const std::vector<TrialRecord>& trials, const std::vector<Group>& all,
+                              const std::vector<Group>& groups, const TableOptions& o);
+
+}  // namespace balerbench::report
