@@ -353,7 +353,7 @@ void register_report(CLI::App& app, Action& action) {
       ->check(in_range(0, 100, "PERCENT"));
   CLI::Option* bytes = cmd->add_option("--dataset-bytes", a->dataset_bytes,
                                        "--table projection: the dataset to compress, in bytes (5e12, 10TB, 2.5PiB)")
-                           ->check(byte_size());
+                           ->transform(byte_size());
   cmd->add_option("--dataset-events", a->dataset_events,
                   "--table projection: the dataset to compress, in events (rows of the data's first axis, at the "
                   "trials' bytes per event)")

@@ -60,6 +60,7 @@ inline CLI::Validator non_negative() { return at_least(0, "NONNEGATIVE"); }
 
 // A size in bytes, written "5e12", "10TB", "2.5 PiB" or "800 GB" (decimal kB..EB, binary KiB..EiB,
 // any case; B alone or nothing: bytes), rewritten to its number of bytes; refused unless finite and > 0.
+// Give it with ->transform (a ->check's rewrite is not kept).
 inline CLI::Validator byte_size() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

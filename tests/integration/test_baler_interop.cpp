@@ -393,6 +393,12 @@ void BalerInterop::round_trip(const std::string& name, const std::string& config
           << side << " " << phase << ": " << s[side]["timings"].dump();
   }
   EXPECT_NE(s["baler"]["timings"]["train"]["log"].get<std::string>().find("baler_train.log"), std::string::npos);
+  // The latent arrays are the same size; where the file ratios differ, it is the container around them.
+  EXPECT_DOUBLE_EQ(s["baler"].value("latent_compression_ratio", 0.0), s["balerbench"].value("latent_compression_ratio", -1.0));
+  std::printf("%s: compression ratio Baler %.4f, balerbench %.4f; latent array %.4f; container bytes Baler %.0f, "
+              "balerbench %.0f\n", name.c_str(), s["baler"].value("compression_ratio", 0.0),
+              s["balerbench"].value("compression_ratio", 0.0), s["baler"].value("latent_compression_ratio", 0.0),
+              s["baler"].value("container_bytes", 0.0), s["balerbench"].value("container_bytes", 0.0));
   // Item 2: Baler decompresses what balerbench compressed.
   fs::copy_file(out + "/decompressed_output/decompressed.npz", dir.path(name + "_ours.npz"));
   ASSERT_NO_FATAL_FAILURE(baler("decompress", name));
