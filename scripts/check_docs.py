@@ -5,7 +5,11 @@
     first at INFO level, which --strict lets through);
   - a relative link, in docs/*.md or README.md, to a file that does not exist;
   - a link to a heading (page.md#anchor, #anchor) that the page does not have (1.4 does not check
-    anchors at all).
+    anchors at all);
+  - a column count stated in prose ("all 22 columns"), which drifts as tables grow: say "every
+    column" (the note under a table counts them);
+  - a pasted table whose terminal-view note ("the columns to decide by, 15 of 26") counts other
+    columns than its header shows (an interval's cell counts its two ends).
 Run by scripts/docs.sh build.
 """
 import os
@@ -67,6 +71,32 @@ def check_links(path, problems):
                 problems.append(f"{where}: no heading '#{anchor}' in {os.path.relpath(dest, ROOT)}")
 
 
+COUNT_IN_PROSE = re.compile(r"\ball \d+\b(?=[^.]*\bcolumns?\b)|--wide[^.]*\ball \d+\b|#\s*all \d+\b")
+VIEW_NOTE = re.compile(r"the columns to decide by, (\d+) of (\d+)")
+
+
+def check_counts(path, problems):
+    """Column counts that drift: stated in prose, or a pasted view note that its table contradicts."""
+    header = None
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if COUNT_IN_PROSE.search(line):
+                problems.append(f"{os.path.relpath(path, ROOT)}:{n}: a column count in prose drifts as tables "
+                                "grow; say 'every column' (the note under a table counts them)")
+            if line.startswith("| ") and header is None:
+                header = [c.strip() for c in line.strip().strip("|").split("|")]
+            elif not line.startswith("|") and line.strip() and not line.startswith("- "):
+                header = None if not VIEW_NOTE.search(line) else header
+            m = VIEW_NOTE.search(line)
+            if m and header is not None:
+                shown = len(header) + header.count("95% interval")
+                if shown != int(m.group(1)):
+                    problems.append(f"{os.path.relpath(path, ROOT)}:{n}: the note counts {m.group(1)} columns, its "
+                                    f"table shows {shown}: paste the table and its note from one run")
+            if line.startswith("### "):
+                header = None
+
+
 def main():
     with open(os.path.join(ROOT, "mkdocs.yml"), encoding="utf-8") as f:
         config = yaml.safe_load(f)
@@ -77,6 +107,9 @@ def main():
     for p in sorted(pages):
         check_links(os.path.join(DOCS, p), problems)
     check_links(os.path.join(ROOT, "README.md"), problems)
+    for p in sorted(pages):
+        check_counts(os.path.join(DOCS, p), problems)
+    check_counts(os.path.join(ROOT, "README.md"), problems)
     for p in problems:
         print(p)
     print(f"check_docs: {len(pages)} pages, {len(problems)} problem(s)")
