@@ -67,6 +67,40 @@ TEST_F(ReportCli, TheTerminalShowsTheColumnsToDecideByAndWideAndFilesShowAll) {
   EXPECT_EQ(j["tables"][0]["columns"].size(), static_cast<std::size_t>(std::count(all.begin(), all.end(), '|') - 1));
 }
 
+// A whole dataset's cost from the stored trials, and energy against fidelity; their options refused
+// where they shape nothing, before any work.
+TEST_F(ReportCli, ProjectionAndFidelityFrontierFromTheStoredTrials) {
+  ASSERT_EQ(bb("run exp.json --db db.sqlite --progress none --tables none").exit_code, 0);
+  const json p = json::parse(
+      bb("report --db db.sqlite --table projection --dataset-bytes 2.5TB --trainings 4 --format json").out);
+  ASSERT_EQ(p["tables"].size(), 1u);  // no codecs measured
+  EXPECT_NE(p["tables"][0]["title"].get<std::string>().find("Compressing 2.5 TB with Baler, training 4 times"),
+            std::string::npos);
+  ASSERT_EQ(p["tables"][0]["rows"].size(), 2u);
+  for (const json& row : p["tables"][0]["rows"]) {
+    EXPECT_GT(row["compress_h"].get<double>(), 0) << row.dump();
+    EXPECT_GT(row["total_kwh"].get<double>(), row["train_kwh"].get<double>()) << row.dump();
+    EXPECT_LE(row["total_kwh_ci95_low"].get<double>(), row["total_kwh"].get<double>()) << row.dump();
+  }
+  const json f = json::parse(bb("report --db db.sqlite --table fidelity --max-nrmse 1 --format json").out);
+  ASSERT_EQ(f["tables"].size(), 2u);
+  EXPECT_EQ(f["tables"][1]["table"], "fidelity_frontier");
+  // Both within the bound; without a MaxPower (the experiment sets no cost.max_power_w) none has a cost.
+  for (const json& row : f["tables"][1]["rows"]) {
+    EXPECT_EQ(row["meets_nrmse"], "yes") << row.dump();
+    EXPECT_EQ(row["cheapest_at_eta"], "-") << row.dump();
+  }
+  EXPECT_NE(f["tables"][1]["notes"].dump().find("no configuration meets the bound (with a MaxPower"), std::string::npos);
+  for (const char* bad : {"--table projection", "--table projection --dataset-bytes 0", "--table projection "
+                          "--dataset-bytes 10XB", "--table precision --dataset-bytes 1TB", "--table precision "
+                          "--max-nrmse 0.1", "--table projection --dataset-bytes 1TB --dataset-events 5"}) {
+    const auto r = bb(std::string("report --db db.sqlite ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("balerbench: error: "), std::string::npos) << bad << ": " << r.out;
+  }
+  EXPECT_EQ(bb("run exp.json --db db.sqlite --tables projection").exit_code, 2);
+}
+
 TEST_F(ReportCli, TheHtmlPageHoldsEveryTableAndTheFigures) {
   ASSERT_EQ(bb("run exp.json --db db.sqlite --progress none --tables none --html run.html").exit_code, 0);
   const auto r = bb("report --db db.sqlite --format html --out page.html");
