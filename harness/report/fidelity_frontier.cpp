@@ -160,10 +160,11 @@ Table fidelity_frontier_table(const std::vector<TrialRecord>& trials, const std:
                   "(one repeat: its value), is at most %g (--max-nrmse).", o.max_nrmse);
     t.notes.push_back(std::string(buf) + " cost_j_eta_*: Zeus's cost eta x energy + (1 - eta) x MaxPower x time of "
                       "the cycle, for those that meet it; cheapest_at_eta: the etas at which it is the cheapest.");
+    std::string none;
     for (std::size_t e = 0; e < o.etas.size(); ++e)
-      if (!best[e])
-        t.notes.push_back("at eta " + json(o.etas[e]).dump() + " no configuration meets the bound (with a MaxPower "
-                          "and every figure)");
+      if (!best[e]) none += (none.empty() ? "" : ", ") + json(o.etas[e]).dump();
+    if (!none.empty())
+      t.notes.push_back("at eta " + none + " no configuration meets the bound (with a MaxPower and every figure)");
   } else {
     t.notes.push_back("report --max-nrmse X adds Zeus's cost at each eta among the configurations whose worst "
                       "feature's nrmse stays within X, and the cheapest of them.");
