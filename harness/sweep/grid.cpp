@@ -98,7 +98,6 @@ TrialSpec make_trial(const Experiment& e, int64_t index, const GridPoint& at, co
   t.config = config_at(e, at);
   t.labels_model = e.models.size() > 1;
   t.labels_ratio = e.compression_ratios.size() > 1;
-  const std::optional<double>& pl = at.power_limit_w;
   json run = t.config.to_json();
   run.erase("monitoring");  // live monitoring does not shape the measurement
   run.erase("progress");
@@ -106,7 +105,7 @@ TrialSpec make_trial(const Experiment& e, int64_t index, const GridPoint& at, co
   t.spec = {{"experiment", e.name},
             {"dataset", e.dataset.to_json()},
             {"run_config", run},
-            {"power_limit_w", pl ? json(*pl) : json(nullptr)},
+            {"power_limit_w", at.power_limit_w ? json(*at.power_limit_w) : json(nullptr)},
             {"repeat", at.repeat},
             {"target", e.target.to_json()},
             {"cooldown_s", e.cooldown_s},
