@@ -111,7 +111,7 @@ std::vector<Table> make_across_tables(const std::vector<TrialRecord>& trials, co
                         "energy_vs_first", "energy_verdict", "tta_s", "tta_vs_first", "eta_j", "eta_vs_first",
                         "energy"})
     t.columns.push_back(c);
-  t.decision_columns = {"batch_size", "precision",     "engine",       "power_limit", "epochs",
+  t.decision_columns = {"model", "compression_ratio", "latent", "parameters", "batch_size", "precision",     "engine",       "power_limit", "epochs",
                         "variant",    "system",        "n",            "time_s",      "time_vs_first",
                         "time_verdict", "energy_j",    "energy_vs_first", "energy_verdict", "energy"};
   if (systems.size() < 2) {

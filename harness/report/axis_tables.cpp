@@ -21,6 +21,7 @@ using nlohmann::json;
 
 std::vector<Group> sorted_by_axis(std::vector<Group> groups, bool by_batch) {
   std::stable_sort(groups.begin(), groups.end(), [&](const Group& x, const Group& y) {
+    if (!same_model(x, y)) return model_before(x, y);
     const double kx = by_batch ? static_cast<double>(x.batch_size) : x.power_limit_w.value_or(-1);
     const double ky = by_batch ? static_cast<double>(y.batch_size) : y.power_limit_w.value_or(-1);
     if (kx != ky) return kx < ky;
@@ -94,7 +95,7 @@ Table axis_table(const std::vector<TrialRecord>& trials, const std::string& whic
   for (double eta : etas) t.columns.push_back(eta_label(eta));
   t.columns.push_back("energy");
   for (const auto& g : groups) t.rows.push_back(axis_row(g, a, by_batch, target, etas));
-  t.decision_columns = {"batch_size", "precision", "engine", "power_limit", "epochs", "n",
+  t.decision_columns = {"model", "compression_ratio", "latent", "parameters", "batch_size", "precision", "engine", "power_limit", "epochs", "n",
                         "time_s",     "energy_j",  "tta_s",  "eta_j",       "energy"};
   if (any_short_window(groups, "eta")) t.decision_columns.insert(t.decision_columns.end() - 1, "eta_window");
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);

@@ -52,14 +52,15 @@ std::optional<double> result_number(const TrialRecord& r, const char* key) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
-// FP32 at the same batch size, power limit, epochs, system and spec variant: of the same engine where
-// there is one, else of whichever engine ran fp32 (engine auto runs amp_bf16 on libtorch and fp32 on
-// fused), as the precision table's baseline.
+// FP32 at the same model, compression ratio, batch size, power limit, epochs, system and spec variant:
+// of the same engine where there is one, else of whichever engine ran fp32 (engine auto runs amp_bf16
+// on libtorch and fp32 on fused), as the precision table's baseline.
 const Group* fp32_of(const Group& g, const std::vector<Group>& groups) {
   const Group* base = nullptr;
   for (const auto& h : groups)
     if (find_precision(h.precision) == Precision::kFp32 && h.batch_size == g.batch_size &&
         h.power_limit_w == g.power_limit_w && h.epochs == g.epochs && h.system == g.system && h.variant == g.variant &&
+        same_model(h, g) &&
         (!base || h.engine == g.engine))
       base = &h;
   return base;
@@ -121,7 +122,7 @@ void convergence_notes(Table& t, const std::vector<TrialRecord>& trials, bool ta
   t.notes.push_back(
       "vs FP32 (in the spirit of MLPerf's reference convergence points: does a change of method still converge like "
       "the reference?): a one-sided Welch t test of \"this precision needs more epochs to the target than FP32 at the "
-      "same batch size, power limit and epochs\" (of the same engine where there is one; Student's t from Boost.Math); "
+      "same model, compression ratio, batch size, power limit and epochs\" (of the same engine where there is one; Student's t from Boost.Math); "
       "needs more epochs when p < 0.05. "
       "A repeat that never reached the target counts as its epochs + 1, a lower bound. extra_epochs_vs_fp32: the "
       "difference of those means.");
@@ -133,6 +134,7 @@ std::vector<Table> make_convergence_tables(const std::vector<TrialRecord>& trial
   const std::vector<Group> all = group_trials(trials);
   std::vector<Group> groups = finished(all);
   std::stable_sort(groups.begin(), groups.end(), [](const Group& x, const Group& y) {
+    if (!same_model(x, y)) return model_before(x, y);
     if (x.batch_size != y.batch_size) return x.batch_size < y.batch_size;
     if (x.power_limit_w != y.power_limit_w) return watts_label(x.power_limit_w) < watts_label(y.power_limit_w);
     if (x.epochs != y.epochs) return x.epochs < y.epochs;
@@ -151,7 +153,7 @@ std::vector<Table> make_convergence_tables(const std::vector<TrialRecord>& trial
                         "more_epochs_p", "vs_fp32"})
     t.columns.push_back(c);
   for (const auto& g : groups) t.rows.push_back(convergence_row(g, groups, a, target));
-  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "n", "reached",
+  t.decision_columns = {"precision", "model", "compression_ratio", "latent", "parameters", "batch_size", "engine", "power_limit", "epochs", "n", "reached",
                         "epochs_to_target", "epochs_to_target_sd", "final_val_loss", "more_epochs_p", "vs_fp32"};
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   convergence_notes(t, trials, target);

@@ -67,6 +67,11 @@ Table best_table(const std::vector<TrialRecord>& trials, const std::vector<Group
                        "GPUs' maximum power limit from NVML (read only, summed over the GPUs), else the simulated "
                        "GPU's; max_power_source says which.");
   no_max_power_note(best, groups, target);
+  const Axes a = varying(finished(groups));
+  if ((a.model || a.ratio) && !target)
+    best.notes.push_back("The configurations differ in model or compression ratio, and with no target they are ranked "
+                         "by time and energy alone, whatever their reconstruction: set a target (relative_error) so "
+                         "that each is measured to the same quality, or compare them in the fidelity table.");
   best.notes.push_back(energy_kind_note());
   run_notes(best, groups);
   return best;

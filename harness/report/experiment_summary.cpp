@@ -80,7 +80,14 @@ std::string grid_sentence(const std::vector<TrialRecord>& trials) {
   std::set<std::size_t> repeats;
   for (const auto& g : groups) repeats.insert(g.ok.size() + g.failed + g.skipped);
   std::string limits = values_of<std::string>(runs, [](const TrialRecord& t) { return watts_label(t.power_limit_w); });
-  std::string s = "Grid: " + plural(groups.size(), "configuration", "configurations") + " (precision " +
+  const std::string models = values_of<std::string>(runs, [](const TrialRecord& t) { return model_of(t); });
+  std::set<double> ratio_values;  // in numeric order: 1.6, 4, 16
+  for (const auto& t : runs)
+    if (const auto r = compression_ratio_of(t)) ratio_values.insert(*r);
+  std::string ratios;
+  for (const double r : ratio_values) ratios += (ratios.empty() ? "" : ", ") + ratio_label(r);
+  std::string s = "Grid: " + plural(groups.size(), "configuration", "configurations") + " (model " +
+                  html_escape(models) + "; compression ratio " + (ratios.empty() ? "-" : ratios) + "; precision " +
                   html_escape(values_of<std::string>(runs, [](const TrialRecord& t) { return t.precision; })) +
                   "; batch size " + values_of<int64_t>(runs, [](const TrialRecord& t) { return t.batch_size; }) +
                   "; engine " + html_escape(values_of<std::string>(runs, [](const TrialRecord& t) { return t.engine; })) +

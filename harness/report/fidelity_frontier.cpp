@@ -122,7 +122,8 @@ void add_columns(Table& t, const Axes& a, const TableOptions& o) {
     t.columns.push_back("cheapest_at_eta");
   }
   t.columns.push_back("energy");
-  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "n", "worst_nrmse",
+  t.decision_columns = {"precision", "model", "compression_ratio", "latent", "parameters",
+                        "batch_size", "engine", "power_limit", "epochs", "n", "worst_nrmse",
                         "worst_nrmse_ci95_high", "energy_j", "latent_mb", "pareto"};
   if (o.max_nrmse > 0) t.decision_columns.insert(t.decision_columns.end(), {"meets_nrmse", "cheapest_at_eta"});
   t.decision_columns.push_back("energy");

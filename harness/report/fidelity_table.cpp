@@ -135,7 +135,7 @@ std::vector<Table> make_fidelity_tables(const std::vector<TrialRecord>& trials, 
   t.columns.push_back("energy_j");
   t.columns.push_back("energy");
   for (const Group& g : groups) t.rows.push_back(fidelity_row(g, a));
-  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "n", "worst_feature", "worst_unit",
+  t.decision_columns = {"precision", "model", "compression_ratio", "latent", "parameters", "batch_size", "engine", "power_limit", "epochs", "n", "worst_feature", "worst_unit",
                         "worst_nrmse", "worst_nrmse_ci95_low", "worst_nrmse_ci95_high", "worst_residual_rms",
                         "worst_response_rms_pct", "median_feature", "median_nrmse", "median_nrmse_ci95_low",
                         "median_nrmse_ci95_high", "energy_j"};

@@ -62,6 +62,8 @@ json interval_rule(const std::string& along, const std::string& field, const jso
 
 std::string configuration_label(const Group& g, const Axes& a) {
   std::string s = g.precision;
+  if (a.model) s += ", " + g.model;
+  if (a.ratio) s += ", ratio " + ratio_label(g.compression_ratio);
   if (a.batch) s += ", bs " + std::to_string(g.batch_size);
   if (a.engine) s += ", " + g.engine;
   if (a.limit) s += ", " + watts_label(g.power_limit_w);

@@ -60,7 +60,7 @@ Table modes_table(const std::vector<TrialRecord>& trials, const std::vector<Grou
     t.columns.push_back(c);
   for (const auto& g : groups)
     for (const Mode& p : kModes) t.rows.push_back(mode_row(g, a, p));
-  t.decision_columns = {"batch_size", "precision", "engine", "power_limit", "epochs", "mode", "n", "energy_j",
+  t.decision_columns = {"model", "compression_ratio", "latent", "parameters", "batch_size", "precision", "engine", "power_limit", "epochs", "mode", "n", "energy_j",
                         "duration_s", "energy"};
   if (auto n = constant_axes_note(groups, a); !n.empty()) t.notes.push_back(n);
   t.notes.push_back(

@@ -19,9 +19,11 @@ namespace {
 
 using nlohmann::json;
 
-// Batch size, power limit and epochs, then precision modes in the report's order, then engine.
+// Model and compression ratio, batch size, power limit and epochs, then precision modes in the report's
+// order, then engine.
 void sort_for_precision(std::vector<Group>& groups) {
   std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    if (!same_model(a, b)) return model_before(a, b);
     if (a.batch_size != b.batch_size) return a.batch_size < b.batch_size;
     if (a.power_limit_w != b.power_limit_w) return watts_label(a.power_limit_w) < watts_label(b.power_limit_w);
     if (a.epochs != b.epochs) return a.epochs < b.epochs;
@@ -30,14 +32,15 @@ void sort_for_precision(std::vector<Group>& groups) {
   });
 }
 
-// The FP32 row with the same other settings, system and spec variant: of the same engine where
+// The FP32 row with the same other settings (model and compression ratio among them: a ratio is never
+// taken across fidelities), system and spec variant: of the same engine where
 // there is one (engines compared side by side), else of whichever engine ran fp32 (auto runs
 // amp_bf16 on libtorch and fp32 on fused: the ratio is then AMP against FP32 as auto runs them).
 const Group* fp32_baseline(const Group& g, const std::vector<Group>& groups) {
   const Group* base = nullptr;
   for (const auto& h : groups)
     if (find_precision(h.precision) == Precision::kFp32 && h.batch_size == g.batch_size && h.epochs == g.epochs &&
-        h.power_limit_w == g.power_limit_w && h.system == g.system && h.variant == g.variant &&
+        h.power_limit_w == g.power_limit_w && h.system == g.system && h.variant == g.variant && same_model(h, g) &&
         (!base || h.engine == g.engine))
       base = &h;
   return base;
@@ -138,7 +141,7 @@ std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials,
                         "energy_window", "energy"})
     t.columns.push_back(c);
   for (const auto& g : groups) t.rows.push_back(precision_row(g, groups, a, o.min_effect));
-  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "threads", "n", "time_s",
+  t.decision_columns = {"precision", "model", "compression_ratio", "latent", "parameters", "batch_size", "engine", "power_limit", "epochs", "threads", "n", "time_s",
                         "time_vs_fp32",
                         "time_vs_fp32_ci95_low", "time_vs_fp32_ci95_high", "time_verdict", "energy_j",
                         "energy_vs_fp32", "energy_vs_fp32_ci95_low", "energy_vs_fp32_ci95_high", "energy_verdict",
@@ -149,8 +152,8 @@ std::vector<Table> make_precision_tables(const std::vector<TrialRecord>& trials,
       "time and energy: the whole training (every epoch with its evaluation), mean and median over "
       "repeats; sd = standard deviation, mad = median absolute deviation from the median, ci95 = half-width of the "
       "95% confidence interval (Student t). Ratios "
-      "(*_vs_fp32, of the means) are to the FP32 row with the same other settings, on the same system and spec "
-      "variant (of the same engine where there is one). threads: the intra-op threads the repeats trained on "
+      "(*_vs_fp32, of the means) are to the FP32 row with the same other settings (the same model and compression "
+      "ratio among them), on the same system and spec variant (of the same engine where there is one). threads: the intra-op threads the repeats trained on "
       "(chosen by the thread calibration per precision and engine, or the run config's `threads`). energy_updates: the fewest meter updates inside a repeat's "
       "training window; energy_window: short when below the trial's threshold ('-': estimated energy, no meter "
       "updates).");

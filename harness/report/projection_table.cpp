@@ -187,7 +187,8 @@ Table baler_projection(const std::vector<TrialRecord>& trials, const std::vector
       if (auto p = project(*r, bytes, o.trainings)) ps.push_back(*p);
     if (!ps.empty()) t.rows.push_back(projection_row(g, a, ps));
   }
-  t.decision_columns = {"precision", "batch_size", "engine", "power_limit", "epochs", "n", "compress_h", "decompress_h",
+  t.decision_columns = {"precision", "model", "compression_ratio", "latent", "parameters",
+                        "batch_size", "engine", "power_limit", "epochs", "n", "compress_h", "decompress_h",
                         "total_kwh", "total_kwh_ci95_low", "total_kwh_ci95_high", "co2_kg", "compressed_tb", "energy"};
   t.notes.push_back(
       "Each repeat's compress and decompress scaled from its own data (result.dataset.bytes) to this dataset, "

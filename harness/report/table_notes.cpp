@@ -39,11 +39,27 @@ std::string energy_kind_note() {
          "(CodeCarbon-style CPU TDP x load, RAM per GB), not measurements; SIMULATED = balerbench's GPU model.";
 }
 
+namespace {
+
+// "latent 15, 5000 parameters": the model's size as the group's trials recorded it; "" when they did not.
+std::string model_size_text(const Group& g) {
+  const std::optional<int64_t> latent = g.latent(), parameters = g.parameters();
+  std::string s = latent ? "latent " + std::to_string(*latent) : "";
+  if (parameters) s += (s.empty() ? "" : ", ") + std::to_string(*parameters) + " parameters";
+  return s;
+}
+
+}  // namespace
+
 std::string constant_axes_note(const std::vector<Group>& groups, const Axes& a) {
   if (groups.empty()) return "";
   const Group& g = groups.front();
   std::string s;
   auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
+  if (!a.model && !g.model.empty()) add("model " + g.model);
+  if (!a.ratio && g.compression_ratio) add("compression ratio " + ratio_label(g.compression_ratio));
+  if (const std::string size = model_size_text(g); !a.model && !a.ratio && !s.empty() && !size.empty())
+    s += " (" + size + ")";  // the one size every row trained
   if (!a.batch) add("batch size " + std::to_string(g.batch_size));
   if (!a.precision) add("precision " + g.precision);
   if (!a.engine) add("engine " + g.engine);

@@ -153,7 +153,8 @@ json spec_without_grid(const json& spec) {
   json s = spec;
   for (const char* key : {"power_limit_w", "repeat", "warmup", "recurrence"}) s.erase(key);
   if (s.contains("run_config") && s["run_config"].is_object())
-    for (const char* key : {"batch_size", "epochs", "precision", "engine", "seed"}) s["run_config"].erase(key);
+    for (const char* key : {"batch_size", "epochs", "precision", "engine", "seed", "model_name", "compression_ratio"})
+      s["run_config"].erase(key);
   return s;
 }
 

@@ -36,8 +36,9 @@ struct SystemDescription {
 SystemDescription describe_trial_system(const TrialRecord& t);
 
 // 8 hex digits identifying the trial's spec with its grid coordinates removed (run_config's
-// batch_size, epochs, precision, engine and seed; power_limit_w, repeat, warmup, recurrence): trials of one
-// experiment with different ids ran from different versions of the file. "-" for a trial without a spec.
+// model_name, compression_ratio, batch_size, epochs, precision, engine and seed; power_limit_w, repeat,
+// warmup, recurrence): trials of one experiment with different ids ran from different versions of the
+// file. "-" for a trial without a spec.
 std::string spec_variant_of(const TrialRecord& t);
 // The spec with the grid coordinates removed (what spec_variant_of hashes); null without a spec.
 nlohmann::json spec_without_grid(const nlohmann::json& spec);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -192,6 +193,31 @@ void trial_notes(Table& t, const std::vector<TrialRecord>& trials) {
   }
 }
 
+// The model and compression ratio of each trial, after its repeat, when they differ among the trials
+// (the tables' other axes are always listed here; these came later, and a table of one model keeps its
+// columns).
+void model_columns(Table& t, const std::vector<TrialRecord>& trials) {
+  std::set<std::string> models, ratios;
+  for (const auto& r : trials) {
+    models.insert(model_of(r));
+    ratios.insert(ratio_label(compression_ratio_of(r)));
+  }
+  const auto at = [](std::size_t i) { return static_cast<std::ptrdiff_t>(i); };
+  std::size_t place = 3;  // after id, grid_index, repeat
+  if (models.size() > 1) {
+    t.columns.insert(t.columns.begin() + at(place), "model");
+    for (std::size_t i = 0; i < trials.size(); ++i) t.rows[i].insert(t.rows[i].begin() + at(place), model_of(trials[i]));
+    ++place;
+  }
+  if (ratios.size() > 1) {
+    t.columns.insert(t.columns.begin() + at(place), "compression_ratio");
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      const std::optional<double> ratio = compression_ratio_of(trials[i]);
+      t.rows[i].insert(t.rows[i].begin() + at(place), ratio ? json(*ratio) : json(nullptr));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Table> make_trials_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
@@ -208,8 +234,9 @@ std::vector<Table> make_trials_tables(const std::vector<TrialRecord>& trials, co
     const auto o = outliers.find(r.id);
     t.rows.push_back(trial_row(r, target, o == outliers.end() ? "no" : o->second));
   }
-  t.decision_columns = {"id",     "repeat", "batch_size", "precision", "engine",    "power_limit", "epochs",
-                        "status", "time_s", "energy_j",   "warmup",    "disturbed", "error"};
+  model_columns(t, trials);
+  t.decision_columns = {"id",     "repeat", "model", "compression_ratio", "batch_size", "precision", "engine",
+                        "power_limit", "epochs", "status", "time_s", "energy_j", "warmup", "disturbed", "error"};
   column_notes(t);
   trial_notes(t, trials);
   return {t};

@@ -20,7 +20,7 @@
 #include "datasets/generator_registry.h"
 #include "harness/base/strict_json.h"
 #include "harness/base/system_info.h"
-#include "models/architecture.h"
+#include "harness/sweep/experiment_sweep.h"
 
 namespace balerbench {
 namespace {
@@ -31,8 +31,8 @@ namespace fs = std::filesystem;
 // Keys of "training" that the experiment sets elsewhere.
 const std::vector<std::pair<std::string, std::string>> kTrainingKeysElsewhere = {
     {"input_path", "set the data under /dataset"},
-    {"model_name", "set the model under /model/name"},
-    {"compression_ratio", "set it under /model/compression_ratio"},
+    {"model_name", "set the model under /model/name, or several under /sweep/model"},
+    {"compression_ratio", "set it under /model/compression_ratio, or several under /sweep/compression_ratio"},
     {"epochs", "epochs is a sweep axis: /sweep/epochs"},
     {"batch_size", "batch_size is a sweep axis: /sweep/batch_size"},
     {"precision", "precision is a sweep axis: /sweep/precision"},
@@ -43,31 +43,6 @@ const std::vector<std::pair<std::string, std::string>> kTrainingKeysElsewhere = 
     {"profile_trace", "a profiler trace per trial is not supported; use balerbench train --profile-trace"},
     {"intermittent_model_saving", "trials keep no model files"},
 };
-
-template <typename T, typename F>
-std::vector<T> axis(StrictReader& r, const std::string& key, std::vector<T> fallback, F read_one) {
-  const json* v = r.get(key);
-  if (!v) return fallback;
-  if (!v->is_array()) {
-    std::vector<T> one{read_one(*v, key)};
-    return one;
-  }
-  if (v->empty()) r.fail(key, "must list at least one value");
-  std::vector<T> out;
-  std::map<T, std::size_t> seen;  // value -> its first place
-  for (std::size_t i = 0; i < v->size(); ++i) {
-    const std::string at = key + "/" + std::to_string(i);
-    T value = read_one((*v)[i], at);
-    // A value listed twice would be the same trials twice under one key: the second would read as
-    // "already stored by another run".
-    if (const auto first = seen.find(value); first != seen.end())
-      r.fail(at, "repeats " + shown((*v)[i]) + ", already listed at " + key + "/" + std::to_string(first->second),
-             "list each value once; for more measurements of one configuration raise /sweep/repeats");
-    seen.emplace(value, i);
-    out.push_back(std::move(value));
-  }
-  return out;
-}
 
 // "rows (cms) or frames/height/width (cfd)": each generator's keys besides kind and seed.
 std::string generator_keys() {
@@ -141,25 +116,6 @@ void parse_header(StrictReader& r, const std::string& source, Experiment& e) {
   r.str("description", e.description);
 }
 
-// /model: Baler's model name and compression ratio, as {name, ratio}.
-std::pair<std::string, double> parse_model_section(const json& model, const std::string& source) {
-  std::string model_name;
-  double ratio = 0;
-  StrictReader mr(model, source, "/model");
-  mr.str("name", model_name);
-  if (model_name.empty()) mr.fail("name", "is required");
-  try {
-    check_model_name(model_name);
-  } catch (const InputError& err) {
-    mr.fail("name", err.what());
-  }
-  mr.number("compression_ratio", ratio);
-  if (!(ratio > 0) || !std::isfinite(ratio))
-    mr.fail("compression_ratio", "must be a positive number", kCompressionRatioHint);
-  mr.reject_unknown("model keys: name, compression_ratio");
-  return {model_name, ratio};
-}
-
 // /training: the run config every trial starts from, with the dataset and model filled in.
 RunConfig parse_training_section(const json* t, const Experiment& e, const std::string& model_name, double ratio,
                                  const std::string& source, const std::string& base_dir) {
@@ -176,76 +132,6 @@ RunConfig parse_training_section(const json* t, const Experiment& e, const std::
   RunConfig base = parse_run_config(training, source, base_dir, "/training");
   if (!e.dataset.path.empty()) base.input_path = e.dataset.path;
   return base;
-}
-
-// /sweep/power_limit_w: watts or null (the limit in force), at least one; [null] when absent.
-std::vector<std::optional<double>> parse_power_limit_axis(StrictReader& sr, const json& sweep) {
-  std::vector<std::optional<double>> limits;
-  if (const json* v = sr.get("power_limit_w"); v && !v->is_array())
-    sr.fail("power_limit_w", "expected a list of watts or null, e.g. [null] or [300, 250, 200]");
-  if (const json* v = sweep.contains("power_limit_w") ? &sweep["power_limit_w"] : nullptr) {
-    if (v->empty()) sr.fail("power_limit_w", "must list at least one value (null = leave the limit as it is)");
-    std::map<std::optional<double>, std::size_t> seen;  // limit -> its first place
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      const json& w = (*v)[i];
-      const std::string at = "power_limit_w/" + std::to_string(i);
-      if (w.is_null())
-        limits.emplace_back(std::nullopt);
-      else if (w.is_number() && w.get<double>() > 0 && w.get<double>() < 100000)
-        limits.emplace_back(w.get<double>());
-      else
-        sr.fail(at, "must be a positive number of watts or null, got " + shown(w),
-                "watts below 100000 without quotes, or null for the limit in force, e.g. [null, 250]");
-      if (const auto first = seen.find(limits.back()); first != seen.end())
-        sr.fail(at, "repeats " + shown(w) + ", already listed at power_limit_w/" + std::to_string(first->second),
-                "list each limit once; for more measurements of one configuration raise /sweep/repeats");
-      seen.emplace(limits.back(), i);
-    }
-  } else {
-    limits = {std::nullopt};
-  }
-  return limits;
-}
-
-// /sweep: the grid's axes, repeats and run order.
-void parse_sweep_section(const json* sweep, const std::string& source, Experiment& e) {
-  StrictReader sr(*sweep, source, "/sweep");
-  e.batch_sizes = axis<int64_t>(sr, "batch_size", {512}, [&](const json& v, const std::string& k) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 1)
-      sr.fail(k, "must be a positive integer, got " + shown(v),
-              integer_range_hint(1, training_defaults::kMaxBatchSize));
-    if (v.get<int64_t>() > training_defaults::kMaxBatchSize)
-      sr.fail(k, "must be at most " + std::to_string(training_defaults::kMaxBatchSize) + ", got " + shown(v),
-              "a batch larger than the training rows trains on all of them at once");
-    return v.get<int64_t>();
-  });
-  e.precisions = axis<Precision>(sr, "precision", {Precision::kAuto}, [&](const json& v, const std::string& k) {
-    if (!v.is_string()) sr.fail(k, "expected a precision name, got " + shown(v), "one of: " + precision_name_list());
-    const std::string p = v.get<std::string>();
-    const std::optional<Precision> mode = find_precision(p);
-    if (!mode) sr.fail(k, "invalid precision '" + p + "'", "one of: " + precision_name_list());
-    return *mode;
-  });
-  e.engines = axis<EngineKind>(sr, "engine", {e.base.engine}, [&](const json& v, const std::string& k) {
-    if (!v.is_string()) sr.fail(k, "expected an engine name, got " + shown(v), "one of: " + engine_name_list());
-    const std::optional<EngineKind> engine = find_engine(v.get<std::string>());
-    if (!engine) sr.fail(k, "invalid engine " + shown(v), "one of: " + engine_name_list());
-    return *engine;
-  });
-  e.power_limits_w = parse_power_limit_axis(sr, *sweep);
-  e.epochs = axis<int64_t>(sr, "epochs", {e.base.epochs}, [&](const json& v, const std::string& k) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 1)
-      sr.fail(k, "must be a positive integer, got " + shown(v), integer_range_hint(1));
-    return v.get<int64_t>();
-  });
-  sr.integer("repeats", e.repeats, 1, kMaxRepeats);
-  sr.choice("order", e.order, {"interleaved", "shuffled", "grid"});
-  sr.integer("order_seed", e.order_seed, 0);
-  sr.integer("warmup_trials", e.warmup_trials, 0, kMaxRepeats);
-  if (e.order != "shuffled" && sweep->contains("order_seed"))
-    sr.fail("order_seed", "only applies to \"order\": \"shuffled\"", "remove it, or set \"order\": \"shuffled\"");
-  sr.reject_unknown("sweep keys: batch_size, precision, engine, power_limit_w, epochs, repeats, order, order_seed, "
-                    "warmup_trials");
 }
 
 // /target: the metric and value TTA and ETA are measured to.
@@ -362,6 +248,9 @@ void check_batch_size_optimizer_rules(Experiment& e, const std::string& source) 
     refuse("/sweep lists several precisions, engines or epoch counts",
            "the recurrences vary the batch size only: one precision, one engine, and one epochs value (the most a "
            "recurrence's attempt trains)");
+  if (e.models.size() != 1 || e.compression_ratios.size() != 1)
+    refuse("/sweep lists several models or compression ratios",
+           "the recurrences vary the batch size only: run one experiment per model and compression ratio");
   if (e.repeats != 1) refuse("/sweep/repeats is " + std::to_string(e.repeats), "the recurrences are the repeats: remove it");
   if (e.power_limits_w.size() != 1 || e.power_limits_w.front())
     refuse("/sweep/power_limit_w lists limits",
@@ -458,7 +347,8 @@ json RecurrenceAttempt::to_json() const {
 
 int64_t Experiment::grid_size() const {
   int64_t n = repeats;
-  for (const std::size_t axis : {batch_sizes.size(), precisions.size(), engines.size(), power_limits_w.size(), epochs.size()}) {
+  for (const std::size_t axis : {models.size(), compression_ratios.size(), batch_sizes.size(), precisions.size(),
+                                 engines.size(), power_limits_w.size(), epochs.size()}) {
     if (axis != 0 && n > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(axis))
       return std::numeric_limits<int64_t>::max();
     n *= static_cast<int64_t>(axis);
@@ -470,7 +360,11 @@ std::string Experiment::grid_shape() const {
   auto part = [](std::size_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
   };
-  return part(batch_sizes.size(), "batch size", "batch sizes") + " x " + part(precisions.size(), "precision", "precisions") +
+  // The model and ratio only when they vary: the shape of every other grid reads as it did.
+  std::string fidelity;
+  if (models.size() > 1) fidelity += part(models.size(), "model", "models") + " x ";
+  if (compression_ratios.size() > 1) fidelity += part(compression_ratios.size(), "compression ratio", "compression ratios") + " x ";
+  return fidelity + part(batch_sizes.size(), "batch size", "batch sizes") + " x " + part(precisions.size(), "precision", "precisions") +
          " x " + part(engines.size(), "engine", "engines") + " x " +
          part(power_limits_w.size(), "power limit", "power limits") + " x " +
          part(epochs.size(), "epochs value", "epochs values") + " x " +
@@ -478,7 +372,9 @@ std::string Experiment::grid_shape() const {
 }
 
 std::string TrialSpec::label() const {
-  return "bs=" + std::to_string(batch_size()) + " " + precision_name(precision()) + " " + engine_name(engine()) +
+  const std::string fidelity = (labels_model ? model() + " " : std::string()) +
+                               (labels_ratio ? "cr=" + format_number(compression_ratio()) + " " : std::string());
+  return fidelity + "bs=" + std::to_string(batch_size()) + " " + precision_name(precision()) + " " + engine_name(engine()) +
          " pl=" + (power_limit_w ? format_number(*power_limit_w) + "W" : std::string("-")) +
          " ep=" + std::to_string(epochs()) +
          (warmup       ? " warm-up"
@@ -512,12 +408,12 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
   if (!ds) r.fail("dataset", "is required", "{\"generator\": {\"kind\": \"cms\", \"rows\": 20000}} or {\"path\": ...}");
   e.dataset = parse_dataset(*ds, source, base_dir);
   const json* model = r.object("model");
-  if (!model) r.fail("model", "is required", "{\"name\": \"AE\", \"compression_ratio\": 1.6}");
-  const auto [model_name, ratio] = parse_model_section(*model, source);
-  e.base = parse_training_section(r.object("training"), e, model_name, ratio, source, base_dir);
   const json* sweep = r.object("sweep");
   if (!sweep) r.fail("sweep", "is required", "{\"batch_size\": [512], \"precision\": [\"fp32\"], \"epochs\": [10]}");
-  parse_sweep_section(sweep, source, e);
+  parse_model_axes(model, *sweep, j, source, e);
+  e.base = parse_training_section(r.object("training"), e, e.models.front(), e.compression_ratios.front(), source,
+                                  base_dir);
+  parse_sweep_section(*sweep, source, e);
   if (const json* t = r.object("target")) parse_target_section(*t, source, e);
   if (const json* en = r.object("energy")) parse_energy_section(*en, source, base_dir, e);
   if (const json* c = r.object("cost")) parse_cost_section(*c, source, e);

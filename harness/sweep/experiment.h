@@ -3,10 +3,11 @@
 //
 //   {"schema_version": 1, "name": "quickstart",
 //    "dataset": {"generator": {"kind": "cms", "rows": 20000, "seed": 0}},   // or {"path": "file.npz"}
-//    "model": {"name": "AE", "compression_ratio": 1.6},
+//    "model": {"name": "AE", "compression_ratio": 1.6},                     // or axes of /sweep
 //    "training": {"lr": 0.001, "test_size": 0.2},                          // run-config keys
 //    "sweep": {"batch_size": [512], "precision": ["fp32", "amp_bf16"], "engine": ["libtorch", "fused"],
-//              "power_limit_w": [null], "epochs": [10], "repeats": 2},
+//              "power_limit_w": [null], "epochs": [10], "repeats": 2},  // also "model": ["AE", ...] and
+//                                                         // "compression_ratio": [1.6, 4, 8], each in place of /model's
 //    "target": {"val_loss": 0.002, "stop_when_reached": false},            // or "relative_error"
 //    "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0, "cooldown_s": 0,
 //               "thermal": {"target_c": 50, "max_wait_s": 300}, ...},              // thermal: optional
@@ -15,8 +16,8 @@
 //    "power_limit_optimizer": {"enabled": false, "eta": 0.5, ...},
 //    "batch_size_optimizer": {"enabled": false, "default_batch_size": 512, "eta": 0.5, "beta": 2, ...}}
 //
-// The grid is the product batch_size x precision x engine x power_limit_w x epochs x
-// repeats in that nesting order (repeats innermost), numbered from 0; shard
+// The grid is the product model x compression_ratio x batch_size x precision x engine x
+// power_limit_w x epochs x repeats in that nesting order (repeats innermost), numbered from 0; shard
 // i of N takes the trials whose number is i mod N. Each trial's resolved spec
 // (every setting that shapes it, defaults filled in) is hashed into its key,
 // so the results database can tell a finished trial from a new one.
@@ -94,7 +95,13 @@ struct Experiment {
   int schema_version = kExperimentSchemaVersion;
   std::string name, description, source;
   DatasetSpec dataset;
-  RunConfig base;  // training settings + model + energy; batch size, epochs, precision set per trial
+  RunConfig base;  // training settings + model + energy; the axes' values set per trial (base: the first)
+  // What sets the fidelity, the grid's outermost axes: Baler's dense models (models/architecture.h) and
+  // compression ratios. /model's one value each, or /sweep/model and /sweep/compression_ratio; the
+  // JSON path they came from, for messages.
+  std::vector<std::string> models;
+  std::vector<double> compression_ratios;
+  std::string models_path = "/model/name", compression_ratios_path = "/model/compression_ratio";
   std::vector<int64_t> batch_sizes;
   std::vector<Precision> precisions;
   std::vector<EngineKind> engines;  // default: [auto]
@@ -123,7 +130,8 @@ struct Experiment {
 
   // The product of the axes' sizes and the repeats, saturating at INT64_MAX (never wraps).
   int64_t grid_size() const;
-  // "1000 batch sizes x 1 precision x 1 engine x 1 power limit x 100 epochs x 10 repeats"
+  // "1000 batch sizes x 1 precision x 1 engine x 1 power limit x 100 epochs x 10 repeats"; with several
+  // models or compression ratios, "2 models x 3 compression ratios x " before it.
   std::string grid_shape() const;
 };
 
@@ -135,9 +143,9 @@ struct RecurrenceAttempt {
   nlohmann::json to_json() const;  // the plan, eta and MaxPower, for the trial's spec
 };
 
-// One trial of the grid. Its coordinates on the batch size, precision, engine and epochs axes live
-// in `config` only (read them with the accessors); `spec` is everything that shapes the trial, as
-// JSON for its key and the database, made from `config` and the rest.
+// One trial of the grid. Its coordinates on the model, compression ratio, batch size, precision, engine
+// and epochs axes live in `config` only (read them with the accessors); `spec` is everything that
+// shapes the trial, as JSON for its key and the database, made from `config` and the rest.
 struct TrialSpec {
   int64_t grid_index = 0;  // position in the full grid (0-based; TrialRecord::grid_index)
   int64_t repeat = 0;
@@ -148,7 +156,11 @@ struct TrialSpec {
   std::string key;            // spec_key on this system: hash of spec_key and the system fingerprint
   bool warmup = false;        // a warm-up trial: stored, left out of statistics
   std::optional<RecurrenceAttempt> recurrence;  // an attempt of a recurrence (batch_size_optimizer)
-  std::string label() const;  // "bs=512 fp32 pl=- ep=10 #0"
+  // The experiment has several models / compression ratios: the label names this trial's.
+  bool labels_model = false, labels_ratio = false;
+  std::string label() const;  // "bs=512 fp32 libtorch pl=- ep=10 #0", "AE cr=4 bs=512 ..." with those axes
+  const std::string& model() const { return config.model_name; }
+  double compression_ratio() const { return config.compression_ratio; }
   int64_t batch_size() const { return config.batch_size; }
   int64_t epochs() const { return config.epochs; }
   Precision precision() const { return config.precision; }
@@ -166,8 +178,8 @@ std::string experiment_name_problem(const std::string& name);
 Experiment parse_experiment(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
 Experiment load_experiment(const std::string& path);
 
-// The grid of an experiment on one system, held as its axes: trial number i (grid order: batch size,
-// precision, engine, power limit, epochs, repeat, repeats innermost) is made when asked for, so that
+// The grid of an experiment on one system, held as its axes: trial number i (grid order: model,
+// compression ratio, batch size, precision, engine, power limit, epochs, repeat, repeats innermost) is made when asked for, so that
 // planning a run takes memory for the trials to run, not for the grid. With a `system_fingerprint`,
 // each key is the trial on that system (a database holds the same experiment from several machines
 // side by side); without one, the key is the spec's alone. `e` must outlive the grid.
@@ -188,10 +200,10 @@ class Grid {
 // Every trial of the grid, in grid order (Grid::at for each number): for small grids and tests.
 std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& system_fingerprint = "");
 
-// The trial of one recurrence attempt: the grid's first precision, engine and epochs, the attempt's
-// batch size and kept power limit, numbered `index` (its place among the attempts; it is also the
-// repeat, and the training seed is training.seed + index: each attempt a run of its own), keyed like a
-// grid trial with the attempt in its spec.
+// The trial of one recurrence attempt: the grid's model, compression ratio, precision, engine and
+// epochs (one each), the attempt's batch size and kept power limit, numbered `index` (its place among
+// the attempts; it is also the repeat, and the training seed is training.seed + index: each attempt a
+// run of its own), keyed like a grid trial with the attempt in its spec.
 TrialSpec recurrence_trial(const Experiment& e, const RecurrenceAttempt& attempt, int64_t index,
                            const std::string& system_fingerprint = "");
 

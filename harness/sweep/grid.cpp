@@ -57,20 +57,47 @@ std::string file_content_hash(const std::string& path, uint64_t& bytes) {
   return out;
 }
 
-TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p, EngineKind engine,
-                     const std::optional<double>& pl, int64_t ep, int64_t rep, const json& dataset_id,
+// One point of the grid: a value of each axis, and the repeat.
+struct GridPoint {
+  std::string model;
+  double compression_ratio = 0;
+  int64_t batch_size = 0;
+  Precision precision = Precision::kAuto;
+  EngineKind engine = EngineKind::kAuto;
+  std::optional<double> power_limit_w;
+  int64_t epochs = 0, repeat = 0;
+};
+
+// The grid's first configuration (warm-ups, and the axes the recurrences hold fixed).
+GridPoint first_point(const Experiment& e) {
+  return {e.models.front(),  e.compression_ratios.front(), e.batch_sizes.front(), e.precisions.front(),
+          e.engines.front(), e.power_limits_w.front(),     e.epochs.front(),      0};
+}
+
+// The run config of the trial at `at`: the experiment's, with the point's values. The model and ratio
+// are the run config's own keys, as they were when only /model gave them: an experiment with one of
+// each keys its trials as before.
+RunConfig config_at(const Experiment& e, const GridPoint& at) {
+  RunConfig c = e.base;
+  c.model_name = at.model;
+  c.compression_ratio = at.compression_ratio;
+  c.batch_size = at.batch_size;
+  c.epochs = at.epochs;
+  c.precision = at.precision;
+  c.engine = at.engine;
+  c.seed = e.base.seed + at.repeat;
+  return c;
+}
+
+TrialSpec make_trial(const Experiment& e, int64_t index, const GridPoint& at, const json& dataset_id,
                      const std::string& fingerprint, const std::optional<RecurrenceAttempt>& recurrence = std::nullopt) {
   TrialSpec t;
   t.grid_index = index;
-  t.repeat = rep;
-  t.power_limit_w = pl;
-  t.config = e.base;
-  t.config.batch_size = bs;
-  t.config.epochs = ep;
-  t.config.precision = p;
-  t.config.engine = engine;
-  t.config.seed = e.base.seed + rep;
-  t.config.progress = e.base.progress;
+  t.repeat = at.repeat;
+  t.power_limit_w = at.power_limit_w;
+  t.config = config_at(e, at);
+  t.labels_model = e.models.size() > 1;
+  t.labels_ratio = e.compression_ratios.size() > 1;
   json run = t.config.to_json();
   run.erase("monitoring");  // live monitoring does not shape the measurement
   run.erase("progress");
@@ -78,8 +105,8 @@ TrialSpec make_trial(const Experiment& e, int64_t index, int64_t bs, Precision p
   t.spec = {{"experiment", e.name},
             {"dataset", e.dataset.to_json()},
             {"run_config", run},
-            {"power_limit_w", pl ? json(*pl) : json(nullptr)},
-            {"repeat", rep},
+            {"power_limit_w", at.power_limit_w ? json(*at.power_limit_w) : json(nullptr)},
+            {"repeat", at.repeat},
             {"target", e.target.to_json()},
             {"cooldown_s", e.cooldown_s},
             {"power_limit_optimizer", e.optimizer.to_json()}};
@@ -124,7 +151,8 @@ Grid::Grid(const Experiment& e, std::string system_fingerprint)
 
 TrialSpec Grid::at(int64_t index) const {
   const Experiment& e = *e_;
-  // Mixed radix, repeats innermost: index = (((((bs * P + p) * E + en) * L + pl) * Ep + ep) * R + rep).
+  // Mixed radix, repeats innermost: index = (((((((m * C + c) * B + bs) * P + p) * E + en) * L + pl) * Ep + ep) * R
+  // + rep); with one model and one ratio, the numbering of the grid before those axes.
   int64_t rest = index;
   auto digit = [&rest](std::size_t radix) {
     const auto d = static_cast<std::size_t>(rest % static_cast<int64_t>(radix));
@@ -135,8 +163,10 @@ TrialSpec Grid::at(int64_t index) const {
   rest /= e.repeats;
   const std::size_t ep = digit(e.epochs.size()), pl = digit(e.power_limits_w.size()), en = digit(e.engines.size());
   const std::size_t p = digit(e.precisions.size()), bs = digit(e.batch_sizes.size());
-  return make_trial(e, index, e.batch_sizes[bs], e.precisions[p], e.engines[en], e.power_limits_w[pl], e.epochs[ep],
-                    rep, dataset_id_, fingerprint_);
+  const std::size_t c = digit(e.compression_ratios.size()), m = digit(e.models.size());
+  const GridPoint at{e.models[m],  e.compression_ratios[c], e.batch_sizes[bs], e.precisions[p],
+                     e.engines[en], e.power_limits_w[pl],    e.epochs[ep],      rep};
+  return make_trial(e, index, at, dataset_id_, fingerprint_);
 }
 
 std::vector<TrialSpec> expand_grid(const Experiment& e, const std::string& system_fingerprint) {
@@ -151,8 +181,11 @@ TrialSpec recurrence_trial(const Experiment& e, const RecurrenceAttempt& attempt
                            const std::string& system_fingerprint) {
   // Each attempt is a training run of its own, as each recurrence of a real job: repeat and seed
   // offset are its number (seed training.seed + index).
-  return make_trial(e, index, attempt.plan.batch_size, e.precisions.front(), e.engines.front(), attempt.plan.power_limit_w,
-                    e.epochs.front(), index, dataset_identity(e.dataset), system_fingerprint, attempt);
+  GridPoint at = first_point(e);
+  at.batch_size = attempt.plan.batch_size;
+  at.power_limit_w = attempt.plan.power_limit_w;
+  at.repeat = index;
+  return make_trial(e, index, at, dataset_identity(e.dataset), system_fingerprint, attempt);
 }
 
 std::vector<int64_t> run_order(const Experiment& e, const std::vector<int64_t>& grid_indices) {
@@ -193,8 +226,7 @@ std::vector<std::size_t> run_order(const Experiment& e, const std::vector<const 
 }
 
 TrialSpec warmup_trial(const Experiment& e, int64_t n, const std::string& run_id, const std::string& system_fingerprint) {
-  TrialSpec t = make_trial(e, -1 - n, e.batch_sizes.front(), e.precisions.front(), e.engines.front(),
-                           e.power_limits_w.front(), e.epochs.front(), 0, dataset_identity(e.dataset), "");
+  TrialSpec t = make_trial(e, -1 - n, first_point(e), dataset_identity(e.dataset), "");
   t.warmup = true;
   t.repeat = -1 - n;
   t.spec["warmup"] = {{"run_id", run_id}, {"number", n}};

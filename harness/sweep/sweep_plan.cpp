@@ -2,6 +2,7 @@
 #include "harness/sweep/sweep_plan.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -15,6 +16,7 @@
 #include "harness/run/run_runtime.h"
 #include "harness/store/side_files.h"
 #include "harness/sweep/trial.h"
+#include "models/architecture.h"
 
 namespace balerbench {
 namespace {
@@ -53,15 +55,56 @@ std::set<std::string> stored_keys(const Store& store, bool retry_failed) {
 
 void print_note(const std::string& line) { std::fprintf(stderr, "balerbench: note: %s\n", line.c_str()); }
 
-// What every trial's training would refuse in these data: a model for another shape, a test_size
-// that leaves no training row (rows: 1, test_size: 0.9999).
+// What the trials of a model or a compression ratio would refuse in these data: a model for another
+// shape, a ratio whose latent layer would be wider than the input (Baler's rule: latent_size).
+void check_models_fit(const Experiment& ex, const Dataset& ds) {
+  const auto shape = [](int dimension) { return dimension == 2 ? "2D frames (N, H, W)" : "a 1D table (N, C)"; };
+  std::string fitting;  // the models for this data's shape
+  for (const std::string& model : model_names())
+    if (model_data_dimension(model) == ds.data_dimension()) fitting += (fitting.empty() ? "" : ", ") + model;
+  for (std::size_t i = 0; i < ex.models.size(); ++i) {
+    RunConfig c = ex.base;
+    c.model_name = ex.models[i];
+    if (ex.models_path == "/sweep/model" && model_data_dimension(c.model_name) != ds.data_dimension())
+      throw InputError(ex.source + ": /sweep/model: " + c.model_name + " is for " +
+                           (model_data_dimension(c.model_name) == 2 ? "2D frames" : "1D tables") + " but " + ds.source_path + " holds " +
+                           shape(ds.data_dimension()),
+                       "list only models for its shape: " + fitting);
+    check_dimensions(c, ds);  // /model's, with the message it always had; type_list and data_dimension
+  }
+  for (const double ratio : ex.compression_ratios) {
+    try {
+      (void)latent_size(ds.features(), ratio);
+    } catch (const InputError& e) {
+      throw InputError(ex.source + ": " + ex.compression_ratios_path + ": " + e.what());
+    }
+  }
+}
+
+// What every trial's training would refuse in these data: a model for another shape, a compression
+// ratio too small for its features, a test_size that leaves no training row (rows: 1, test_size: 0.9999).
 void check_trainable(const Experiment& ex, const Dataset& ds) {
-  check_dimensions(ex.base, ds);
+  check_models_fit(ex, ds);
   try {
     (void)validation_rows(ds.rows(), ex.base.test_size);
   } catch (const InputError& e) {
     throw InputError(ex.source + ": /training/test_size: " + e.what());
   }
+}
+
+// "model AE (/model/name); compression ratios 1.6, 4, 8 (/sweep/compression_ratio)": what sets the
+// fidelity of the trials, and where the experiment says so.
+std::string fidelity_axes_line(const Experiment& ex) {
+  std::string models, ratios;
+  for (const auto& m : ex.models) models += (models.empty() ? "" : ", ") + m;
+  for (const double r : ex.compression_ratios) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", r);
+    ratios += (ratios.empty() ? "" : ", ") + std::string(buf);
+  }
+  return std::string(ex.models.size() == 1 ? "model " : "models ") + models + " (" + ex.models_path + "); " +
+         (ex.compression_ratios.size() == 1 ? "compression ratio " : "compression ratios ") + ratios + " (" +
+         ex.compression_ratios_path + ")";
 }
 
 }  // namespace
@@ -149,6 +192,8 @@ void print_plan(const Experiment& ex, const SweepOptions& o, const SweepPlan& p,
                static_cast<long long>(sum.already_done), o.db_path.c_str(), static_cast<long long>(p.todo.size()),
                warmup_text.c_str(), o.dry_run ? " (dry run: nothing runs)" : "");
   if (!o.dry_run) return;
+  std::fprintf(out, "grid: %s\n", ex.grid_shape().c_str());
+  std::fprintf(out, "%s\n", fidelity_axes_line(ex).c_str());
   std::fprintf(out, "order: %s%s\n", ex.order.c_str(),
                ex.order == "shuffled" ? (" (seed " + std::to_string(ex.order_seed) + ")").c_str() : "");
   if (warmups) {

@@ -1,6 +1,7 @@
 // test_sweep_cli.cpp: `balerbench run` end to end: resume without duplicates, the suggested report
 // command, a full disk, a lost GPU, failed trials, bad experiment files and damaged stored data, the
-// engine axis, and comparable results (one experiment spelled two ways, interleaved repeats).
+// engine and compression-ratio axes, and comparable results (one experiment spelled two ways,
+// interleaved repeats).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -10,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "harness/store/store.h"
@@ -385,6 +388,41 @@ TEST_F(SweepCli, EngineAxisIsStoredPerTrialAndShownInTheTables) {
   const auto table = bb("report --db db.sqlite --experiment engines --table precision --format json");
   ASSERT_EQ(table.exit_code, 0) << table.out;
   EXPECT_EQ(json::parse(table.out)["tables"][0]["rows"].size(), 2u);  // libtorch, and fused (2 trials)
+}
+
+// The compression ratio as a sweep axis: each trial trains its own latent size, and the precision
+// table has a row per precision and ratio, each ratio against the FP32 row of its own ratio.
+TEST_F(SweepCli, CompressionRatioAxisGivesARowPerPrecisionAndRatio) {
+  json j = tiny_experiment();
+  j["name"] = "ratios";
+  j["model"].erase("compression_ratio");
+  j["sweep"] = {{"compression_ratio", {1.6, 4}}, {"batch_size", {256}}, {"precision", {"fp32", "fp64"}},
+                {"epochs", {2}}, {"repeats", 1}};
+  const std::string exp = write_experiment(j);
+  const auto dry = bb("run " + exp + " --db db.sqlite --dry-run");
+  ASSERT_EQ(dry.exit_code, 0) << dry.out;
+  EXPECT_NE(dry.out.find("grid: 2 compression ratios x 1 batch size x 2 precisions"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("compression ratios 1.6, 4 (/sweep/compression_ratio)"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("cr=4 bs=256 fp64 auto pl=- ep=2 #0"), std::string::npos) << dry.out;
+  const auto r = bb("run " + exp + " --db db.sqlite --progress none --tables trials");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::map<double, int64_t> latent;  // ratio -> the latent size its trials trained
+  for (const auto& t : Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials("ratios"))
+    latent[t.spec["run_config"]["compression_ratio"].get<double>()] = t.result["model"]["latent"].get<int64_t>();
+  EXPECT_EQ(latent, (std::map<double, int64_t>{{1.6, 15}, {4, 6}}));  // ceil(24 / ratio)
+  const auto csv = bb("report --db db.sqlite --experiment ratios --table precision --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.out;
+  std::vector<std::string> lines;
+  std::istringstream in(csv.out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 5u) << csv.out;  // the header, then two rows per precision
+  EXPECT_EQ(lines[0].rfind("mode,precision,compression_ratio,latent,parameters,", 0), 0u) << lines[0];
+  std::map<std::string, int> rows_per_precision;
+  for (std::size_t i = 1; i < lines.size(); ++i) ++rows_per_precision[lines[i].substr(lines[i].find(',') + 1, 4)];
+  EXPECT_EQ(rows_per_precision, (std::map<std::string, int>{{"fp32", 2}, {"fp64", 2}})) << csv.out;
+  EXPECT_NE(lines[1].find(",fp32,1.6,15,"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[3].find(",fp32,4,6,"), std::string::npos) << lines[3];
 }
 
 // ---- comparable results: the system in the key, canonical data, interleaving, warm-ups ----

@@ -69,4 +69,13 @@ std::vector<TrialRecord> fixture_trials() {
           fixture_trial("k4", "amp_fp16", 512, 1, 8, 600, 6, 500), fixture_trial("k5", "fp64", 512, 0, 20, 2000)};
 }
 
+TrialRecord with_model(TrialRecord t, const std::string& model, double compression_ratio, int64_t latent,
+                       int64_t parameters) {
+  t.spec["run_config"] = {{"model_name", model}, {"compression_ratio", compression_ratio}, {"lr", 0.001}};
+  t.result["model"]["name"] = model;
+  t.result["model"]["latent"] = latent;
+  t.result["model"]["parameters"] = parameters;
+  return t;
+}
+
 }  // namespace balerbench

@@ -27,4 +27,10 @@ TrialRecord fixture_trial(const std::string& key, const std::string& precision, 
 // fp64 one repeat that missed the target (20 s, 2000 J).
 std::vector<TrialRecord> fixture_trials();
 
+// `t` trained as `model` at `compression_ratio`, as a sweep stores it: the model and ratio in its spec's
+// run config (with a learning rate, as every run config has one), the latent size and parameter count
+// in its result's model.
+TrialRecord with_model(TrialRecord t, const std::string& model, double compression_ratio, int64_t latent,
+                       int64_t parameters);
+
 }  // namespace balerbench
