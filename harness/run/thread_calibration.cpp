@@ -6,10 +6,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <chrono>
 #include <map>
 #include <optional>
 #include <thread>
@@ -149,22 +149,29 @@ TrainOptions calibration_options(const TrainOptions& options) {
   return o;
 }
 
-// Seconds per step at each candidate count: a few full batches of the run's own rows, one epoch
-// per candidate and round (the first round a warm-up), the model restored after.
+// One candidate's fit of the first `steps` full batches of `x`: seconds per step.
+double step_s(AutoEncoder& model, const at::Tensor& x, const TrainOptions& o, int threads, int64_t steps) {
+  const int64_t rows = std::min<int64_t>(x.size(0), o.batch_size * steps);
+  at::set_num_threads(threads);
+  const TrainResult r = fit(model, x.narrow(0, 0, rows), at::Tensor(), o);
+  return r.epoch_records.front().duration_s / static_cast<double>((rows + o.batch_size - 1) / o.batch_size);
+}
+
+// Seconds per step at each candidate count: full batches of the run's own rows, one epoch per
+// candidate and round, the model restored after. The first round (a warm-up of c.steps steps)
+// sizes the others: enough steps to fill c.min_window_s at the slowest candidate's pace.
 std::map<int, std::vector<double>> time_candidates(AutoEncoder& model, const at::Tensor& x, const TrainOptions& options,
                                                    const CalibrationOptions& c, const std::vector<int>& candidates) {
-  const int64_t rows = std::min<int64_t>(x.size(0), options.batch_size * c.steps);
-  const at::Tensor part = x.narrow(0, 0, rows);
-  const int64_t steps = (rows + options.batch_size - 1) / options.batch_size;
   const TrainOptions o = calibration_options(options);
   std::map<int, std::vector<double>> times;
   ModelState state(model);
-  for (int round = 0; round <= c.rounds; ++round)
-    for (int n : candidates) {
-      at::set_num_threads(n);
-      const TrainResult r = fit(model, part, at::Tensor(), o);
-      if (round > 0) times[n].push_back(r.epoch_records.front().duration_s / static_cast<double>(steps));
-    }
+  double slowest_s = 0;
+  for (int n : candidates) slowest_s = std::max(slowest_s, step_s(model, x, o, n, c.steps));
+  const int64_t most_steps = (x.size(0) + o.batch_size - 1) / o.batch_size;
+  const int64_t steps = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(c.min_window_s / std::max(slowest_s, 1e-9))),
+                                            c.steps, std::max<int64_t>(c.steps, c.max_steps));
+  for (int round = 1; round <= c.rounds; ++round)
+    for (int n : candidates) times[n].push_back(step_s(model, x, o, n, std::min(steps, most_steps)));
   state.restore();
   return times;
 }

@@ -43,8 +43,13 @@ struct ThreadChoice {
 };
 
 struct CalibrationOptions {
-  int64_t steps = 6;           // timed steps per candidate and round
-  int rounds = 3;              // alternating rounds after one warm-up round
+  int64_t steps = 6;           // steps per candidate in the warm-up round, and at least in the others
+  int rounds = 3;              // alternating rounds after the warm-up round
+  // The timed rounds' steps fill at least this long at the slowest candidate's pace (at most
+  // max_steps): a short step timed 6 times read a second thread as a loss on a VM whose second vCPU
+  // was slow to take the pool's new thread, where its steps took 0.55-0.65x one thread's.
+  double min_window_s = 0.05;
+  int64_t max_steps = 200;
   double max_cache_age_s = 3600;
   std::string cache_dir;       // "" = the default folder above; "-" = no cache
   double busy_other_cores = kOtherCpuBusyCores;  // other processes above this many CPUs: the host is busy
