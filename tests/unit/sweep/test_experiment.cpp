@@ -107,7 +107,7 @@ TEST(Experiment, ShippedExperimentsParse) {
   }
   EXPECT_GE(experiments, 8);
   const Experiment q = load_experiment(source_dir() + "/experiments/quickstart.json");
-  EXPECT_EQ(q.grid_size(), 12);
+  EXPECT_EQ(q.grid_size(), 18);  // 2 batch sizes x 3 precisions x 3 repeats
   EXPECT_EQ(q.target.metric, "relative_error");
   const Experiment t4 = load_experiment(source_dir() + "/experiments/t4_phases.json");
   EXPECT_EQ(std::filesystem::path(t4.dataset.path),
