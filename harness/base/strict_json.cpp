@@ -20,12 +20,18 @@ namespace {
 // parser's callback: a container's frame is pushed at its start and popped at its end.
 class JsonPathTracker {
  public:
+  static constexpr std::size_t kMaxDepth = 256;
   explicit JsonPathTracker(std::string source) : source_(std::move(source)) {}
 
   bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
+        // A config is a few levels deep; 150,000 nested brackets crashed the process (stack overflow).
+        if (frames_.size() >= kMaxDepth)
+          throw InputError(source_ + ": " + message_text(path(), 60) + ": nested deeper than " + std::to_string(kMaxDepth) +
+                               " levels of objects and arrays",
+                           "a balerbench config is a few levels deep: is this the right file?");
         frames_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
         break;
       case json::parse_event_t::key: {

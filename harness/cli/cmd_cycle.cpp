@@ -12,6 +12,7 @@
 #include "harness/cli/commands.h"
 #include "harness/run/feature_quality.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/output_check.h"
 #include "harness/cli/json_stdout.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/energy/energy_session.h"
@@ -283,9 +284,11 @@ void check_outputs_apart(const CycleCommand& cmd, const std::string& config, con
   const std::pair<std::string, const char*> inputs[] = {{config, "the config file"},
                                                         {c.input_path, "the data file (input_path)"},
                                                         {c.energy.wattmeter_log, "the wattmeter log"}};
-  for (const auto& [out, option] : outputs)
+  for (const auto& [out, option] : outputs) {
+    if (option != "the output") check_not_over_a_database(out, option);  // a trace or an export, never a database
     for (const auto& [in, what] : inputs)
       check_output_is_not_input(out, option, in, what, option == "the output" ? layout_hint : "");
+  }
 }
 
 int run_command(const CycleCommand& cmd, const Args& a) {

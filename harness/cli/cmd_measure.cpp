@@ -221,6 +221,7 @@ int run_measure(const MeasureArgs& a) {
   std::string line;
   for (const auto& s : a.command) line += (line.empty() ? "" : " ") + s;
   if (!a.json_path.empty()) check_output_file(a.json_path, "give --json a file that can be written");
+  check_not_over_a_database(a.json_path, "--json");
   // The wattmeter log is read while the command runs: neither output may be written over it.
   check_output_is_not_input(a.json_path, "--json", a.energy.wattmeter_log, "the wattmeter log");
   check_output_is_not_input(a.monitoring.influx_file.value_or(""), "--influx-file", a.energy.wattmeter_log,

@@ -247,6 +247,7 @@ int replay(const ReplayArgs& a) {
   if (!(a.eta >= 0 && a.eta <= 1)) throw InputError("--eta must be in [0, 1]", "0 weighs only time, 1 only energy");
   (void)parse_beta(a.beta);
   if (!a.out.empty()) check_output_file(a.out, "choose a file to write the tables to");
+  check_not_over_a_database(a.out, "--out");
   check_out_is_no_trace(a);
   const std::string text = tables_text(select(a.reproduce ? reproduce(a) : replay_workload(a), a.table), a.format);
   if (a.out.empty()) {

@@ -106,6 +106,7 @@ void check_csv_files(const std::vector<CsvFile>& files, const std::string& db) {
   std::map<std::string, const CsvFile*> seen;
   for (const CsvFile& f : files) {
     check_output_file(f.path, kOutHint);
+    check_not_over_a_database(f.path, "--out");
     check_output_is_not_database(f.path, "--out", db);
     const auto [it, added] = seen.emplace(f.path, &f);
     if (!added)
@@ -176,9 +177,11 @@ void check_report_output(const ReportArgs& a) {
                      "add --table projection (or --table all)");
   if (a.format == "csv" && !a.out.empty()) {
     check_output_folder(a.out, "CSV reports go to a folder (one file per table): give a folder name, e.g. --out reports/");
+    check_not_over_a_database(a.out, "--out");  // a folder named DB-shm would make the database unreadable
   } else if (!a.out.empty()) {
     check_output_file(a.out, kOutHint);
-    check_output_is_not_database(a.out, "--out", a.db);
+    check_output_is_not_database(a.out, "--out", a.db);  // --db's own files, said as such
+    check_not_over_a_database(a.out, "--out");            // any other database
   }
   if (a.format == "html") report::check_plot_library();
   if (a.latex_fit != "none" && a.format != "latex")
@@ -357,7 +360,7 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--dataset-events", a->dataset_events,
                   "--table projection: the dataset to compress, in events (rows of the data's first axis, at the "
                   "trials' bytes per event)")
-      ->check(at_least(1, "EVENTS"))
+      ->check(in_range(1, 1e21, "EVENTS"))
       ->excludes(bytes);
   cmd->add_option("--trainings", a->trainings,
                   "--table projection: how many trainings the dataset takes (1: one model for all of it; N: one per "

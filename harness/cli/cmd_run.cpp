@@ -9,6 +9,7 @@
 #include "common/paths.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/output_check.h"
 #include "harness/cli/monitoring_options.h"
 #include "harness/monitor/monitor.h"
 #include "harness/report/plot_library.h"
@@ -84,7 +85,9 @@ void check_before_work(const Args& a, const Experiment& ex, const SweepOptions& 
   if (a.dry_run) return;  // runs and creates nothing; the store says when --db is not a database
   check_output_file(a.db, "give --db a file in a folder that can be written");
   if (!a.html.empty()) check_output_file(a.html, "give --html a file in a folder that can be written");
-  check_outputs_apart(a, ex, o.monitoring.influx_file);
+  check_outputs_apart(a, ex, o.monitoring.influx_file);  // --db's own files, said as such
+  check_not_over_a_database(a.html, "--html");             // any other database
+  check_not_over_a_database(o.monitoring.influx_file, "--influx-file");
   if (!a.html.empty()) report::check_plot_library();
   check_monitoring_settings(o.monitoring);
 }

@@ -84,6 +84,7 @@ inline CLI::Validator byte_size() {
           factor = std::pow(rest == "ib" ? 1024.0 : 1000.0, static_cast<double>(at - kPrefixes + 1));
         }
         if (!std::isfinite(x * factor) || x <= 0) return "must be a finite size above 0 (got " + typed(text) + ")";
+        if (x * factor > 1e24) return "must be at most 1e24 bytes, a yottabyte (got " + typed(text) + ")";
         std::ostringstream bytes;
         bytes.precision(17);
         bytes << x * factor;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "common/error.h"
@@ -71,6 +72,31 @@ void close_stdout() {
   if (!error && close_failed) error = errno;
   if ((cout_failed || flush_failed || earlier_failure || close_failed) && !g_stdout_failure_reported)
     throw_stdout_error(error);
+}
+
+namespace {
+
+bool is_sqlite_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  return in && in.read(head, sizeof head) && std::memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+}  // namespace
+
+void check_not_over_a_database(const std::string& path, const std::string& option) {
+  if (path.empty()) return;
+  const std::string hint = "choose another file name (remove the database yourself if it is no longer wanted)";
+  if (is_sqlite_file(path))
+    throw InputError(option + " " + path + ": is an SQLite database (a results database?): the output would replace it",
+                     hint);
+  for (const char* side : {"-wal", "-shm", "-journal"}) {
+    const std::size_t n = std::strlen(side);
+    if (path.size() > n && path.compare(path.size() - n, n, side) == 0 && is_sqlite_file(path.substr(0, path.size() - n)))
+      throw InputError(option + " " + path + ": is the " + (side + 1) + " file of the SQLite database " +
+                           path.substr(0, path.size() - n) + ": writing it would lose that database's latest trials",
+                       hint);
+  }
 }
 
 }  // namespace balerbench::cli

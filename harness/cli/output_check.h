@@ -20,4 +20,10 @@ void write_stdout(const std::string& text);
 // stdout, failed. Called once, when the command has returned.
 void close_stdout();
 
+// An output file (`option`'s) that would replace an SQLite database, a results database most likely
+// (its first bytes say so, whatever its name), or the -wal, -shm or -journal file of one beside it
+// (whose trials not yet checkpointed would be lost): InputError, before any work. `--db` is not an
+// output of this kind; every other file a command writes is.
+void check_not_over_a_database(const std::string& path, const std::string& option);
+
 }  // namespace balerbench::cli

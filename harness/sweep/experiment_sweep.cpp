@@ -2,6 +2,7 @@
 #include "harness/sweep/experiment_sweep.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <utility>
@@ -180,6 +181,17 @@ void parse_model_axes(const json* model, const json& sweep, const json& root, co
   });
   e.compression_ratios = axis<double>(sr, "compression_ratio", {ratio.value_or(0)},
                                       [&](const json& v, const std::string& k) { return checked_ratio(sr, k, v); });
+  // Two ratios the tables print alike (4 significant digits) would be two rows no reader can tell apart.
+  std::map<std::string, double> printed;
+  for (std::size_t i = 0; i < e.compression_ratios.size(); ++i) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", e.compression_ratios[i]);
+    if (const auto [at, fresh] = printed.emplace(text, e.compression_ratios[i]); !fresh)
+      sr.fail("compression_ratio/" + std::to_string(i),
+              json(e.compression_ratios[i]).dump() + " and " + json(at->second).dump() + " both print as " + text +
+                  " in the tables",
+              "list ratios that differ in their first 4 significant digits");
+  }
   e.models_path = name ? "/model/name" : "/sweep/model";
   e.compression_ratios_path = ratio ? "/model/compression_ratio" : "/sweep/compression_ratio";
 }

@@ -103,6 +103,35 @@ try $B merge w.sqlite --out w.sqlite-wal --force
   EXPECT_EQ(trials_in("w.sqlite"), 1);
 }
 
+// An output never replaces another results database either, nor the -wal, -shm or -journal beside
+// one, whichever command writes it (was: measure --json, report --out, replay --out and --profile-trace
+// wrote over them and exited 0; a CSV folder named DB-shm made the database unreadable).
+TEST_F(OutputPathsCli, AnOutputOverAnyResultsDatabaseOrItsSideFilesIsRefused) {
+  write_text(dir_.path("exp.json"), two_trials().dump());
+  ASSERT_EQ(bb("run exp.json --db a.sqlite --progress none --tables none").exit_code, 0);
+  ASSERT_EQ(bb("merge a.sqlite --out other.sqlite").exit_code, 0);
+  const auto r = sh(R"(
+cp other.sqlite other.before
+try() { "$@" > out.txt 2>&1; echo "exit $?: $*"; cat out.txt; cmp -s other.sqlite other.before || echo "CHANGED by $*"; }
+try $B measure --json other.sqlite -- true
+try $B measure --json other.sqlite-wal -- true
+try $B report --db a.sqlite --table precision --out other.sqlite
+try $B report --db a.sqlite --table precision --format csv --out other.sqlite-shm
+try $B report --db a.sqlite --table precision --format latex --out other.sqlite-journal
+try $B run exp.json --db a.sqlite --html other.sqlite --progress none --tables none
+)");
+  EXPECT_FALSE(has(r, "CHANGED")) << r.out;
+  EXPECT_FALSE(has(r, "exit 0:")) << r.out;
+  EXPECT_EQ(count_of(r.out, "exit 2:"), 6) << r.out;
+  EXPECT_TRUE(has(r, "--json other.sqlite: is an SQLite database (a results database?): the output would replace it"))
+      << r.out;
+  EXPECT_TRUE(has(r, "--json other.sqlite-wal: is the wal file of the SQLite database other.sqlite")) << r.out;
+  EXPECT_TRUE(has(r, "--out other.sqlite-shm: is the shm file of the SQLite database other.sqlite")) << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path("other.sqlite-shm")));
+  EXPECT_FALSE(fs::exists(dir_.path("other.sqlite-wal")));
+  EXPECT_EQ(trials_in("other.sqlite"), 2);
+}
+
 // An output named by an input of the same command is refused, exit 2, and the input is left as it
 // was (was: `run base3.json --html base3.json` wrote the page over the experiment).
 TEST_F(OutputPathsCli, AnOutputOverTheCommandsOwnInputIsRefused) {

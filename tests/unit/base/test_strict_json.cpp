@@ -26,6 +26,14 @@ TEST(StrictJson, AKeyGivenTwiceIsRefusedWithItsPath) {
   EXPECT_EQ(j["x"][1]["x"], 4);
 }
 
+// 150,000 nested brackets crashed the process; a config is a few levels deep.
+TEST(StrictJson, NestingDeeperThanAConfigIsRefusedNotACrash) {
+  const std::string deep = "{\"a\":" + std::string(150000, '[') + std::string(150000, ']') + "}";
+  expect_input_error([&] { parse_json_text_strict(deep, "deep.json"); }, "nested deeper than 256 levels");
+  const std::string fine = std::string(200, '[') + std::string(200, ']');
+  EXPECT_TRUE(parse_json_text_strict(fine, "ok.json").is_array());
+}
+
 TEST(StrictJson, ANumberBeyondADoubleIsAnInputErrorNotAnInternalOne) {
   expect_input_error([] { parse_json_text_strict(R"({"compression_ratio": 1e400})", "c.json"); },
                      "c.json: /compression_ratio: the number 1e400 does not fit a double");

@@ -157,6 +157,9 @@ TEST(SweepAxes, BadValuesNameTheirPlace) {
   expect_bad([](json& j) { j["model"].erase("compression_ratio"); j["sweep"]["compression_ratio"] = {4, 4.0}; },
              "/sweep/compression_ratio/1: repeats 4.0, already listed at compression_ratio/0");
   expect_bad([](json& j) { j["sweep"]["compression_ratios"] = {4}; }, "did you mean 'compression_ratio'?");
+  // Two ratios the tables print alike would be two rows nobody can tell apart.
+  expect_bad([](json& j) { j["model"].erase("compression_ratio"); j["sweep"]["compression_ratio"] = {1.6, 1.6000000001}; },
+             "/sweep/compression_ratio/1: 1.6000000001 and 1.6 both print as 1.6 in the tables");
 }
 
 TEST(SweepAxes, TheBatchSizeOptimiserRefusesSeveralModelsOrRatios) {
