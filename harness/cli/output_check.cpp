@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -76,7 +77,10 @@ void close_stdout() {
 
 namespace {
 
+// Only a regular file is opened: opening a FIFO to read would wait for a writer that never comes.
 bool is_sqlite_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
   char head[16] = {};
   return in && in.read(head, sizeof head) && std::memcmp(head, "SQLite format 3", 16) == 0;
