@@ -22,18 +22,16 @@
 #include "harness/engine/torch_compat.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
+#include "tests/unit/engine/toy_training.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
 namespace {
 
-const c10::Device kCpu(c10::kCPU);
+using testing::epoch_losses;
+using testing::toy_data;
 
-at::Tensor toy_data(int64_t rows, at::ScalarType dtype = at::kDouble) {
-  torch::manual_seed(42);
-  const at::Tensor base = torch::rand({rows, 4}, torch::kDouble);
-  return torch::sigmoid(torch::matmul(base, torch::randn({4, 24}, torch::kDouble))).to(dtype);
-}
+const c10::Device kCpu(c10::kCPU);
 
 TrainOptions quiet(int64_t epochs, int64_t batch, const PrecisionPolicy& p) {
   TrainOptions o;
@@ -49,12 +47,6 @@ std::shared_ptr<AutoEncoder> model_for(const PrecisionPolicy& p, uint64_t seed =
   auto m = make_model("AE", 24, 15);
   m->to(p.param_dtype);
   return m;
-}
-
-std::vector<double> losses(const TrainResult& r) {
-  std::vector<double> v;
-  for (const auto& e : r.epoch_records) v.push_back(e.train_loss);
-  return v;
 }
 
 // ---- policies ----
@@ -307,7 +299,7 @@ TEST(PrecisionTraining, LossScalingByPowersOfTwoIsExactOnFloat32) {
   auto a = model_for(plain), b = model_for(scaled);
   const TrainResult ra = fit(*a, x, {}, quiet(3, 128, plain));
   const TrainResult rb = fit(*b, x, {}, quiet(3, 128, scaled));
-  EXPECT_EQ(losses(ra), losses(rb));
+  EXPECT_EQ(epoch_losses(ra), epoch_losses(rb));
   EXPECT_TRUE(rb.loss_scaling);
   EXPECT_EQ(rb.scaler.skipped_steps, 0);
   EXPECT_EQ(rb.scaler.steps, 3 * 8);
@@ -366,7 +358,7 @@ TEST(PrecisionNumerics, Fp64Fp32AndBf16ReachTheSameLoss) {
     for (const char* name : {"fp64", "fp32", "amp_bf16"}) {
       const PrecisionPolicy p = resolve_precision(parse_precision(name, "test"), at::kDouble, kCpu);
       auto m = model_for(p, seed);
-      l[name] = losses(fit(*m, x64.to(p.data_dtype), {}, quiet(30, 128, p)));
+      l[name] = epoch_losses(fit(*m, x64.to(p.data_dtype), {}, quiet(30, 128, p)));
       std::printf("seed %d %-9s first %.6f last %.6f\n", static_cast<int>(seed), name, l[name].front(),
                   l[name].back());
       EXPECT_LT(l[name].back(), 0.1 * l[name].front()) << name << " seed " << seed;  // it trained
@@ -456,7 +448,7 @@ TEST(PhaseTiming, ProfiledFitCountsEveryPhaseOfEveryBatch) {
   auto m2 = model_for(p);
   const TrainResult r2 = fit(*m2, x, val, o);
   EXPECT_EQ(r2.phases.sum_s(), 0);
-  EXPECT_EQ(losses(r2), losses(r));
+  EXPECT_EQ(epoch_losses(r2), epoch_losses(r));
 }
 
 TEST(PhaseTiming, ADisabledTimerRecordsNothing) {

@@ -12,16 +12,13 @@
 #include "datasets/normalizer.h"
 #include "harness/engine/trainer.h"
 #include "models/autoencoder.h"
+#include "tests/unit/engine/toy_training.h"
 
 namespace balerbench {
 namespace {
 
-at::Tensor toy_data(int64_t rows) {
-  torch::manual_seed(42);
-  const at::Tensor base = torch::rand({rows, 4}, torch::kDouble);
-  // 24 correlated columns from 4 sources, in [0, 1]-ish as after normalization.
-  return torch::sigmoid(torch::matmul(base, torch::randn({4, 24}, torch::kDouble)));
-}
+using testing::epoch_losses;
+using testing::toy_data;
 
 TrainOptions quiet(int64_t epochs, int64_t batch) {
   TrainOptions o;
@@ -34,12 +31,6 @@ TrainOptions quiet(int64_t epochs, int64_t batch) {
 std::shared_ptr<AutoEncoder> seeded_ae(uint64_t seed) {
   torch::manual_seed(seed);
   return make_model("AE", 24, 15);
-}
-
-std::vector<double> losses(const TrainResult& r) {
-  std::vector<double> v;
-  for (const auto& e : r.epoch_records) v.push_back(e.train_loss);
-  return v;
 }
 
 // RunConfig and TrainOptions share their defaults (training_defaults.h); train_options() is the one
@@ -98,14 +89,14 @@ TEST(TrainOptions, EveryTrainingKeyOfTheConfigReachesTheTrainer) {
 TEST(Trainer, DeterministicOnCpu) {
   const at::Tensor x = toy_data(1000);
   auto a = seeded_ae(0), b = seeded_ae(0);
-  EXPECT_EQ(losses(fit(*a, x, {}, quiet(3, 128))), losses(fit(*b, x, {}, quiet(3, 128))));
+  EXPECT_EQ(epoch_losses(fit(*a, x, {}, quiet(3, 128))), epoch_losses(fit(*b, x, {}, quiet(3, 128))));
 }
 
 TEST(Trainer, LossDecreases) {
   const at::Tensor x = toy_data(2000);
   torch::manual_seed(0);
   auto m = make_model("AE", 24, 15);
-  const auto l = losses(fit(*m, x, {}, quiet(10, 64)));
+  const auto l = epoch_losses(fit(*m, x, {}, quiet(10, 64)));
   EXPECT_LT(l.back(), 0.2 * l.front());
 }
 
@@ -254,7 +245,7 @@ TEST(Trainer, ShuffleIsSeededAndChangesTheTrajectory) {
     TrainOptions o = quiet(2, 64);
     o.shuffle = shuffle;
     o.seed = seed;
-    return losses(fit(*m, x, {}, o));
+    return epoch_losses(fit(*m, x, {}, o));
   };
   EXPECT_EQ(run(true, 1), run(true, 1));
   EXPECT_NE(run(true, 1), run(false, 1));
