@@ -13,6 +13,10 @@
 
 namespace balerbench::report {
 
+// A trial's per-feature figures (run/feature_quality.h: result.reconstruction.per_feature), or null
+// when it stored none (a trial from before they were kept).
+const nlohmann::json* per_feature_of(const TrialRecord& r);
+
 // The feature with the highest mean nrmse over the group's repeats, and its nrmse over them; none
 // when the trials stored no per-feature figures.
 struct WorstFeature {

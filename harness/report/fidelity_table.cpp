@@ -19,13 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-// A trial's per-feature figures, or null when it stored none (a trial from before they were kept).
-const json* per_feature(const TrialRecord& r) {
-  if (!r.result.is_object() || !r.result.contains("reconstruction")) return nullptr;
-  const json& rec = r.result["reconstruction"];
-  return rec.is_object() && rec.contains("per_feature") && rec["per_feature"].is_array() ? &rec["per_feature"] : nullptr;
-}
-
 double number_at(const json& f, const char* a, const char* b = nullptr) {
   const json& v = b ? (f.contains(a) && f[a].is_object() && f[a].contains(b) ? f[a][b] : json()) : f.value(a, json());
   return v.is_number() ? v.get<double>() : NAN;
@@ -42,7 +35,7 @@ std::vector<FeatureRepeats> features_of(const Group& g) {
   std::map<std::string, std::size_t> at;
   std::vector<FeatureRepeats> out;
   for (const TrialRecord* t : g.ok) {
-    const json* features = per_feature(*t);
+    const json* features = per_feature_of(*t);
     if (!features) continue;
     for (const json& f : *features) {
       std::string name = f.value("name", std::string("?"));
@@ -104,6 +97,12 @@ std::vector<json> fidelity_row(const Group& g, const Axes& a) {
 
 }  // namespace
 
+const json* per_feature_of(const TrialRecord& r) {
+  if (!r.result.is_object() || !r.result.contains("reconstruction")) return nullptr;
+  const json& rec = r.result["reconstruction"];
+  return rec.is_object() && rec.contains("per_feature") && rec["per_feature"].is_array() ? &rec["per_feature"] : nullptr;
+}
+
 std::optional<WorstFeature> worst_feature_of(const Group& g) {
   std::vector<FeatureRepeats> features = features_of(g);
   if (features.empty()) return std::nullopt;
@@ -115,7 +114,7 @@ std::optional<WorstFeature> worst_feature_of(const Group& g) {
 }
 
 bool has_feature_quality(const std::vector<TrialRecord>& trials) {
-  return std::any_of(trials.begin(), trials.end(), [](const TrialRecord& t) { return per_feature(t) != nullptr; });
+  return std::any_of(trials.begin(), trials.end(), [](const TrialRecord& t) { return per_feature_of(t) != nullptr; });
 }
 
 std::vector<Table> make_fidelity_tables(const std::vector<TrialRecord>& trials, const TableOptions& o) {

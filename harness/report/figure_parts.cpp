@@ -2,6 +2,7 @@
 #include "harness/report/figure_parts.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "harness/report/table_cells.h"
 
@@ -30,6 +31,19 @@ json title(const std::string& text, const Slice& s, const std::string& kinds, co
   }
   if (!extra_line.empty()) subtitle.push_back(extra_line);
   return {{"text", text}, {"subtitle", subtitle}, {"anchor", "start"}, {"subtitleColor", "#444"}};
+}
+
+json points_domain(const json& configs, const json& trials, const char* field) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const json* rows : {&configs, &trials})
+    for (const auto& r : *rows)
+      if (r.contains(field) && r[field].is_number()) {
+        lo = std::min(lo, r[field].get<double>());
+        hi = std::max(hi, r[field].get<double>());
+      }
+  if (!(lo <= hi)) return json(nullptr);
+  const double pad = std::max(0.08 * (hi - lo), 0.02 * std::max(std::fabs(hi), 1e-12));
+  return {{"zero", false}, {"nice", false}, {"domain", {std::max(0.0, lo - pad), hi + pad}}};
 }
 
 json quantity(const std::string& field, const std::string& title, const json& scale) {

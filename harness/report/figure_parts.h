@@ -27,6 +27,11 @@ nlohmann::json quantity(const std::string& field, const std::string& title,
                         const nlohmann::json& scale = nullptr);
 nlohmann::json category(const std::string& field, const std::string& title);
 
+// The axes' range: the points' own (`configs`' means and `trials`' single values) of `field`, with a
+// margin and never below 0, so that a wide interval (two repeats: t's 12.7 times their spread) cannot
+// squash every point into a corner; the bars are cut at the plot's edge instead (captions say so).
+nlohmann::json points_domain(const nlohmann::json& configs, const nlohmann::json& trials, const char* field);
+
 // A mean and its 95% confidence interval over the repeats (Student t): {prefix: mean, prefix_lo,
 // prefix_hi}, the ends null with fewer than two values, the lower end cut at 0 (every figure's
 // means are of times, energies or losses). Sets them into `row`.

@@ -49,27 +49,11 @@ json trial_points(const Slice& s, const Axes& a, bool target) {
   return points;
 }
 
-// The axes' range: the points' own (means and single trials), with a margin, so that a wide interval
-// (two repeats: t's 12.7 times their spread) cannot squash every point into a corner; the bars are
-// cut at the plot's edge instead (the caption says so).
-json points_domain(const json& configs, const json& trials, const char* field) {
-  double lo = INFINITY, hi = -INFINITY;
-  for (const json* rows : {&configs, &trials})
-    for (const auto& r : *rows)
-      if (r.contains(field) && r[field].is_number()) {
-        lo = std::min(lo, r[field].get<double>());
-        hi = std::max(hi, r[field].get<double>());
-      }
-  if (!(lo <= hi)) return json(nullptr);
-  const double pad = std::max(0.08 * (hi - lo), 0.02 * std::max(std::fabs(hi), 1e-12));
-  return {{"zero", false}, {"nice", false}, {"domain", {std::max(0.0, lo - pad), hi + pad}}};
-}
-
 json time_energy_spec(const json& configs, const json& trials, const json& frontier, bool target) {
   const json x = fig::quantity("time_s", target ? "time to target, TTA (s)" : "training time (s)",
-                               points_domain(configs, trials, "time_s"));
+                               fig::points_domain(configs, trials, "time_s"));
   const json y = fig::quantity("energy_j", target ? "energy to target, ETA (J)" : "training energy (J)",
-                               points_domain(configs, trials, "energy_j"));
+                               fig::points_domain(configs, trials, "energy_j"));
   const json color = {{"field", "configuration"}, {"type", "nominal"}, {"title", "configuration"},
                       {"scale", {{"scheme", "tableau20"}}}};
   const json tooltip = json::array({{{"field", "configuration"}}, {{"field", "n"}, {"title", "repeats"}},

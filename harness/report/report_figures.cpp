@@ -26,6 +26,8 @@ ReportFigures make_figures(const std::vector<TrialRecord>& trials, const std::ve
     add_loss_figure(out, s);
     add_phase_energy_figure(out, s);
     add_codecs_figures(out, s, etas);
+    add_fidelity_figure(out, s);
+    add_feature_figures(out, s);
   }
   for (auto& f : out.figures) f.spec = figure::with_config(std::move(f.spec));
   return out;

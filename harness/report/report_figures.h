@@ -21,7 +21,8 @@
 namespace balerbench::report {
 
 struct ReportFigure {
-  std::string kind;     // time_energy | ratio_to_fp32 | power_limit | loss | phase_energy | codecs
+  std::string kind;     // time_energy | ratio_to_fp32 | power_limit | loss | phase_energy | codecs |
+                        // fidelity | feature_residuals | feature_responses | feature_boxes
   std::string caption;  // how to read it: what the marks and bars are, what is left out and why
   nlohmann::json spec;  // Vega-Lite, its title naming the system and the energy's kind
   // The data marks the figure must draw, by Vega mark type ("symbol", "rule", "line", "rect",
@@ -45,5 +46,7 @@ void add_power_limit_figure(ReportFigures& out, const Slice& s);
 void add_loss_figure(ReportFigures& out, const Slice& s);
 void add_phase_energy_figure(ReportFigures& out, const Slice& s);
 void add_codecs_figures(ReportFigures& out, const Slice& s, const std::vector<double>& etas);
+void add_fidelity_figure(ReportFigures& out, const Slice& s);
+void add_feature_figures(ReportFigures& out, const Slice& s);
 
 }  // namespace balerbench::report

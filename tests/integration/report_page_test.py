@@ -53,7 +53,8 @@ PAGE_EXPERIMENT = {
     "cost": {"eta": [0, 0.5, 1], "max_power_w": 300},
 }
 # Every figure the page experiment gives.
-PAGE_FIGURES = {"time_energy", "ratio_to_fp32", "power_limit", "loss", "phase_energy", "codecs"}
+PAGE_FIGURES = {"time_energy", "ratio_to_fp32", "power_limit", "loss", "phase_energy", "codecs", "fidelity",
+                "feature_residuals", "feature_responses", "feature_boxes"}
 # No NVML here, whatever the machine has: the power limits are the simulated GPU's.
 ENV = dict(os.environ, BALERBENCH_NVML_LIB="/nonexistent/libnvidia-ml.so.1")
 

@@ -143,6 +143,71 @@ TEST(ReportFigures, EachFigureFromTheTablesNumbers) {
   EXPECT_NE(phases->caption.find("1 failed trial has no figures"), std::string::npos) << phases->caption;
 }
 
+// A feature's stored figures as run/feature_quality.h writes them, its residual histogram with
+// `filled` non-empty bins.
+json stored_feature(const std::string& name, double nrmse, int filled) {
+  std::vector<int64_t> counts(40, 0);
+  for (int i = 0; i < filled; ++i) counts[10 + i] = 3;
+  return {{"name", name}, {"unit", "GeV"}, {"nrmse", nrmse},
+          {"residual_box", {{"q1", -1}, {"median", 0}, {"q3", 1}, {"whisker_low", -2}, {"whisker_high", 2}}},
+          {"residual_histogram", {{"low", -4}, {"high", 4}, {"counts", counts}, {"below", 0}, {"above", 0}}},
+          {"response_histogram", nullptr}};
+}
+
+TEST(ReportFigures, FidelityAndBalersPerFeatureFiguresFromTheStoredFigures) {
+  std::vector<TrialRecord> trials;
+  for (const double ratio : {2.0, 4.0})
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      TrialRecord t = with_model(fixture_trial("r" + std::to_string(ratio) + std::to_string(repeat), "fp32", 512,
+                                               repeat, 10, 100 * ratio + repeat),
+                                 "AE", ratio, static_cast<int64_t>(24 / ratio), 9000);
+      t.result["reconstruction"]["per_feature"] =
+          json::array({stored_feature("obj.pt_", 0.01 * ratio + 0.001 * repeat, 2), stored_feature("obj.eta_", 0.001, 1)});
+      trials.push_back(t);
+    }
+  for (std::size_t i = 0; i < trials.size(); ++i) trials[i].id = static_cast<int64_t>(i + 1);
+  const report::ReportFigures f = report::make_figures(trials, {});
+  const report::ReportFigure* fidelity = figure_of(f, "fidelity");
+  ASSERT_NE(fidelity, nullptr);
+  const json& points = fidelity->spec["data"]["values"];
+  ASSERT_EQ(points.size(), 2u) << points.dump();
+  // Ratio 2: pt_ is the worst feature, its nrmse 0.020 and 0.021 (mean 0.0205); the cycle's energy
+  // 200 + 7.5 and 201 + 7.5 J.
+  EXPECT_EQ(points[0]["worst_feature"], "pt_");
+  EXPECT_NEAR(points[0]["nrmse"].get<double>(), 0.0205, 1e-12);
+  EXPECT_NEAR(points[0]["energy_j"].get<double>(), 208.0, 1e-9);
+  EXPECT_TRUE(points[0]["energy_j_lo"].is_number());  // two repeats: an interval
+  EXPECT_NE(points[0]["ratio"].get<std::string>().find("latent 12"), std::string::npos) << points[0]["ratio"];
+  EXPECT_EQ(fidelity->expected_marks["symbol"], 2);
+  EXPECT_EQ(fidelity->expected_marks["rule"], 4);
+  EXPECT_NE(fidelity->spec["title"]["subtitle"][1].get<std::string>().find("estimated"), std::string::npos);
+
+  // The residuals of the most recent trial first in the chooser, one panel per feature in its unit.
+  const report::ReportFigure* residuals = figure_of(f, "feature_residuals");
+  ASSERT_NE(residuals, nullptr);
+  const json& options = residuals->spec["params"][0]["bind"]["options"];
+  ASSERT_EQ(options.size(), 4u);
+  EXPECT_EQ(residuals->spec["params"][0]["value"], options[0]);
+  EXPECT_NE(options[0].get<std::string>().find("trial 4"), std::string::npos) << options[0];
+  const json& bins = residuals->spec["data"]["values"];
+  EXPECT_EQ(bins.size(), 4u * (2 + 1));  // the non-empty bins: 2 of pt_ and 1 of eta_ per trial
+  EXPECT_EQ(bins[0]["feature"], "pt_ [GeV]");
+  EXPECT_DOUBLE_EQ(bins[0]["x0"].get<double>(), -4 + 10 * 0.2);
+  EXPECT_DOUBLE_EQ(bins[0]["x1"].get<double>(), -4 + 11 * 0.2);
+  EXPECT_EQ(residuals->expected_marks["rect"], 2);
+  EXPECT_EQ(figure_of(f, "feature_responses"), nullptr);  // no response stored
+  const report::ReportFigure* boxes = figure_of(f, "feature_boxes");
+  ASSERT_NE(boxes, nullptr);
+  EXPECT_EQ(boxes->spec["data"]["values"].size(), 8u);
+  EXPECT_EQ(boxes->expected_marks["rule"], 2);
+}
+
+TEST(ReportFigures, NoFidelityFiguresWithoutStoredFeatures) {
+  const report::ReportFigures f = report::make_figures(fixture_trials(), {});
+  for (const char* kind : {"fidelity", "feature_residuals", "feature_responses", "feature_boxes"})
+    EXPECT_EQ(figure_of(f, kind), nullptr) << kind;
+}
+
 TEST(ReportFigures, NoneWhenNoTrialFinished) {
   std::vector<TrialRecord> trials = {fixture_trial("k1", "fp32", 512, 0, 1, 1)};
   trials[0].status = TrialStatus::kFailed;

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <vector>
 
 #include "harness/run/feature_quality.h"
 
@@ -38,6 +39,49 @@ TEST(FeatureQuality, ResidualResponseAndPsnrPerFeature) {
   // Over the three defined values: -25, 0, 25 %.
   EXPECT_NEAR(m["response_pct"]["mean"].get<double>(), 0.0, 1e-12);
   EXPECT_NEAR(m["response_pct"]["rms"].get<double>(), std::sqrt(2 * 625.0 / 3), 1e-12);
+}
+
+TEST(FeatureQuality, DistributionsAsBalersBoxPlotAndHistogramsDrawThem) {
+  // Residuals -3, -1, 0, 1, 2, 10 (the last an outlier of the box); `before` 10 everywhere, so the
+  // responses are the residuals times 10 in %: -30 (below Baler's range), -10, 0, 10, 20, 100 (above).
+  const at::Tensor before = torch::full({6, 1}, 10.0, torch::kDouble);
+  const at::Tensor after = before + torch::tensor({-3.0, -1.0, 0.0, 1.0, 2.0, 10.0}, torch::kDouble).view({6, 1});
+  const auto q = feature_quality(before, after, {"pt_"}, false)[0];
+  // NumPy's percentiles (linear): ranks 1.25, 2.5 and 3.75 of the sorted residuals.
+  const auto& box = q["residual_box"];
+  EXPECT_DOUBLE_EQ(box["q1"].get<double>(), -0.75);
+  EXPECT_DOUBLE_EQ(box["median"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(box["q3"].get<double>(), 1.75);
+  // Whiskers: the extreme values within 1.5 x 2.5 of the box, [-4.5, 5.5]: -3 and 2 (10 is left out).
+  EXPECT_DOUBLE_EQ(box["whisker_low"].get<double>(), -3.0);
+  EXPECT_DOUBLE_EQ(box["whisker_high"].get<double>(), 2.0);
+  // The residual's 40 bins over +-10 (0.5 wide): -3 in bin 14, -1 in 18, 0 in 20, 1 in 22, 2 in 24, 10 in the last.
+  const auto& rh = q["residual_histogram"];
+  EXPECT_DOUBLE_EQ(rh["low"].get<double>(), -10.0);
+  EXPECT_DOUBLE_EQ(rh["high"].get<double>(), 10.0);
+  const auto counts = rh["counts"].get<std::vector<int64_t>>();
+  ASSERT_EQ(counts.size(), 40u);
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    EXPECT_EQ(counts[i], (i == 14 || i == 18 || i == 20 || i == 22 || i == 24 || i == 39) ? 1 : 0) << "bin " << i;
+  EXPECT_EQ(rh["below"], 0);
+  EXPECT_EQ(rh["above"], 0);
+  // The response's 80 bins over Baler's [-20 %, 20 %]: -10 in bin 20, 0 in 40, 10 in 60, 20 in the last;
+  // -30 below the range and 100 above it, counted apart.
+  const auto& ph = q["response_histogram"];
+  const auto pc = ph["counts"].get<std::vector<int64_t>>();
+  ASSERT_EQ(pc.size(), 80u);
+  for (std::size_t i = 0; i < pc.size(); ++i)
+    EXPECT_EQ(pc[i], (i == 20 || i == 40 || i == 60 || i == 79) ? 1 : 0) << "bin " << i;
+  EXPECT_EQ(ph["below"], 1);
+  EXPECT_EQ(ph["above"], 1);
+}
+
+TEST(FeatureQuality, AResidualWithoutSpreadOrAResponseHasNoHistogram) {
+  const at::Tensor zeros = torch::zeros({3, 1}, torch::kDouble);
+  const auto q = feature_quality(zeros, zeros, {}, false)[0];
+  EXPECT_TRUE(q["residual_histogram"].is_null());  // every residual 0
+  EXPECT_TRUE(q["response_histogram"].is_null());  // every before 0
+  EXPECT_DOUBLE_EQ(q["residual_box"]["median"].get<double>(), 0.0);
 }
 
 TEST(FeatureQuality, EveryBeforeZeroLeavesNoResponse) {
