@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -33,6 +34,21 @@ std::string shown(const char* word) {
 // Latin-1 file, a bidirectional control), and of a length a terminal shows.
 void print_error(const char* what) {
   std::fprintf(stderr, "balerbench: error: %s\n", balerbench::message_text(what, 4000).c_str());
+}
+
+// CLI11's words for two mistakes, in balerbench's: a value of the wrong kind ("Could not convert:
+// --trainings = 1.5") and an option given twice ("--tables: At Most 1 required but received 2").
+std::string plain_parse_error(const std::string& what) {
+  static const std::regex kConvert(R"(^Could not convert: (-[-\w]+) = (.*)$)");
+  static const std::regex kTwice(R"(^(-[-\w]+): At Most 1 required but received (\d+)$)");
+  std::smatch m;
+  if (std::regex_match(what, m, kConvert))
+    return m[1].str() + " " + m[2].str() + ": not a value of the kind it takes (INT: a whole number, FLOAT: a " +
+           "decimal number; --help gives each option's kind)";
+  if (std::regex_match(what, m, kTwice))
+    return m[1].str() + " given " + m[2].str() + " times: give it once (a list is comma-separated, e.g. " +
+           m[1].str() + " a,b)";
+  return what;
 }
 
 int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, char** argv) {
@@ -65,7 +81,7 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
         return 2;
       }
     }
-    print_error((std::string(e.what()) + " (hint: " + command + " --help)").c_str());
+    print_error((plain_parse_error(e.what()) + " (hint: " + command + " --help)").c_str());
     return 2;
   }
   try {

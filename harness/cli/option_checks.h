@@ -66,6 +66,11 @@ inline CLI::Validator byte_size() {
       [](std::string& text) -> std::string {
         std::size_t used = 0;
         double x = 0;
+        const std::size_t first = text.find_first_not_of(' ');
+        // Decimal only: std::stod would read "0x10" as 16 and "inf" as infinity.
+        if (first == std::string::npos || !(std::isdigit(static_cast<unsigned char>(text[first])) || text[first] == '.') ||
+            text.find_first_of("xX") != std::string::npos)
+          return "'" + typed(text) + "' is not a size: a decimal number and a unit (e.g. 5e12, 10TB, 2.5PiB)";
         try {
           x = std::stod(text, &used);
         } catch (const std::exception&) {

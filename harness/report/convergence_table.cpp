@@ -133,14 +133,7 @@ void convergence_notes(Table& t, const std::vector<TrialRecord>& trials, bool ta
 std::vector<Table> make_convergence_tables(const std::vector<TrialRecord>& trials, const TableOptions&) {
   const std::vector<Group> all = group_trials(trials);
   std::vector<Group> groups = finished(all);
-  std::stable_sort(groups.begin(), groups.end(), [](const Group& x, const Group& y) {
-    if (!same_model(x, y)) return model_before(x, y);
-    if (x.batch_size != y.batch_size) return x.batch_size < y.batch_size;
-    if (x.power_limit_w != y.power_limit_w) return watts_label(x.power_limit_w) < watts_label(y.power_limit_w);
-    if (x.epochs != y.epochs) return x.epochs < y.epochs;
-    if (x.precision != y.precision) return precision_rank(x.precision) < precision_rank(y.precision);
-    return x.engine < y.engine;
-  });
+  sort_for_precision(groups);
   const bool target = has_target(trials);
   Table t;
   t.name = "convergence";

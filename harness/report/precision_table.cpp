@@ -19,19 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-// Model and compression ratio, batch size, power limit and epochs, then precision modes in the report's
-// order, then engine.
-void sort_for_precision(std::vector<Group>& groups) {
-  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
-    if (!same_model(a, b)) return model_before(a, b);
-    if (a.batch_size != b.batch_size) return a.batch_size < b.batch_size;
-    if (a.power_limit_w != b.power_limit_w) return watts_label(a.power_limit_w) < watts_label(b.power_limit_w);
-    if (a.epochs != b.epochs) return a.epochs < b.epochs;
-    if (a.precision != b.precision) return precision_rank(a.precision) < precision_rank(b.precision);
-    return a.engine < b.engine;
-  });
-}
-
 // The FP32 row with the same other settings (model and compression ratio among them: a ratio is never
 // taken across fidelities), system and spec variant: of the same engine where
 // there is one (engines compared side by side), else of whichever engine ran fp32 (auto runs

@@ -158,6 +158,17 @@ bool model_before(const Group& a, const Group& b) {
   return a.compression_ratio.value_or(-1) < b.compression_ratio.value_or(-1);
 }
 
+void sort_for_precision(std::vector<Group>& groups) {
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    if (!same_model(a, b)) return model_before(a, b);
+    if (a.batch_size != b.batch_size) return a.batch_size < b.batch_size;
+    if (a.power_limit_w != b.power_limit_w) return watts_label(a.power_limit_w) < watts_label(b.power_limit_w);
+    if (a.epochs != b.epochs) return a.epochs < b.epochs;
+    if (a.precision != b.precision) return precision_rank(a.precision) < precision_rank(b.precision);
+    return a.engine < b.engine;
+  });
+}
+
 Axes varying(const std::vector<Group>& groups) {
   std::set<int64_t> b, e;
   std::set<std::string> m, r, p, n, l;

@@ -84,6 +84,9 @@ bool same_configuration(const Group& a, const Group& b);
 bool same_model(const Group& a, const Group& b);
 // The order of models (the registry's, an unknown name last) and then of ratios, for sorting rows.
 bool model_before(const Group& a, const Group& b);
+// The comparing tables' row order: model and compression ratio, batch size, power limit and epochs,
+// then precision modes in the report's order, then engine (stable: equal groups keep theirs).
+void sort_for_precision(std::vector<Group>& groups);
 
 // Axis columns that vary among `groups` (the constant ones go in a note). With the model or the ratio,
 // the columns latent and parameters follow them (the size each trains).

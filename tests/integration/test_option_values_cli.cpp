@@ -41,6 +41,19 @@ TEST_F(OptionValuesCli, NanAndInfinityAreRefusedWhereARangeIsExpected) {
 }
 
 // An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.
+// CLI11's own words for a value of the wrong kind and an option given twice, and sizes that std::stod
+// would read otherwise than they are written (hexadecimal, infinity), each in balerbench's words.
+TEST_F(OptionValuesCli, WrongKindsTwiceGivenOptionsAndSizesThatAreNotDecimalAreNamed) {
+  expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes 1e9 --trainings 1.5"),
+                        "--trainings 1.5: not a value of the kind it takes (INT: a whole number");
+  const auto twice = bb("run experiments/tour.json --tables precision --tables cost");
+  expect_one_error_line(twice, "--tables given 2 times: give it once (a list is comma-separated");
+  EXPECT_EQ(twice.out.find("At Most"), std::string::npos) << twice.out;
+  for (const char* size : {"0x10", "inf", "-5GB"})
+    expect_one_error_line(bb(std::string("report --db x.sqlite --table projection --dataset-bytes ") + size),
+                          std::string("'") + size + "' is not a size: a decimal number and a unit");
+}
+
 TEST_F(OptionValuesCli, ServeMetricsRefusesADurationItCannotWait) {
   for (const char* d : {"inf", "1e19", "1e300"}) {
     const auto r = bb(std::string("serve-metrics --meters cpu_estimate --duration ") + d);
