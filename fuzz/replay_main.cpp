@@ -6,7 +6,8 @@
 //   fuzz_replay TARGET [FILE_OR_FOLDER...]   the empty input, then each file (a folder's files, sorted)
 //
 // A check that fails traps (the targets' own __builtin_trap), as under libFuzzer. The targets that
-// write temporary files do so under a folder made here, removed at the end.
+// write temporary files do so under a folder made here (in $TMPDIR, else /tmp), removed at the end of
+// a run that passes; a trap leaves it, with the input that trapped, for a look.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -94,8 +95,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<fs::path> files = inputs(std::vector<std::string>(argv + 2, argv + argc));
-  char pattern[] = "/tmp/fuzz_replay.XXXXXX";
-  const char* tmp = ::mkdtemp(pattern);
+  const char* parent = std::getenv("TMPDIR");
+  std::string pattern = std::string(parent && *parent ? parent : "/tmp") + "/fuzz_replay.XXXXXX";
+  const char* tmp = ::mkdtemp(pattern.data());
   if (tmp == nullptr) return 2;
   ::setenv("TMPDIR", tmp, 1);  // std::filesystem::temp_directory_path() reads it
   const int rc = replay(it->second, files);

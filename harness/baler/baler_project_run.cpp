@@ -72,9 +72,11 @@ void BalerProjectRun::finish(nlohmann::json& report) {
                              {"kept", kept}};
 }
 
-nlohmann::json BalerProjectRun::side_by_side(const std::vector<std::string>& logs) const {
+nlohmann::json BalerProjectRun::side_by_side(const std::vector<std::string>& logs,
+                                             const std::vector<std::string>& measures) const {
   std::vector<std::filesystem::path> paths(logs.begin(), logs.end());
-  nlohmann::json r = balerbench::side_by_side(project_, config_.run, paths);
+  nlohmann::json r = balerbench::side_by_side(project_, config_.run, paths,
+                                              std::vector<std::filesystem::path>(measures.begin(), measures.end()));
   nlohmann::json notes = nlohmann::json::array();
   for (const ConfigNote& n : config_.notes) notes.push_back(n.to_json());
   r["config_notes"] = notes;

@@ -37,8 +37,9 @@ class BalerProjectRun {
   void begin();
   // After it succeeded: records its files as balerbench's; adds report["baler_project"].
   void finish(nlohmann::json& report);
-  // `info`: Baler's and balerbench's results side by side (`logs`: Baler's console logs).
-  nlohmann::json side_by_side(const std::vector<std::string>& logs) const;
+  // `info`: Baler's and balerbench's results side by side (`logs`: Baler's console logs; `measures`:
+  // `balerbench measure --json` files of Baler's commands, baler_energy.h).
+  nlohmann::json side_by_side(const std::vector<std::string>& logs, const std::vector<std::string>& measures) const;
   // What of the config is not read as balerbench's key, one line per fate (empty: nothing).
   std::string config_notes_text() const { return format_config_notes(project_, config_.notes); }
 

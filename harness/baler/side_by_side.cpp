@@ -10,6 +10,7 @@
 #include "datasets/dataset.h"
 #include "common/error.h"
 #include "datasets/npz.h"
+#include "harness/baler/baler_energy.h"
 #include "harness/baler/baler_log.h"
 #include "harness/baler/project_outputs.h"
 #include "harness/run/result_sections.h"
@@ -112,6 +113,39 @@ std::string cell(double v, const char* fmt) {
   return buf;
 }
 
+// "12.3 J (estimated)", or "-".
+std::string energy_cell(const json& e) {
+  if (!e.is_object() || !e.value("energy_j", json()).is_number()) return "-";
+  return cell(e["energy_j"].get<double>(), "%.4g") + " (" + e.value("energy_kind", std::string("?")) + ")";
+}
+
+// Each command's energy, Baler's as `balerbench measure` measured it, balerbench's from its report; the
+// ratio only between two of the same kind (a measurement against an estimate says nothing).
+std::string energy_rows(const json& baler, const json& ours) {
+  std::string text;
+  for (const char* mode : {"train", "compress", "decompress"}) {
+    const json& b = baler.contains("energy") ? baler["energy"].value(mode, json()) : json();
+    const json& t = ours["timings"][mode];
+    const json& o = t.is_object() ? t.value("energy", json()) : json();
+    const bool comparable = b.is_object() && o.is_object() && b.value("energy_kind", "") == o.value("energy_kind", "") &&
+                            b["energy_j"].get<double>() > 0;
+    text += std::string("| ") + mode + ", the whole command (J) | " + energy_cell(b) + " | " + energy_cell(o) + " | " +
+            (comparable ? cell(o["energy_j"].get<double>() / b["energy_j"].get<double>(), "%.3g") : "-") + " |\n";
+  }
+  return text;
+}
+
+std::string energy_notes(const json& baler) {
+  std::string text = "Energy: each side's whole command (Python's start and the files' reading and writing "
+                     "included) with the meters this machine has, and whether measured or estimated; the ratio "
+                     "only where both are of one kind. Baler's from `balerbench measure --json "
+                     "output/baler_MODE.measure.json -- python3 -m baler --mode MODE --project WS P` (or "
+                     "--baler-measure FILE).\n";
+  if (baler.contains("energy"))
+    for (const auto& n : baler["energy"]["notes"]) text += "  " + n.get<std::string>() + "\n";
+  return text;
+}
+
 }  // namespace
 
 const std::vector<std::string>& baler_cycle_files() {
@@ -119,7 +153,8 @@ const std::vector<std::string>& baler_cycle_files() {
   return f;
 }
 
-json side_by_side(const BalerProject& p, const RunConfig& c, const std::vector<fs::path>& logs) {
+json side_by_side(const BalerProject& p, const RunConfig& c, const std::vector<fs::path>& logs,
+                  const std::vector<fs::path>& measures) {
   if (!fs::is_regular_file(c.input_path)) throw InputError(c.input_path + ": no such file", "check input_path");
   const Dataset input = load_dataset(c.input_path);
   const auto input_bytes = static_cast<int64_t>(fs::file_size(c.input_path));
@@ -134,8 +169,9 @@ json side_by_side(const BalerProject& p, const RunConfig& c, const std::vector<f
   auto timing = [&](const char* report, const char* span) -> json {
     const fs::path path = p.output / report;
     return {{"duration_s", report_value(path, span)}, {"command_s", report_value(path, "total_duration_s")},
-            {"report", path.string()}};
+            {"energy", report_energy(path)}, {"report", path.string()}};
   };
+  baler["energy"] = baler_measured_energy(measures.empty() ? project_measures(p.output) : measures, !measures.empty());
   if (f.contains(kModel)) ours_t["train"] = timing("training/training_report.json", "train_s");
   if (f.contains(kCompressed)) ours_t["compress"] = timing("compressed_output/compress_report.json", "encode_duration_s");
   if (f.contains(kDecompressed))
@@ -186,12 +222,14 @@ std::string format_side_by_side(const json& r) {
   text += row("train, the epochs (s)", time_s(b, "train"), time_s(o, "train"), "%.3g");
   text += codec_row("compress (s)", "compress", "encode");
   text += codec_row("decompress (s)", "decompress", "decode");
+  text += energy_rows(b, o);
   text += "\nRatios: the input file's bytes over compressed.npz's (actual: with model.pt, the loss and the "
           "normalization file too). Where the two ratios differ while the latent arrays' agree, the difference is the "
           "file around the array (zip entries, .npy headers, the names and other members each side stores).\n";
   text += "Times: Baler's from its console logs, 3 significant digits; its compress and decompress span loading the "
           "data and the model, (de)normalizing and coding, not writing the file. balerbench's from its reports: the "
           "coding alone, and the whole command (loading, writing, energy meters).\n";
+  text += energy_notes(b);
   if (b["files"].empty())
     text += "No files of Baler's in output/ or output/backup/: run Baler on this project first, e.g. "
             "`python3 -m baler --mode train --project WS P | tee workspaces/WS/P/output/baler_train.log`.\n";

@@ -7,7 +7,8 @@
 // it before replacing it). For each side: compressed.npz's size and the compression ratios as
 // Baler's info computes them, the reconstruction error of decompressed.npz against the input
 // (as `balerbench info` computes it), and the timings: balerbench's from its reports, Baler's from
-// its console logs (baler_log.h).
+// its console logs (baler_log.h). And each side's energy per command: Baler's as `balerbench
+// measure` measured it, balerbench's from its reports (baler_energy.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -24,9 +25,11 @@ namespace balerbench {
 // The five files of a cycle, relative to output/.
 const std::vector<std::string>& baler_cycle_files();
 
-// `logs`: Baler's console logs (empty: the project's output/*.log).
+// `logs`: Baler's console logs (empty: the project's output/*.log); `measures`: `balerbench measure
+// --json` files of Baler's commands (empty: the project's output/*.measure.json; baler_energy.h).
 nlohmann::json side_by_side(const BalerProject& project, const RunConfig& c,
-                            const std::vector<std::filesystem::path>& logs);
+                            const std::vector<std::filesystem::path>& logs,
+                            const std::vector<std::filesystem::path>& measures = {});
 std::string format_side_by_side(const nlohmann::json& report);
 
 }  // namespace balerbench

@@ -23,6 +23,13 @@ void add_baler_project_options(CLI::App* cmd, BalerProjectArgs& a, bool info, CL
     cmd->add_option("--baler-log", a.logs,
                     "with --baler-project: Baler's console output (repeatable; default: the project's output/*.log)")
         ->needs(p);
+  if (info)
+    cmd->add_option("--baler-measure", a.measures,
+                    "with --baler-project: what `balerbench measure --json FILE -- python3 -m baler --mode MODE ...` "
+                    "wrote for Baler's train, compress or decompress (repeatable; default: the project's "
+                    "output/*.measure.json): Baler's energy beside balerbench's")
+        ->needs(p)
+        ->check(CLI::ExistingFile);
 }
 
 std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& config, const BalerProjectArgs& a,
@@ -39,7 +46,7 @@ std::unique_ptr<BalerProjectRun> open_baler_project_run(const std::string& confi
 }
 
 int print_baler_info(const BalerProjectRun& run, const BalerProjectArgs& a, bool json, JsonStdout& out) {
-  const nlohmann::json r = run.side_by_side(a.logs);
+  const nlohmann::json r = run.side_by_side(a.logs, a.measures);
   if (json) out.print(r);
   else std::fputs((run.config_notes_text() + format_side_by_side(r)).c_str(), stdout);
   return 0;

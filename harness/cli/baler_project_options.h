@@ -17,6 +17,7 @@ namespace balerbench::cli {
 struct BalerProjectArgs {
   std::string project;
   std::vector<std::string> logs;
+  std::vector<std::string> measures;  // --baler-measure
   double config_timeout_s = kBalerConfigTimeoutS;  // --baler-config-timeout
 };
 

@@ -365,7 +365,7 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--trainings", a->trainings,
                   "--table projection: how many trainings the dataset takes (1: one model for all of it; N: one per "
                   "N parts, each trained as the trials were)")
-      ->check(positive_count());
+      ->check(in_range(1, 1e9, "POSITIVE"));
   cmd->add_option("--max-nrmse", a->max_nrmse,
                   "--table fidelity: the largest normalised RMS error any feature may have (e.g. 0.02): adds Zeus's "
                   "cost at each eta among the configurations within it, and the cheapest")

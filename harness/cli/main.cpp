@@ -36,18 +36,34 @@ void print_error(const char* what) {
   std::fprintf(stderr, "balerbench: error: %s\n", balerbench::message_text(what, 4000).c_str());
 }
 
+// The kind of value an option of the command being parsed takes, as its help names it
+// ("INT:POSITIVE"); "" when unknown.
+std::string option_kind(const CLI::App& app, const std::string& option) {
+  const CLI::App* at = &app;
+  for (const CLI::App* sub = &app; sub;) {
+    const auto parsed = sub->get_subcommands();
+    sub = parsed.empty() ? nullptr : parsed.front();
+    if (sub) at = sub;
+  }
+  const CLI::Option* o = at->get_option_no_throw(option);
+  return o ? o->get_type_name() : "";
+}
+
 // CLI11's words for two mistakes, in balerbench's: a value of the wrong kind ("Could not convert:
 // --trainings = 1.5") and an option given twice ("--tables: At Most 1 required but received 2").
-std::string plain_parse_error(const std::string& what) {
+std::string plain_parse_error(const CLI::App& app, const std::string& what) {
   static const std::regex kConvert(R"(^Could not convert: (-[-\w]+) = (.*)$)");
   static const std::regex kTwice(R"(^(-[-\w]+): At Most 1 required but received (\d+)$)");
   std::smatch m;
-  if (std::regex_match(what, m, kConvert))
-    return m[1].str() + " " + m[2].str() + ": not a value of the kind it takes (INT: a whole number, FLOAT: a " +
-           "decimal number; --help gives each option's kind)";
-  if (std::regex_match(what, m, kTwice))
-    return m[1].str() + " given " + m[2].str() + " times: give it once (a list is comma-separated, e.g. " +
-           m[1].str() + " a,b)";
+  if (std::regex_match(what, m, kConvert)) {
+    const std::string kind = option_kind(app, m[1].str());
+    const std::string plain = kind.rfind("INT", 0) == 0     ? " (a whole number)"
+                              : kind.rfind("FLOAT", 0) == 0 ? " (a decimal number)"
+                                                            : "";
+    return m[1].str() + " takes " + (kind.empty() ? std::string("another kind of value") : kind + plain) + ", got " +
+           m[2].str();
+  }
+  if (std::regex_match(what, m, kTwice)) return m[1].str() + " given " + m[2].str() + " times: give it once";
   return what;
 }
 
@@ -81,7 +97,7 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
         return 2;
       }
     }
-    print_error((plain_parse_error(e.what()) + " (hint: " + command + " --help)").c_str());
+    print_error((plain_parse_error(app, e.what()) + " (hint: " + command + " --help)").c_str());
     return 2;
   }
   try {

@@ -67,12 +67,15 @@ inline CLI::Validator byte_size() {
         std::size_t used = 0;
         double x = 0;
         const std::size_t first = text.find_first_not_of(' ');
+        if (first != std::string::npos && text[first] == '-') return "must be a finite size above 0 (got " + typed(text) + ")";
         // Decimal only: std::stod would read "0x10" as 16 and "inf" as infinity.
         if (first == std::string::npos || !(std::isdigit(static_cast<unsigned char>(text[first])) || text[first] == '.') ||
-            text.find_first_of("xX") != std::string::npos)
+            text.find_first_of("xX,") != std::string::npos)
           return "'" + typed(text) + "' is not a size: a decimal number and a unit (e.g. 5e12, 10TB, 2.5PiB)";
         try {
           x = std::stod(text, &used);
+        } catch (const std::out_of_range&) {
+          return "must be at most 1e24 bytes, a yottabyte (got " + typed(text) + ")";
         } catch (const std::exception&) {
           return "'" + typed(text) + "' is not a size (e.g. 5e12, 10TB, 2.5PiB)";
         }
@@ -81,6 +84,8 @@ inline CLI::Validator byte_size() {
           if (text[i] != ' ') unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
         static const char* kPrefixes = "kmgtpe";
         double factor = 1;
+        // "5e": 5 EB, or 5e12 cut short? Neither is guessed.
+        if (unit == "e") return "'" + typed(text) + "': a unit or an exponent? (write 5EB for exabytes, 5e18 for a number)";
         if (!unit.empty() && unit != "b") {
           const char* at = std::strchr(kPrefixes, unit[0]);
           const std::string rest = unit.substr(1);
@@ -89,6 +94,7 @@ inline CLI::Validator byte_size() {
           factor = std::pow(rest == "ib" ? 1024.0 : 1000.0, static_cast<double>(at - kPrefixes + 1));
         }
         if (!std::isfinite(x * factor) || x <= 0) return "must be a finite size above 0 (got " + typed(text) + ")";
+        if (x * factor < 1) return "must be at least 1 byte (got " + typed(text) + ")";
         if (x * factor > 1e24) return "must be at most 1e24 bytes, a yottabyte (got " + typed(text) + ")";
         std::ostringstream bytes;
         bytes.precision(17);

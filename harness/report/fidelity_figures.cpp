@@ -57,8 +57,10 @@ json fidelity_spec(const json& points) {
   json bars_y = fig::interval_rule("y", "energy_j", {{"field", "nrmse"}, {"type", "quantitative"}});
   bars_x["mark"]["clip"] = bars_y["mark"]["clip"] = true;
   const json tooltip = json::array({{{"field", "configuration"}}, {{"field", "worst_feature"}, {"title", "worst feature"}},
-                                    {{"field", "nrmse"}, {"format", ".4g"}}, {{"field", "energy_j"}, {"format", ".4g"}},
-                                    {{"field", "n"}, {"title", "repeats"}}});
+                                    {{"field", "nrmse"}, {"format", ".4g"}}, {{"field", "nrmse_lo"}, {"format", ".4g"}},
+                                    {{"field", "nrmse_hi"}, {"format", ".4g"}}, {{"field", "energy_j"}, {"format", ".4g"}},
+                                    {{"field", "energy_j_lo"}, {"format", ".4g"}},
+                                    {{"field", "energy_j_hi"}, {"format", ".4g"}}, {{"field", "n"}, {"title", "repeats"}}});
   return {{"width", 520}, {"height", 340}, {"data", {{"values", points}}},
           {"layer", json::array({bars_x, bars_y,
                                  {{"mark", {{"type", "point"}, {"filled", true}, {"size", 110}, {"opacity", 1},
@@ -119,11 +121,19 @@ json trial_param(const std::vector<ChosenTrial>& chosen) {
                        {"bind", {{"input", "select"}, {"options", options}, {"name", "trial: "}}}}});
 }
 
+// The features in the data's column order (the first trial's), for the panels' and the rows' order.
+json feature_order(const std::vector<ChosenTrial>& chosen) {
+  json order = json::array();
+  for (const json& f : *per_feature_of(*chosen.front().trial)) order.push_back(feature_title(f));
+  return order;
+}
+
 json histogram_spec(const std::vector<ChosenTrial>& chosen, const json& rows, const std::string& x_title) {
   return {{"params", trial_param(chosen)},
           {"data", {{"values", rows}}},
           {"transform", json::array({{{"filter", "datum.trial === trial"}}})},
-          {"facet", {{"field", "feature"}, {"type", "nominal"}, {"title", nullptr}, {"columns", 4}, {"sort", nullptr}}},
+          {"columns", 4},
+          {"facet", {{"field", "feature"}, {"type", "nominal"}, {"title", nullptr}, {"sort", feature_order(chosen)}}},
           {"spec", {{"width", 190}, {"height", 110},
                     {"mark", {{"type", "rect"}, {"color", "#4c78a8"}}},
                     {"encoding", {{"x", {{"field", "x0"}, {"type", "quantitative"}, {"title", x_title}}},
@@ -149,7 +159,7 @@ json box_rows(const std::vector<ChosenTrial>& chosen) {
 }
 
 json box_spec(const std::vector<ChosenTrial>& chosen, const json& rows) {
-  const json y = {{"field", "feature"}, {"type", "nominal"}, {"title", nullptr}, {"sort", nullptr},
+  const json y = {{"field", "feature"}, {"type", "nominal"}, {"title", nullptr}, {"sort", feature_order(chosen)},
                   {"axis", {{"labelLimit", 0}}}};  // whole names: "mChargedHadronMultiplicity [count]"
   const json x = {{"type", "quantitative"}, {"title", "residual (after - before), in each feature's unit"}};
   json whisker = x, box = x, median = x;
@@ -195,7 +205,8 @@ void add_fidelity_figure(ReportFigures& out, const Slice& s) {
   f.caption = "Points: each configuration's mean over its repeats of the energy to train, compress and decompress, "
               "against its worst feature's normalised RMS error (the feature with the highest mean; the fidelity "
               "table names it); colour: the compression ratio, shape: the model; bars: the 95% confidence interval "
-              "of each mean (none with one repeat; cut at the plot's edge). Lower and further left is better: the "
+              "of each mean (Student t, cut at 0; none with one repeat; the axes span the points, and a bar that reaches "
+              "beyond them is cut at the plot's edge: the tooltip gives its ends). Lower and further left is better: the "
               "fidelity_frontier table marks the Pareto front. " + fig::not_finished_note(s);
   f.expected_marks = {{"symbol", static_cast<int64_t>(points.size())}, {"rule", intervals}};
   out.figures.push_back(std::move(f));
@@ -204,8 +215,8 @@ void add_fidelity_figure(ReportFigures& out, const Slice& s) {
 void add_feature_figures(ReportFigures& out, const Slice& s) {
   const std::vector<ChosenTrial> chosen = trials_to_choose(s);
   if (chosen.empty()) return;
-  const std::string where = "Choose the trial above the figure (the " + std::to_string(chosen.size()) +
-                            " most recent finished trials; the first shown).";
+  const std::string where = "Choose the trial in the list below the figure (the " + std::to_string(chosen.size()) +
+                            " most recent finished trials; the most recent shown first).";
   const std::size_t features = per_feature_of(*chosen.front().trial)->size();
   struct Histogram {
     const char* kind;
@@ -213,27 +224,36 @@ void add_feature_figures(ReportFigures& out, const Slice& s) {
     const char* title;
     const char* x_title;
     const char* caption;
+    const char* empty_reason;
   };
   for (const Histogram& h : std::initializer_list<Histogram>{
            {"feature_residuals", "residual_histogram", "Residual per feature, as Baler's plot_1D draws it",
             "residual (after - before)",
             "Bars: the values of each feature's residual (after - before, in the feature's unit) in 40 bins over "
-            "+- its largest magnitude (Baler's plot_1D bins it over a fixed [-1, 1])."},
+            "+- its largest magnitude (Baler's plot_1D bins it over a fixed [-1, 1]); the axis spans the bins "
+            "that hold values.",
+            "every residual 0"},
            {"feature_responses", "response_histogram", "Response per feature in %, as Baler's plot_1D draws it",
             "response (%)",
             "Bars: Baler's response, (after - before) / before in %, in 0.5 % bins over plot_1D's [-20 %, 20 %]; "
             "values beyond it, and those whose before is 0, are counted in result.reconstruction.per_feature, "
-            "not drawn."}}) {
+            "not drawn.",
+            "no value within +-20 %, or before 0 everywhere"}}) {
     const json rows = histogram_rows(chosen, h.key);
     if (rows.empty()) continue;
     ReportFigure f;
     f.kind = h.kind;
     f.spec = histogram_spec(chosen, rows, h.x_title);
     f.spec["title"] = fig::title(h.title, s, "");
-    f.caption = std::string(h.caption) + " " + where;
+    f.caption = std::string(h.caption) + " " + where;  // the features without a panel follow
     std::set<std::string> shown;  // the facets the first trial fills
     for (const json& r : rows)
       if (r["trial"] == chosen.front().label) shown.insert(r["feature"].get<std::string>());
+    std::string without;
+    for (const json& name : feature_order(chosen))
+      if (!shown.count(name.get<std::string>())) without += (without.empty() ? "" : ", ") + name.get<std::string>();
+    if (!without.empty())
+      f.caption += " No panel, in the trial shown first: " + without + " (" + h.empty_reason + ").";
     f.expected_marks = {{"rect", static_cast<int64_t>(shown.size())}};
     out.figures.push_back(std::move(f));
   }

@@ -330,18 +330,62 @@ TEST_F(BalerProjectCli, InfoReadsBalersTimesFromTheLogsItIsGiven) {
   EXPECT_NE(text.out.find("| compression ratio | - | "), std::string::npos) << text.out;
 }
 
+// Baler's energy as `balerbench measure --json` measured each of its commands, beside balerbench's own
+// from its reports: found in output/*.measure.json or given; a file of another command left out with a
+// note, or refused when given; of two for one mode, the newer kept; a ratio only between one kind.
+TEST_F(BalerProjectCli, InfoSetsBalersMeasuredEnergyBesideOurs) {
+  cms_data();
+  const std::string p = project("cms", ae_config("workspaces/W/data/cms.npz"));
+  for (const char* cmd : {"train", "compress", "decompress"})
+    ASSERT_EQ(run_command(balerbench_binary() + " " + cmd + " --baler-project " + p +
+                          " --set progress=none").exit_code, 0) << cmd;
+  // Stand-ins for Baler's commands: the mode is read from the command line's --mode.
+  const std::string out = p + "/output/";
+  auto measure = [&](const std::string& file, const std::string& args) {
+    const auto r = run_command(balerbench_binary() + " measure --meters cpu_estimate,ram_estimate --hz 0 --json " +
+                               out + file + " -- sh -c true " + args + " 2>/dev/null");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  };
+  ASSERT_NO_FATAL_FAILURE(measure("old_train.measure.json", "baler --mode train"));
+  ASSERT_NO_FATAL_FAILURE(measure("baler_train.measure.json", "baler --mode train"));
+  ASSERT_NO_FATAL_FAILURE(measure("baler_compress.measure.json", "baler --mode=compress"));
+  ASSERT_NO_FATAL_FAILURE(measure("other.measure.json", "not-the-compressor"));
+  const auto r = run_command(balerbench_binary() + " info --json --baler-project " + p + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json s = json::parse(r.out);
+  const json& e = s["baler"]["energy"];
+  EXPECT_NE(e["train"]["file"].get<std::string>().find("baler_train.measure.json"), std::string::npos) << e.dump();
+  EXPECT_EQ(e["compress"]["energy_kind"], "estimated");
+  EXPECT_FALSE(e.contains("decompress"));
+  const std::string notes = e["notes"].dump();
+  EXPECT_NE(notes.find("old_train.measure.json left out"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("other.measure.json: left out"), std::string::npos) << notes;
+  EXPECT_TRUE(s["balerbench"]["timings"]["train"]["energy"]["energy_j"].get<double>() > 0) << s["balerbench"].dump();
+  const auto text = run_command(balerbench_binary() + " info --baler-project " + p + " 2>/dev/null");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("| train, the whole command (J) | "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("| decompress, the whole command (J) | - | "), std::string::npos) << text.out;
+  // Given by name, a file of another command is an error naming it.
+  const auto given = run_command(balerbench_binary() + " info --baler-project " + p + " --baler-measure " + out +
+                                 "other.measure.json");
+  EXPECT_EQ(given.exit_code, 2) << given.out;
+  EXPECT_NE(given.out.find("other.measure.json: a measurement of 'sh -c true not-the-compressor'"), std::string::npos)
+      << given.out;
+}
+
 // Against the real Baler.
 class BalerInterop : public BalerProjectCli {
  protected:
   void SetUp() override {
     if (const std::string why = why_baler_cannot_run(); !why.empty()) GTEST_SKIP() << why;
   }
-  // `python3 -m baler --mode MODE --project W NAME` in ROOT; its console in output/baler_MODE.log.
+  // `python3 -m baler --mode MODE --project W NAME` in ROOT, under `balerbench measure`; its console in
+  // output/baler_MODE.log, its energy in output/baler_MODE.measure.json (what info reads).
   void baler(const std::string& mode, const std::string& name) {
     const std::string out = dir.path("workspaces/W/" + name + "/output/baler_" + mode);
-    const auto r = run_command("cd " + dir.root() + " && PYTHONPATH=" + baler_peer_dir() + " " + debian_python() +
-                               " -m baler --mode " + mode + " --project W " + name + " > " + out + ".log 2> " + out +
-                               ".stderr");
+    const auto r = run_command("cd " + dir.root() + " && PYTHONPATH=" + baler_peer_dir() + " " + balerbench_binary() +
+                               " measure --json " + out + ".measure.json -- " + debian_python() + " -m baler --mode " +
+                               mode + " --project W " + name + " > " + out + ".log 2> " + out + ".stderr");
     if (r.exit_code != 0) {  // Baler prints some failures on stdout: both, the console's last 2,000 characters
       const std::string console = read_text(out + ".log");
       FAIL() << "Baler --mode " << mode << " ended with exit code " << r.exit_code << "\nstderr: "
@@ -393,6 +437,13 @@ void BalerInterop::round_trip(const std::string& name, const std::string& config
           << side << " " << phase << ": " << s[side]["timings"].dump();
   }
   EXPECT_NE(s["baler"]["timings"]["train"]["log"].get<std::string>().find("baler_train.log"), std::string::npos);
+  // Baler's energy per command, as balerbench measure measured it (output/baler_MODE.measure.json).
+  for (const char* mode : {"train", "compress", "decompress"}) {
+    const json& e = s["baler"]["energy"][mode];
+    ASSERT_TRUE(e.is_object()) << mode << ": " << s["baler"]["energy"].dump();
+    EXPECT_GT(e["energy_j"].get<double>(), 0) << mode;
+    EXPECT_FALSE(e["energy_kind"].get<std::string>().empty()) << mode;
+  }
   // The latent arrays are the same size; where the file ratios differ, it is the container around them.
   EXPECT_DOUBLE_EQ(s["baler"].value("latent_compression_ratio", 0.0), s["balerbench"].value("latent_compression_ratio", -1.0));
   std::printf("%s: compression ratio Baler %.4f, balerbench %.4f; latent array %.4f; container bytes Baler %.0f, "

@@ -40,20 +40,26 @@ TEST_F(OptionValuesCli, NanAndInfinityAreRefusedWhereARangeIsExpected) {
   expect_one_error_line(bb("replay --workload cifar100 --power-limits 1e300"), "--power-limits: must be at most 100000");
 }
 
-// An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.
 // CLI11's own words for a value of the wrong kind and an option given twice, and sizes that std::stod
 // would read otherwise than they are written (hexadecimal, infinity), each in balerbench's words.
 TEST_F(OptionValuesCli, WrongKindsTwiceGivenOptionsAndSizesThatAreNotDecimalAreNamed) {
   expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes 1e9 --trainings 1.5"),
-                        "--trainings 1.5: not a value of the kind it takes (INT: a whole number");
-  const auto twice = bb("run experiments/tour.json --tables precision --tables cost");
-  expect_one_error_line(twice, "--tables given 2 times: give it once (a list is comma-separated");
+                        "--trainings takes INT:POSITIVE (a whole number), got 1.5");
+  expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes 1e9 --trainings 99999999999999999999"),
+                        "--trainings: must be at most");
+  const auto twice = bb("report --db x.sqlite --table fidelity --table cost");
+  expect_one_error_line(twice, "--table given 2 times: give it once");
   EXPECT_EQ(twice.out.find("At Most"), std::string::npos) << twice.out;
-  for (const char* size : {"0x10", "inf", "-5GB"})
+  EXPECT_EQ(twice.out.find("comma"), std::string::npos) << twice.out;  // --table takes one name
+  for (const char* size : {"0x10", "inf", "1,5GB"})
     expect_one_error_line(bb(std::string("report --db x.sqlite --table projection --dataset-bytes ") + size),
                           std::string("'") + size + "' is not a size: a decimal number and a unit");
+  expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes -5"), "must be a finite size above 0");
+  expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes 1e-5"), "at least 1 byte");
+  expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes 5e"), "'5e': a unit or an exponent?");
 }
 
+// An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.
 TEST_F(OptionValuesCli, ServeMetricsRefusesADurationItCannotWait) {
   for (const char* d : {"inf", "1e19", "1e300"}) {
     const auto r = bb(std::string("serve-metrics --meters cpu_estimate --duration ") + d);
