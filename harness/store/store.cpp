@@ -386,12 +386,19 @@ std::pair<int64_t, int64_t> Store::merge_from(const Store& other) {
                      "the file is damaged or not a balerbench database; check it with sqlite3 FILE 'PRAGMA "
                      "integrity_check'");
   }
-  for (const Experiment& e : experiments)
-    Stmt(db_, "INSERT OR IGNORE INTO experiments(name, source, spec_json, first_run_unix_s) VALUES(?,?,?,NULL)")
-        .bind(1, e.name)
-        .bind(2, e.source)
-        .bind(3, e.spec_json)
-        .run();
+  try {
+    for (const Experiment& e : experiments)
+      Stmt(db_, "INSERT OR IGNORE INTO experiments(name, source, spec_json, first_run_unix_s) VALUES(?,?,?,NULL)")
+          .bind(1, e.name)
+          .bind(2, e.source)
+          .bind(3, e.spec_json)
+          .run();
+  } catch (const std::runtime_error& e) {
+    // A full disk can strike here first, before any trial (it did, on a small tmpfs, one run in three).
+    if (!disk_error(db_)) throw;
+    throw StoreWriteError(path_ + ": could not store the experiments: " + e.what() + " (hint: " + kDiskFullHint + ")",
+                          e.what());
+  }
   int64_t copied = 0, duplicates = 0;
   std::set<std::string> here = trial_keys();
   for (const TrialRecord& t : trials) {
