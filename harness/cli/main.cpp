@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/text.h"
@@ -36,17 +37,23 @@ void print_error(const char* what) {
   std::fprintf(stderr, "balerbench: error: %s\n", balerbench::message_text(what, 4000).c_str());
 }
 
+// The commands parsed, from the top level down: {balerbench}, {balerbench, report}, ...
+std::vector<const CLI::App*> parsed_commands(const CLI::App& app) {
+  std::vector<const CLI::App*> chain = {&app};
+  for (auto parsed = app.get_subcommands(); !parsed.empty(); parsed = chain.back()->get_subcommands())
+    chain.push_back(parsed.front());
+  return chain;
+}
+
 // The kind of value an option of the command being parsed takes, as its help names it
 // ("INT:POSITIVE"); "" when unknown.
 std::string option_kind(const CLI::App& app, const std::string& option) {
-  const CLI::App* at = &app;
-  for (const CLI::App* sub = &app; sub;) {
-    const auto parsed = sub->get_subcommands();
-    sub = parsed.empty() ? nullptr : parsed.front();
-    if (sub) at = sub;
-  }
-  const CLI::Option* o = at->get_option_no_throw(option);
-  return o ? o->get_type_name() : "";
+  const CLI::Option* o = parsed_commands(app).back()->get_option_no_throw(option);
+  if (!o) return "";
+  std::string kind = o->get_type_name();
+  const auto colon = kind.find(':');  // a range check named as its type: "INT:INT" reads "INT"
+  if (colon != std::string::npos && kind.substr(0, colon) == kind.substr(colon + 1)) kind.resize(colon);
+  return kind;
 }
 
 // CLI11's words for two mistakes, in balerbench's: a value of the wrong kind ("Could not convert:
@@ -79,11 +86,8 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
   } catch (const CLI::ParseError& e) {
     // The help of the command the error is in: `balerbench run --help`, or the top level's.
     std::string command = "balerbench";
-    for (const CLI::App* sub = &app; sub;) {
-      const auto parsed = sub->get_subcommands();
-      sub = parsed.empty() ? nullptr : parsed.front();
-      if (sub) command += " " + sub->get_name();
-    }
+    for (const CLI::App* sub : parsed_commands(app))
+      if (sub != &app) command += " " + sub->get_name();
     // A misspelt command ("trian"): name it and the closest command, rather than CLI11's "A subcommand
     // is required".
     if (command == "balerbench" && argc > 1 && argv[1][0] != '-') {

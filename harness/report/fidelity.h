@@ -16,6 +16,10 @@ namespace balerbench::report {
 // A trial's per-feature figures (run/feature_quality.h: result.reconstruction.per_feature), or null
 // when it stored none (a trial from before they were kept).
 const nlohmann::json* per_feature_of(const TrialRecord& r);
+// A feature's name as Baler's plots show it: its last dot-separated part.
+std::string baler_feature_name(const std::string& name);
+// The energy of a trial's whole cycle (train, compress and decompress); none when one is missing.
+std::optional<double> cycle_energy_j(const TrialRecord& r);
 
 // The feature with the highest mean nrmse over the group's repeats, and its nrmse over them; none
 // when the trials stored no per-feature figures.

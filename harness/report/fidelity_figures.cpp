@@ -36,10 +36,7 @@ std::string ratio_text(const Group& g) {
 // One configuration's point: its worst feature's nrmse and its cycle's energy, each with its interval.
 std::optional<json> fidelity_point(const Group& g, const Axes& a) {
   const auto worst = worst_feature_of(g);
-  const Summary energy = g.stat([](const TrialRecord& r) -> std::optional<double> {
-    if (!r.train_energy_j || !r.compress_energy_j || !r.decompress_energy_j) return std::nullopt;
-    return *r.train_energy_j + *r.compress_energy_j + *r.decompress_energy_j;
-  });
+  const Summary energy = g.stat(cycle_energy_j);
   if (!worst || energy.n != g.ok.size() || energy.n == 0) return std::nullopt;
   json row = {{"configuration", fig::configuration_label(g, a)}, {"ratio", ratio_text(g)}, {"model", g.model},
               {"worst_feature", worst->name}, {"n", static_cast<int64_t>(g.ok.size())}};
@@ -89,9 +86,7 @@ std::vector<ChosenTrial> trials_to_choose(const Slice& s) {
 
 std::string feature_title(const json& f) {
   const std::string unit = f.value("unit", json()).is_string() ? f["unit"].get<std::string>() : "";
-  std::string name = f.value("name", std::string("?"));
-  name = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);  // as Baler's plots name it
-  return name + (unit.empty() ? "" : " [" + unit + "]");
+  return baler_feature_name(f.value("name", std::string("?"))) + (unit.empty() ? "" : " [" + unit + "]");
 }
 
 // The bins of one histogram ("residual_histogram" or "response_histogram") of every chosen trial's

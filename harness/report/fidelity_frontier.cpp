@@ -37,10 +37,7 @@ Point point_of(const Group& g) {
   Point p;
   p.group = &g;
   p.worst = worst_feature_of(g);
-  const Summary e = g.stat([](const TrialRecord& r) -> std::optional<double> {
-    if (!r.train_energy_j || !r.compress_energy_j || !r.decompress_energy_j) return std::nullopt;
-    return *r.train_energy_j + *r.compress_energy_j + *r.decompress_energy_j;
-  });
+  const Summary e = g.stat(cycle_energy_j);
   const Summary t = g.stat([](const TrialRecord& r) -> std::optional<double> {
     if (!r.train_s || !r.compress_s || !r.decompress_s) return std::nullopt;
     return *r.train_s + *r.compress_s + *r.decompress_s;

@@ -38,8 +38,7 @@ std::vector<FeatureRepeats> features_of(const Group& g) {
     const json* features = per_feature_of(*t);
     if (!features) continue;
     for (const json& f : *features) {
-      std::string name = f.value("name", std::string("?"));
-      name = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);  // as Baler's plots name it
+      const std::string name = baler_feature_name(f.value("name", std::string("?")));
       auto [it, fresh] = at.try_emplace(name, out.size());
       if (fresh) out.push_back({name, f.value("unit", json()), {}, {}, {}, {}});
       FeatureRepeats& r = out[it->second];
@@ -96,6 +95,16 @@ std::vector<json> fidelity_row(const Group& g, const Axes& a) {
 }
 
 }  // namespace
+
+std::string baler_feature_name(const std::string& name) {
+  const auto dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+std::optional<double> cycle_energy_j(const TrialRecord& r) {
+  if (!r.train_energy_j || !r.compress_energy_j || !r.decompress_energy_j) return std::nullopt;
+  return *r.train_energy_j + *r.compress_energy_j + *r.decompress_energy_j;
+}
 
 const json* per_feature_of(const TrialRecord& r) {
   if (!r.result.is_object() || !r.result.contains("reconstruction")) return nullptr;

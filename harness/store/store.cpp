@@ -349,35 +349,67 @@ std::vector<TrialRecord> Store::read_trials(const std::string& experiment, bool 
   return out;
 }
 
+namespace {
+
+// An experiment's row of a results database, as a merge copies it.
+struct StoredExperiment {
+  std::string name, source, spec_json;
+};
+
+// The experiments of the database at `path` (a merge's source), after SQLite's check of every page
+// (it finds most damage only on the pages it reads, and a merge reads them all). Damage, a name that is
+// no file name, a spec that is not JSON: an InputError naming `path`.
+std::vector<StoredExperiment> read_experiments(sqlite3* db, const std::string& path) {
+  {
+    Stmt check(db, "PRAGMA quick_check(1)");
+    if (check.step() && check.text(0) != "ok")  // its report spans lines ("*** in database main ***\nPage 3: ...")
+      throw InputError(path + ": the file is damaged (SQLite's quick_check: " + one_line(check.text(0)) + ")",
+                       "restore it from a copy; sqlite3 FILE '.recover' may save what is left");
+  }
+  std::vector<StoredExperiment> experiments;
+  Stmt ex(db, "SELECT name, source, spec_json FROM experiments");
+  while (ex.step()) {
+    StoredExperiment e{ex.text(0), ex.text(1), ex.text(2)};
+    check_stored_name(e.name, path, "the experiments table");
+    try {
+      parse_or_null(e.spec_json);
+    } catch (const std::invalid_argument& bad) {
+      throw InputError(path + ": experiment '" + e.name + "' spec_json " + bad.what(),
+                       "the file was damaged or edited by hand; restore it or run its trials again");
+    }
+    experiments.push_back(std::move(e));
+  }
+  return experiments;
+}
+
+// The experiments written into the database at `path` (those it has already are kept). A full disk
+// is a StoreWriteError: it can strike here first, before any trial (it did, on a small tmpfs, one
+// run in three).
+void write_experiments(sqlite3* db, const std::string& path, const std::vector<StoredExperiment>& experiments) {
+  try {
+    for (const StoredExperiment& e : experiments)
+      Stmt(db, "INSERT OR IGNORE INTO experiments(name, source, spec_json, first_run_unix_s) VALUES(?,?,?,NULL)")
+          .bind(1, e.name)
+          .bind(2, e.source)
+          .bind(3, e.spec_json)
+          .run();
+  } catch (const std::runtime_error& e) {
+    if (!disk_error(db)) throw;
+    throw StoreWriteError(path + ": could not store the experiments: " + e.what() + " (hint: " + kDiskFullHint + ")",
+                          e.what());
+  }
+}
+
+}  // namespace
+
 std::pair<int64_t, int64_t> Store::merge_from(const Store& other) {
   // Everything is read from `other` before anything is written here, so that a damaged foreign file is
   // an InputError naming it (not an SQLite error read as this database's fault) and leaves this one as
   // it was.
-  struct Experiment {
-    std::string name, source, spec_json;
-  };
-  std::vector<Experiment> experiments;
+  std::vector<StoredExperiment> experiments;
   std::vector<TrialRecord> trials;
   try {
-    // SQLite finds most damage only on the pages it reads, and a merge reads them all: check them first.
-    {
-      Stmt check(other.db_, "PRAGMA quick_check(1)");
-      if (check.step() && check.text(0) != "ok")  // its report spans lines ("*** in database main ***\nPage 3: ...")
-        throw InputError(other.path_ + ": the file is damaged (SQLite's quick_check: " + one_line(check.text(0)) + ")",
-                         "restore it from a copy; sqlite3 FILE '.recover' may save what is left");
-    }
-    Stmt ex(other.db_, "SELECT name, source, spec_json FROM experiments");
-    while (ex.step()) {
-      Experiment e{ex.text(0), ex.text(1), ex.text(2)};
-      check_stored_name(e.name, other.path_, "the experiments table");
-      try {
-        parse_or_null(e.spec_json);
-      } catch (const std::invalid_argument& bad) {
-        throw InputError(other.path_ + ": experiment '" + e.name + "' spec_json " + bad.what(),
-                         "the file was damaged or edited by hand; restore it or run its trials again");
-      }
-      experiments.push_back(std::move(e));
-    }
+    experiments = read_experiments(other.db_, other.path_);
     trials = other.trials("", true);
   } catch (const InputError&) {
     throw;
@@ -386,19 +418,7 @@ std::pair<int64_t, int64_t> Store::merge_from(const Store& other) {
                      "the file is damaged or not a balerbench database; check it with sqlite3 FILE 'PRAGMA "
                      "integrity_check'");
   }
-  try {
-    for (const Experiment& e : experiments)
-      Stmt(db_, "INSERT OR IGNORE INTO experiments(name, source, spec_json, first_run_unix_s) VALUES(?,?,?,NULL)")
-          .bind(1, e.name)
-          .bind(2, e.source)
-          .bind(3, e.spec_json)
-          .run();
-  } catch (const std::runtime_error& e) {
-    // A full disk can strike here first, before any trial (it did, on a small tmpfs, one run in three).
-    if (!disk_error(db_)) throw;
-    throw StoreWriteError(path_ + ": could not store the experiments: " + e.what() + " (hint: " + kDiskFullHint + ")",
-                          e.what());
-  }
+  write_experiments(db_, path_, experiments);
   int64_t copied = 0, duplicates = 0;
   std::set<std::string> here = trial_keys();
   for (const TrialRecord& t : trials) {
