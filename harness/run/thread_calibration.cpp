@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -63,7 +64,7 @@ struct ModelState {
 
 json ThreadChoice::to_json() const {
   json j = {{"threads", threads}, {"source", source}};
-  if (source == "cached") j["age_s"] = age_s;
+  if (source == "cached" || source == kEarlierInThisRun) j["age_s"] = age_s;
   if (measured_unix_s > 0) j["measured_unix_s"] = measured_unix_s;
   if (!load_then.is_null()) j["load_at_measurement"] = load_then;
   if (!load_now.is_null()) j["load_now"] = load_now;
@@ -194,20 +195,63 @@ void store_choice(const std::string& dir, const std::string& file, const std::st
 
 }  // namespace
 
+namespace {
+
+// The choices this process made, per key (CalibrationOptions::same_for_the_run).
+struct RunChoices {
+  std::mutex mutex;
+  std::map<std::string, ThreadChoice> by_key;
+};
+
+RunChoices& run_choices() {
+  static RunChoices choices;
+  return choices;
+}
+
+std::optional<ThreadChoice> earlier_choice(const std::string& key, double now) {
+  RunChoices& r = run_choices();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  const auto it = r.by_key.find(key);
+  if (it == r.by_key.end()) return std::nullopt;
+  ThreadChoice choice = it->second;
+  choice.source = kEarlierInThisRun;
+  choice.age_s = choice.measured_unix_s > 0 ? now - choice.measured_unix_s : 0;
+  choice.load_now = nullptr;
+  choice.note.clear();
+  return choice;
+}
+
+ThreadChoice keep_for_the_run(const std::string& key, const CalibrationOptions& c, ThreadChoice choice) {
+  if (c.same_for_the_run) {
+    RunChoices& r = run_choices();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    r.by_key.emplace(key, choice);
+  }
+  return choice;
+}
+
+// The count every CPU or a cached choice gives, or nullopt: the candidates must be timed.
+std::optional<ThreadChoice> known_choice(const std::string& key, const CalibrationOptions& c, const std::string& file,
+                                         double now, std::string& note) {
+  const int most = available_cpus();
+  if (most <= 1) return ThreadChoice{1, "one CPU", 0, {}};
+  if (c.same_for_the_run)
+    if (std::optional<ThreadChoice> earlier = earlier_choice(key, now)) return earlier;
+  return cached_choice(file, key, now, most, c, note);
+}
+
+}  // namespace
+
 ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const TrainOptions& options,
                                const std::string& key, const CalibrationOptions& c) {
   const int most = available_cpus();
-  if (most <= 1) {
-    at::set_num_threads(1);
-    return {1, "one CPU", 0, {}};
-  }
   const std::string dir = c.cache_dir.empty() ? thread_cache_dir() : c.cache_dir;
   const std::string file = dir.empty() || dir == "-" ? "" : (fs::path(dir) / "threads.json").string();
   const double now = unix_now_s();
   std::string note;
-  if (std::optional<ThreadChoice> cached = cached_choice(file, key, now, most, c, note)) {
-    at::set_num_threads(cached->threads);
-    return *cached;
+  if (std::optional<ThreadChoice> known = known_choice(key, c, file, now, note)) {
+    at::set_num_threads(known->threads);
+    return known->source == kEarlierInThisRun ? *known : keep_for_the_run(key, c, *known);
   }
   const std::vector<int> candidates = {1, most};
   const CpuActivity load_begin = read_cpu_activity();
@@ -228,7 +272,7 @@ ThreadChoice calibrate_threads(AutoEncoder& model, const at::Tensor& x, const Tr
   }
   at::set_num_threads(choice.threads);
   store_choice(dir, file, key, now, choice);
-  return choice;
+  return keep_for_the_run(key, c, choice);
 }
 
 }  // namespace balerbench

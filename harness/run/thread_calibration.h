@@ -15,6 +15,9 @@
 // measured and the load then (other processes' CPUs, from /proc/stat over the calibration); a cached
 // choice is used only while the host is as quiet or as busy as it was then (other processes below
 // or above 0.25 CPUs, sampled for 0.2 s): one made on a quiet host is not trusted on a busy one.
+// Within one run (one process, with CalibrationOptions::same_for_the_run) a setting keeps the first
+// choice it got: the repeats of one configuration train on the same threads even when the host turns
+// busy or quiet between them (source "earlier in this run", with that choice's measurement).
 #pragma once
 
 #include <optional>
@@ -30,10 +33,13 @@
 
 namespace balerbench {
 
+inline constexpr const char* kEarlierInThisRun = "earlier in this run";
+
 struct ThreadChoice {
   int threads = 0;
-  std::string source;  // "config", "calibrated", "cached", "one CPU", "not calibrated on <device>"
-  double age_s = 0;    // cached: how old the measurement is
+  // "config", "calibrated", "cached", "earlier in this run", "one CPU", "not calibrated on <device>"
+  std::string source;
+  double age_s = 0;    // cached or earlier in this run: how old the measurement is
   std::vector<std::pair<int, double>> step_s;  // calibrated or cached: median seconds per step per count
   double measured_unix_s = 0;                  // calibrated or cached: when the steps were timed
   nlohmann::json load_then, load_now;          // other processes' CPUs then ({other_cpu_cores, steal_fraction}) and now
@@ -58,6 +64,9 @@ struct CalibrationOptions {
   // the window overlaps loading the data and only what is left of load_sample_s is waited. Empty: a
   // fresh window of load_sample_s. This process's own CPU time is never counted as load.
   std::optional<CpuActivity> load_since;
+  // A choice this process already made for the same key is kept (the run's repeats of a setting on
+  // the same threads), whatever the load or the cache says now.
+  bool same_for_the_run = false;
 };
 
 // The cache folder in force (see above).

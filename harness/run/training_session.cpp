@@ -137,6 +137,7 @@ const ThreadChoice& TrainingSession::choose_threads(const TrainOptions& o) {
                             " " + config_.engine_knobs.describe() + " build " + git_revision();
     CalibrationOptions calibration;
     calibration.load_since = began_;
+    calibration.same_for_the_run = true;  // a run's repeats of one setting on the same threads
     threads_ = calibrate_threads(*model_, x_train_, o, key, calibration);
   }
   return *threads_;

@@ -92,5 +92,47 @@ TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
   at::set_num_threads(available_cpus());
 }
 
+// Within one run a setting keeps the choice it first got, whatever the load or the cache says later:
+// the repeats of one configuration train on the same threads.
+TEST(ThreadCalibration, ASettingKeepsItsFirstChoiceForTheRun) {
+  if (available_cpus() < 2) GTEST_SKIP() << "one CPU: nothing to choose";
+  TempDir dir;
+  CalibrationOptions c;
+  c.cache_dir = dir.path("cache");
+  c.steps = 2;
+  c.rounds = 1;
+  c.min_window_s = 0;
+  c.busy_other_cores = 1e9;
+  c.same_for_the_run = true;
+  auto model = make_model("AE", 24, 15);
+  TrainOptions o;
+  o.batch_size = 32;
+  o.engine = EngineKind::kFused;
+  const at::Tensor x = random_rows(200, 24, at::kDouble, 4);
+  const std::string key = "host AE fused, kept for the run " + dir.path("");
+  const ThreadChoice first = calibrate_threads(*model, x, o, key, c);
+  EXPECT_EQ(first.source, "calibrated");
+  // The cache now says the other count, measured on a busy host; the run keeps its own choice.
+  const int other = first.threads == 1 ? available_cpus() : 1;
+  nlohmann::json cache = nlohmann::json::parse(read_text(c.cache_dir + "/threads.json"));
+  cache[key]["threads"] = other;
+  cache[key]["load"] = {{"other_cpu_cores", 100.0}, {"steal_fraction", 0.0}};
+  write_text(c.cache_dir + "/threads.json", cache.dump());
+  at::set_num_threads(other);
+  const ThreadChoice again = calibrate_threads(*model, x, o, key, c);
+  EXPECT_EQ(again.source, kEarlierInThisRun);
+  EXPECT_EQ(again.threads, first.threads);
+  EXPECT_EQ(at::get_num_threads(), first.threads);
+  EXPECT_EQ(again.step_s, first.step_s);
+  EXPECT_DOUBLE_EQ(again.measured_unix_s, first.measured_unix_s);
+  EXPECT_GE(again.age_s, 0);
+  EXPECT_TRUE(again.to_json().contains("age_s"));
+  // Without the option, the same key follows the cache's rules again (busy then, quiet now: measured).
+  c.same_for_the_run = false;
+  c.busy_other_cores = 64;  // the cached 100 CPUs count as busy, this host as quiet
+  EXPECT_EQ(calibrate_threads(*model, x, o, key, c).source, "calibrated");
+  at::set_num_threads(available_cpus());
+}
+
 }  // namespace
 }  // namespace balerbench
