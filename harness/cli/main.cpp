@@ -2,10 +2,12 @@
 // errors) prints one line and exits 2; output that could not be written (a full
 // disk, a file-size limit, stdout included) exits 4; a meter's device lost
 // mid-run exits 1 with its own line; anything else unexpected exits 1.
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -45,6 +47,14 @@ std::vector<const CLI::App*> parsed_commands(const CLI::App& app) {
   return chain;
 }
 
+// The command the parse reached, as typed: "balerbench data generate".
+std::string command_path(const CLI::App& app) {
+  std::string path = "balerbench";
+  for (const CLI::App* sub : parsed_commands(app))
+    if (sub != &app) path += " " + sub->get_name();
+  return path;
+}
+
 // The kind of value an option of the command being parsed takes, as its help names it
 // ("INT:POSITIVE"); "" when unknown.
 std::string option_kind(const CLI::App& app, const std::string& option) {
@@ -56,11 +66,39 @@ std::string option_kind(const CLI::App& app, const std::string& option) {
   return kind;
 }
 
-// CLI11's words for two mistakes, in balerbench's: a value of the wrong kind ("Could not convert:
-// --trainings = 1.5") and an option given twice ("--tables: At Most 1 required but received 2").
+// CLI11's "The following arguments were not expected: b a" (last first, split at spaces), in
+// balerbench's words: an option the command does not have, with the closest one it has; else the
+// first argument it did not expect, quoted, and how many more.
+std::optional<std::string> plain_extras_error(const CLI::App& app, const std::string& what) {
+  static const std::regex kExtras(R"(^The following arguments? (was|were) not expected: )");
+  if (!std::regex_search(what, kExtras)) return std::nullopt;
+  const CLI::App* command = parsed_commands(app).back();
+  const std::vector<std::string> extras = command->remaining();
+  if (extras.empty()) return std::nullopt;
+  const std::string name = command_path(app);
+  for (const std::string& extra : extras) {
+    if (extra.size() < 2 || extra[0] != '-') continue;
+    const std::string option = extra.substr(0, extra.find('='));
+    std::set<std::string> options;
+    for (const CLI::Option* o : command->get_options())
+      for (const std::string& long_name : o->get_lnames()) options.insert("--" + long_name);
+    const auto near = balerbench::closest_name(option, options);
+    return name + " has no option " + shown(option.c_str()) + (near ? "; did you mean " + *near + "?" : "");
+  }
+  const std::size_t more = extras.size() - 1;
+  return name + " did not expect the argument '" + shown(extras.front().c_str()) + "'" +
+         (more ? " (and " + std::to_string(more) + " more)" : "") + ": is it a value whose option is missing?";
+}
+
+// CLI11's words for these mistakes, in balerbench's: a value of the wrong kind ("Could not convert:
+// --trainings = 1.5"), an option given twice ("--tables: At Most 1 required but received 2"), an
+// option without its value ("--config: 1 required TEXT missing"), a command group without its
+// command ("A subcommand is required"), and arguments it did not expect (above).
 std::string plain_parse_error(const CLI::App& app, const std::string& what) {
   static const std::regex kConvert(R"(^Could not convert: (-[-\w]+) = (.*)$)");
   static const std::regex kTwice(R"(^(-[-\w]+): At Most 1 required but received (\d+)$)");
+  static const std::regex kNoValue(R"(^(-[-\w]+): \d+ required \S+ missing$)");
+  static const std::regex kPositional(R"(^(\w+) is required$)");
   std::smatch m;
   if (std::regex_match(what, m, kConvert)) {
     const std::string kind = option_kind(app, m[1].str());
@@ -71,6 +109,19 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what) {
            m[2].str();
   }
   if (std::regex_match(what, m, kTwice)) return m[1].str() + " given " + m[2].str() + " times: give it once";
+  if (std::regex_match(what, m, kNoValue)) return m[1].str() + " needs a value after it";
+  if (std::regex_match(what, m, kPositional)) {
+    std::string name = m[1].str();
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return command_path(app) + " needs its " + name + " argument";
+  }
+  if (what == "A subcommand is required") {
+    std::string names;
+    for (const CLI::App* sub : parsed_commands(app).back()->get_subcommands([](const CLI::App*) { return true; }))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    return command_path(app) + " needs a command: " + names;
+  }
+  if (std::optional<std::string> extras = plain_extras_error(app, what)) return *extras;
   return what;
 }
 
@@ -85,9 +136,7 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // The help of the command the error is in: `balerbench run --help`, or the top level's.
-    std::string command = "balerbench";
-    for (const CLI::App* sub : parsed_commands(app))
-      if (sub != &app) command += " " + sub->get_name();
+    const std::string command = command_path(app);
     // A misspelt command ("trian"): name it and the closest command, rather than CLI11's "A subcommand
     // is required".
     if (command == "balerbench" && argc > 1 && argv[1][0] != '-') {

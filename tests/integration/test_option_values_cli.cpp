@@ -1,6 +1,7 @@
 // test_option_values_cli.cpp: values a user types or a file holds, refused before any work with exit
 // code 2 on one clean line: NaN and infinity where a range is expected (doctor, meters, report,
-// serve-metrics, replay), a --set with a newline or 100,000 digits, a config in Latin-1 or UTF-16.
+// serve-metrics, replay), a --set with a newline or 100,000 digits, a config in Latin-1 or UTF-16;
+// and the command line's own mistakes (unknown options, stray arguments, missing values).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -57,6 +58,23 @@ TEST_F(OptionValuesCli, WrongKindsTwiceGivenOptionsAndSizesThatAreNotDecimalAreN
   expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes -5"), "must be a finite size above 0");
   expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes 1e-5"), "at least 1 byte");
   expect_one_error_line(bb("report --db x.sqlite --table projection --dataset-bytes 5e"), "'5e': a unit or an exponent?");
+}
+
+// The rest of CLI11's own words in balerbench's: an option the command lacks (with the closest one it
+// has), arguments it did not expect (the first as typed, not CLI11's last-first list), an option
+// without its value, a missing argument, a command group without its command.
+TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
+  expect_one_error_line(bb("train --confg c.json"), "balerbench train has no option --confg; did you mean --config?");
+  expect_one_error_line(bb("report --db x.sqlite --bogus=3"), "balerbench report has no option --bogus");
+  const auto stray = bb("train extra1 extra2");
+  expect_one_error_line(stray, "balerbench train did not expect the argument 'extra1' (and 1 more)");
+  EXPECT_EQ(stray.out.find("The following"), std::string::npos) << stray.out;
+  expect_one_error_line(bb("data generate --kind cms --rows 10 --out x.npz zzz"),
+                        "balerbench data generate did not expect the argument 'zzz': is it a value whose option is missing?");
+  expect_one_error_line(bb("run a.json b.json"), "balerbench run did not expect the argument 'b.json'");
+  expect_one_error_line(bb("compress --config"), "--config needs a value after it (hint: balerbench compress --help)");
+  expect_one_error_line(bb("run"), "balerbench run needs its EXPERIMENT argument");
+  expect_one_error_line(bb("data"), "balerbench data needs a command: generate, info");
 }
 
 // An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.
