@@ -107,4 +107,21 @@ std::string one_line(const std::string& text, std::size_t max_bytes) {
   return message_text(joined, max_bytes);
 }
 
+std::string joined(const std::vector<std::string>& items, const std::string& separator, bool skip_empty) {
+  std::string out;
+  bool first = true;
+  for (const std::string& item : items) {
+    if (skip_empty && item.empty()) continue;
+    out += (first ? "" : separator) + item;
+    first = false;
+  }
+  return out;
+}
+
+std::string ms_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
+  return buf;
+}
+
 }  // namespace balerbench

@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace balerbench {
 
@@ -39,5 +41,24 @@ std::string message_text(const std::string& text, std::size_t max_bytes = 200);
 // A report of several lines (SQLite's quick_check, a tool's output) as one line: its non-empty lines
 // joined by "; ", then as message_text shows it.
 std::string one_line(const std::string& text, std::size_t max_bytes = 400);
+
+// `items` with `separator` between them: "a, b, c"; with skip_empty, the empty items left out.
+std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ", bool skip_empty = false);
+
+// Seconds as milliseconds to 3 significant digits: "1.23 ms".
+std::string ms_text(double seconds);
+
+// "8, 16, 32", each with `unit` after it ("250 W, 200 W"), or "none": each value as an ostream writes
+// it by default (0.6, 250, 1e-05; a whole number in full).
+template <typename T>
+std::string list_text(const T& values, const char* unit = "") {
+  std::string s;
+  for (const auto& v : values) {
+    std::ostringstream one;
+    one << v;
+    s += (s.empty() ? "" : ", ") + one.str() + unit;
+  }
+  return s.empty() ? "none" : s;
+}
 
 }  // namespace balerbench

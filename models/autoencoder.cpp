@@ -21,30 +21,32 @@ namespace nn = torch::nn;
 // layer; autograd supports it because the slope is positive (backward uses the result).
 at::Tensor lrelu(at::Tensor x) { return at::leaky_relu_(x, 0.01); }
 
-// AE and CFD_dense_AE: n->200->100->50->z->50->100->200->n, LeakyReLU(0.01)
-// between layers, nothing after the latent or output layer.
-class DenseAE : public AutoEncoder {
+at::Tensor relu(at::Tensor x) { return torch::relu(x); }
+
+// A chain of Linear layers as the architecture lists them, the encoder its first half and the decoder
+// its second, `activation` between layers and nothing after the latent or output layer. AE and
+// CFD_dense_AE: n->200->100->50->z->50->100->200->n with LeakyReLU(0.01); FPGA_prototype_model:
+// n->20->10->z->10->20->n with ReLU.
+class LinearChainAE : public AutoEncoder {
  public:
-  explicit DenseAE(Architecture arch) : AutoEncoder(std::move(arch)) {
-    const auto& L = arch_.layers;
-    for (std::size_t i = 0; i < 8; ++i)
-      layers_[i] = register_module(L[i].name, nn::Linear(L[i].in_features, L[i].out_features));
+  using Activation = at::Tensor (*)(at::Tensor);
+  LinearChainAE(Architecture arch, Activation activation) : AutoEncoder(std::move(arch)), activation_(activation) {
+    for (const auto& l : arch_.layers)
+      layers_.push_back(register_module(l.name, nn::Linear(l.in_features, l.out_features)));
   }
-  at::Tensor encode(const at::Tensor& x) override {
-    at::Tensor h = lrelu(layers_[0](x));
-    h = lrelu(layers_[1](h));
-    h = lrelu(layers_[2](h));
-    return layers_[3](h);
-  }
-  at::Tensor decode(const at::Tensor& z) override {
-    at::Tensor h = lrelu(layers_[4](z));
-    h = lrelu(layers_[5](h));
-    h = lrelu(layers_[6](h));
-    return layers_[7](h);
-  }
+  at::Tensor encode(const at::Tensor& x) override { return chain(x, 0, layers_.size() / 2); }
+  at::Tensor decode(const at::Tensor& z) override { return chain(z, layers_.size() / 2, layers_.size()); }
 
  private:
-  nn::Linear layers_[8] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  at::Tensor chain(at::Tensor h, std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      h = layers_[i](h);
+      if (i + 1 < to) h = activation_(h);
+    }
+    return h;
+  }
+  Activation activation_;
+  std::vector<nn::Linear> layers_;
 };
 
 // AE_Dropout_BN: enc_nn = [Linear, Dropout(p), LeakyReLU] x4 (latent included);
@@ -79,25 +81,6 @@ class DropoutBnAE : public AutoEncoder {
   nn::Sequential enc_, dec_;
 };
 
-// FPGA_prototype_model: n->20->10->z->10->20->n with ReLU between layers.
-class FpgaAE : public AutoEncoder {
- public:
-  explicit FpgaAE(Architecture arch) : AutoEncoder(std::move(arch)) {
-    const auto& L = arch_.layers;
-    for (std::size_t i = 0; i < 6; ++i)
-      layers_[i] = register_module(L[i].name, nn::Linear(L[i].in_features, L[i].out_features));
-  }
-  at::Tensor encode(const at::Tensor& x) override {
-    return layers_[2](torch::relu(layers_[1](torch::relu(layers_[0](x)))));
-  }
-  at::Tensor decode(const at::Tensor& z) override {
-    return layers_[5](torch::relu(layers_[4](torch::relu(layers_[3](z)))));
-  }
-
- private:
-  nn::Linear layers_[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
-};
-
 std::vector<std::pair<std::string, at::Tensor>> state_items(const AutoEncoder& model) {
   std::vector<std::pair<std::string, at::Tensor>> items;
   for (const auto& p : model.named_parameters(true)) items.emplace_back(p.key(), p.value());
@@ -128,9 +111,9 @@ c10::Device AutoEncoder::device() const {
 std::shared_ptr<AutoEncoder> make_model(const std::string& name, int64_t n_features, int64_t latent) {
   Architecture arch = describe_model(name, n_features, latent);
   std::shared_ptr<AutoEncoder> m;
-  if (name == "AE" || name == "CFD_dense_AE") m = std::make_shared<DenseAE>(arch);
+  if (name == "AE" || name == "CFD_dense_AE") m = std::make_shared<LinearChainAE>(arch, lrelu);
   else if (name == "AE_Dropout_BN") m = std::make_shared<DropoutBnAE>(arch);
-  else m = std::make_shared<FpgaAE>(arch);
+  else m = std::make_shared<LinearChainAE>(arch, relu);
   m->to(m->baler_dtype());
   return m;
 }

@@ -9,11 +9,14 @@
   - a column count stated in prose ("all 22 columns"), which drifts as tables grow: say "every
     column" (the note under a table counts them);
   - a pasted table whose terminal-view note ("the columns to decide by, 15 of 26") counts other
-    columns than its header shows (an interval's cell counts its two ends).
+    columns than its header shows (an interval's cell counts its two ends);
+  - a marked sample (<!-- sample: ... -->) that differs from what its command gives now
+    (scripts/docs_samples.py --check; where build/harness/balerbench is built).
 Run by scripts/docs.sh build.
 """
 import os
 import re
+import subprocess
 import sys
 
 import yaml
@@ -97,6 +100,19 @@ def check_counts(path, problems):
                 header = None
 
 
+def check_samples(problems):
+    """The samples marked in the README and docs are what their commands give now
+    (scripts/docs_samples.py), where the binary is built; without it, said and skipped."""
+    samples = os.path.join(ROOT, "scripts", "docs_samples.py")
+    binary = os.environ.get("BALERBENCH_BIN", os.path.join(ROOT, "build", "harness", "balerbench"))
+    if not os.access(binary, os.X_OK):
+        print(f"check_docs: samples not checked: {os.path.relpath(binary, ROOT)} is not built")
+        return
+    r = subprocess.run([sys.executable, samples, "--check"], capture_output=True, text=True)
+    if r.returncode != 0:
+        problems.extend(line for line in (r.stdout + r.stderr).splitlines() if line.strip())
+
+
 def main():
     with open(os.path.join(ROOT, "mkdocs.yml"), encoding="utf-8") as f:
         config = yaml.safe_load(f)
@@ -110,6 +126,7 @@ def main():
     for p in sorted(pages):
         check_counts(os.path.join(DOCS, p), problems)
     check_counts(os.path.join(ROOT, "README.md"), problems)
+    check_samples(problems)
     for p in problems:
         print(p)
     print(f"check_docs: {len(pages)} pages, {len(problems)} problem(s)")

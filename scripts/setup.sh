@@ -213,7 +213,10 @@ fi
 # Build against the chosen LibTorch; a build folder configured for the other one starts afresh.
 TORCH_DIR="${TORCH_PREFIX:+$TORCH_PREFIX/Torch}"
 TORCH_DIR="${TORCH_DIR:-/usr/lib/$ARCH/cmake/Torch}"
-if [ -f "$BUILD_DIR/CMakeCache.txt" ] && ! grep -qx "Torch_DIR:PATH=$TORCH_DIR" "$BUILD_DIR/CMakeCache.txt"; then
+# The cached Torch_DIR of any type: a folder configured with an untyped -DTorch_DIR holds it as
+# UNINITIALIZED, and a check of :PATH= alone configured every run afresh.
+if [ -f "$BUILD_DIR/CMakeCache.txt" ] &&
+   [ "$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")" != "$TORCH_DIR" ]; then
   echo "setup: $BUILD_DIR was configured for another LibTorch; configuring afresh"
   rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
 fi
@@ -231,7 +234,7 @@ if [ "$MAIN_ONLY" = 1 ]; then
   fi
 fi
 step "configuring the build (cmake, $BUILD_DIR)" \
-  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$TORCH_DIR" \
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR:PATH="$TORCH_DIR" \
     -DBALERBENCH_BUILD_TESTS="$TESTS" -DBALERBENCH_BUILD_BENCHMARKS="$TESTS" "${EXTRA[@]}"
 step "building $([ "$MAIN_ONLY" = 1 ] && echo "the balerbench binary" || echo "balerbench and its tests") on $(nproc) cores (the first time: minutes)" \
   cmake --build "$BUILD_DIR" -j "$(nproc)" "${TARGET[@]}"

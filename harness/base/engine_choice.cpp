@@ -4,6 +4,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "common/text.h"
 #include "common/error.h"
 #include "harness/base/name_table.h"
 
@@ -50,6 +51,6 @@ void remove_engine_name(EngineKind kind) {
     }
 }
 
-std::string engine_name_list() { return join_names(engine_names()); }
+std::string engine_name_list() { return joined(engine_names()); }
 
 }  // namespace balerbench

@@ -37,11 +37,4 @@ std::vector<std::string> names_in(const Table& table) {
   return names;
 }
 
-// "a, b, c"
-inline std::string join_names(const std::vector<std::string>& names) {
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  return list;
-}
-
 }  // namespace balerbench

@@ -2,6 +2,7 @@
 #include "harness/base/precision_mode.h"
 
 #include "common/error.h"
+#include "common/text.h"
 #include "harness/base/name_table.h"
 
 namespace balerbench {
@@ -33,7 +34,7 @@ const std::vector<std::string>& precision_names() {
   return kNames;
 }
 
-std::string precision_name_list() { return join_names(precision_names()); }
+std::string precision_name_list() { return joined(precision_names()); }
 
 Precision parse_precision(const std::string& name, const std::string& where) {
   if (auto p = find_precision(name)) return *p;

@@ -80,7 +80,7 @@ std::string power_file_of(const ReplayArgs& a, const std::string& gpu) {
     const std::vector<std::string> held = gpus_in(a.traces);
     throw InputError(std::string(a.gpu.empty() ? "--gpus" : "--gpu") + " " + message_text(gpu, 60) + ": no " + file,
                      held.empty() ? "the folder holds no summary_power_*.csv: is it Zeus's traces?"
-                                  : "the traces hold: " + join_names(held, ", "));
+                                  : "the traces hold: " + joined(held, ", "));
   }
   return file;
 }
@@ -317,7 +317,7 @@ void add_tuning_options(CLI::App* cmd, ReplayArgs& a) {
 void add_output_options(CLI::App* cmd, ReplayArgs& a) {
   // The text formats: a page of replay tables alone would have none of the page's figures.
   static const std::vector<std::string> kFormats = {"md", "csv", "latex", "json"};
-  cmd->add_option("--format", a.format, join_names(kFormats, " | "))->check(CLI::IsMember(kFormats));
+  cmd->add_option("--format", a.format, joined(kFormats, " | "))->check(CLI::IsMember(kFormats));
   cmd->add_option("--table", a.table,
                   "replay | replay_attempts | replay_power_limits (--reproduce: reproduction | reproduction_ranges) | "
                   "all | summary (default: all but replay_attempts)");

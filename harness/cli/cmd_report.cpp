@@ -15,6 +15,7 @@
 #include <random>
 #include <set>
 
+#include "common/text.h"
 #include "common/error.h"
 #include "datasets/npy.h"
 #include "common/paths.h"
@@ -336,9 +337,9 @@ void register_report(CLI::App& app, Action& action) {
       "report", "Tables from the results database (Markdown, CSV, LaTeX, JSON), or one HTML page with the figures");
   cmd->add_option("--db", a->db, "results database (default results/balerbench.sqlite)")->check(non_empty_path());
   cmd->add_option("--experiment", a->experiment, "only this experiment (default: every one stored)");
-  cmd->add_option("--table", a->table, join_names(report_table_names(), " | ") + " | all");
+  cmd->add_option("--table", a->table, joined(report_table_names(), " | ") + " | all");
   cmd->add_option("--format", a->format,
-                  join_names(report_format_names(), " | ") +
+                  joined(report_format_names(), " | ") +
                       " (html: one self-contained page with every table and the figures; give --out FILE.html)")
       ->check(CLI::IsMember(report_format_names()));
   cmd->add_flag("--wide", a->wide,

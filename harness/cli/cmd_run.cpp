@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "common/text.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/paths.h"
@@ -140,7 +141,7 @@ int run(const Args& a) {
       std::printf("\n%s", render_tables(tables, "md").c_str());
     }
     std::printf("\n(balerbench report --db %s --experiment %s --table NAME%s: %s)\n", shell_quoted(a.db).c_str(),
-                shell_quoted(ex.name).c_str(), a.wide ? "" : " [--wide]", join_names(report_table_names(), ", ").c_str());
+                shell_quoted(ex.name).c_str(), a.wide ? "" : " [--wide]", joined(report_table_names(), ", ").c_str());
   }
   if (!a.html.empty()) write_html(a, ex, std::move(trials));
   return s.exit_code();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/text.h"
 #include "common/error.h"
 #include "harness/base/name_table.h"
 
@@ -58,7 +59,7 @@ std::vector<std::string> codec_names() {
 
 const CodecEntry& codec_entry(const std::string& name) {
   if (const CodecEntry* e = find_codec(name)) return *e;
-  throw InputError("unknown codec '" + name + "'", "one of: " + join_names(codec_names()));
+  throw InputError("unknown codec '" + name + "'", "one of: " + joined(codec_names()));
 }
 
 std::string codec_number(const char* format, double v) {

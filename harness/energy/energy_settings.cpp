@@ -1,6 +1,7 @@
 // energy_settings.cpp: see energy_settings.h.
 #include "harness/energy/energy_settings.h"
 
+#include "common/text.h"
 #include "harness/energy/window_conditions.h"
 
 #include <algorithm>
@@ -47,7 +48,7 @@ std::optional<MeterChoice> find_meter_choice(const std::string& name) {
 std::string meter_name_list() {
   std::vector<std::string> names = {MeterChoice::kAuto.name()};
   for (const MeterEntry* e : meter_registry()) names.emplace_back(e->name);
-  return join_names(names);
+  return joined(names);
 }
 
 ConfigKeyDoc meters_key_doc() {

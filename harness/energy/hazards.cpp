@@ -1,6 +1,7 @@
 // hazards.cpp: see hazards.h.
 #include "harness/energy/hazards.h"
 
+#include "common/text.h"
 #include "harness/energy/rapl_meter.h"
 
 #include <unistd.h>
@@ -24,12 +25,6 @@ std::string fixed(double v, int digits = 2) {
 // "CPU 3" or "CPUs 0-1,3".
 std::string cpus_text(const std::vector<int>& cpus) {
   return (cpus.size() == 1 ? "CPU " : "CPUs ") + cpu_list_text(cpus);
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 // blas_hazard()'s text carries its fix after "Fix: ".
@@ -60,7 +55,7 @@ void add_governor(const CpuGovernors& g, HazardReport& r) {
   if (powersave == g.by_name.end()) {
     std::vector<std::string> parts;
     for (const auto& [name, cpus] : g.by_name) parts.push_back(name + " on " + cpus_text(cpus));
-    r.notes.push_back("cpu governor: " + join(parts, ", ") + driver);
+    r.notes.push_back("cpu governor: " + joined(parts, ", ") + driver);
     return;
   }
   r.hazards.push_back(
@@ -82,7 +77,7 @@ void add_cpu_load(const CpuLoad& l, HazardReport& r) {
   if (l.other_cores > kOtherCpuHazardCores) {
     std::vector<std::string> top;
     for (const auto& p : l.top) top.push_back(p.name + " (pid " + std::to_string(p.pid) + ") " + fixed(p.cores));
-    if (!top.empty()) load += "; top: " + join(top, ", ");
+    if (!top.empty()) load += "; top: " + joined(top, ", ");
     r.hazards.push_back({"cpu_busy", "other processes keep the CPUs busy", load,
                          "stop them or wait for them, or run on an idle machine or an exclusive allocation "
                          "(Slurm's --exclusive); times and CPU energy would include their share"});
@@ -131,7 +126,7 @@ void add_throttle(const NvmlLibrary::GpuState& g, HazardReport& r) {
   if (mask & (0x40 | 0x80)) mask &= ~0x8ULL;  // hw_slowdown is also set by the hardware thermal and power brake
   for (const auto& k : kThrottleKinds) {
     if (!(mask & k.bits)) continue;
-    std::string evidence = "throttle reasons: " + join(throttle_reason_names(mask & k.bits), ", ");
+    std::string evidence = "throttle reasons: " + joined(throttle_reason_names(mask & k.bits), ", ");
     if (g.sm_clock_mhz) evidence += "; SM clock " + std::to_string(*g.sm_clock_mhz) + " MHz";
     if (g.temperature_c) evidence += "; " + std::to_string(*g.temperature_c) + " C";
     if (g.power_limit_w) evidence += "; power limit " + fixed(*g.power_limit_w, 0) + " W";
@@ -149,11 +144,11 @@ void add_gpu_processes(const HazardProbe& p, const NvmlLibrary::GpuState& g, Haz
     std::vector<std::string> about;
     if (name != p.process_names.end() && !name->second.empty()) about.push_back(name->second);
     if (proc.used_memory_mib) about.push_back(fixed(*proc.used_memory_mib, 0) + " MiB");
-    if (!about.empty()) s += " (" + join(about, ", ") + ")";
+    if (!about.empty()) s += " (" + joined(about, ", ") + ")";
     others.push_back(s);
   }
   if (others.empty()) return;
-  r.hazards.push_back({"gpu_other_processes", gpu_label(g) + " is in use by other processes", join(others, ", "),
+  r.hazards.push_back({"gpu_other_processes", gpu_label(g) + " is in use by other processes", joined(others, ", "),
                        "wait for them or pick another GPU (CUDA_VISIBLE_DEVICES): NVML's energy is the whole "
                        "board's, and they share its time"});
 }
@@ -168,9 +163,9 @@ std::string gpu_note(const NvmlLibrary::GpuState& g) {
   parts.push_back("compute mode " + g.compute_mode);
   parts.push_back("MIG " + g.mig_mode);
   parts.push_back("throttle reasons: " +
-                  (g.throttle_reasons.empty() ? std::string("none") : join(g.throttle_reasons, ", ")));
+                  (g.throttle_reasons.empty() ? std::string("none") : joined(g.throttle_reasons, ", ")));
   if (!g.compute_processes) parts.push_back("compute processes unknown");
-  return "gpu" + std::to_string(g.index) + " (" + g.name + "): " + join(parts, ", ");
+  return "gpu" + std::to_string(g.index) + " (" + g.name + "): " + joined(parts, ", ");
 }
 
 void add_gpus(const HazardProbe& p, HazardReport& r) {
@@ -200,7 +195,7 @@ void add_build(const BuildInfo& b, HazardReport& r) {
   std::vector<std::string> evidence = {type};
   if (!b.ndebug) evidence.push_back("NDEBUG not defined (assertions on)");
   if (!b.optimized) evidence.push_back("compiled without optimisation (-O0)");
-  r.hazards.push_back({"debug_build", "balerbench is a debug build", join(evidence, "; "),
+  r.hazards.push_back({"debug_build", "balerbench is a debug build", joined(evidence, "; "),
                        "rebuild in Release: cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build "
                        "(scripts/setup.sh does)"});
 }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "harness/engine/bf16_kernels.h"
 #include "harness/engine/dense_products.h"
 #include "harness/engine/engine_registry.h"
@@ -136,16 +137,6 @@ EngineStatus FusedDenseEngine::status() const {
                       std::to_string(pool_->tasks_by_helpers()) + " by the other " + std::to_string(threads_ - 1);
   return st;
 }
-
-namespace {
-
-std::string ms_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  return buf;
-}
-
-}  // namespace
 
 double FusedDenseEngine::time_products(bool eigen) {
   // Worker 0's shard, as a full step gives it: every layer's forward product, and in training its

@@ -7,6 +7,8 @@
 #include <string>
 #include <stdexcept>
 
+#include "common/text.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define BALERBENCH_PAUSE() _mm_pause()
@@ -149,14 +151,6 @@ double ThreadGovernor::median(int mode) const {
   return v[v.size() / 2];
 }
 
-namespace {
-std::string ms(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  return buf;
-}
-}  // namespace
-
 void ThreadGovernor::decide(int64_t step, const char* why) {
   const double all = median(0), one = median(1);
   int want = mode_;
@@ -168,7 +162,7 @@ void ThreadGovernor::decide(int64_t step, const char* why) {
   if (want != mode_ || step == kFirstChoice) {
     if (events_.size() < 6)
       events_.push_back("step " + std::to_string(step) + " (" + why + "): " + std::to_string(threads_) +
-                        " threads " + ms(all) + ", 1 thread " + ms(one) + " -> " +
+                        " threads " + ms_text(all) + ", 1 thread " + ms_text(one) + " -> " +
                         (want == 0 ? std::to_string(threads_) + " threads" : std::string("1 thread")));
     if (want != mode_ && step != kFirstChoice) ++switches_;
     if (want != mode_) since_switch_ = 0;
@@ -219,7 +213,7 @@ bool ThreadGovernor::collapsed(int64_t s, double step_s) {
   slow_run_ = 0;
   if (events_.size() < 6)
     events_.push_back("step " + std::to_string(s + 1) + ": collapse, " + std::to_string(threads_) + " threads took " +
-                      ms(step_s) + " (median of their last 5: " + ms(median(0)) + ") against 1 thread's " + ms(one) +
+                      ms_text(step_s) + " (median of their last 5: " + ms_text(median(0)) + ") against 1 thread's " + ms_text(one) +
                       " -> 1 thread");
   mode_ = 1;
   next_ = 1;

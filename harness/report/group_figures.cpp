@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/text.h"
 #include "harness/report/figure_parts.h"
 #include "harness/report/group_cost.h"
 #include "harness/report/report_figures.h"
@@ -30,12 +31,8 @@ std::string trial_kind(const TrialRecord& r) {
   return disturbance_of(r).disturbed ? kDisturbed : kRepeat;
 }
 
-std::string joined(const std::vector<std::string>& parts) {
-  std::string s;
-  for (const auto& p : parts)
-    if (!p.empty()) s += (s.empty() ? "" : " ") + p;
-  return s;
-}
+// A caption's sentences, those that apply.
+std::string caption(const std::vector<std::string>& sentences) { return joined(sentences, " ", true); }
 
 // Every finished trial of the slice with a time and an energy, warm-ups included and marked.
 json trial_points(const Slice& s, const Axes& a, bool target) {
@@ -164,7 +161,7 @@ void add_time_energy_figure(ReportFigures& out, const Slice& s) {
                                       : "Training time against energy per configuration, with the Pareto frontier",
                                s, fig::energy_kinds(drawn), target ? "target: " + target_text(s.trials) : "");
   const std::size_t left_out = finished(groups).size() - points.size();
-  f.caption = joined(
+  f.caption = caption(
       {"Diamonds: each configuration's mean over its repeats; bars: the 95% confidence interval of each mean "
        "(Student t, cut at 0; none with one repeat; the axes span the points, and a bar that reaches beyond them "
        "is cut at the plot's edge). Hollow marks: the single trials (circle: a repeat; cross: a "
@@ -208,7 +205,7 @@ void add_power_limit_figure(ReportFigures& out, const Slice& s) {
   f.kind = "power_limit";
   f.spec = power_limit_spec(rows);
   f.spec["title"] = fig::title("Training time and energy against the GPU power limit", s, fig::energy_kinds(drawn));
-  f.caption = joined({"Points: each configuration's mean over its repeats at each limit; bars: the 95% confidence "
+  f.caption = caption({"Points: each configuration's mean over its repeats at each limit; bars: the 95% confidence "
                       "interval of the mean (cut at 0; none with one repeat). The power_limit table has the same means.",
                       groups.size() > drawn.size()
                           ? std::to_string(groups.size() - drawn.size()) +

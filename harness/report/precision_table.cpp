@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/text.h"
 #include "harness/base/precision_mode.h"
 #include "harness/energy/carbon.h"
 #include "harness/report/group_checks.h"
@@ -82,9 +83,13 @@ std::vector<json> precision_row(const Group& g, const std::vector<Group>& groups
 // instructions: both change what a ratio is about, and say so.
 void fairness_notes(Table& t, const std::vector<Group>& groups) {
   std::vector<std::string> unequal, emulated;
+  std::string unequal_cell;  // the first such row's threads cell, as the note's example
   for (const Group& g : groups) {
     const Group* base = fp32_baseline(g, groups);
-    if (base && base != &g && threads_of(*base) != threads_of(g)) unequal.push_back(g.label());
+    if (base && base != &g && threads_of(*base) != threads_of(g)) {
+      unequal.push_back(g.label());
+      if (unequal_cell.empty()) unequal_cell = threads_cell(g, groups);
+    }
     if (find_precision(g.precision) != Precision::kAmpBf16 || g.ok.empty()) continue;
     const TrialRecord& t = *g.ok.front();
     const auto bf16 = describe_trial_system(t).bf16_instructions;
@@ -92,12 +97,12 @@ void fairness_notes(Table& t, const std::vector<Group>& groups) {
     if (bf16 && !*bf16 && on_cpu) emulated.push_back(g.label());
   }
   if (!unequal.empty())
-    t.notes.push_back("UNEQUAL THREADS: " + join_names(unequal, "; ") +
-                      " trained on other threads than its FP32 row (the threads column: '1 (fp32: 2)'), so its "
+    t.notes.push_back("UNEQUAL THREADS: " + joined(unequal, "; ") +
+                      " trained on other threads than its FP32 row (the threads column: '" + unequal_cell + "'), so its "
                       "ratios compare unequal thread counts. Set `threads` in the run config to compare on equal "
                       "terms; the thread calibration otherwise chooses per precision and engine.");
   if (!emulated.empty())
-    t.notes.push_back(std::string(kBf16Emulated) + ": " + join_names(emulated, "; ") +
+    t.notes.push_back(std::string(kBf16Emulated) + ": " + joined(emulated, "; ") +
                       ": amp_bf16's verdicts here are about emulated bfloat16, not about bfloat16 hardware.");
 }
 

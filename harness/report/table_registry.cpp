@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/text.h"
 #include "common/error.h"
 #include "harness/report/table_slices.h"
 #include "harness/report/trial_groups.h"
@@ -119,16 +120,10 @@ const std::vector<std::string>& report_table_names() {
   return names;
 }
 
-std::string join_names(const std::vector<std::string>& names, const std::string& separator) {
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : separator) + n;
-  return list;
-}
-
 void check_table_name(const std::string& table, const std::string& option) {
   const auto& names = report_table_names();
   if (table == "all" || std::find(names.begin(), names.end(), table) != names.end()) return;
-  throw InputError(option + " '" + table + "': no such table", "one of: " + join_names(names, ", ") + ", all");
+  throw InputError(option + " '" + table + "': no such table", "one of: " + joined(names, ", ") + ", all");
 }
 
 std::vector<Table> make_tables(const std::vector<TrialRecord>& trials, const std::string& table,

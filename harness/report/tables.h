@@ -56,10 +56,7 @@ struct TableOptions {
 };
 
 const std::vector<std::string>& report_table_names();  // precision, phases, batch_size, ..., systems, across, trials
-const std::vector<std::string>& report_format_names();  // md, csv, latex, json, html
-// Names joined by `separator` ("precision | phases | ..."), for help texts and error hints.
-std::string join_names(const std::vector<std::string>& names, const std::string& separator);
-// InputError listing the valid names unless `table` is one of report_table_names() or "all";
+const std::vector<std::string>& report_format_names();  // InputError listing the valid names unless `table` is one of report_table_names() or "all";
 // `option` names where it came from.
 void check_table_name(const std::string& table, const std::string& option = "--table");
 

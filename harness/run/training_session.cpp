@@ -52,6 +52,20 @@ Measured measure_window(EnergySession* energy, const std::string& phase, const s
   return m;
 }
 
+namespace {
+
+// A window of `repeats` runs of the work, as one run's time, energy and +-.
+Measured per_repeat(Measured m, int64_t repeats) {
+  const auto n = static_cast<double>(repeats);
+  m.duration_s /= n;
+  if (m.energy_j) *m.energy_j /= n;
+  if (m.uncertainty_j) *m.uncertainty_j /= n;
+  m.repeats = repeats;
+  return m;
+}
+
+}  // namespace
+
 Measured measure_repeated(EnergySession* energy, const std::string& phase, double min_window_s,
                           const std::function<void()>& work) {
   work();  // warm-up: first-touch of buffers, caches
@@ -62,12 +76,7 @@ Measured measure_repeated(EnergySession* energy, const std::string& phase, doubl
   Measured m = measure_window(energy, phase, [&] {
     for (int64_t i = 0; i < repeats; ++i) work();
   });
-  const auto n = static_cast<double>(repeats);
-  m.duration_s /= n;
-  if (m.energy_j) *m.energy_j /= n;
-  if (m.uncertainty_j) *m.uncertainty_j /= n;
-  m.repeats = repeats;
-  return m;
+  return per_repeat(m, repeats);
 }
 
 Measured measure_filled(EnergySession* energy, const std::string& phase, double min_window_s,
@@ -81,12 +90,7 @@ Measured measure_filled(EnergySession* energy, const std::string& phase, double 
       ++repeats;
     } while (seconds_since(t0) < min_window_s && repeats < 100000);
   });
-  const auto n = static_cast<double>(repeats);
-  m.duration_s /= n;
-  if (m.energy_j) *m.energy_j /= n;
-  if (m.uncertainty_j) *m.uncertainty_j /= n;
-  m.repeats = repeats;
-  return m;
+  return per_repeat(m, repeats);
 }
 
 LiveTrial::LiveTrial(LiveMetrics* live, const TrialLabels& labels) : live_(live) {

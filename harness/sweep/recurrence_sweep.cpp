@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "harness/base/blas_kernel.h"
 #include "harness/base/processes.h"
 #include "harness/base/stall_watch.h"
@@ -37,12 +38,6 @@ namespace balerbench {
 namespace {
 
 using nlohmann::json;
-
-std::string list_text(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return s;
-}
 
 // The power-limit arm: the candidate limits the just-in-time optimiser profiles (from the first
 // GPU's constraints, in the optimiser's steps), or none.

@@ -4,16 +4,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/text.h"
+
 namespace balerbench {
 namespace {
 
 using nlohmann::json;
-
-std::string list_text(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return s;
-}
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "common/text.h"
+
 namespace balerbench {
 
 // `v` as an ostream writes it by default: 0.6, 250, 1e-05.
@@ -16,14 +18,6 @@ inline std::string num_text(double v) {
   std::ostringstream s;
   s << v;
   return s.str();
-}
-
-// "8, 16, 32" (each with `unit` after it: "250 W, 200 W"), or "none".
-template <typename T>
-std::string list_text(const T& values, const char* unit = "") {
-  std::string s;
-  for (const auto& v : values) s += (s.empty() ? "" : ", ") + num_text(static_cast<double>(v)) + unit;
-  return s.empty() ? "none" : s;
 }
 
 // "cifar100/shufflenetv2/adadelta".

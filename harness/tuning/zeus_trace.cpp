@@ -222,18 +222,52 @@ void check_not_empty(const std::vector<Line>& lines, const std::string& file, co
 
 }  // namespace
 
-TrainTrace parse_train_trace(const std::string& text, const std::string& file) {
+namespace {
+
+// What tells one kind of trace from the other: its columns, and its words for a bad file.
+struct TraceKind {
+  std::vector<std::string> required;
+  const char* columns;       // the header, as the hint names it
+  const char* other_column;  // a column of the other kind of trace: that file given here
+  const char* other_trace;
+  const char* one_line_hint;  // a second line for the same configuration
+  const char* holds;          // no data lines
+};
+
+// A trace's data lines, each read by `read` into a row; a second line with the same `key_of` is
+// refused, naming the first. `second` says which configuration it repeats.
+template <typename Trace, typename Read, typename KeyOf, typename Second>
+Trace parse_trace(const std::string& text, const std::string& file, const TraceKind& kind, Read read, KeyOf key_of,
+                  Second second) {
   const std::vector<Line> lines = split_lines(text, file);
-  check_not_empty(lines, file, kTrainTraceColumns);
-  const Columns c(lines[0], {"dataset", "network", "batch_size", "optimizer", "run", "target_metric", "target_epoch"},
-                  file, kTrainTraceColumns, "power_limit", "power trace");
-  TrainTrace t;
+  check_not_empty(lines, file, kind.columns);
+  const Columns c(lines[0], kind.required, file, kind.columns, kind.other_column, kind.other_trace);
+  Trace t;
   t.file = file;
-  std::map<std::tuple<std::string, std::string, std::string, int64_t, int64_t, double>, int64_t> seen;
+  std::map<decltype(key_of(t.rows.front())), int64_t> seen;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const Fields f(lines[i], c, file);
-    TrainRow r;
+    auto r = read(f, c);
     r.line = lines[i].number;
+    const auto key = key_of(r);
+    if (const auto it = seen.find(key); it != seen.end())
+      f.fail("", second(r, f) + " (the first is line " + std::to_string(it->second) + ")", kind.one_line_hint);
+    seen[key] = r.line;
+    t.rows.push_back(std::move(r));
+  }
+  if (t.rows.empty()) throw InputError(file + ": no data lines after the header", kind.holds);
+  return t;
+}
+
+}  // namespace
+
+TrainTrace parse_train_trace(const std::string& text, const std::string& file) {
+  static const TraceKind kTrain{
+      {"dataset", "network", "batch_size", "optimizer", "run", "target_metric", "target_epoch"},
+      kTrainTraceColumns, "power_limit", "power trace", "keep one line per run and target",
+      "a train trace holds one line per run and target"};
+  const auto read = [](const Fields& f, const Columns& c) {
+    TrainRow r;
     r.dataset = f.name("dataset");
     r.network = f.name("network");
     r.optimizer = f.name("optimizer");
@@ -244,34 +278,25 @@ TrainTrace parse_train_trace(const std::string& text, const std::string& file) {
     const std::string& epoch = f.text("target_epoch");
     if (!(epoch.empty() || epoch == "nan" || epoch == "NaN" || epoch == "NAN"))
       r.target_epoch = f.whole("target_epoch", 1);
-    const auto key = std::make_tuple(r.dataset, r.network, r.optimizer, r.batch_size, r.run, r.target_metric);
-    if (const auto it = seen.find(key); it != seen.end())
-      f.fail("",
-             "a second line for run " + std::to_string(r.run) + " of " + r.dataset + "/" + r.network + "/" +
-                 r.optimizer + " at batch size " + std::to_string(r.batch_size) + " and target " +
-                 f.text("target_metric") + " (the first is line " + std::to_string(it->second) + ")",
-             "keep one line per run and target");
-    seen[key] = r.line;
-    t.rows.push_back(std::move(r));
-  }
-  if (t.rows.empty())
-    throw InputError(file + ": no data lines after the header", "a train trace holds one line per run and target");
-  return t;
+    return r;
+  };
+  const auto key = [](const TrainRow& r) {
+    return std::make_tuple(r.dataset, r.network, r.optimizer, r.batch_size, r.run, r.target_metric);
+  };
+  const auto second = [](const TrainRow& r, const Fields& f) {
+    return "a second line for run " + std::to_string(r.run) + " of " + r.dataset + "/" + r.network + "/" +
+           r.optimizer + " at batch size " + std::to_string(r.batch_size) + " and target " + f.text("target_metric");
+  };
+  return parse_trace<TrainTrace>(text, file, kTrain, read, key, second);
 }
 
 PowerTrace parse_power_trace(const std::string& text, const std::string& file) {
-  const std::vector<Line> lines = split_lines(text, file);
-  check_not_empty(lines, file, kPowerTraceColumns);
-  const Columns c(lines[0],
-                  {"dataset", "network", "batch_size", "optimizer", "power_limit", "time_per_epoch", "average_power"},
-                  file, kPowerTraceColumns, "target_epoch", "train trace");
-  PowerTrace t;
-  t.file = file;
-  std::map<std::tuple<std::string, std::string, std::string, int64_t, double>, int64_t> seen;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const Fields f(lines[i], c, file);
+  static const TraceKind kPower{
+      {"dataset", "network", "batch_size", "optimizer", "power_limit", "time_per_epoch", "average_power"},
+      kPowerTraceColumns, "target_epoch", "train trace", "a power trace measures each configuration once; keep one line",
+      "a power trace holds one line per batch size and limit"};
+  const auto read = [](const Fields& f, const Columns&) {
     PowerRow r;
-    r.line = lines[i].number;
     r.dataset = f.name("dataset");
     r.network = f.name("network");
     r.optimizer = f.name("optimizer");
@@ -279,20 +304,16 @@ PowerTrace parse_power_trace(const std::string& text, const std::string& file) {
     r.power_limit_w = f.positive("power_limit", kMaxTraceWatts, " W");
     r.time_per_epoch_s = f.positive("time_per_epoch", kMaxTraceSeconds, " s");
     r.average_power_w = f.positive("average_power", kMaxTraceWatts, " W");
-    const auto key = std::make_tuple(r.dataset, r.network, r.optimizer, r.batch_size, r.power_limit_w);
-    if (const auto it = seen.find(key); it != seen.end())
-      f.fail("",
-             "a second line for " + r.dataset + "/" + r.network + "/" + r.optimizer + " at batch size " +
-                 std::to_string(r.batch_size) + " and " + f.text("power_limit") + " W (the first is line " +
-                 std::to_string(it->second) + ")",
-             "a power trace measures each configuration once; keep one line");
-    seen[key] = r.line;
-    t.rows.push_back(std::move(r));
-  }
-  if (t.rows.empty())
-    throw InputError(file + ": no data lines after the header",
-                     "a power trace holds one line per batch size and limit");
-  return t;
+    return r;
+  };
+  const auto key = [](const PowerRow& r) {
+    return std::make_tuple(r.dataset, r.network, r.optimizer, r.batch_size, r.power_limit_w);
+  };
+  const auto second = [](const PowerRow& r, const Fields& f) {
+    return "a second line for " + r.dataset + "/" + r.network + "/" + r.optimizer + " at batch size " +
+           std::to_string(r.batch_size) + " and " + f.text("power_limit") + " W";
+  };
+  return parse_trace<PowerTrace>(text, file, kPower, read, key, second);
 }
 
 TrainTrace read_train_trace(const std::string& path) { return parse_train_trace(read_file(path, "train trace"), path); }

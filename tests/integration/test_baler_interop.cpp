@@ -454,9 +454,13 @@ void BalerInterop::round_trip(const std::string& name, const std::string& config
   fs::copy_file(out + "/decompressed_output/decompressed.npz", dir.path(name + "_ours.npz"));
   ASSERT_NO_FATAL_FAILURE(baler("decompress", name));
   const Diff written = compare_decompressed(out + "/decompressed_output/decompressed.npz", dir.path(name + "_ours.npz"));
-  std::printf("%s: Baler's decompress of balerbench's files vs balerbench's: max |diff| %.3g, max rel %.3g\n"
-              "%s: balerbench's decompress of Baler's files vs Baler's: max |diff| %.3g, max rel %.3g\n",
-              name.c_str(), written.max_abs, written.max_rel, name.c_str(), read_back.max_abs, read_back.max_rel);
+  std::printf("%s: Baler's decompress of balerbench's files vs balerbench's: max |diff| %.3g, max rel %.3g, "
+              "of the largest |value| %.3g\n"
+              "%s: balerbench's decompress of Baler's files vs Baler's: max |diff| %.3g, max rel %.3g, "
+              "of the largest |value| %.3g (largest |value| %.4g)\n",
+              name.c_str(), written.max_abs, written.max_rel, written.max_abs / std::max(written.scale, 1e-300),
+              name.c_str(), read_back.max_abs, read_back.max_rel, read_back.max_abs / std::max(read_back.scale, 1e-300),
+              read_back.scale);
   EXPECT_TRUE(written.within_rounding()) << "max |diff| " << written.max_abs << ", max rel " << written.max_rel
                                          << ", scale " << written.scale;
   EXPECT_TRUE(read_back.within_rounding()) << "max |diff| " << read_back.max_abs << ", max rel " << read_back.max_rel

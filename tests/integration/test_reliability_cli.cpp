@@ -56,18 +56,11 @@ class ReliabilityCli : public ::testing::Test {
 
 bool has(const CommandResult& r, const std::string& text) { return r.out.find(text) != std::string::npos; }
 
-// Another program holds a write lock while a trial runs (the run is stopped while the lock is taken, so
-// that the trial cannot finish first): the finished trial is kept in a side file, exit code 4 with the
-// reason (was: "internal error: database is locked", the trial lost). The next run folds it in.
-TEST_F(ReliabilityCli, ALockedDatabaseKeepsTheFinishedTrialAsideAndTheNextRunFoldsItIn) {
-  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
-  write_json("exp.json", one_trial());
-  const auto r = sh(R"(
-touch hold
-$B run exp.json --db r.sqlite --db-wait 1 --progress none --tables none > run1.txt 2>&1 & pid=$!
-wait_for run1.txt "== trial 1/1" || exit 1
-kill -STOP $pid
-)" + python_binary() + R"( -c "
+// Shell lines that stop the run ($pid), have another program take r.sqlite's write lock and hold it
+// until the file `hold` is removed (`rm hold; wait $lock` ends it), then let the run go on: its next
+// write finds the database locked.
+std::string lock_the_database_under_the_run() {
+  return "touch hold\nkill -STOP $pid\n" + python_binary() + R"( -c "
 import os, sqlite3, time
 c = sqlite3.connect('r.sqlite', isolation_level=None, timeout=60)
 c.execute('BEGIN EXCLUSIVE')
@@ -77,6 +70,19 @@ c.execute('ROLLBACK')
 " & lock=$!
 for _ in $(seq 1200); do [ -e locked ] && break; sleep 0.1; done
 kill -CONT $pid
+)";
+}
+
+// Another program holds a write lock while a trial runs (the run is stopped while the lock is taken, so
+// that the trial cannot finish first): the finished trial is kept in a side file, exit code 4 with the
+// reason (was: "internal error: database is locked", the trial lost). The next run folds it in.
+TEST_F(ReliabilityCli, ALockedDatabaseKeepsTheFinishedTrialAsideAndTheNextRunFoldsItIn) {
+  if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
+  write_json("exp.json", one_trial());
+  const auto r = sh(R"(
+$B run exp.json --db r.sqlite --db-wait 1 --progress none --tables none > run1.txt 2>&1 & pid=$!
+wait_for run1.txt "== trial 1/1" || exit 1
+)" + lock_the_database_under_the_run() + R"(
 wait $pid; echo "run1 exit $?"
 cat run1.txt
 rm hold; wait $lock
@@ -105,20 +111,9 @@ TEST_F(ReliabilityCli, ASignalWhileWaitingForALockKeepsTheTrialAside) {
   if (!python_has("sqlite3")) GTEST_SKIP() << "python3 sqlite3 missing";
   write_json("exp.json", one_trial());
   const auto r = sh(R"(
-touch hold
 $B run exp.json --db r.sqlite --db-wait 600 --progress none --tables none > run.txt 2>&1 & pid=$!
 wait_for run.txt "== trial 1/1" || exit 1
-kill -STOP $pid
-)" + python_binary() + R"( -c "
-import os, sqlite3, time
-c = sqlite3.connect('r.sqlite', isolation_level=None, timeout=60)
-c.execute('BEGIN EXCLUSIVE')
-open('locked', 'w').close()
-while os.path.exists('hold'): time.sleep(0.05)
-c.execute('ROLLBACK')
-" & lock=$!
-for _ in $(seq 1200); do [ -e locked ] && break; sleep 0.1; done
-kill -CONT $pid
+)" + lock_the_database_under_the_run() + R"(
 wait_for run.txt "waiting up to 600 s in all" || exit 1
 kill -INT $pid; wait $pid; echo "run exit $?"
 cat run.txt

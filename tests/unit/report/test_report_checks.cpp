@@ -208,6 +208,12 @@ TEST(ReportChecks, PrecisionTableShowsThreadsAndMarksUnfairComparisons) {
   EXPECT_EQ(threads_of(t, "fp32"), "2");
   EXPECT_EQ(threads_of(t, "amp_bf16"), "1 (fp32: 2)");
   EXPECT_TRUE(has_note(t, "UNEQUAL THREADS: bs 512, amp_bf16")) << notes_of(t);
+  EXPECT_TRUE(has_note(t, "(the threads column: '1 (fp32: 2)')")) << notes_of(t);
+  {  // The note's example is the row's own cell (it once said '1 (fp32: 2)' whatever the table held).
+    std::vector<TrialRecord> flipped = trials;
+    for (TrialRecord& r : flipped) r.provenance["threads"] = r.precision == "fp32" ? 1 : 2;
+    EXPECT_TRUE(has_note(make_tables(flipped, "precision", {}).front(), "(the threads column: '2 (fp32: 1)')"));
+  }
   EXPECT_TRUE(has_note(t, "bfloat16 emulated: no bf16 instructions on this CPU: bs 512, amp_bf16")) << notes_of(t);
   // Equal threads, and a CPU with AVX512-BF16: neither note.
   for (TrialRecord& r : trials) {
