@@ -70,8 +70,8 @@ def produce(spec, where):
             raise SystemExit(f"docs_samples.py: {where}: balerbench {' '.join(words)} exited {r.returncode}:\n"
                              f"{r.stdout}{r.stderr}")
         text = r.stdout
-    if options.get("keep") == "table":
-        text = "".join(line + "\n" for line in text.splitlines() if line.startswith("|"))
+    if options.get("keep") == "table":  # between blank lines: a Markdown table apart from the markers
+        text = "\n" + "".join(line + "\n" for line in text.splitlines() if line.startswith("|")) + "\n"
     if "lines" in options:
         text = keep_lines(text, options["lines"])
     if "fence" in options:
@@ -111,7 +111,7 @@ def main():
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(new)
             os.replace(tmp, path)
-    verb = "remade" if mode == "--write" else "differ from what their commands give now"
+    verb = "remade" if mode == "--write" else "differs from what its command gives now"
     for where in stale:
         print(f"docs_samples.py: {where}: the sample {verb}")
     if stale and mode == "--check":

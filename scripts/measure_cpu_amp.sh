@@ -54,7 +54,7 @@ if want quickstart; then
   # output, made in OUT_DIR so that they name the database as quickstart.sqlite.
   rm -f "$OUT_DIR/quickstart.sqlite"
   (cd "$OUT_DIR" && "$BB" run "$ROOT/experiments/quickstart.json" --db quickstart.sqlite --progress none) \
-    > "$OUT_DIR/quickstart_run.txt"
+    > "$OUT_DIR/quickstart_run.txt" 2>&1
   {
     echo "# quickstart on this machine"
     echo
