@@ -2,7 +2,7 @@
 # run.sh: the main job. Sets up what it needs (Debian packages + the binary's Release build:
 # scripts/setup.sh --main, one line a step, the details in build/setup.log), lists the
 # energy meters this machine has, then runs experiments/quickstart.json: a
-# small sweep of precision x batch size on synthetic CMS-like jets, 2 repeats,
+# small sweep of precision x batch size on synthetic CMS-like jets, 3 repeats,
 # into the SQLite results database, prints the precision (T3) and Zeus
 # cost tables from it, and writes the experiment's HTML page (every table and the
 # figures) to results/quickstart.html. A second run resumes: finished trials are skipped.

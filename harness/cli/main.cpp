@@ -2,6 +2,7 @@
 // errors) prints one line and exits 2; output that could not be written (a full
 // disk, a file-size limit, stdout included) exits 4; a meter's device lost
 // mid-run exits 1 with its own line; anything else unexpected exits 1.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -68,37 +70,55 @@ std::string option_kind(const CLI::App& app, const std::string& option) {
 
 // CLI11's "The following arguments were not expected: b a" (last first, split at spaces), in
 // balerbench's words: an option the command does not have, with the closest one it has; else the
-// first argument it did not expect, quoted, and how many more.
-std::optional<std::string> plain_extras_error(const CLI::App& app, const std::string& what) {
-  static const std::regex kExtras(R"(^The following arguments? (was|were) not expected: )");
-  if (!std::regex_search(what, kExtras)) return std::nullopt;
-  const CLI::App* command = parsed_commands(app).back();
-  const std::vector<std::string> extras = command->remaining();
+// first argument it did not expect, quoted, and how many more. The command named is the deepest one
+// that kept arguments (an option given before the command is the top level's); arguments after "--"
+// are values, whatever they look like.
+std::optional<std::string> plain_extras_error(const CLI::App& app, const std::string& what, bool separator) {
+  static const std::regex kExtras(R"(^The following arguments? (?:was|were) not expected: (.*)$)");
+  std::smatch m;
+  if (!std::regex_match(what, m, kExtras)) return std::nullopt;
+  const std::vector<const CLI::App*> chain = parsed_commands(app);
+  std::size_t at = chain.size() - 1;
+  std::vector<std::string> extras;
+  for (std::size_t i = chain.size(); i-- > 0 && !separator;)  // after "--", the command's own values
+    if (!chain[i]->remaining().empty()) {
+      at = i;
+      extras = chain[i]->remaining();
+      break;
+    }
+  if (extras.empty()) {  // after "--" (kept by the top level, whatever the command): CLI11's list, in order
+    std::istringstream words(m[1].str());
+    for (std::string w; words >> w;) extras.insert(extras.begin(), w);
+  }
+  extras.erase(std::remove(extras.begin(), extras.end(), "--"), extras.end());
   if (extras.empty()) return std::nullopt;
-  const std::string name = command_path(app);
+  std::string name = "balerbench";
+  for (std::size_t i = 1; i <= at; ++i) name += " " + chain[i]->get_name();
+  std::set<std::string> options;
+  for (const CLI::Option* o : chain[at]->get_options())
+    for (const std::string& long_name : o->get_lnames()) options.insert("--" + long_name);
   for (const std::string& extra : extras) {
-    if (extra.size() < 2 || extra[0] != '-') continue;
     const std::string option = extra.substr(0, extra.find('='));
-    std::set<std::string> options;
-    for (const CLI::Option* o : command->get_options())
-      for (const std::string& long_name : o->get_lnames()) options.insert("--" + long_name);
+    if (separator || option.size() < 2 || option[0] != '-' || options.count(option)) continue;
     const auto near = balerbench::closest_name(option, options);
     return name + " has no option " + shown(option.c_str()) + (near ? "; did you mean " + *near + "?" : "");
   }
   const std::size_t more = extras.size() - 1;
   return name + " did not expect the argument '" + shown(extras.front().c_str()) + "'" +
-         (more ? " (and " + std::to_string(more) + " more)" : "") + ": is it a value whose option is missing?";
+         (more ? " (and " + std::to_string(more) + " more)" : "") +
+         (separator ? " after '--' (every argument after it is a value)" : ": is it a value whose option is missing?");
 }
 
 // CLI11's words for these mistakes, in balerbench's: a value of the wrong kind ("Could not convert:
 // --trainings = 1.5"), an option given twice ("--tables: At Most 1 required but received 2"), an
 // option without its value ("--config: 1 required TEXT missing"), a command group without its
 // command ("A subcommand is required"), and arguments it did not expect (above).
-std::string plain_parse_error(const CLI::App& app, const std::string& what) {
+std::string plain_parse_error(const CLI::App& app, const std::string& what, bool separator) {
   static const std::regex kConvert(R"(^Could not convert: (-[-\w]+) = (.*)$)");
   static const std::regex kTwice(R"(^(-[-\w]+): At Most 1 required but received (\d+)$)");
   static const std::regex kNoValue(R"(^(-[-\w]+): \d+ required \S+ missing$)");
   static const std::regex kPositional(R"(^(\w+) is required$)");
+  static const std::regex kMissingPath(R"(^([-\w]+): (File|Directory|Path) does not exist: (.*)$)");
   std::smatch m;
   if (std::regex_match(what, m, kConvert)) {
     const std::string kind = option_kind(app, m[1].str());
@@ -110,6 +130,14 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what) {
   }
   if (std::regex_match(what, m, kTwice)) return m[1].str() + " given " + m[2].str() + " times: give it once";
   if (std::regex_match(what, m, kNoValue)) return m[1].str() + " needs a value after it";
+  if (std::regex_match(what, m, kMissingPath)) {
+    std::string name = m[1].str();
+    if (name[0] != '-')
+      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string kind = m[2].str();
+    kind[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(kind[0])));
+    return name + ": no such " + kind + ": " + m[3].str();
+  }
   if (std::regex_match(what, m, kPositional)) {
     std::string name = m[1].str();
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -121,7 +149,7 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     return command_path(app) + " needs a command: " + names;
   }
-  if (std::optional<std::string> extras = plain_extras_error(app, what)) return *extras;
+  if (std::optional<std::string> extras = plain_extras_error(app, what, separator)) return *extras;
   return what;
 }
 
@@ -150,7 +178,9 @@ int parse_and_run(CLI::App& app, const balerbench::cli::Action& run, int argc, c
         return 2;
       }
     }
-    print_error((plain_parse_error(app, e.what()) + " (hint: " + command + " --help)").c_str());
+    bool separator = false;  // a "--" on the command line: what follows it is values
+    for (int i = 1; i < argc; ++i) separator = separator || std::strcmp(argv[i], "--") == 0;
+    print_error((plain_parse_error(app, e.what(), separator) + " (hint: " + command + " --help)").c_str());
     return 2;
   }
   try {

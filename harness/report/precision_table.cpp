@@ -82,9 +82,10 @@ std::vector<json> precision_row(const Group& g, const std::vector<Group>& groups
 // Rows whose threads differ from their FP32 row's, and amp_bf16 rows on CPUs without bfloat16
 // instructions: both change what a ratio is about, and say so.
 void fairness_notes(Table& t, const std::vector<Group>& groups) {
-  std::vector<std::string> unequal, emulated;
+  std::vector<std::string> unequal, mixed, emulated;
   std::string unequal_cell;  // the first such row's threads cell, as the note's example
   for (const Group& g : groups) {
+    if (threads_of(g).find(',') != std::string::npos) mixed.push_back(g.label());
     const Group* base = fp32_baseline(g, groups);
     if (base && base != &g && threads_of(*base) != threads_of(g)) {
       unequal.push_back(g.label());
@@ -101,6 +102,11 @@ void fairness_notes(Table& t, const std::vector<Group>& groups) {
                       " trained on other threads than its FP32 row (the threads column: '" + unequal_cell + "'), so its "
                       "ratios compare unequal thread counts. Set `threads` in the run config to compare on equal "
                       "terms; the thread calibration otherwise chooses per precision and engine.");
+  if (!mixed.empty())
+    t.notes.push_back("MIXED THREADS: " + joined(mixed, "; ") +
+                      ": the repeats of one row trained on different thread counts (the threads column lists them). "
+                      "A run keeps a setting's thread choice for its own trials; a run resumed or extended later "
+                      "chooses again. Set `threads` in the run config to fix the count.");
   if (!emulated.empty())
     t.notes.push_back(std::string(kBf16Emulated) + ": " + joined(emulated, "; ") +
                       ": amp_bf16's verdicts here are about emulated bfloat16, not about bfloat16 hardware.");

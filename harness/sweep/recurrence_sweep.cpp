@@ -306,10 +306,11 @@ struct AttemptLoop {
 void print_end(const RecurrenceTuner& tuner, int64_t recurrences, std::FILE* out) {
   const json state = tuner.to_json();
   std::fprintf(
-      out, "\nrecurrences: %lld of %lld done; batch-size optimiser: %s stage, arms [%s]%s\n",
+      out, "\nrecurrences: %lld of %lld done; batch-size optimiser: %s stage, arms %s%s\n",
       static_cast<long long>(tuner.recurrences_done()), static_cast<long long>(recurrences),
       state["batch_size_optimizer"]["stage"].get<std::string>().c_str(),
-      list_text(tuner.batch_size_optimizer().arms()).c_str(),
+      tuner.batch_size_optimizer().arms().empty() ? "none yet"
+                                                  : ("[" + list_text(tuner.batch_size_optimizer().arms()) + "]").c_str(),
       tuner.cheapest_recurrence_j() ? ("; cheapest recurrence " + joules(*tuner.cheapest_recurrence_j())).c_str() : "");
 }
 

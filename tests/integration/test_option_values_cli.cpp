@@ -75,6 +75,13 @@ TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
   expect_one_error_line(bb("compress --config"), "--config needs a value after it (hint: balerbench compress --help)");
   expect_one_error_line(bb("run"), "balerbench run needs its EXPERIMENT argument");
   expect_one_error_line(bb("data"), "balerbench data needs a command: generate, info");
+  // After "--" every argument is a value, even one that reads as an option the command has; an
+  // option before the command is the top level's; a missing input file in balerbench's words.
+  expect_one_error_line(bb("train -- --config x.json"),
+                        "balerbench train did not expect the argument '--config' (and 1 more) after '--'");
+  expect_one_error_line(bb("run --dry-run -- a.json --db"), "balerbench run did not expect the argument '--db' after '--'");
+  expect_one_error_line(bb("--bogus train"), "balerbench has no option --bogus");
+  expect_one_error_line(bb("merge missing.sqlite"), "INPUTS: no such file: missing.sqlite");
 }
 
 // An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.

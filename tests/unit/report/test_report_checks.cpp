@@ -223,7 +223,13 @@ TEST(ReportChecks, PrecisionTableShowsThreadsAndMarksUnfairComparisons) {
   const Table fair = make_tables(trials, "precision", {}).front();
   EXPECT_EQ(threads_of(fair, "amp_bf16"), "2");
   EXPECT_FALSE(has_note(fair, "UNEQUAL THREADS")) << notes_of(fair);
+  EXPECT_FALSE(has_note(fair, "MIXED THREADS")) << notes_of(fair);
   EXPECT_FALSE(has_note(fair, "emulated")) << notes_of(fair);
+  // One row's own repeats on different counts (a resumed run chose again): listed and noted.
+  trials[0].provenance["threads"] = 1;  // fp32, repeat 0
+  const Table mixed = make_tables(trials, "precision", {}).front();
+  EXPECT_EQ(threads_of(mixed, "fp32"), "1, 2");
+  EXPECT_TRUE(has_note(mixed, "MIXED THREADS: bs 512, fp32")) << notes_of(mixed);
 }
 
 // --table fidelity: per configuration the worst and the median feature by nrmse over the repeats,
