@@ -70,7 +70,13 @@ int count_of(const std::string& text, const std::string& part) {
 // --format html --out w.sqlite-wal` wrote the page over it, exit 0, and the database became "an SQLite
 // file with no tables"); the trial is still there after all of them.
 TEST_F(OutputPathsCli, AnOutputOverTheDatabasesWriteAheadLogIsRefusedAndItsTrialKept) {
-  write_text(dir_.path("exp.json"), two_trials().dump());
+  // The second trial long (300 epochs), so that it is still training when it is killed: with two
+  // short repeats the run could store both and close the database (checkpointing its log) before the
+  // kill, once a repeat no longer waited for the thread choice's load sample.
+  json j = two_trials();
+  j["sweep"]["epochs"] = {2, 300};
+  j["sweep"]["repeats"] = 1;
+  write_text(dir_.path("exp.json"), j.dump());
   const auto r = sh(R"(
 $B run exp.json --db w.sqlite --progress lines --tables none > run.txt 2>&1 & pid=$!
 wait_for run.txt "== trial 2/2" || exit 1
