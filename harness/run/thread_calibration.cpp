@@ -193,10 +193,6 @@ void store_choice(const std::string& dir, const std::string& file, const std::st
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The choices this process made, per key (CalibrationOptions::same_for_the_run).
 struct RunChoices {
   std::mutex mutex;

@@ -168,8 +168,14 @@ TEST(FusedBf16, A50EpochTrainingFollowsLibtorchsAutocast) {
   }
   std::printf("largest epoch difference %.4f, last 10 epochs' mean %.4f\n", worst, std::fabs(last_f - last_a) / last_a);
   EXPECT_NEAR(last_f, last_a, 0.20 * last_a) << "the last 10 epochs' mean, seed " << seed;
-  // It learns: the last epoch well below the first, as LibTorch's.
-  EXPECT_LT(r[1].epoch_records.back().val_loss, 0.5 * r[1].epoch_records.front().val_loss);
+  // It learns, as LibTorch's does: on these rows the training loss falls to 0.17-0.19 of its first
+  // epoch's and the validation loss to 0.47-0.53 (seeds 1-3 and three more, both engines alike), so a
+  // bound of half the first validation loss failed one seed in ten (12 of 120), LibTorch's training as
+  // well. The bounds: 0.3 of the first training loss, 0.75 of the first validation loss.
+  const EpochRecord& first = r[1].epoch_records.front();
+  const EpochRecord& last = r[1].epoch_records.back();
+  EXPECT_LT(last.train_loss, 0.3 * first.train_loss) << "seed " << seed;
+  EXPECT_LT(last.val_loss, 0.75 * first.val_loss) << "seed " << seed;
 }
 
 // Compress and decompress in amp_bf16 run the same kernels' forward: bfloat16 out, as autocast's
