@@ -52,6 +52,16 @@ std::pair<json, json> thermal_cells(const TrialRecord& r) {
   return {start, seen == "-" ? json("none") : json(seen)};
 }
 
+// The threads a trial trained on, and where the count came from: "2 (calibrated)", "1 (earlier in
+// this run)", "4 (config)"; "-" where not recorded.
+json threads_cell(const TrialRecord& r) {
+  const auto n = describe_trial_system(r).threads;
+  if (!n) return "-";
+  const json* choice = r.result.is_object() && r.result.contains("threads") ? &r.result["threads"] : nullptr;
+  const bool sourced = choice && choice->is_object() && choice->contains("source") && (*choice)["source"].is_string();
+  return std::to_string(*n) + (sourced ? " (" + (*choice)["source"].get<std::string>() + ")" : "");
+}
+
 std::vector<json> trial_row(const TrialRecord& r, bool target, const std::string& outlier) {
   const auto pm = [](const std::optional<double>& u) { return u ? num(*u) : json("-"); };
   const auto updates = [](const std::optional<double>& n) { return n ? num(*n) : json("-"); };
@@ -59,7 +69,7 @@ std::vector<json> trial_row(const TrialRecord& r, bool target, const std::string
   const auto [start_temp, throttle] = thermal_cells(r);
   const json disturbed = !d.known ? "-" : d.disturbed ? "yes" : "no";
   const json not_reached = r.status == TrialStatus::kOk && target ? "not reached" : "-";
-  return {r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, watts_label(r.power_limit_w),
+  return {r.id, r.grid_index, r.repeat, r.batch_size, r.precision, r.engine, threads_cell(r), watts_label(r.power_limit_w),
           r.epochs,
           trial_status_name(r.status), r.train_s ? num(*r.train_s) : json(nullptr),
           r.train_energy_j ? num(*r.train_energy_j) : json(nullptr), pm(uncertainty_of(r, "train_j")),
@@ -162,6 +172,8 @@ void column_notes(Table& t) {
       "throttle: NVML's throttle reasons seen during its measured windows. outlier: the figures in which hyperfine's "
       "rule (|x - median| / MAD > 14.83) sets it apart from its configuration's repeats.");
   t.notes.push_back(
+      "threads: the intra-op threads the trial trained on and where the count came from (the run config, a "
+      "calibration, the cache, or an earlier trial of the same setting in the same run). "
       "warmup: a warm-up trial (run_design.warmup), listed here and left out of every statistic; disturbed: yes when "
       "other processes' CPU use or steal time during the trial passed the threshold, or its GPU started hot or "
       "throttled for power or temperature, '-' when not recorded; system: "
@@ -225,7 +237,7 @@ std::vector<Table> make_trials_tables(const std::vector<TrialRecord>& trials, co
   t.name = "trials";
   t.title = "Every trial stored";
   const bool target = has_target(trials);
-  t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "power_limit", "epochs",
+  t.columns = {"id",     "grid_index", "repeat",   "batch_size", "precision", "engine", "threads", "power_limit", "epochs",
                "status", "time_s",     "energy_j", "energy_pm_j", "tta_s",   "eta_j",  "eta_pm_j", "peak_rss_mib",
                "cuda_peak_mib", "gpu_used_peak_mib", "overhead_s", "train_updates", "eta_updates", "short_windows",
                "start_temp_c", "throttle", "outlier", "warmup", "disturbed", "system", "variant", "error"};

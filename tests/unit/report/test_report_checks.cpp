@@ -230,6 +230,13 @@ TEST(ReportChecks, PrecisionTableShowsThreadsAndMarksUnfairComparisons) {
   const Table mixed = make_tables(trials, "precision", {}).front();
   EXPECT_EQ(threads_of(mixed, "fp32"), "1, 2");
   EXPECT_TRUE(has_note(mixed, "MIXED THREADS: bs 512, fp32")) << notes_of(mixed);
+  // The trials table gives each trial's count and where it came from.
+  trials[0].result["threads"] = {{"threads", 1}, {"source", "calibrated"}};
+  trials[1].result["threads"] = {{"threads", 2}, {"source", "earlier in this run"}};
+  const Table each = make_tables(trials, "trials", {})[0];
+  EXPECT_EQ(cell(each, 0, "threads"), "1 (calibrated)");
+  EXPECT_EQ(cell(each, 1, "threads"), "2 (earlier in this run)");
+  EXPECT_EQ(cell(each, 2, "threads"), "2");
 }
 
 // --table fidelity: per configuration the worst and the median feature by nrmse over the repeats,
