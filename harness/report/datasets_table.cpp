@@ -19,14 +19,23 @@ std::vector<Table> make_datasets_tables(const std::vector<TrialRecord>& trials, 
   std::map<std::string, std::pair<std::vector<json>, int64_t>> rows;
   std::vector<std::string> order;
   for (const auto& r : trials) {
-    if (r.status != TrialStatus::kOk || !r.result.contains("dataset")) continue;
+    if (r.status != TrialStatus::kOk || !r.result.is_object() || !r.result.contains("dataset")) continue;
     const json& d = r.result["dataset"];
-    const std::string label = d.value("label", d.value("path", std::string("?")));
+    if (!d.is_object()) continue;
+    // Every field read with a fallback: a const json's operator[] on a missing key is undefined (a
+    // trial stored without the dataset's dtype read freed memory under ThreadSanitizer).
+    const auto text = [&d](const char* key) -> std::string {
+      return d.contains(key) && d[key].is_string() ? d[key].get<std::string>() : "";
+    };
+    const std::string label = !text("label").empty() ? text("label") : !text("path").empty() ? text("path") : "?";
     if (!rows.count(label)) {
       std::string shape = "(";
-      for (std::size_t i = 0; i < d["shape"].size(); ++i)
-        shape += (i ? ", " : "") + std::to_string(d["shape"][i].get<int64_t>());
-      rows[label] = {{label, shape + ")", d["dtype"], d.value("bytes", json(nullptr))}, 0};
+      const json dims = d.contains("shape") && d["shape"].is_array() ? d["shape"] : json::array();
+      for (std::size_t i = 0; i < dims.size(); ++i)
+        shape += (i ? ", " : "") + (dims[i].is_number_integer() ? std::to_string(dims[i].get<int64_t>()) : "?");
+      rows[label] = {{label, shape + ")", d.contains("dtype") ? d["dtype"] : json("-"),
+                      d.contains("bytes") ? d["bytes"] : json(nullptr)},
+                     0};
       order.push_back(label);
     }
     ++rows[label].second;

@@ -358,6 +358,15 @@ TEST(ReportTables, PhasesComplexityDatasetsAndFormats) {
   const Table d = make_tables(trials, "datasets", {})[0];
   EXPECT_EQ(cell(d, 0, "shape"), "(1000, 24)");
   EXPECT_EQ(cell(d, 0, "trials"), 5);
+  {  // A dataset stored without its dtype, label or shape, or with a shape of text: '-', '?', '()'
+     // (a const json's operator[] on the missing dtype read freed memory).
+    std::vector<TrialRecord> bare = trials;
+    for (TrialRecord& r : bare) r.result["dataset"] = {{"shape", {"x", 3}}};
+    const Table b = make_tables(bare, "datasets", {})[0];
+    EXPECT_EQ(cell(b, 0, "dataset"), "?");
+    EXPECT_EQ(cell(b, 0, "shape"), "(?, 3)");
+    EXPECT_EQ(cell(b, 0, "dtype"), "-");
+  }
 
   const auto all = make_tables(trials, "all", {0.5});
   const std::string md = render_tables(all, "md");
