@@ -16,25 +16,38 @@
 namespace balerbench {
 namespace {
 
+// A calibration as short as it goes (the warm-up's 2 steps, one timed round), cached in `dir`, on a
+// host that counts as quiet whatever runs beside the test (the load tests set their own threshold).
+CalibrationOptions quick_calibration(const TempDir& dir) {
+  CalibrationOptions c;
+  c.cache_dir = dir.path("cache");
+  c.steps = 2;
+  c.rounds = 1;
+  c.min_window_s = 0;
+  c.busy_other_cores = 1e9;
+  return c;
+}
+
+// The fused engine's steps at batch 32.
+TrainOptions toy_options() {
+  TrainOptions o;
+  o.batch_size = 32;
+  o.engine = EngineKind::kFused;
+  return o;
+}
+
 // Thread calibration: a measured choice between 1 and every CPU, cached with its age, and no trace
 // left on the model or the random state (the times themselves are the machine's, not checked).
 TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
   if (available_cpus() < 2) GTEST_SKIP() << "one CPU: nothing to choose";
   TempDir dir;
-  CalibrationOptions c;
-  c.cache_dir = dir.path("cache");
-  c.steps = 2;
-  c.rounds = 1;
-  c.min_window_s = 0;  // the timed rounds as short as the warm-up
-  c.busy_other_cores = 1e9;  // the host counts as quiet whatever runs beside this test (load: below)
+  CalibrationOptions c = quick_calibration(dir);
   torch::manual_seed(3);
   auto model = make_model("AE", 24, 15);
   std::vector<at::Tensor> before;
   for (const auto& p : model->parameters()) before.push_back(p.detach().clone());
   const at::Tensor rng = at::detail::getDefaultCPUGenerator().get_state();
-  TrainOptions o;
-  o.batch_size = 32;
-  o.engine = EngineKind::kFused;
+  const TrainOptions o = toy_options();
   const at::Tensor x = random_rows(200, 24, at::kDouble, 4);
   const ThreadChoice first = calibrate_threads(*model, x, o, "host AE fused", c);
   EXPECT_EQ(first.source, "calibrated");
@@ -97,17 +110,10 @@ TEST(ThreadCalibration, ChoosesByMeasurementCachesAndLeavesTheModelAsItWas) {
 TEST(ThreadCalibration, ASettingKeepsItsFirstChoiceForTheRun) {
   if (available_cpus() < 2) GTEST_SKIP() << "one CPU: nothing to choose";
   TempDir dir;
-  CalibrationOptions c;
-  c.cache_dir = dir.path("cache");
-  c.steps = 2;
-  c.rounds = 1;
-  c.min_window_s = 0;
-  c.busy_other_cores = 1e9;
+  CalibrationOptions c = quick_calibration(dir);
   c.same_for_the_run = true;
   auto model = make_model("AE", 24, 15);
-  TrainOptions o;
-  o.batch_size = 32;
-  o.engine = EngineKind::kFused;
+  const TrainOptions o = toy_options();
   const at::Tensor x = random_rows(200, 24, at::kDouble, 4);
   const std::string key = "host AE fused, kept for the run " + dir.path("");
   const ThreadChoice first = calibrate_threads(*model, x, o, key, c);
