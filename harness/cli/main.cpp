@@ -109,6 +109,33 @@ std::optional<std::string> plain_extras_error(const CLI::App& app, const std::st
          (separator ? " after '--' (every argument after it is a value)" : ": is it a value whose option is missing?");
 }
 
+// Whether an option of the command being parsed is a switch (a flag: no value of its own).
+bool is_flag(const CLI::App& app, const std::string& option) {
+  const CLI::Option* o = parsed_commands(app).back()->get_option_no_throw(option);
+  return o && o->get_type_size_max() == 0;
+}
+
+// A command group without its command: the word given in its place, if any, with the closest command
+// ("balerbench data gne": did you mean 'generate'?), else the commands it has.
+std::string missing_command_error(const CLI::App& app) {
+  const CLI::App* group = parsed_commands(app).back();
+  std::set<std::string> names;
+  std::string listed;
+  for (const CLI::App* sub : group->get_subcommands([](const CLI::App*) { return true; })) {
+    names.insert(sub->get_name());
+    listed += (listed.empty() ? "" : ", ") + sub->get_name();
+  }
+  std::vector<std::string> words = group->remaining();
+  if (words.empty()) words = app.remaining();  // CLI11 may keep a stray word at the top level
+  for (const std::string& word : words) {
+    if (word.empty() || word[0] == '-') continue;
+    const auto near = balerbench::closest_name(word, names);
+    return "'" + shown(word.c_str()) + "' is not a command of " + command_path(app) +
+           (near ? "; did you mean '" + *near + "'?" : " (its commands: " + listed + ")");
+  }
+  return command_path(app) + " needs a command: " + listed;
+}
+
 // CLI11's words for these mistakes, in balerbench's: a value of the wrong kind ("Could not convert:
 // --trainings = 1.5"), an option given twice ("--tables: At Most 1 required but received 2"), an
 // option without its value ("--config: 1 required TEXT missing"), a command group without its
@@ -121,6 +148,8 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what, bool
   static const std::regex kMissingPath(R"(^([-\w]+): (File|Directory|Path) does not exist: (.*)$)");
   std::smatch m;
   if (std::regex_match(what, m, kConvert)) {
+    if (is_flag(app, m[1].str()))
+      return m[1].str() + " is a switch: give it alone (or =true, =false), got " + m[2].str();
     const std::string kind = option_kind(app, m[1].str());
     const std::string plain = kind.rfind("INT", 0) == 0     ? " (a whole number)"
                               : kind.rfind("FLOAT", 0) == 0 ? " (a decimal number)"
@@ -143,12 +172,7 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what, bool
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return command_path(app) + " needs its " + name + " argument";
   }
-  if (what == "A subcommand is required") {
-    std::string names;
-    for (const CLI::App* sub : parsed_commands(app).back()->get_subcommands([](const CLI::App*) { return true; }))
-      names += (names.empty() ? "" : ", ") + sub->get_name();
-    return command_path(app) + " needs a command: " + names;
-  }
+  if (what == "A subcommand is required") return missing_command_error(app);
   if (std::optional<std::string> extras = plain_extras_error(app, what, separator)) return *extras;
   return what;
 }

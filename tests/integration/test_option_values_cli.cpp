@@ -62,7 +62,8 @@ TEST_F(OptionValuesCli, WrongKindsTwiceGivenOptionsAndSizesThatAreNotDecimalAreN
 
 // The rest of CLI11's own words in balerbench's: an option the command lacks (with the closest one it
 // has), arguments it did not expect (the first as typed, not CLI11's last-first list), an option
-// without its value, a missing argument, a command group without its command.
+// without its value, a missing argument, a command group without its command (or with a misspelt
+// one), a switch given a value.
 TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
   expect_one_error_line(bb("train --confg c.json"), "balerbench train has no option --confg; did you mean --config?");
   expect_one_error_line(bb("report --db x.sqlite --bogus=3"), "balerbench report has no option --bogus");
@@ -75,6 +76,10 @@ TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
   expect_one_error_line(bb("compress --config"), "--config needs a value after it (hint: balerbench compress --help)");
   expect_one_error_line(bb("run"), "balerbench run needs its EXPERIMENT argument");
   expect_one_error_line(bb("data"), "balerbench data needs a command: generate, info");
+  expect_one_error_line(bb("data gne"), "'gne' is not a command of balerbench data; did you mean 'generate'?");
+  expect_one_error_line(bb("data zzzzzzzz"), "'zzzzzzzz' is not a command of balerbench data (its commands: generate, info)");
+  // A switch given a value it cannot read as true or false.
+  expect_one_error_line(bb("meters --json=maybe"), "--json is a switch: give it alone (or =true, =false), got maybe");
   // After "--" every argument is a value, even one that reads as an option the command has; an
   // option before the command is the top level's; a missing input file in balerbench's words.
   expect_one_error_line(bb("train -- --config x.json"),
