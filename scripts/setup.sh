@@ -198,7 +198,9 @@ done
 JS_DIR="$ROOT/harness/report/html"
 if [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]; then
   printf "setup: installing the HTML report's plotting library (npm ci in %s) ..." "$JS_DIR"
-  if (cd "$JS_DIR" && npm ci --omit=dev --no-audit --no-fund --loglevel=error) >> "$LOG" 2>&1; then
+  # One retry after 2 to 5 s, not npm's two after 10 to 60 s: an unreachable registry costs seconds, not 72 s.
+  if (cd "$JS_DIR" && npm ci --omit=dev --no-audit --no-fund --loglevel=error --fetch-retries=1 \
+        --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000) >> "$LOG" 2>&1; then
     echo " done"
   else
     echo " failed"
