@@ -75,6 +75,18 @@ class SweepCli : public ::testing::Test {
   bool wait_for(const std::string& log, const std::string& text, double seconds) {
     return eventually([&] { return fs::exists(log) && read_text(log).find(text) != std::string::npos; }, seconds);
   }
+  // Waits until `log` contains `text` after the first `marker` (up to `seconds`): a line of the trial
+  // `marker` starts, not of an earlier one.
+  bool wait_for_after(const std::string& log, const std::string& marker, const std::string& text, double seconds) {
+    return eventually(
+        [&] {
+          if (!fs::exists(log)) return false;
+          const std::string t = read_text(log);
+          const std::size_t at = t.find(marker);
+          return at != std::string::npos && t.find(text, at + marker.size()) != std::string::npos;
+        },
+        seconds);
+  }
   int wait_exit(double seconds) {
     int code = -1;
     eventually(

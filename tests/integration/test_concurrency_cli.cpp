@@ -5,12 +5,10 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
-#include <thread>
 
 #include "harness/store/store.h"
 #include "tests/integration/sweep_cli_fixture.h"
@@ -24,7 +22,7 @@ TEST_F(SweepCli, SigintMidTrialKeepsFinishedTrialsAndResumes) {
   const std::string log = dir_.path("run.log");
   const long pid = start_background("run " + exp + " --db db.sqlite --progress lines", "", log);
   ASSERT_TRUE(wait_for(log, "== trial 2/2", 60)) << read_text(log);
-  ASSERT_TRUE(wait_for(log, "Epoch", 30)) << read_text(log);
+  ASSERT_TRUE(wait_for_after(log, "== trial 2/2", "Epoch", 30)) << read_text(log);  // trial 2 in flight
   // While the run writes: a report and a merge read what is stored, a consistent snapshot.
   const auto during = bb("report --db db.sqlite --table trials --format json");
   EXPECT_EQ(during.exit_code, 0) << during.out;
@@ -32,8 +30,7 @@ TEST_F(SweepCli, SigintMidTrialKeepsFinishedTrialsAndResumes) {
   const auto snapshot = bb("merge --out snapshot.sqlite db.sqlite");
   EXPECT_EQ(snapshot.exit_code, 0) << snapshot.out;
   EXPECT_NE(snapshot.out.find("db.sqlite: 1 trials copied"), std::string::npos) << snapshot.out;
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);  // trial 2 of 600 epochs is still training
   EXPECT_EQ(wait_exit(30), 130) << read_text(log);
   EXPECT_NE(read_text(log).find("SIGINT: stopping"), std::string::npos) << read_text(log);
   const auto trials = Store(dir_.path("db.sqlite"), StoreAccess::kReadOnly).trials();
@@ -51,8 +48,7 @@ TEST_F(SweepCli, SigkillMidTrialLeavesAConsistentDatabaseThatResumes) {
   const std::string exp = write_experiment(j);
   const std::string log = dir_.path("run.log");
   const long pid = start_background("run " + exp + " --db db.sqlite --progress lines", "", log);
-  ASSERT_TRUE(wait_for(log, "== trial 2/2", 60)) << read_text(log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(wait_for_after(log, "== trial 2/2", "Epoch", 60)) << read_text(log);  // mid-trial: it trains
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   EXPECT_EQ(wait_exit(30), 137);
   if (python_has("sqlite3")) {
