@@ -1,47 +1,24 @@
-// chain.h: the chains emulate.cpp and emulate_mma.cpp run, and their layer tables as the engine builds
-// them (weights, then biases, layer after layer, as FlatAdam seats AE). Included after the kernels.
+// chain.h: the chains emulate.cpp and emulate_mma.cpp run, as the engine builds their layer tables
+// (fused_cuda_layers.h, from models/architecture.h: the weights and biases where FlatAdam seats them),
+// and the cases' parameters and rows. Included after the kernels.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
+
+#include "harness/engine/cuda/fused_cuda_layers.h"
 
 namespace {
 
 using namespace balerbench::fused_cuda;
 using Matrix = std::vector<double>;  // row-major
 
-struct Chain {
-  std::vector<int> in, out, act;  // act: ActivationCode after each layer
-};
+// Baler's AE (and CFD_dense_AE) on `features` columns with a latent space of `latent`.
+LayerTable ae(int features, int latent) { return chain_of(balerbench::describe_model("AE", features, latent)); }
 
-Chain ae(int features, int latent) {
-  return {{features, 200, 100, 50, latent, 50, 100, 200}, {200, 100, 50, latent, 50, 100, 200, features},
-          {kActLeakyRelu, kActLeakyRelu, kActLeakyRelu, kActNone, kActLeakyRelu, kActLeakyRelu, kActLeakyRelu, kActNone}};
-}
-
-LayerTable table(const Chain& c, int features) {
-  LayerTable net;
-  net.layers = static_cast<int>(c.in.size());
-  net.n_features = net.widest = features;
-  net.act_row_offset[1] = features;
-  int64_t offset = 0;
-  for (int i = 0; i < net.layers; ++i) {
-    net.in[i] = c.in[i];
-    net.out[i] = c.out[i];
-    net.act[i] = c.act[i];
-    net.widest = std::max({net.widest, c.in[i], c.out[i]});
-    net.act_row_offset[i + 2] = net.act_row_offset[i + 1] + c.out[i];
-    net.weight_offset[i] = offset;
-    offset += static_cast<int64_t>(c.in[i]) * c.out[i];
-    net.bias_offset[i] = offset;
-    offset += c.out[i];
-  }
-  net.params = offset;
-  fill_mma_layout(net);
-  return net;
-}
+// Baler's FPGA prototype on 13 columns, latent 8: ReLU where AE has LeakyReLU.
+LayerTable fpga() { return chain_of(balerbench::describe_model("FPGA_prototype_model", 13, 8)); }
 
 // A case's parameters (uniform in +-0.3) and rows (uniform in -0.1 .. 1.1), from `seed`.
 void draw(const LayerTable& n, int rows, unsigned seed, std::vector<float>* p, std::vector<float>* x) {

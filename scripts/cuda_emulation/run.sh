@@ -39,13 +39,13 @@ if grep -q "__ldg\|__shared__\|<<<" "$OUT/kernels.inc" "$OUT/mma.inc"; then
 fi
 flags=(-std=c++20 -I"$ROOT" -I"$HERE" -I"$OUT" -pthread)
 if [ "${TSAN:-0}" = 1 ]; then
-  "${CXX:-g++}" "${flags[@]}" -O1 -g -fsanitize=thread "$HERE/emulate.cpp" -o "$OUT/emulate_tsan"
-  "${CXX:-g++}" "${flags[@]}" -O1 -g -fsanitize=thread "$HERE/emulate_mma.cpp" -o "$OUT/emulate_mma_tsan"
+  "${CXX:-g++}" "${flags[@]}" -O1 -g -fsanitize=thread "$HERE/emulate.cpp" "$ROOT/models/architecture.cpp" -o "$OUT/emulate_tsan"
+  "${CXX:-g++}" "${flags[@]}" -O1 -g -fsanitize=thread "$HERE/emulate_mma.cpp" "$ROOT/models/architecture.cpp" -o "$OUT/emulate_mma_tsan"
   TSAN_OPTIONS="halt_on_error=1" "$OUT/emulate_tsan" --small
   TSAN_OPTIONS="halt_on_error=1" "$OUT/emulate_mma_tsan" --small
 else
-  "${CXX:-g++}" "${flags[@]}" -O2 "$HERE/emulate.cpp" -o "$OUT/emulate"
-  "${CXX:-g++}" "${flags[@]}" -O2 "$HERE/emulate_mma.cpp" -o "$OUT/emulate_mma"
+  "${CXX:-g++}" "${flags[@]}" -O2 "$HERE/emulate.cpp" "$ROOT/models/architecture.cpp" -o "$OUT/emulate"
+  "${CXX:-g++}" "${flags[@]}" -O2 "$HERE/emulate_mma.cpp" "$ROOT/models/architecture.cpp" -o "$OUT/emulate_mma"
   status=0
   "$OUT/emulate" || status=1
   "$OUT/emulate_mma" || status=1

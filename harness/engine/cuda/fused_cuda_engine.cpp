@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "harness/engine/cuda/fused_cuda_kernels.h"
+#include "harness/engine/cuda/fused_cuda_layers.h"
 #include "harness/engine/flat_adam.h"
 #include "harness/engine/fused_engine.h"
 #include "harness/engine/trainer.h"
@@ -24,6 +25,7 @@
 namespace balerbench {
 namespace {
 
+using fused_cuda::chain_of;
 using fused_cuda::LayerTable;
 
 // False until a GPU run has passed the checks docs/fused_cuda.md lists (tests/gpu/test_fused_cuda.cpp,
@@ -39,33 +41,6 @@ constexpr int kPreferredTileRows = 8;
 // The smallest opt-in shared memory per block of the GPUs this is built for (sm_86 and sm_89: 99 KB;
 // sm_80 163 KB, sm_90 227 KB): a model whose tile of kRowsPerThread rows fits is taken everywhere.
 constexpr std::size_t kSharedBytesEverywhere = 99 * 1024;
-
-int activation_code(const std::string& after) {
-  if (after == "leaky_relu(0.01)") return fused_cuda::kActLeakyRelu;
-  if (after == "relu") return fused_cuda::kActRelu;
-  return fused_cuda::kActNone;  // "" (fused_unsupported_reason refuses anything else first)
-}
-
-// The chain's widths, activations and shared-memory offsets (weight and bias offsets left at 0).
-LayerTable chain_of(const Architecture& arch) {
-  LayerTable net;
-  net.layers = static_cast<int>(arch.layers.size());
-  net.n_features = static_cast<int>(arch.n_features);
-  net.widest = net.n_features;
-  net.act_row_offset[0] = 0;
-  net.act_row_offset[1] = net.n_features;  // activation 0: the input tile
-  for (int i = 0; i < net.layers && i < fused_cuda::kMaxLayers; ++i) {
-    const LayerSpec& l = arch.layers[static_cast<std::size_t>(i)];
-    net.in[i] = static_cast<int>(l.in_features);
-    net.out[i] = static_cast<int>(l.out_features);
-    net.act[i] = activation_code(l.after);
-    net.widest = std::max({net.widest, net.in[i], net.out[i]});
-    net.act_row_offset[i + 2] = net.act_row_offset[i + 1] + net.out[i];
-    net.params += l.parameters();
-  }
-  fused_cuda::fill_mma_layout(net);
-  return net;
-}
 
 // Where FlatAdam seated each layer's weight and bias in `flat` (elements from its start).
 void seat(LayerTable& net, AutoEncoder& model, const at::Tensor& flat) {
