@@ -314,6 +314,7 @@ std::vector<TrialRecord> Store::trials(const std::string& experiment, bool child
 }
 
 std::vector<TrialRecord> Store::read_trials(const std::string& experiment, bool children, bool samples) const {
+  const ReadSnapshot snapshot(db_);  // trials and their rows as one commit left them, whoever writes beside
   std::vector<TrialRecord> out;
   Stmt s(db_, "SELECT " + names(trial_columns(), "id") + " FROM trials" +
                   (experiment.empty() ? "" : " WHERE experiment=?") + " ORDER BY id");

@@ -136,6 +136,20 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
 };
 
+// The statements run while it lives see one state of the file: a savepoint, which opens a (read)
+// transaction when none is open, so that another process's commit between two of them (a trial's row
+// in one, its epochs in the next) is seen by both or neither. Released on scope exit.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(sqlite3* db) : db_(db) { Stmt(db_, "SAVEPOINT balerbench_read").run(); }
+  ~ReadSnapshot() { sqlite3_exec(db_, "RELEASE balerbench_read", nullptr, nullptr, nullptr); }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+ private:
+  sqlite3* db_;
+};
+
 // What a full disk or a file-size limit needs from the user (SQLITE_FULL, SQLITE_IOERR).
 inline constexpr char kDiskFullHint[] =
     "the disk may be full or a file-size limit reached; make room and run the same command again";
