@@ -112,11 +112,12 @@ std::optional<std::string> plain_extras_error(const CLI::App& app, const std::st
 // Whether an option of the command being parsed is a switch (a flag: no value of its own).
 bool is_flag(const CLI::App& app, const std::string& option) {
   const CLI::Option* o = parsed_commands(app).back()->get_option_no_throw(option);
-  return o && o->get_type_size_max() == 0;
+  return o && o->get_expected_max() == 0;
 }
 
 // A command group without its command: the word given in its place, if any, with the closest command
-// ("balerbench data gne": did you mean 'generate'?), else the commands it has.
+// ("balerbench data genrate": did you mean 'generate'?); options given before the command (they go
+// after it); else the commands it has.
 std::string missing_command_error(const CLI::App& app) {
   const CLI::App* group = parsed_commands(app).back();
   std::set<std::string> names;
@@ -128,7 +129,10 @@ std::string missing_command_error(const CLI::App& app) {
   std::vector<std::string> words = group->remaining();
   if (words.empty()) words = app.remaining();  // CLI11 may keep a stray word at the top level
   for (const std::string& word : words) {
-    if (word.empty() || word[0] == '-') continue;
+    if (word.empty()) continue;
+    if (word[0] == '-')
+      return command_path(app) + " needs a command before its options ('" + shown(word.c_str()) +
+             "' came first): " + listed;
     const auto near = balerbench::closest_name(word, names);
     return "'" + shown(word.c_str()) + "' is not a command of " + command_path(app) +
            (near ? "; did you mean '" + *near + "'?" : " (its commands: " + listed + ")");

@@ -106,11 +106,17 @@ inline CLI::Validator byte_size() {
 }
 
 // A path that must not be empty: `--db ''` (an unset shell variable) would otherwise mean SQLite's
-// temporary database, thrown away at exit, and `--out ''` the working folder.
+// temporary database, thrown away at exit, and `--out ''` the working folder. Nor may it start with
+// '-': CLI11 takes a "--" after an option that wants a value as that value.
 inline CLI::Validator non_empty_path() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        return text.empty() ? "an empty path (an unset shell variable?): give a file or folder name" : "";
+        if (text.empty()) return "an empty path (an unset shell variable?): give a file or folder name";
+        // "--" or an option, taken as this option's value ("measure --json -- CMD" wrote a file named "--").
+        if (text[0] == '-')
+          return "'" + text + "' reads as an option, not a path: give the file name first (a name that starts with "
+                 "'-' as ./" + text + ")";
+        return "";
       },
       "PATH");
 }

@@ -4,6 +4,7 @@
 // and the command line's own mistakes (unknown options, stray arguments, missing values).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "tests/test_util.h"
@@ -76,7 +77,9 @@ TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
   expect_one_error_line(bb("compress --config"), "--config needs a value after it (hint: balerbench compress --help)");
   expect_one_error_line(bb("run"), "balerbench run needs its EXPERIMENT argument");
   expect_one_error_line(bb("data"), "balerbench data needs a command: generate, info");
-  expect_one_error_line(bb("data gne"), "'gne' is not a command of balerbench data; did you mean 'generate'?");
+  expect_one_error_line(bb("data genrate"), "'genrate' is not a command of balerbench data; did you mean 'generate'?");
+  expect_one_error_line(bb("config --format json"),
+                        "balerbench config needs a command before its options ('--format' came first)");
   expect_one_error_line(bb("data zzzzzzzz"), "'zzzzzzzz' is not a command of balerbench data (its commands: generate, info)");
   // A switch given a value it cannot read as true or false.
   expect_one_error_line(bb("meters --json=maybe"), "--json is a switch: give it alone (or =true, =false), got maybe");
@@ -87,6 +90,9 @@ TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
   expect_one_error_line(bb("run --dry-run -- a.json --db"), "balerbench run did not expect the argument '--db' after '--'");
   expect_one_error_line(bb("--bogus train"), "balerbench has no option --bogus");
   expect_one_error_line(bb("merge missing.sqlite"), "INPUTS: no such file: missing.sqlite");
+  // A "--" right after an option that wants a path is not taken as the path (was: a file named "--").
+  expect_one_error_line(bb("measure --json -- true"), "'--' reads as an option, not a path");
+  EXPECT_FALSE(std::filesystem::exists(dir_.path("--")));
 }
 
 // An infinite or huge duration overflowed the wait and stopped at once, exit 0, printing 300 digits.
