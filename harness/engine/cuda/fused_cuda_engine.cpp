@@ -42,8 +42,8 @@ constexpr int kPreferredTileRows = 8;
 // sm_80 163 KB, sm_90 227 KB): a model whose tile of kRowsPerThread rows fits is taken everywhere.
 constexpr std::size_t kSharedBytesEverywhere = 99 * 1024;
 
-// Where FlatAdam seated each layer's weight and bias in `flat` (elements from its start).
-void seat(LayerTable& net, AutoEncoder& model, const at::Tensor& flat) {
+// Checks that FlatAdam seated each layer's weight and bias in `flat` where the layer table says.
+void check_seats(const LayerTable& net, AutoEncoder& model, const at::Tensor& flat) {
   std::map<std::string, at::Tensor> params;
   for (const auto& p : model.named_parameters(true)) params[p.key()] = p.value();
   const auto offset_of = [&flat](const at::Tensor& t) {
@@ -57,11 +57,13 @@ void seat(LayerTable& net, AutoEncoder& model, const at::Tensor& flat) {
   if (net.params != flat.numel())  // the kernels' one-thread-per-element loops find every element in a layer
     throw std::logic_error("fused CUDA engine: the optimizer's flat buffer holds " + std::to_string(flat.numel()) +
                            " elements, the chain's layers " + std::to_string(net.params));
-  for (int i = 0; i < net.layers; ++i) {
-    net.weight_offset[i] = offset_of(params.at(layers[static_cast<std::size_t>(i)].name + ".weight"));
-    net.bias_offset[i] = offset_of(params.at(layers[static_cast<std::size_t>(i)].name + ".bias"));
+  for (int i = 0; i < net.layers; ++i) {  // chain_of placed them as FlatAdam seats them: a check
+    const std::string& name = layers[static_cast<std::size_t>(i)].name;
+    if (offset_of(params.at(name + ".weight")) != net.weight_offset[i] ||
+        offset_of(params.at(name + ".bias")) != net.bias_offset[i])
+      throw std::logic_error("fused CUDA engine: layer " + name + " is not where the layer table puts it in the "
+                             "optimizer's flat buffer");
   }
-  net.params = flat.numel();
 }
 
 // Sets `device` as the current CUDA device for its scope and restores the previous one on exit, so
@@ -204,7 +206,7 @@ FusedCudaEngine::FusedCudaEngine(AutoEncoder& model, FlatAdam& opt, LossKind los
   check(device.code(), "cudaSetDevice");
   Buffers& b = *buffers_;
   b.net = chain_of(model.architecture());
-  seat(b.net, model, params);
+  check_seats(b.net, model, params);
   choose_tile_rows(tile_rows);
   b.max_tiles = static_cast<int>((max_rows + tile_rows_ - 1) / tile_rows_);
   // Poisoned: an element a kernel failed to write shows up as NaN in the first step's gradient.

@@ -22,7 +22,8 @@ inline int activation_code(const std::string& after) {
 
 // The chain's widths, activations, shared-memory offsets and padded (tensor-core) layout, and each
 // layer's weight and bias where FlatAdam seats a model's parameters: weight (out x in), then bias,
-// layer after layer. The engine checks those offsets against the optimizer's buffer (seat()).
+// layer after layer. The engine checks those offsets against the optimizer's buffer (check_seats();
+// on the CPU: FusedCudaLayers in the unit tests).
 inline LayerTable chain_of(const Architecture& arch) {
   LayerTable net;
   net.layers = static_cast<int>(arch.layers.size());

@@ -4,12 +4,16 @@
 // a GPU (tests/gpu/test_fused_cuda.cpp).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/error.h"
 #include "harness/engine/cuda/fused_cuda_engine.h"
+#include "harness/engine/cuda/fused_cuda_layers.h"
+#include "harness/engine/flat_adam.h"
 #include "harness/engine/engine_registry.h"
 #include "models/autoencoder.h"
 #include "tests/test_util.h"
@@ -132,6 +136,33 @@ TEST(FusedCudaEntry, FusedOnCudaSaysWhyItCannotRunOrThatAutoPassesItBy) {
   // The CPU is the CPU fused engine's, as before.
   EXPECT_EQ(fused.unsupported(*ae, fp32, cpu), "");
   EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, fp32, cpu).engine, EngineKind::kFused);
+}
+
+// The layer table the CUDA kernels read (and their host emulation builds: scripts/cuda_emulation/)
+// puts each layer's weight and bias where FlatAdam seats the model's parameters; the engine refuses a
+// model where they differ (seat()). Checked here on the CPU, for every model the fused engine takes.
+TEST(FusedCudaLayers, TheTableSeatsEveryParameterWhereFlatAdamDoes) {
+  for (const auto& [name, features, latent] :
+       std::vector<std::tuple<std::string, int64_t, int64_t>>{{"AE", 24, 15}, {"AE", 7, 4}, {"FPGA_prototype_model", 13, 8}}) {
+    auto model = make_model(name, features, latent);
+    model->to(at::kFloat);
+    FlatAdam opt(model->parameters(), 1e-3);
+    const fused_cuda::LayerTable net = fused_cuda::chain_of(model->architecture());
+    const at::Tensor& flat = opt.flat_params();
+    EXPECT_EQ(net.params, flat.numel()) << name;
+    const auto offset_of = [&flat](const at::Tensor& t) {
+      return (static_cast<const char*>(t.data_ptr()) - static_cast<const char*>(flat.data_ptr())) /
+             static_cast<int64_t>(flat.element_size());
+    };
+    std::map<std::string, at::Tensor> params;
+    for (const auto& p : model->named_parameters(true)) params[p.key()] = p.value();
+    ASSERT_EQ(net.layers, static_cast<int>(model->architecture().layers.size())) << name;
+    for (int i = 0; i < net.layers; ++i) {
+      const std::string& layer = model->architecture().layers[static_cast<std::size_t>(i)].name;
+      EXPECT_EQ(net.weight_offset[i], offset_of(params.at(layer + ".weight"))) << name << " " << layer;
+      EXPECT_EQ(net.bias_offset[i], offset_of(params.at(layer + ".bias"))) << name << " " << layer;
+    }
+  }
 }
 
 }  // namespace
