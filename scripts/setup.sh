@@ -198,13 +198,17 @@ done
 JS_DIR="$ROOT/harness/report/html"
 if [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]; then
   printf "setup: installing the HTML report's plotting library (npm ci in %s) ..." "$JS_DIR"
-  # One retry after 2 to 5 s, not npm's two after 10 to 60 s: an unreachable registry costs seconds, not 72 s.
+  # One retry after 2 s and at most 60 s per request, not npm's two retries after 10 and 60 s and 5 min
+  # per request: a registry that refuses the connection costs 5 s, not 73 s; one that never answers 2
+  # min, not 15.
   if (cd "$JS_DIR" && npm ci --omit=dev --no-audit --no-fund --loglevel=error --fetch-retries=1 \
-        --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000) >> "$LOG" 2>&1; then
+        --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000 --fetch-timeout=60000) >> "$LOG" 2>&1; then
     echo " done"
   else
     echo " failed"
-    echo "setup: warning: npm ci failed (log: $LOG): the HTML report cannot be written until scripts/setup.sh runs again with the npm registry reachable" >&2
+    echo "setup: npm said: $(grep -E '^npm (ERR!|error) (code |.*reason: )' "$LOG" | tail -2 | tr '\n' ' ')" >&2
+    echo "setup: warning: npm ci failed (log: $LOG): the HTML report cannot be written until scripts/setup.sh runs" \
+         "again with the npm registry reachable (behind a proxy that re-signs TLS: NODE_EXTRA_CA_CERTS=its-ca.pem)" >&2
   fi
 else
   echo "setup: the HTML report's plotting library is installed ($JS_DIR/node_modules)"
