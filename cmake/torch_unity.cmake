@@ -3,7 +3,7 @@
 # so that the headers are read once per group (CMake's unity build, GROUP mode). The target's other
 # sources compile one by one as before. A source with its own compile options is never grouped (CMake
 # leaves it out). BALERBENCH_TORCH_UNITY=OFF compiles every source alone (an edit then rebuilds one
-# file, not its group); the figures are in docs/development.md.
+# file, not its group); the figures are in docs/getting_started.md.
 option(BALERBENCH_TORCH_UNITY "Compile the sources that include LibTorch a few per translation unit" ON)
 function(balerbench_torch_unity target group)
   if(NOT BALERBENCH_TORCH_UNITY)
