@@ -332,6 +332,17 @@ TEST(PrecisionTraining, RefusesAModelInTheWrongDtype) {
   expect_input_error([&] { fit(*m, toy_data(100, at::kFloat), {}, quiet(1, 32, p)); }, "precision fp32 trains float32");
 }
 
+// Under AddressSanitizer (scripts/sanitize.sh asan) the long numerics checks skip: ASan adds nothing
+// to them, and the plain suite runs them.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BALERBENCH_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define BALERBENCH_TEST_UNDER_ASAN 1
+#endif
+
 // Numerics: fp64, fp32 and amp_bf16 from the same initial weights on the same data, over five
 // initial weights (seeds 0-4). What each kernel must give (README "Precision"):
 // - the first epoch, before rounding differences compound: fp32 within 1e-4 and amp_bf16 within 2%
@@ -348,6 +359,9 @@ TEST(PrecisionTraining, RefusesAModelInTheWrongDtype) {
 // them. The means of five ranged 0.988-1.036 (fp32) and 1.029-1.094 (amp_bf16) over both kernels
 // and both halves of the 10 seeds. Fp32OnTheGenericKernel runs the same test on the generic kernel.
 TEST(PrecisionNumerics, Fp64Fp32AndBf16ReachTheSameLoss) {
+#ifdef BALERBENCH_TEST_UNDER_ASAN
+  GTEST_SKIP() << "30 epochs in each precision: the sanitizer build adds nothing to it (the plain suite runs it)";
+#endif
   const SyntheticData d = generate_cms_like(4000, 1);
   const at::Tensor raw = torch::tensor(d.values, torch::kDouble).reshape({d.shape[0], d.shape[1]});
   const at::Tensor x64 = Normalization::fit(raw).apply(raw);
@@ -377,14 +391,6 @@ TEST(PrecisionNumerics, Fp64Fp32AndBf16ReachTheSameLoss) {
 // The same tolerances on OpenBLAS's generic kernel, whatever kernel this machine picks: the test
 // above, in a child process of this program with OPENBLAS_CORETYPE=Prescott (the kernel Debian's
 // OpenBLAS 0.3.21 falls back to on CPUs newer than itself).
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BALERBENCH_TEST_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define BALERBENCH_TEST_UNDER_ASAN 1
-#endif
 TEST(PrecisionNumerics, Fp32OnTheGenericKernelReachesTheSameLoss) {
   if (std::getenv("OPENBLAS_CORETYPE")) GTEST_SKIP() << "OPENBLAS_CORETYPE is set: the test above ran on it";
 #ifdef BALERBENCH_TEST_UNDER_ASAN
