@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "harness/engine/cuda/fused_cuda_device_guard.h"
 #include "harness/engine/cuda/fused_cuda_kernels.h"
 #include "harness/engine/cuda/fused_cuda_layers.h"
 #include "harness/engine/flat_adam.h"
@@ -26,6 +27,7 @@ namespace balerbench {
 namespace {
 
 using fused_cuda::chain_of;
+using fused_cuda::DeviceGuard;
 using fused_cuda::LayerTable;
 
 // False until a GPU run has passed the checks docs/fused_cuda.md lists (tests/gpu/test_fused_cuda.cpp,
@@ -65,30 +67,6 @@ void check_seats(const LayerTable& net, AutoEncoder& model, const at::Tensor& fl
                              "optimizer's flat buffer");
   }
 }
-
-// Sets `device` as the current CUDA device for its scope and restores the previous one on exit, so
-// that the engine leaves the process's current device as it found it. code(): cudaSetDevice's result.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-    if (previous_ != device) {
-      code_ = cudaSetDevice(device);
-      changed_ = code_ == cudaSuccess && previous_ >= 0;
-    }
-  }
-  ~DeviceGuard() {
-    if (changed_) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-  int code() const { return code_; }
-
- private:
-  int previous_ = -1;
-  int code_ = cudaSuccess;
-  bool changed_ = false;
-};
 
 // The precisions the engine runs, and on what: fp32 on the SIMT cores (fused_cuda_kernels.cu), the
 // others on tensor cores (fused_cuda_mma.cu), each with float32 master weights and data.
