@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # measure_build.sh: how long a fresh build takes with one of the build-time options ON and OFF, the
 # others at their defaults, in fresh folders, without ccache, one after the other, ROUNDS times
-# alternating. OPTION is BALERBENCH_PCH (the default: the common headers precompiled,
+# alternating, of one commit's sources (REV, default HEAD) exported to a scratch folder. OPTION is BALERBENCH_PCH (the default: the common headers precompiled,
 # cmake/precompiled_headers.cmake) or BALERBENCH_TORCH_UNITY (the sources that include LibTorch
 # compiled a few per translation unit, cmake/torch_unity.cmake). Prints one row per build and the
 # medians (docs/getting_started.md quotes them).
 #
-#   [OPTION=...] scripts/measure_build.sh [TARGET] [ROUNDS]   TARGET: balerbench (default; what
+#   [OPTION=...] [REV=...] scripts/measure_build.sh [TARGET] [ROUNDS]   TARGET: balerbench (default; what
 #                                          scripts/run.sh builds) or all; ROUNDS: default 1
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,13 +19,20 @@ case "$TARGET" in balerbench | all) ;; *) echo "measure_build.sh: TARGET is bale
 JOBS="${JOBS:-$(nproc)}"
 TORCH_DIR="${TORCH_DIR:-/usr/lib/$(gcc -dumpmachine)/cmake/Torch}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/measure_build.XXXXXX")"
+# The sources of one commit (REV, default HEAD), exported, so that the builds measure that commit and
+# an edit to the checkout while they run (they take many minutes) changes nothing in them.
+REV="${REV:-HEAD}"
+SRC="$WORK/src"
+mkdir -p "$SRC"
+git -C "$ROOT" archive "$REV" | tar -x -C "$SRC" ||
+  { echo "measure_build.sh: cannot export $REV from $ROOT (hint: REV names a commit of this repository)" >&2; rm -rf "$WORK"; exit 2; }
 # The folders go at the end; a failed configure or build keeps them, and its log is named.
 failed() { echo "measure_build.sh: $1 failed; its log: $2 (last lines above; $WORK is kept)" >&2; trap - EXIT; exit 1; }
 trap 'rm -rf "$WORK"' EXIT
 target_args=()
 [ "$TARGET" != all ] && target_args=(--target "$TARGET")
 
-echo "# fresh builds of $TARGET: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), JOBS=$JOBS, $(c++ --version | head -1), no ccache"
+echo "# fresh builds of $TARGET at $(git -C "$ROOT" rev-parse --short "$REV"): $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), JOBS=$JOBS, $(c++ --version | head -1), no ccache"
 echo "| round | $OPTION | configure s | build s | objects |"
 echo "|---:|---|---:|---:|---:|"
 declare -A times
@@ -36,7 +43,7 @@ for round in $(seq 1 "$ROUNDS"); do
     dir="$WORK/build-$value"
     rm -rf "$dir"
     t0=$(date +%s.%N)
-    cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$TORCH_DIR" -D"$OPTION"="$value" \
+    cmake -S "$SRC" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$TORCH_DIR" -D"$OPTION"="$value" \
       -DBALERBENCH_BUILD_TESTS="$([ "$TARGET" = all ] && echo ON || echo OFF)" -DBALERBENCH_BUILD_BENCHMARKS=OFF \
       > "$WORK/configure-$value.log" 2>&1 || { tail -20 "$WORK/configure-$value.log"; failed configure "$WORK/configure-$value.log"; }
     t1=$(date +%s.%N)
