@@ -68,6 +68,19 @@ std::string option_kind(const CLI::App& app, const std::string& option) {
   return kind;
 }
 
+// An option of the command being parsed given before that command's name ("balerbench data --kind cms
+// generate"): where it goes instead; nullopt when `option` is not one or was not given before.
+std::optional<std::string> option_before_command(const CLI::App& app, const std::string& option) {
+  const std::vector<const CLI::App*> chain = parsed_commands(app);
+  if (chain.size() < 2 || !chain.back()->get_option_no_throw(option)) return std::nullopt;
+  for (std::size_t i = 0; i + 1 < chain.size(); ++i)
+    for (const std::string& word : chain[i]->remaining())
+      if (word == option || word.rfind(option + "=", 0) == 0)
+        return option + " is an option of " + command_path(app) + ": give it after '" + chain.back()->get_name() +
+               "' (" + command_path(app) + " " + option + " ...)";
+  return std::nullopt;
+}
+
 // CLI11's "The following arguments were not expected: b a" (last first, split at spaces), in
 // balerbench's words: an option the command does not have, with the closest one it has; else the
 // first argument it did not expect, quoted, and how many more. The command named is the deepest one
@@ -100,6 +113,7 @@ std::optional<std::string> plain_extras_error(const CLI::App& app, const std::st
   for (const std::string& extra : extras) {
     const std::string option = extra.substr(0, extra.find('='));
     if (separator || option.size() < 2 || option[0] != '-' || options.count(option)) continue;
+    if (std::optional<std::string> early = option_before_command(app, option)) return early;
     const auto near = balerbench::closest_name(option, options);
     return name + " has no option " + shown(option.c_str()) + (near ? "; did you mean " + *near + "?" : "");
   }
@@ -149,6 +163,7 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what, bool
   static const std::regex kTwice(R"(^(-[-\w]+): At Most 1 required but received (\d+)$)");
   static const std::regex kNoValue(R"(^(-[-\w]+): \d+ required \S+ missing$)");
   static const std::regex kPositional(R"(^(\w+) is required$)");
+  static const std::regex kRequiredOption(R"(^(-[-\w]+) is required$)");
   static const std::regex kMissingPath(R"(^([-\w]+): (File|Directory|Path) does not exist: (.*)$)");
   std::smatch m;
   if (std::regex_match(what, m, kConvert)) {
@@ -171,6 +186,8 @@ std::string plain_parse_error(const CLI::App& app, const std::string& what, bool
     kind[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(kind[0])));
     return name + ": no such " + kind + ": " + m[3].str();
   }
+  if (std::regex_match(what, m, kRequiredOption))
+    if (std::optional<std::string> early = option_before_command(app, m[1].str())) return *early;
   if (std::regex_match(what, m, kPositional)) {
     std::string name = m[1].str();
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -64,7 +64,7 @@ TEST_F(OptionValuesCli, WrongKindsTwiceGivenOptionsAndSizesThatAreNotDecimalAreN
 // The rest of CLI11's own words in balerbench's: an option the command lacks (with the closest one it
 // has), arguments it did not expect (the first as typed, not CLI11's last-first list), an option
 // without its value, a missing argument, a command group without its command (or with a misspelt
-// one), a switch given a value.
+// one, or a command's option before its name), a switch given a value.
 TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
   expect_one_error_line(bb("train --confg c.json"), "balerbench train has no option --confg; did you mean --config?");
   expect_one_error_line(bb("report --db x.sqlite --bogus=3"), "balerbench report has no option --bogus");
@@ -80,6 +80,12 @@ TEST_F(OptionValuesCli, UnknownOptionsStrayArgumentsAndMissingValuesAreNamed) {
   expect_one_error_line(bb("data genrate"), "'genrate' is not a command of balerbench data; did you mean 'generate'?");
   expect_one_error_line(bb("config --format json"),
                         "balerbench config needs a command before its options ('--format' came first)");
+  // A command's option given before the command's name is sent after it (was: "--kind is required").
+  expect_one_error_line(bb("data --kind cms generate --rows 10 --out x.npz"),
+                        "--kind is an option of balerbench data generate: give it after 'generate' "
+                        "(balerbench data generate --kind ...)");
+  expect_one_error_line(bb("data --rows=10 generate --kind cms --out x.npz"),
+                        "--rows is an option of balerbench data generate: give it after 'generate'");
   expect_one_error_line(bb("data zzzzzzzz"), "'zzzzzzzz' is not a command of balerbench data (its commands: generate, info)");
   // A switch given a value it cannot read as true or false.
   expect_one_error_line(bb("meters --json=maybe"), "--json is a switch: give it alone (or =true, =false), got maybe");
