@@ -9,7 +9,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/json_stdout.h"
-#include "harness/engine/cuda/fused_cuda_engine.h"
+#include "harness/engine/engine_registry.h"
 #include "harness/run/system_description.h"
 
 namespace balerbench::cli {
@@ -27,7 +27,7 @@ int run_system(bool as_json) {
   JsonStdout guard(as_json);
   json s = describe_system();
   // This binary's, not the machine's: trials record it in their engine status instead.
-  s["fused_cuda_engine"] = fused_cuda_summary();
+  for (const EngineBuildNote* note : engine_build_notes()) s[note->key] = note->text();
   if (as_json) {
     guard.print(s);
     return 0;
@@ -66,7 +66,8 @@ int run_system(bool as_json) {
                 text(s["gpu_software"]["cuda"]).c_str(), text(s["gpu_software"]["cudnn"]).c_str(),
                 text(s["gpu_software"]["cublas"]).c_str());
   }
-  std::printf("  fused cuda  %s\n", text(s["fused_cuda_engine"]).c_str());
+  for (const EngineBuildNote* note : engine_build_notes())
+    std::printf("  %-11s %s\n", note->label, text(s[note->key]).c_str());
   if (s["env"].empty()) std::printf("  env         none of OMP_*, OPENBLAS_*, MKL_*, GOMP_*, KMP_*, TORCH_*, CUDA/TF32 set\n");
   for (const auto& [k, v] : s["env"].items()) std::printf("  env         %s=%s\n", k.c_str(), v.get<std::string>().c_str());
   std::printf("  balerbench  %s (%s), build type %s%s\n", text(s["balerbench"]["version"]).c_str(),

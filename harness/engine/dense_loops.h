@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "harness/engine/dense_products.h"
+#include "harness/engine/isa_level.h"
 
 namespace balerbench {
 

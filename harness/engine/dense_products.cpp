@@ -1,57 +1,10 @@
 // dense_products.cpp: see dense_products.h.
 #include "harness/engine/dense_products.h"
 
-#include "harness/engine/dense_loops.h"
-
 #include <stdexcept>
+#include <string>
 
 namespace balerbench {
-
-const char* isa_name(IsaLevel level) {
-  switch (level) {
-    case IsaLevel::kAvx2: return "avx2";
-    case IsaLevel::kAvx512: return "avx512";
-    case IsaLevel::kGeneric: break;
-  }
-  return "generic";
-}
-
-bool parse_isa_level(const std::string& name, IsaLevel& out) {
-  for (IsaLevel l : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512})
-    if (name == isa_name(l)) {
-      out = l;
-      return true;
-    }
-  return false;
-}
-
-bool isa_supported(IsaLevel level) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  // GCC's and clang's run-time checks read CPUID and, for AVX and AVX-512, whether the OS saves
-  // the wider registers (XGETBV).
-  __builtin_cpu_init();
-  switch (level) {
-    case IsaLevel::kGeneric: return true;
-    case IsaLevel::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case IsaLevel::kAvx512:
-      return isa_supported(IsaLevel::kAvx2) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl");
-  }
-  return false;
-#else
-  return level == IsaLevel::kGeneric;
-#endif
-}
-
-std::vector<IsaLevel> supported_isa_levels() {
-  std::vector<IsaLevel> out;
-  for (IsaLevel l : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512})
-    if (isa_supported(l)) out.push_back(l);
-  return out;
-}
-
-IsaLevel host_isa_level() { return supported_isa_levels().back(); }
 
 const DenseProducts& dense_products(IsaLevel level) {
   if (!isa_supported(level))
@@ -62,18 +15,6 @@ const DenseProducts& dense_products(IsaLevel level) {
     case IsaLevel::kAvx512: return dense_products_avx512();
 #endif
     default: return dense_products_generic();
-  }
-}
-
-const DenseLoops& dense_loops(IsaLevel level) {
-  if (!isa_supported(level))
-    throw std::invalid_argument(std::string("this CPU cannot run the ") + isa_name(level) + " loops");
-  switch (level) {
-#if defined(__x86_64__)
-    case IsaLevel::kAvx2: return dense_loops_avx2();
-    case IsaLevel::kAvx512: return dense_loops_avx512();
-#endif
-    default: return dense_loops_generic();
   }
 }
 

@@ -18,16 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/engine/isa_level.h"
+
 namespace balerbench {
-
-enum class IsaLevel { kGeneric, kAvx2, kAvx512 };
-
-const char* isa_name(IsaLevel level);                   // "generic", "avx2", "avx512"
-bool parse_isa_level(const std::string& name, IsaLevel& out);
-// What this CPU and OS can run (CPUID; AVX2 with FMA; AVX-512 F, DQ, BW and VL).
-bool isa_supported(IsaLevel level);
-IsaLevel host_isa_level();                              // the widest supported
-std::vector<IsaLevel> supported_isa_levels();           // generic first
 
 template <typename T>
 struct DenseProductKernels {

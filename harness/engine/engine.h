@@ -15,6 +15,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
@@ -62,9 +63,15 @@ struct EngineStatus {
   std::string note;            // e.g. why a CUDA graph was not used; "" when nothing to say
   bool cuda_graph = false;     // full batches replayed a captured CUDA graph
   int64_t graph_replays = 0;
-  std::string products;        // fused: what ran the products and why, e.g. "eigen avx512 (auto: ...)"
-  std::string threads_note;    // fused: how the workers' threads fared (one thread after a collapse, ...)
-  int shards = 0;              // parts each batch was cut into (the fused engine); 0: not split
+  // The engine's own keys for the report's engine section, as it names them: the fused engines'
+  // "products" (what ran the products and why), "shards" (parts each batch was cut into) and
+  // "threads" (how the workers' threads fared). The reports copy them whole.
+  nlohmann::json details = nlohmann::json::object();
+  // details[key] as text, "" when the engine did not say it.
+  std::string detail(const char* key) const {
+    const auto it = details.find(key);
+    return it != details.end() && it->is_string() ? it->get<std::string>() : "";
+  }
 };
 
 class Engine {

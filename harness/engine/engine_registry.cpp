@@ -1,22 +1,26 @@
 // engine_registry.cpp: see engine_registry.h. To add an engine: its file defines an EngineEntry
-// (see fused_engine.cpp's fused_engine_entry), and one line below lists it.
+// (see fused_entry.cpp's fused_engine_entry), and one line below lists it. An entry serves the
+// devices its `devices` names; one name may have an entry per device (fused: CPU and CUDA).
 #include "harness/engine/engine_registry.h"
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "common/error.h"
 
 namespace balerbench {
 
-const EngineEntry& fused_engine_entry();     // fused_engine.cpp
-const EngineEntry& libtorch_engine_entry();  // libtorch_engine.cpp
+const EngineEntry& fused_engine_entry();       // fused_entry.cpp: the CPU fused engine
+const EngineEntry& fused_cuda_engine_entry();  // cuda/fused_cuda_entry.cpp: the CUDA one, also named fused
+const EngineEntry& libtorch_engine_entry();    // libtorch_engine.cpp
 
 namespace {
 
 std::vector<const EngineEntry*>& entries() {
   static std::vector<const EngineEntry*> all = {
       &fused_engine_entry(),
+      &fused_cuda_engine_entry(),
       &libtorch_engine_entry(),  // the reference: every model, precision and device
   };
   return all;
@@ -46,17 +50,32 @@ std::vector<ConfigKeyDoc> engine_knob_docs() {
   return docs;
 }
 
+namespace {
+
+// Each engine name with its entries' summaries joined by "; ", in the registry's order.
+std::vector<std::pair<EngineKind, std::string>> summaries_by_name() {
+  std::vector<std::pair<EngineKind, std::string>> named;
+  for (const EngineEntry* e : engine_registry()) {
+    auto it = std::find_if(named.begin(), named.end(), [&](const auto& n) { return n.first == e->kind; });
+    if (it == named.end()) named.emplace_back(e->kind, e->summary);
+    else it->second += std::string("; ") + e->summary;
+  }
+  return named;
+}
+
+}  // namespace
+
 std::string engine_choices_help() {
   std::string help;
-  for (const EngineEntry* e : engine_registry())
-    help += (help.empty() ? "" : " | ") + std::string(engine_name(e->kind)) + " (" + e->summary + ")";
+  for (const auto& [kind, summary] : summaries_by_name())
+    help += (help.empty() ? "" : " | ") + std::string(engine_name(kind)) + " (" + summary + ")";
   return help;
 }
 
 ConfigKeyDoc engine_key_doc() {
   std::string words;
-  for (const EngineEntry* e : engine_registry())
-    words += "`" + std::string(engine_name(e->kind)) + "` (" + e->summary + "), ";
+  for (const auto& [kind, summary] : summaries_by_name())
+    words += "`" + std::string(engine_name(kind)) + "` (" + summary + "), ";
   return {"/engine",
           words + "or `auto` = the first of these that runs the model, precision and device where its words let auto "
                   "take it; the run says which and why (see [Precision and engines](precision.md))",
@@ -74,18 +93,34 @@ EngineRegistration::~EngineRegistration() {
   remove_engine_name(entry_.kind);
 }
 
-const EngineEntry& engine_entry(EngineKind kind) {
+bool runs_on(const EngineEntry& entry, c10::Device device) {
+  switch (entry.devices) {
+    case EngineDevices::kCpu: return device.is_cpu();
+    case EngineDevices::kCuda: return device.is_cuda();
+    case EngineDevices::kAny: break;
+  }
+  return true;
+}
+
+const EngineEntry& engine_entry(EngineKind kind, c10::Device device) {
   for (const EngineEntry* e : engine_registry())
-    if (e->kind == kind) return *e;
-  throw std::logic_error(std::string("no engine registered for '") + engine_name(kind) +
-                         "' (resolve auto with choose_engine first)");
+    if (e->kind == kind && runs_on(*e, device)) return *e;
+  throw std::logic_error(std::string("no engine registered for '") + engine_name(kind) + "' on " + device.str() +
+                         " (resolve auto with choose_engine first)");
+}
+
+std::vector<const EngineBuildNote*> engine_build_notes() {
+  std::vector<const EngineBuildNote*> notes;
+  for (const EngineEntry* e : engine_registry())
+    if (e->build_note) notes.push_back(e->build_note);
+  return notes;
 }
 
 EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, const PrecisionPolicy& policy,
                              c10::Device device) {
   EngineDecision d;
   if (requested != EngineKind::kAuto) {
-    const std::string why = engine_entry(requested).unsupported(model, policy, device);
+    const std::string why = engine_entry(requested, device).unsupported(model, policy, device);
     if (!why.empty())
       throw InputError(std::string("engine '") + engine_name(requested) + "' cannot train this run: " + why,
                        "use engine libtorch, or auto");
@@ -94,6 +129,7 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
   }
   std::string passed_by;  // why auto passed the engines before the one it takes
   for (const EngineEntry* e : engine_registry()) {
+    if (!runs_on(*e, device)) continue;
     std::string why = e->unsupported(model, policy, device);
     if (why.empty()) why = e->auto_skip(model, policy, device);
     if (why.empty()) {
@@ -110,17 +146,18 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
 }
 
 EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy, c10::Device device) {
-  const std::string why = engine_entry(training.engine).inference_unsupported(policy, device);
+  const std::string why = engine_entry(training.engine, device).inference_unsupported(policy, device);
   if (why.empty()) return training;
   return {engine_registry().back()->kind, why};
 }
 
 std::unique_ptr<Engine> make_training_engine(EngineKind kind, AutoEncoder& model, const TrainingSetup& setup) {
-  return engine_entry(kind).make_training(model, setup);
+  return engine_entry(kind, setup.device).make_training(model, setup);
 }
 
 std::unique_ptr<Engine> make_inference_engine(EngineKind kind, AutoEncoder& model, const InferenceSetup& setup) {
-  return engine_entry(kind).make_inference(model, setup);
+  // An inference engine runs where the model's parameters are.
+  return engine_entry(kind, model.parameters().front().device()).make_inference(model, setup);
 }
 
 }  // namespace balerbench

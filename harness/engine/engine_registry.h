@@ -17,6 +17,18 @@
 
 namespace balerbench {
 
+// The devices an entry's engine runs on. One engine name may have an entry per device: `fused` is
+// the CPU fused engine (fused_entry.cpp) on the CPU and the CUDA one (cuda/fused_cuda_entry.cpp) on
+// CUDA; the registry resolves a name by the run's device.
+enum class EngineDevices { kAny, kCpu, kCuda };
+
+// What this binary holds of an engine, for `balerbench system` ("fused cuda  built for sm_80 ...").
+struct EngineBuildNote {
+  const char* key;       // the JSON key: "fused_cuda_engine"
+  const char* label;     // the text line's label: "fused cuda"
+  std::string (*text)();
+};
+
 // What the registry knows of one engine; each engine's file defines its entry.
 struct EngineEntry {
   EngineKind kind;
@@ -35,14 +47,23 @@ struct EngineEntry {
   std::unique_ptr<Engine> (*make_inference)(AutoEncoder& model, const InferenceSetup& setup);
   // Its own run-config keys (engine_knobs.h); null when it has none.
   const EngineKnobSection* knobs = nullptr;
+  EngineDevices devices = EngineDevices::kAny;
+  const EngineBuildNote* build_note = nullptr;  // null: nothing to say
 };
 
-// Every engine, in the order auto prefers them; the last is the reference, which runs everything.
+// Every entry, in the order auto prefers them; the last is the reference, which runs everything.
 const std::vector<const EngineEntry*>& engine_registry();
-const EngineEntry& engine_entry(EngineKind kind);  // kAuto: std::logic_error (resolve it first)
+// The entry of `kind` that runs on `device`'s type. kAuto, or a kind with no entry for the device:
+// std::logic_error (resolve kAuto first; every built-in name has an entry for every device).
+const EngineEntry& engine_entry(EngineKind kind, c10::Device device);
+bool runs_on(const EngineEntry& entry, c10::Device device);
 
-// The engines a run may name, in the order auto prefers them, each with its summary:
-// "fused (hand-written step: ...) | libtorch (LibTorch autograd: ...)", for the `--engine` help.
+// The build notes of the registry's entries, in its order (for `balerbench system`).
+std::vector<const EngineBuildNote*> engine_build_notes();
+
+// The engines a run may name, in the order auto prefers them, each with its summary (the entries of
+// one name joined by "; "): "fused (hand-written step: ...; on CUDA: ...) | libtorch (LibTorch
+// autograd: ...)", for the `--engine` help.
 std::string engine_choices_help();
 // /engine's entry in the configuration reference comes from the same summaries: engine_knobs.h's
 // engine_key_doc().

@@ -10,7 +10,7 @@
 
 namespace balerbench {
 
-void FusedDenseEngine::Worker::forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last,
+void FusedWorker::forward_bf16(const std::vector<Layer>& layers, std::size_t first, std::size_t last,
                                             const uint16_t* a0) {
   const int64_t m = rows;
   if (!a0 && first == 0) {  // autocast casts the first product's input
@@ -26,13 +26,13 @@ void FusedDenseEngine::Worker::forward_bf16(const std::vector<Layer>& layers, st
   }
 }
 
-void FusedDenseEngine::Worker::loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output) {
+void FusedWorker::loss_bf16(const std::vector<Layer>& layers, float norm, float grad_output) {
   const Layer& out = layers.back();
   squared_error = bf16->loss_backward(act_rm.back().data(), part.data_ptr<float>(), rows, out.out, norm, grad_output,
                                       g_rm[0].data(), g_rp[0].data(), grads.data_ptr<float>() + out.bias_offset);
 }
 
-void FusedDenseEngine::Worker::backward_bf16(const std::vector<Layer>& layers) {
+void FusedWorker::backward_bf16(const std::vector<Layer>& layers) {
   // Layer by layer: dW = g^T a_in (float32, unrounded); g_in = bf16(g W) * act'(a_in), with db.
   float* grads_base = grads.data_ptr<float>();
   int cur = 0;
@@ -48,7 +48,7 @@ void FusedDenseEngine::Worker::backward_bf16(const std::vector<Layer>& layers) {
   }
 }
 
-void FusedDenseEngine::Worker::forward_bf16_rows(const std::vector<Layer>& layers, const at::Tensor& x,
+void FusedWorker::forward_bf16_rows(const std::vector<Layer>& layers, const at::Tensor& x,
                                                  std::size_t first, std::size_t last, at::Tensor& out) {
   const at::Tensor xf = x.to(at::kFloat).contiguous();
   rows = xf.size(0);

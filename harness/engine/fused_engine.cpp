@@ -128,13 +128,14 @@ int FusedDenseEngine::default_shards() { return std::min(8, available_cpus()); }
 const char* FusedDenseEngine::isa() const { return loops_ ? isa_name(loops_->level) : ""; }
 
 EngineStatus FusedDenseEngine::status() const {
-  EngineStatus st{threads_, "", false, 0};
-  st.shards = shards();
-  st.products = products_note_;
-  if (governor_) st.threads_note = governor_->summary();
+  EngineStatus st;
+  st.workers = threads_;
+  st.details["shards"] = shards();
+  if (!products_note_.empty()) st.details["products"] = products_note_;
+  if (governor_) st.details["threads"] = governor_->summary();
   if (pool_ && !governor_ && threads_ > 1)
-    st.threads_note = std::to_string(pool_->tasks_by_caller()) + " chunks by the calling thread, " +
-                      std::to_string(pool_->tasks_by_helpers()) + " by the other " + std::to_string(threads_ - 1);
+    st.details["threads"] = std::to_string(pool_->tasks_by_caller()) + " chunks by the calling thread, " +
+                            std::to_string(pool_->tasks_by_helpers()) + " by the other " + std::to_string(threads_ - 1);
   return st;
 }
 

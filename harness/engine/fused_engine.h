@@ -11,7 +11,7 @@
 // Products (fp64, fp32): Eigen's, compiled per instruction-set level and chosen from CPUID
 // (dense_products.h), or OpenBLAS's through at::mm_out. `auto` runs Eigen, and times both on the
 // step's own shapes when the engine is made (the fastest of 5 rounds each): the times, and a hint
-// when OpenBLAS was 15% faster, are in status().products. It does not switch on them: the products'
+// when OpenBLAS was 15% faster, are in status().details["products"]. It does not switch on them: the products'
 // summation order is part of the result, and a timing must not make two runs differ in their bits.
 //
 // amp_bf16 (bf16_kernels.h): every product on bfloat16 dot products (VDPBF16PS where the CPU has
@@ -28,7 +28,7 @@
 // timing: the thread calibration and the governor change how fast a step is, not its bits. The shards go to a pool of threads that claim them
 // (shard_pool.h): a thread descheduled by a neighbour leaves its shard to the others, and a
 // governor measures whether the step is faster on all threads or on one and switches (a collapse
-// under load is noticed within three steps; status().threads_note says what happened). With one
+// under load is noticed within three steps; status().details["threads"] says what happened). With one
 // worker it is the same arithmetic as LibTorch's autograd, term by term, up to the summation order
 // inside the products.
 //
@@ -47,6 +47,7 @@
 #include "harness/engine/dense_loops.h"
 #include "harness/engine/engine.h"
 #include "harness/engine/engine_knobs.h"
+#include "harness/engine/fused_layer.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
@@ -57,6 +58,7 @@ namespace balerbench {
 class FlatAdam;
 struct DenseProducts;
 class ShardPool;
+struct FusedWorker;
 class ThreadGovernor;
 
 // The fused engine's products: backend "auto" | "eigen" | "openblas" (auto runs Eigen and reports
@@ -139,19 +141,10 @@ class FusedDenseEngine final : public Engine {
   const char* isa() const;
   int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
 
-  struct Layer {
-    at::Tensor weight, bias;  // views into the optimizer's flat parameters: (out, in) and (out)
-    // amp_bf16: this step's bfloat16 weight in the forward's and the input gradient's layouts
-    // (bf16_kernels.h: wf, wb), and the bias rounded to bfloat16, in float32.
-    std::vector<uint16_t> wf, wb;
-    std::vector<float> bias_f;
-    int64_t weight_offset = 0, bias_offset = 0;  // their offsets in the flat buffers
-    int64_t in = 0, out = 0;
-    Activation after = Activation::kNone;
-  };
+  using Layer = FusedLayer;
 
  private:
-  struct Worker;
+  using Worker = FusedWorker;  // fused_worker.h
   void build(AutoEncoder& model, const at::Tensor* flat_params, int64_t max_rows, int shards, int threads,
              const FusedProductsChoice& products);
   void cast_weights_bf16();

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/engine/fused_engine.h"
+#include "harness/engine/dense_loops.h"
 #include "harness/engine/loss.h"
 
 namespace balerbench {

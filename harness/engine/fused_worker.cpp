@@ -11,7 +11,7 @@ using fused_worker::as_matrix;
 using fused_worker::rows_of;
 
 template <typename T>
-void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
+void FusedWorker::chain(const std::vector<Layer>& layers, at::Tensor a, std::size_t first, std::size_t last,
                                      const at::Tensor* out) {
   const int64_t m = a.size(0);
   if (products && a.is_contiguous() && (!out || out->is_contiguous())) {
@@ -37,7 +37,7 @@ void FusedDenseEngine::Worker::chain(const std::vector<Layer>& layers, at::Tenso
 }
 
 template <typename T>
-void FusedDenseEngine::Worker::chain_eigen(const std::vector<Layer>& layers, const T* a, int64_t m, std::size_t first,
+void FusedWorker::chain_eigen(const std::vector<Layer>& layers, const T* a, int64_t m, std::size_t first,
                                            std::size_t last, T* out) {
   const DenseProductKernels<T>& k = products->of<T>();
   const DenseLoopKernels<T>& e = loops->of<T>();
@@ -50,7 +50,7 @@ void FusedDenseEngine::Worker::chain_eigen(const std::vector<Layer>& layers, con
   }
 }
 
-void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first,
+void FusedWorker::forward(const std::vector<Layer>& layers, const at::Tensor& x, std::size_t first,
                                        std::size_t last, at::Tensor& out) {
   if (x.scalar_type() == at::kDouble)
     chain<double>(layers, x, first, last, &out);
@@ -59,7 +59,7 @@ void FusedDenseEngine::Worker::forward(const std::vector<Layer>& layers, const a
 }
 
 template <typename T>
-void FusedDenseEngine::Worker::forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
+void FusedWorker::forward_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last) {
   if (products)  // part is contiguous (split_batch), acts too
     chain_eigen<T>(layers, first == 0 ? part.data_ptr<T>() : acts[first - 1].data_ptr<T>(), rows, first, last, nullptr);
   else
@@ -67,7 +67,7 @@ void FusedDenseEngine::Worker::forward_layers(const std::vector<Layer>& layers, 
 }
 
 template <typename T>
-void FusedDenseEngine::Worker::run(const std::vector<Layer>& layers, int parts, std::size_t encoder, T norm,
+void FusedWorker::run(const std::vector<Layer>& layers, int parts, std::size_t encoder, T norm,
                                    T grad_output) {
   if (parts & kForwardEncoder) forward_layers<T>(layers, 0, encoder);
   if (parts & kForwardDecoder) forward_layers<T>(layers, encoder, layers.size());
@@ -76,7 +76,7 @@ void FusedDenseEngine::Worker::run(const std::vector<Layer>& layers, int parts, 
 }
 
 template <typename T>
-void FusedDenseEngine::Worker::loss(const std::vector<Layer>& layers, T norm, T grad_output) {
+void FusedWorker::loss(const std::vector<Layer>& layers, T norm, T grad_output) {
   // The loss's gradient, with the output layer's bias gradient on the way.
   // acts.back() (max_rows x out) holds x_hat in its first `rows` rows.
   const Layer& out = layers.back();
@@ -85,7 +85,7 @@ void FusedDenseEngine::Worker::loss(const std::vector<Layer>& layers, T norm, T 
 }
 
 template <typename T>
-void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
+void FusedWorker::backward(const std::vector<Layer>& layers) {
   if (products) {
     backward_eigen<T>(layers);
     return;
@@ -117,7 +117,7 @@ void FusedDenseEngine::Worker::backward(const std::vector<Layer>& layers) {
 }
 
 template <typename T>
-void FusedDenseEngine::Worker::backward_eigen(const std::vector<Layer>& layers) {
+void FusedWorker::backward_eigen(const std::vector<Layer>& layers) {
   // As backward(), on pointers: g and spare take turns in grad_a and grad_b (m x width, flat);
   // weight_grads[i] is grads + L.weight_offset.
   const int64_t m = rows;
@@ -138,7 +138,7 @@ void FusedDenseEngine::Worker::backward_eigen(const std::vector<Layer>& layers) 
   }
 }
 
-void FusedDenseEngine::Worker::allocate(const std::vector<Layer>& layers, int64_t rows, int64_t widest,
+void FusedWorker::allocate(const std::vector<Layer>& layers, int64_t rows, int64_t widest,
                                         const at::TensorOptions& options, const Bf16Kernels* kernels,
                                         const at::Tensor& flat_grads) {
   max_rows = rows;
@@ -170,13 +170,13 @@ void FusedDenseEngine::Worker::allocate(const std::vector<Layer>& layers, int64_
 }
 
 // The instantiations fused_engine.cpp uses.
-template void FusedDenseEngine::Worker::run<double>(const std::vector<Layer>&, int, std::size_t, double, double);
-template void FusedDenseEngine::Worker::run<float>(const std::vector<Layer>&, int, std::size_t, float, float);
-template void FusedDenseEngine::Worker::chain<double>(const std::vector<Layer>&, at::Tensor, std::size_t, std::size_t,
+template void FusedWorker::run<double>(const std::vector<Layer>&, int, std::size_t, double, double);
+template void FusedWorker::run<float>(const std::vector<Layer>&, int, std::size_t, float, float);
+template void FusedWorker::chain<double>(const std::vector<Layer>&, at::Tensor, std::size_t, std::size_t,
                                                       const at::Tensor*);
-template void FusedDenseEngine::Worker::chain<float>(const std::vector<Layer>&, at::Tensor, std::size_t, std::size_t,
+template void FusedWorker::chain<float>(const std::vector<Layer>&, at::Tensor, std::size_t, std::size_t,
                                                      const at::Tensor*);
-template void FusedDenseEngine::Worker::backward<double>(const std::vector<Layer>&);
-template void FusedDenseEngine::Worker::backward<float>(const std::vector<Layer>&);
+template void FusedWorker::backward<double>(const std::vector<Layer>&);
+template void FusedWorker::backward<float>(const std::vector<Layer>&);
 
 }  // namespace balerbench

@@ -1,7 +1,7 @@
 // fused_worker.h: one shard's buffers and layer-by-layer numerics of the fused engine (private to
-// fused_engine.cpp and fused_worker.cpp): the forward chain, the loss and the backward pass, in T
-// (double or float) on OpenBLAS's or Eigen's products, or in amp_bf16 on bfloat16 dot products
-// (fused_bf16.cpp).
+// fused_engine.cpp, fused_worker.cpp and fused_bf16.cpp): the forward chain, the loss and the
+// backward pass, in T (double or float) on OpenBLAS's or Eigen's products, or in amp_bf16 on
+// bfloat16 dot products (fused_bf16.cpp).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -12,7 +12,7 @@
 #include "harness/engine/bf16_kernels.h"
 #include "harness/engine/dense_loops.h"
 #include "harness/engine/dense_products.h"
-#include "harness/engine/fused_engine.h"
+#include "harness/engine/fused_layer.h"
 #include "harness/engine/fused_kernels.h"
 
 namespace balerbench {
@@ -20,7 +20,9 @@ namespace balerbench {
 // The parts of a training step, as flags: a worker runs the parts asked, in this order.
 enum FusedPart { kForwardEncoder = 1, kForwardDecoder = 2, kLoss = 4, kBackward = 8 };
 
-struct FusedDenseEngine::Worker {
+struct FusedWorker {
+  using Layer = FusedLayer;
+
   int64_t max_rows = 0;
   const DenseProducts* products = nullptr;  // Eigen's kernels, or null for at::mm_out (OpenBLAS)
   const DenseLoops* loops = nullptr;        // the element-wise loops, at the products' level

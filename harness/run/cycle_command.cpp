@@ -151,12 +151,7 @@ void CodecCommand::track_memory(const std::function<void()>& work) {
 json CodecCommand::finish(json report) {
   report["precision"] = policy_.to_json();
   report["engine"] = engine_json(engine_decision_);
-  if (engine_) {
-    const EngineStatus st = engine_->status();
-    if (!st.products.empty()) report["engine"]["products"] = st.products;
-    if (st.shards > 0) report["engine"]["shards"] = st.shards;
-    if (!st.threads_note.empty()) report["engine"]["threads"] = st.threads_note;
-  }
+  if (engine_) report["engine"].update(engine_->status().details);
   report["device"] = device_.str();
   report["memory"] = memory_.to_json();
   report["total_duration_s"] = seconds_since(t_total_);

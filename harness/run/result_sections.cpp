@@ -27,9 +27,7 @@ json engine_json(const TrainResult& r) {
   json j = engine_json(EngineDecision{r.engine, r.engine_note});
   const EngineStatus& s = r.engine_status;
   if (s.workers > 0) j["workers"] = s.workers;  // an engine that split the batches
-  if (s.shards > 0) j["shards"] = s.shards;
-  if (!s.products.empty()) j["products"] = s.products;
-  if (!s.threads_note.empty()) j["threads"] = s.threads_note;
+  j.update(s.details);
   return j;
 }
 

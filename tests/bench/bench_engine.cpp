@@ -234,7 +234,7 @@ void BM_EngineEpoch(benchmark::State& state) {
   const TrainOptions o = epoch_options(mode, state.range(1) ? EngineKind::kFused : EngineKind::kLibtorch,
                                        state.range(1) == 2 ? "eigen" : "openblas", 1);
   std::string products;
-  for (auto _ : state) products = fit(*model, x, {}, o).engine_status.products;
+  for (auto _ : state) products = fit(*model, x, {}, o).engine_status.detail("products");
   state.SetItemsProcessed(state.iterations() * kRows);
   state.SetLabel(std::string(o.precision.name()) + ", " + engine_name(o.engine) +
                  (state.range(1) ? " " + products.substr(0, products.find(" (")) : std::string()) + ", " +
@@ -273,7 +273,7 @@ void BM_EngineSteadyEpoch(benchmark::State& state) {
     setup_s += fit_s - epochs_s;
     first_s += r.epoch_records.at(0).duration_s;
     for (std::size_t e = 1; e < r.epoch_records.size(); ++e) state.SetIterationTime(r.epoch_records[e].duration_s);
-    products = r.engine_status.products;
+    products = r.engine_status.detail("products");
     ++fits;
   }
   state.SetItemsProcessed(state.iterations() * kRows);

@@ -151,11 +151,11 @@ inline void expect_params_near(const at::Tensor& params, const at::Tensor& ref_p
 
 // The engine's status names the mode and the tensor cores; its tiles are one MMA block.
 inline void expect_tensor_core_status(const FusedCudaEngine& engine, const Mode& m) {
-  const std::string products = engine.status().products;
+  const std::string products = engine.status().detail("products");
   EXPECT_NE(products.find(std::string("cuda ") + m.name + " "), std::string::npos)
-      << "status().products should name the mode '" << m.name << "': " << products;
+      << "status().detail("products") should name the mode '" << m.name << "': " << products;
   EXPECT_NE(products.find("tensor cores"), std::string::npos)
-      << "status().products should say 'tensor cores' for " << m.name << ": " << products;
+      << "status().detail("products") should say 'tensor cores' for " << m.name << ": " << products;
   EXPECT_TRUE(engine.tensor_cores()) << m.name;
   EXPECT_EQ(engine.tile_rows(), fused_cuda::kMmaTileRows) << m.name << ": tile rows";
 }

@@ -199,7 +199,7 @@ TEST(FusedCuda, FiftyEpochTrajectoryFollowsLibtorch) {
   const std::vector<double> fused =
       train_losses(trajectory_options(EngineKind::kFused, 50, 512), x, seed, &fused_result);
   EXPECT_EQ(fused_result.engine, EngineKind::kFused);
-  std::printf("engine status: %s\n", fused_result.engine_status.products.c_str());
+  std::printf("engine status: %s\n", fused_result.engine_status.detail("products").c_str());
   ASSERT_EQ(ref.size(), fused.size());
   EXPECT_NEAR(fused[0], ref[0], 1e-4 * ref[0]);
   for (std::size_t e = 0; e < ref.size(); ++e) {

@@ -187,10 +187,10 @@ void expect_trajectory_follows_libtorch(const Mode& m) {
   const std::vector<double> ref = train_losses(ref_options, x, seed, &ref_result);
   const std::vector<double> fused = train_losses(fused_options, x, seed, &fused_result);
   EXPECT_EQ(fused_result.engine, EngineKind::kFused) << m.name << ": the engine fit ran";
-  const std::string products = fused_result.engine_status.products;
+  const std::string products = fused_result.engine_status.detail("products");
   std::printf("%s: engine status: %s\n", m.name, products.c_str());
-  EXPECT_NE(products.find(m.name), std::string::npos) << "status().products should name " << m.name << ": " << products;
-  EXPECT_NE(products.find("tensor cores"), std::string::npos) << m.name << ": status().products: " << products;
+  EXPECT_NE(products.find(m.name), std::string::npos) << "status().detail("products") should name " << m.name << ": " << products;
+  EXPECT_NE(products.find("tensor cores"), std::string::npos) << m.name << ": status().detail("products"): " << products;
   if (m.precision == Precision::kAmpFp16) {  // a spurious skip could hide inside the 5% below
     std::printf("%s: scaler: libtorch scale %g, %lld skipped; fused scale %g, %lld skipped\n", m.name,
                 ref_result.scaler.scale, static_cast<long long>(ref_result.scaler.skipped_steps),

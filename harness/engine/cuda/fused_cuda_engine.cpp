@@ -288,9 +288,9 @@ int64_t FusedCudaEngine::shared_bytes_per_block() const {
 EngineStatus FusedCudaEngine::status() const {
   const Buffers& b = *buffers_;
   EngineStatus st;
-  st.shards = b.max_tiles;  // tiles of a full batch, one block each
+  st.details["shards"] = b.max_tiles;  // tiles of a full batch, one block each
   const std::string name = resolve_precision(precision_, at::kFloat, c10::Device(c10::kCUDA, device_)).name();
-  st.products = "cuda " + name + (mma_ ? " on tensor cores (" : " (") + std::to_string(launches_per_step()) +
+  st.details["products"] = "cuda " + name + (mma_ ? " on tensor cores (" : " (") + std::to_string(launches_per_step()) +
                 " launches per step: " + (mma_ ? "mma_step, " : "tile_step, ") + std::to_string(b.max_tiles) +
                 " blocks of " + std::to_string(fused_cuda::kTileThreads) + " threads, " + std::to_string(tile_rows_) +
                 " rows and " + std::to_string(shared_bytes_per_block() / 1024) + " KB shared each; " +

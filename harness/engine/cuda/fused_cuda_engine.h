@@ -1,8 +1,8 @@
 // fused_cuda_engine.h: the fused engine on a CUDA GPU (issue 38): a training step of Baler's dense
 // models in two kernel launches (fused_cuda_kernels.h: tile_step, reduce_adam), fp32, no autograd.
 //
-// `engine: fused` keeps its name on CUDA: the fused engine's registry entry (fused_engine.cpp) sends
-// a CUDA device here. A build without this engine (BALERBENCH_CUDA_ENGINE off: CMake found no CUDA
+// `engine: fused` keeps its name on CUDA: the registry resolves the name by device, and this engine's
+// own entry (fused_cuda_entry.cpp) serves CUDA devices. A build without this engine (BALERBENCH_CUDA_ENGINE off: CMake found no CUDA
 // compiler, or LibTorch has no CUDA) compiles fused_cuda_absent.cpp instead, whose functions below
 // say so. The engine's numerics are those of the CPU fused engine and of LibTorch's autograd (the
 // same losses, the same Adam, the same parameter layout: FlatAdam's flat buffers), up to the

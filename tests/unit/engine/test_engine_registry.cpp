@@ -36,7 +36,7 @@ class GainEngine final : public Engine {
   EngineKind kind() const override { return *find_engine(kName); }
   EngineStatus status() const override {
     EngineStatus s;
-    s.products = "gain " + json(gain_).dump();
+    s.details["products"] = "gain " + json(gain_).dump();
     return s;
   }
   void begin_epoch() override { sum_ = 0; }
@@ -91,14 +91,14 @@ TEST(EngineRegistry, AnEngineKnobIsParsedFromARunConfigAndReachesTheEngine) {
   auto model = make_model("AE", 24, 15);
   const TrainResult r = fit(*model, torch::rand({32, 24}, torch::kDouble), at::Tensor(), o);
   EXPECT_EQ(r.engine, registration.kind());
-  EXPECT_EQ(r.engine_status.products, "gain 2.5");
+  EXPECT_EQ(r.engine_status.detail("products"), "gain 2.5");
   ASSERT_EQ(r.epoch_records.size(), 2u);
   EXPECT_DOUBLE_EQ(r.epoch_records[0].train_loss, 2.5);  // 4 steps of 8 rows, each adding 2.5, over 4 batches
 
   // Compress and decompress are given the same knobs.
   const std::unique_ptr<Engine> inference =
       make_inference_engine(registration.kind(), *model, {o.precision, 16, 0, &c.engine_knobs});
-  EXPECT_EQ(inference->status().products, "gain 2.5");
+  EXPECT_EQ(inference->status().detail("products"), "gain 2.5");
 }
 
 TEST(EngineRegistry, AnEngineKnobIsCheckedAndDocumentedByItsEngine) {

@@ -113,12 +113,12 @@ TEST(FusedBf16, StatusNamesTheKernels) {
   FusedDenseEngine native(*model, opt, LossKind::kBalerSum, 64, 2, at::kBFloat16);
   FusedDenseEngine emulated(*model, opt, LossKind::kBalerSum, 64, 2, at::kBFloat16, {"auto", "generic"});
   EXPECT_EQ(emulated.backend(), "emulated");
-  EXPECT_NE(emulated.status().products.find("fused_isa generic"), std::string::npos) << emulated.status().products;
+  EXPECT_NE(emulated.status().detail("products").find("fused_isa generic"), std::string::npos) << emulated.status().detail("products");
   if (bf16_dot_supported()) {
     EXPECT_EQ(native.backend(), "avx512_bf16");
-    EXPECT_NE(native.status().products.find("VDPBF16PS"), std::string::npos) << native.status().products;
+    EXPECT_NE(native.status().detail("products").find("VDPBF16PS"), std::string::npos) << native.status().detail("products");
   } else {
-    EXPECT_NE(native.status().products.find(kBf16Emulated), std::string::npos) << native.status().products;
+    EXPECT_NE(native.status().detail("products").find(kBf16Emulated), std::string::npos) << native.status().detail("products");
   }
 }
 

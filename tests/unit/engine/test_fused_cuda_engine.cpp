@@ -107,7 +107,7 @@ TEST(FusedCudaEntry, FusedOnCudaSaysWhyItCannotRunOrThatAutoPassesItBy) {
   const c10::Device cuda(c10::kCUDA, 0), cpu(c10::kCPU);
   const PrecisionPolicy fp32 = policy(Precision::kFp32, at::kFloat);
   auto ae = make_model("AE", 24, 15);
-  const EngineEntry& fused = engine_entry(EngineKind::kFused);
+  const EngineEntry& fused = engine_entry(EngineKind::kFused, cuda);
   const std::string absent = "built without the CUDA fused engine (BALERBENCH_CUDA_ENGINE)";
   if (!fused_cuda_built()) {
     EXPECT_EQ(fused.unsupported(*ae, fp32, cuda), absent);
@@ -134,7 +134,7 @@ TEST(FusedCudaEntry, FusedOnCudaSaysWhyItCannotRunOrThatAutoPassesItBy) {
   EXPECT_EQ(d.engine, EngineKind::kLibtorch);
   EXPECT_TRUE(contains(d.note, fused_cuda_built() ? "fused on CUDA: not yet verified on a GPU" : absent)) << d.note;
   // The CPU is the CPU fused engine's, as before.
-  EXPECT_EQ(fused.unsupported(*ae, fp32, cpu), "");
+  EXPECT_EQ(engine_entry(EngineKind::kFused, cpu).unsupported(*ae, fp32, cpu), "");
   EXPECT_EQ(choose_engine(EngineKind::kAuto, *ae, fp32, cpu).engine, EngineKind::kFused);
 }
 

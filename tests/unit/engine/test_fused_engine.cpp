@@ -284,8 +284,8 @@ TEST(FusedEngine, TheThreadsThatRunTheShardsNeverChangeTheResult) {
     EXPECT_TRUE(at::equal(grads[2], grads[3])) << isa;
     EXPECT_TRUE(at::equal(grads[0], grads[3])) << isa;
     const EngineStatus st = engine.status();
-    EXPECT_NE(st.products.find("eigen"), std::string::npos) << st.products;
-    EXPECT_NE(st.threads_note.find("on 1"), std::string::npos) << st.threads_note;
+    EXPECT_NE(st.detail("products").find("eigen"), std::string::npos) << st.detail("products");
+    EXPECT_NE(st.detail("threads").find("on 1"), std::string::npos) << st.detail("threads");
   }
 }
 
@@ -312,8 +312,8 @@ TEST(FusedEngine, TheThreadCountNeverChangesTheTrainedWeights) {
       at::set_num_threads(threads);
       const TrainResult r = fit(*model, x, at::Tensor(), o);
       at::set_num_threads(saved);
-      EXPECT_EQ(r.engine_status.shards, shards > 0 ? shards : FusedDenseEngine::default_shards()) << threads;
-      EXPECT_EQ(r.engine_status.workers, std::min(threads, r.engine_status.shards)) << threads;
+      EXPECT_EQ(r.engine_status.details.value("shards", 0), shards > 0 ? shards : FusedDenseEngine::default_shards()) << threads;
+      EXPECT_EQ(r.engine_status.workers, std::min(threads, r.engine_status.details.value("shards", 0))) << threads;
       std::vector<at::Tensor> flat;
       for (const auto& p : model->parameters()) flat.push_back(p.detach().flatten());
       weights.push_back(at::cat(flat));
@@ -350,13 +350,13 @@ TEST(FusedEngine, ProductsChoiceIsRecordedAndBadChoicesAreClearErrors) {
   auto model = make_model("AE", 24, 15);
   FlatAdam opt(model->parameters(), 1e-3);
   FusedDenseEngine automatic(*model, opt, LossKind::kBalerSum, 128, 1);
-  const std::string note = automatic.status().products;
+  const std::string note = automatic.status().detail("products");
   EXPECT_NE(note.find("auto: one shard's products"), std::string::npos) << note;
   EXPECT_NE(note.find("on Eigen"), std::string::npos) << note;
   EXPECT_NE(note.find(automatic.backend()), std::string::npos) << note;
   FusedDenseEngine generic(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"eigen", "generic"});
   EXPECT_STREQ(generic.isa(), "generic");
-  EXPECT_EQ(generic.status().products, "eigen generic (asked)");
+  EXPECT_EQ(generic.status().detail("products"), "eigen generic (asked)");
   // Made for training, the engine sets Adam's loops to its own level too (they run whole on the
   // caller with one shard).
   {
@@ -374,7 +374,7 @@ TEST(FusedEngine, ProductsChoiceIsRecordedAndBadChoicesAreClearErrors) {
   }
   FusedDenseEngine blas(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"openblas", "generic"});
   EXPECT_STREQ(blas.isa(), "generic");
-  EXPECT_EQ(blas.status().products, "openblas (asked); loops generic");
+  EXPECT_EQ(blas.status().detail("products"), "openblas (asked); loops generic");
   EXPECT_THROW(FusedDenseEngine(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"mkl", "auto"}),
                InputError);
   EXPECT_THROW(FusedDenseEngine(*model, opt, LossKind::kBalerSum, 128, 1, at::ScalarType::Undefined, {"eigen", "sse9"}),

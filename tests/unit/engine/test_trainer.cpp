@@ -356,6 +356,7 @@ TEST(Codec, EveryEngineEncodesAndDecodesAsTheModel) {
   m->eval();
   torch::NoGradGuard ng;
   for (const EngineEntry* entry : engine_registry()) {
+    if (!runs_on(*entry, c10::kCPU)) continue;
     SCOPED_TRACE(engine_name(entry->kind));
     const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 256, 2});
     EXPECT_EQ(e->kind(), entry->kind);
@@ -365,17 +366,26 @@ TEST(Codec, EveryEngineEncodesAndDecodesAsTheModel) {
   }
 }
 
-// The registry: every engine kind but auto has one entry, the reference (last) runs everything,
-// and an inference engine refuses to train.
-TEST(EngineRegistry, OneEntryPerKindAndTheReferenceLast) {
-  std::set<EngineKind> kinds;
-  for (const EngineEntry* entry : engine_registry()) EXPECT_TRUE(kinds.insert(entry->kind).second);
-  for (const std::string& name : engine_names())
-    if (name != "auto") EXPECT_EQ(kinds.count(*find_engine(name)), 1u) << name;
+// The registry: every engine name but auto has one entry per device (fused: one for the CPU, one
+// for CUDA), the reference (last) runs everything, and an inference engine refuses to train.
+TEST(EngineRegistry, OneEntryPerKindAndDeviceAndTheReferenceLast) {
+  for (const c10::Device device : {c10::Device(c10::kCPU), c10::Device(c10::kCUDA, 0)}) {
+    std::set<EngineKind> kinds;
+    for (const EngineEntry* entry : engine_registry())
+      if (runs_on(*entry, device)) EXPECT_TRUE(kinds.insert(entry->kind).second) << device;
+    for (const std::string& name : engine_names())
+      if (name != "auto") {
+        EXPECT_EQ(kinds.count(*find_engine(name)), 1u) << name << " on " << device;
+        EXPECT_TRUE(runs_on(engine_entry(*find_engine(name), device), device)) << name << " on " << device;
+      }
+  }
+  EXPECT_NE(&engine_entry(EngineKind::kFused, c10::kCPU), &engine_entry(EngineKind::kFused, c10::Device(c10::kCUDA, 0)));
   EXPECT_EQ(engine_registry().back()->kind, EngineKind::kLibtorch);
-  EXPECT_THROW(engine_entry(EngineKind::kAuto), std::logic_error);
+  EXPECT_EQ(engine_registry().back()->devices, EngineDevices::kAny);
+  EXPECT_THROW(engine_entry(EngineKind::kAuto, c10::kCPU), std::logic_error);
   auto m = make_model("AE", 24, 15);
   for (const EngineEntry* entry : engine_registry()) {
+    if (!runs_on(*entry, c10::kCPU)) continue;
     const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 64, 1});
     EXPECT_THROW(e->step(toy_data(8)), std::logic_error) << engine_name(entry->kind);
   }
