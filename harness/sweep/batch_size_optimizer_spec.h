@@ -28,7 +28,7 @@ struct BatchSizeOptimizerSpec {
 
 // /batch_size_optimizer of `source`: each key alone (beta a number above 1 or "inf"); each absent
 // key keeps its default. InputError naming the JSON path otherwise. What it must agree with elsewhere
-// in the file (the sweep's axes, the target, energy) is checked by parse_experiment.
+// in the file (the sweep's axes, the target, energy) is checked by experiment_rules.h, once every section is read.
 BatchSizeOptimizerSpec parse_batch_size_optimizer_spec(const nlohmann::json& j, const std::string& source);
 
 }  // namespace balerbench

@@ -19,7 +19,7 @@ struct OptimizerSpec {  // Zeus' GlobalPowerLimitOptimizer defaults
 
 // /power_limit_optimizer of `source`: enabled, eta in [0, 1], wait_steps, warmup_steps,
 // profile_steps and pl_step_w (W); each absent key keeps its default. InputError naming the JSON
-// path otherwise. What it must agree with elsewhere in the file is checked by parse_experiment.
+// path otherwise. What it must agree with elsewhere in the file is checked by experiment_rules.h, once every section is read.
 OptimizerSpec parse_optimizer_spec(const nlohmann::json& j, const std::string& source);
 
 }  // namespace balerbench
