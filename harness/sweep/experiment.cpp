@@ -1,25 +1,20 @@
-// experiment.cpp: see experiment.h.
+// experiment.cpp: see experiment.h. parse_experiment lists the file's sections; each is read beside
+// the type it fills (dataset_spec, target_spec, optimizer_spec, batch_size_optimizer_spec), or, when
+// it fills Experiment's own fields, in experiment_sections and experiment_sweep; experiment_rules
+// checks what the sections must agree on.
 #include "harness/sweep/experiment.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <map>
-#include <random>
-#include <set>
 #include <sstream>
 
 #include "common/error.h"
 #include "common/paths.h"
 #include "common/text.h"
-#include "datasets/generator_registry.h"
 #include "harness/base/strict_json.h"
-#include "harness/base/system_info.h"
+#include "harness/sweep/experiment_rules.h"
+#include "harness/sweep/experiment_sections.h"
 #include "harness/sweep/experiment_sweep.h"
 
 namespace balerbench {
@@ -28,315 +23,20 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// Keys of "training" that the experiment sets elsewhere.
-const std::vector<std::pair<std::string, std::string>> kTrainingKeysElsewhere = {
-    {"input_path", "set the data under /dataset"},
-    {"model_name", "set the model under /model/name, or several under /sweep/model"},
-    {"compression_ratio", "set it under /model/compression_ratio, or several under /sweep/compression_ratio"},
-    {"epochs", "epochs is a sweep axis: /sweep/epochs"},
-    {"batch_size", "batch_size is a sweep axis: /sweep/batch_size"},
-    {"precision", "precision is a sweep axis: /sweep/precision"},
-    {"engine", "engine is a sweep axis: /sweep/engine"},
-    {"energy", "energy settings go in the top-level /energy section"},
-    {"codecs", "the codec comparison goes in the top-level /codecs section"},
-    {"monitoring", "live monitoring is set on the command line (balerbench run --prometheus-port ...)"},
-    {"profile_trace", "a profiler trace per trial is not supported; use balerbench train --profile-trace"},
-    {"intermittent_model_saving", "trials keep no model files"},
-};
-
-// "rows (cms) or frames/height/width (cfd)": each generator's keys besides kind and seed.
-std::string generator_keys() {
-  std::string keys;
-  for (const DatasetGenerator* g : dataset_generators())
-    keys += (keys.empty() ? "" : " or ") + std::string(g->count_key) + (g->frames ? "/height/width" : "") + " (" +
-            g->name + ")";
-  return keys;
-}
-
-DatasetSpec parse_dataset(const json& j, const std::string& source, const std::string& base_dir) {
-  StrictReader r(j, source, "/dataset");
-  DatasetSpec d;
-  r.str("path", d.path);
-  const json* g = r.object("generator");
-  if (d.path.empty() == !g)
-    r.fail(d.path.empty() ? "generator" : "path", "give exactly one of path and generator",
-           "{\"path\": \"data.npz\"} or {\"generator\": {\"kind\": \"cms\", \"rows\": 20000, \"seed\": 0}}");
-  if (!d.path.empty()) {
-    // Canonical: the same file, however the experiment or its path was spelled.
-    fs::path p = fs::path(d.path).is_absolute() ? fs::path(d.path) : fs::path(base_dir) / d.path;
-    std::error_code ec;
-    const fs::path canonical = fs::weakly_canonical(fs::absolute(p, ec), ec);
-    d.path = (ec ? p.lexically_normal() : canonical).string();
-  } else {
-    StrictReader gr(*g, source, "/dataset/generator");
-    gr.choice("kind", d.generator, dataset_generator_names());
-    if (d.generator.empty()) gr.fail("kind", "is required", dataset_generator_hint());
-    const DatasetGenerator& generator = dataset_generator(d.generator);
-    d.rows = 0;
-    gr.integer(generator.count_key, d.rows, 1, int64_t{1000000000000000});
-    if (d.rows == 0) gr.fail(generator.count_key, "is required");
-    if (generator.frames) {
-      gr.integer("height", d.height, 2, 65536);
-      gr.integer("width", d.width, 2, 65536);
-    }
-    gr.integer("seed", d.seed, 0);
-    gr.reject_unknown("generator keys: kind, " + generator_keys() + ", seed");
-  }
-  r.reject_unknown("dataset keys: path, generator");
-  return d;
-}
-
 std::string format_number(double v) {
   std::ostringstream s;
   s << v;
   return s.str();
 }
 
-// ---- parse_experiment's sections, in the file's order ----
-
-// schema_version, name (the file's stem when absent) and description.
-void parse_header(StrictReader& r, const std::string& source, Experiment& e) {
-  int64_t version = 0;
-  if (!r.get("schema_version"))
-    r.fail("schema_version", "is required", "add \"schema_version\": " + std::to_string(kExperimentSchemaVersion));
-  r.integer("schema_version", version, 1);
-  if (version != kExperimentSchemaVersion)
-    r.fail("schema_version", "is " + std::to_string(version) + " but this balerbench reads version " +
-                                 std::to_string(kExperimentSchemaVersion));
-  e.schema_version = static_cast<int>(version);
-  const bool named = r.get("name") != nullptr;
-  r.str("name", e.name);
-  if (!named) e.name = fs::path(source).stem().string();
-  if (const std::string problem = experiment_name_problem(e.name); !problem.empty())
-    r.fail("name", shown(e.name) + (named ? "" : " (the file's name, as there is no \"name\")") + " " + problem +
-                       ": the name is part of the report's file names",
-           "a name with no / or \\, no control, bidirectional or invisible character, not starting with '.', at "
-           "most 120 bytes; letters, digits and - _ . + keep report file names as the name is (others become _), "
-           "e.g. \"name\": \"cpu_sweep\"");
-  r.str("description", e.description);
-}
-
-// /training: the run config every trial starts from, with the dataset and model filled in.
-RunConfig parse_training_section(const json* t, const Experiment& e, const std::string& model_name, double ratio,
-                                 const std::string& source, const std::string& base_dir) {
-  json training = json::object();
-  if (t) training = *t;
-  for (const auto& [key, hint] : kTrainingKeysElsewhere)
-    if (training.contains(key)) throw InputError(source + ": /training/" + key + ": not allowed here", hint);
-  training["input_path"] = e.dataset.path.empty() ? "synthetic:" + e.dataset.generator : e.dataset.path;
-  training["model_name"] = model_name;
-  training["compression_ratio"] = ratio;
-  const DatasetGenerator* generator = find_dataset_generator(e.dataset.generator);
-  if (generator && generator->type_list && !training.contains("type_list"))
-    training["type_list"] = generator->type_list();  // the generator's integer columns, as Baler's CMS config
-  RunConfig base = parse_run_config(training, source, base_dir, "/training");
-  if (!e.dataset.path.empty()) base.input_path = e.dataset.path;
-  return base;
-}
-
-// /target: the metric and value TTA and ETA are measured to.
-void parse_target_section(const json& t, const std::string& source, Experiment& e) {
-  StrictReader tr(t, source, "/target");
-  std::optional<double> val_loss, rel;
-  tr.optional_number_in("val_loss", val_loss, 0, 1e300);
-  tr.optional_number_in("relative_error", rel, 0, 1e300);
-  if (val_loss.has_value() == rel.has_value())
-    tr.fail(val_loss ? "relative_error" : "val_loss", "give exactly one of val_loss and relative_error");
-  e.target.metric = val_loss ? "val_loss" : "relative_error";
-  e.target.value = val_loss ? *val_loss : *rel;
-  tr.boolean("stop_when_reached", e.target.stop_when_reached);
-  tr.reject_unknown("target keys: val_loss or relative_error, stop_when_reached");
-}
-
-// /energy: the run config's energy section, with the sweep's own cooldown_s and thermal taken out.
-void parse_energy_section(const json& en, const std::string& source, const std::string& base_dir, Experiment& e) {
-  json energy = en;
-  if (energy.is_object()) {
-    StrictReader er(energy, source, "/energy");  // only for /energy/thermal; the rest is the run config's
-    if (const json* th = er.object("thermal")) e.thermal = parse_thermal_settings(*th, source, "/energy/thermal");
-    energy.erase("thermal");
-  }
-  if (energy.contains("cooldown_s")) {
-    const json& c = energy["cooldown_s"];
-    if (!c.is_number() || c.get<double>() < 0 || c.get<double>() > 86400)
-      throw InputError(source + ": /energy/cooldown_s: must be a number of seconds in [0, 86400], got " + shown(c));
-    e.cooldown_s = c.get<double>();
-    energy.erase("cooldown_s");
-  }
-  e.base.energy = parse_energy_settings(energy, source, "/energy", base_dir);
-}
-
-// /cost: the etas of the Zeus cost and MaxPower.
-void parse_cost_section(const json& c, const std::string& source, Experiment& e) {
-  StrictReader cr(c, source, "/cost");
-  if (const json* v = cr.get("eta")) {
-    const json list = v->is_array() ? *v : json::array({*v});
-    if (list.empty()) cr.fail("eta", "must list at least one value in [0, 1]");
-    e.etas.clear();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_number() || list[i].get<double>() < 0 || list[i].get<double>() > 1)
-        cr.fail("eta/" + std::to_string(i), "must be a number in [0, 1], got " + shown(list[i]),
-                "0 weighs only time, 1 only energy, e.g. [0, 0.5, 1]");
-      e.etas.push_back(list[i].get<double>());
-    }
-  }
-  cr.optional_number_in("max_power_w", e.max_power_w, 1e-3, 1e6);
-  cr.reject_unknown("cost keys: eta, max_power_w");
-}
-
-// /power_limit_optimizer: the Zeus-style optimiser's settings.
-void parse_optimizer_section(const json& o, const std::string& source, Experiment& e) {
-  StrictReader orr(o, source, "/power_limit_optimizer");
-  orr.boolean("enabled", e.optimizer.enabled);
-  orr.number_in("eta", e.optimizer.eta, 0, 1);
-  orr.integer("wait_steps", e.optimizer.wait_steps, 0);
-  orr.integer("warmup_steps", e.optimizer.warmup_steps, 0);
-  orr.integer("profile_steps", e.optimizer.profile_steps, 1);
-  orr.number_in("pl_step_w", e.optimizer.pl_step_w, 1, 1000);
-  orr.reject_unknown("power_limit_optimizer keys: enabled, eta, wait_steps, warmup_steps, profile_steps, pl_step_w");
-}
-
-// /batch_size_optimizer: Zeus's batch-size optimiser over the job's recurrences.
-void parse_batch_size_optimizer_section(const json& b, const std::string& source, Experiment& e) {
-  StrictReader br(b, source, "/batch_size_optimizer");
-  BatchSizeOptimizerSpec& s = e.batch_size_optimizer;
-  br.boolean("enabled", s.enabled);
-  br.integer("default_batch_size", s.default_batch_size, 1);
-  if (br.get("recurrences")) {
-    int64_t n = 0;
-    br.integer("recurrences", n, 1);
-    s.recurrences = n;
-  }
-  br.number_in("eta", s.eta, 0, 1);
-  if (const json* beta = br.get("beta"); beta && beta->is_string()) {
-    if (beta->get<std::string>() != "inf") br.fail("beta", "must be a number above 1 or \"inf\"", "Zeus's default is 2");
-    s.beta = INFINITY;
-  } else {
-    br.number_in("beta", s.beta, 1 + 1e-9, 1e9);
-  }
-  br.integer("seed", s.seed, 0);
-  br.integer("max_attempts", s.max_attempts, 1);
-  br.integer("pruning_rounds", s.pruning_rounds, 0);
-  br.integer("window", s.window, 0);
-  br.reject_unknown("batch_size_optimizer keys: enabled, default_batch_size, recurrences, eta, beta, seed, "
-                    "max_attempts, pruning_rounds, window");
-}
-
-// The batch-size optimiser runs recurrences, not a grid: one value on every axis but batch size, at
-// most /sweep/epochs a recurrence's attempt, to the target.
-void check_batch_size_optimizer_rules(Experiment& e, const std::string& source) {
-  const BatchSizeOptimizerSpec& s = e.batch_size_optimizer;
-  if (!s.enabled) return;
-  const std::string at = source + ": /batch_size_optimizer: ";
-  auto refuse = [&](const std::string& what, const std::string& hint) { throw InputError(at + what, hint); };
-  if (s.default_batch_size == 0)
-    refuse("needs the job's default batch size",
-           "add \"default_batch_size\": one of /sweep/batch_size, the batch size the job runs without the optimiser");
-  if (std::find(e.batch_sizes.begin(), e.batch_sizes.end(), s.default_batch_size) == e.batch_sizes.end())
-    refuse("default_batch_size " + std::to_string(s.default_batch_size) + " is not in /sweep/batch_size",
-           "the batch sizes the optimiser chooses from include the default");
-  if (!e.target.enabled())
-    refuse("the recurrences need a target: each attempt trains until it reaches it",
-           "add a /target, e.g. {\"relative_error\": 0.05}");
-  if (e.raw.contains("target") && e.raw["target"].contains("stop_when_reached") && !e.target.stop_when_reached)
-    refuse("each attempt stops at the target, but /target/stop_when_reached is false", "remove it, or set it to true");
-  e.target.stop_when_reached = true;
-  if (!e.base.energy.enabled)
-    refuse("the optimiser weighs measured energy against time, but /energy/enabled is false",
-           "remove \"enabled\": false from /energy");
-  if (e.precisions.size() != 1 || e.engines.size() != 1 || e.epochs.size() != 1)
-    refuse("/sweep lists several precisions, engines or epoch counts",
-           "the recurrences vary the batch size only: one precision, one engine, and one epochs value (the most a "
-           "recurrence's attempt trains)");
-  if (e.models.size() != 1 || e.compression_ratios.size() != 1)
-    refuse("/sweep lists several models or compression ratios",
-           "the recurrences vary the batch size only: run one experiment per model and compression ratio");
-  if (e.repeats != 1) refuse("/sweep/repeats is " + std::to_string(e.repeats), "the recurrences are the repeats: remove it");
-  if (e.power_limits_w.size() != 1 || e.power_limits_w.front())
-    refuse("/sweep/power_limit_w lists limits",
-           "the power limit is chosen just in time by /power_limit_optimizer (enable it on GPUs), or left as it is: "
-           "use [null]");
-  if (e.order == "shuffled")
-    refuse("/sweep/order is shuffled", "the recurrences run in their own order, one after another: remove it");
-  if (e.warmup_trials != 0)
-    refuse("/sweep/warmup_trials is not run with the batch-size optimiser",
-           "run a warm-up experiment first, or remove it (the first recurrence starts at the default batch size)");
-}
-
-// Power limits change only when the experiment allows it, the optimiser needs measured energy, and
-// the optimiser and a list of limits exclude each other.
-void check_power_limit_rules(const Experiment& e, const std::string& source) {
-  const bool sets_limits =
-      std::any_of(e.power_limits_w.begin(), e.power_limits_w.end(), [](const auto& w) { return w.has_value(); });
-  if ((sets_limits || e.optimizer.enabled) && !e.allow_power_limit_changes)
-    throw InputError(source + ": /allow_power_limit_changes: the experiment " +
-                         (sets_limits ? std::string("lists power limits in /sweep/power_limit_w")
-                                      : std::string("enables /power_limit_optimizer")) +
-                         " but does not allow changing them",
-                     "add \"allow_power_limit_changes\": true (the original limits are restored after every trial), "
-                     "or use [null] to run at the limit in force");
-  if (e.optimizer.enabled && !e.base.energy.enabled)
-    throw InputError(source + ": /power_limit_optimizer: the optimiser weighs measured energy against time, "
-                              "but /energy/enabled is false",
-                     "remove \"enabled\": false from /energy, or disable the optimiser");
-  if (e.optimizer.enabled && sets_limits)
-    throw InputError(source + ": /power_limit_optimizer: the optimiser chooses the limit itself",
-                     "set /sweep/power_limit_w to [null] when the optimiser is enabled");
+// A section the file must have: an object, else "is required" with `hint`.
+const json& required_section(StrictReader& r, const std::string& key, const std::string& hint) {
+  const json* section = r.object(key);
+  if (!section) r.fail(key, "is required", hint);
+  return *section;
 }
 
 }  // namespace
-
-GeneratorParams DatasetSpec::params() const {
-  GeneratorParams p;
-  p.rows = rows;
-  p.height = height;
-  p.width = width;
-  p.seed = static_cast<uint64_t>(seed);
-  return p;
-}
-
-json DatasetSpec::to_json() const {
-  if (!path.empty()) return {{"path", path}};
-  json g = {{"kind", generator}, {"seed", seed}};
-  const DatasetGenerator& entry = dataset_generator(generator);
-  g[entry.count_key] = rows;
-  if (entry.frames) {
-    g["height"] = height;
-    g["width"] = width;
-  }
-  return {{"generator", g}};
-}
-
-std::string DatasetSpec::label() const {
-  if (!path.empty()) return fs::path(path).filename().string();
-  return dataset_generator(generator).label(params());
-}
-
-json TargetSpec::to_json() const {
-  if (!enabled()) return nullptr;
-  return {{"metric", metric}, {"value", value}, {"stop_when_reached", stop_when_reached}};
-}
-
-json OptimizerSpec::to_json() const {
-  if (!enabled) return nullptr;
-  return {{"eta", eta},
-          {"wait_steps", wait_steps},
-          {"warmup_steps", warmup_steps},
-          {"profile_steps", profile_steps},
-          {"pl_step_w", pl_step_w}};
-}
-
-json BatchSizeOptimizerSpec::to_json() const {
-  if (!enabled) return nullptr;
-  return {{"default_batch_size", default_batch_size},
-          {"recurrences", recurrences ? json(*recurrences) : json(nullptr)},
-          {"eta", eta},
-          {"beta", std::isfinite(beta) ? json(beta) : json("inf")},
-          {"seed", seed},
-          {"max_attempts", max_attempts},
-          {"pruning_rounds", pruning_rounds},
-          {"window", window}};
-}
 
 json RecurrenceAttempt::to_json() const {
   json j = plan.to_json();
@@ -403,24 +103,26 @@ Experiment parse_experiment(const json& j, const std::string& source, const std:
   Experiment e;
   e.source = source;
   e.raw = j;
-  parse_header(r, source, e);
-  const json* ds = r.object("dataset");
-  if (!ds) r.fail("dataset", "is required", "{\"generator\": {\"kind\": \"cms\", \"rows\": 20000}} or {\"path\": ...}");
-  e.dataset = parse_dataset(*ds, source, base_dir);
+  // The sections in the file's order; the model axes come before /training (whose run config needs a
+  // model), the other axes after it (their defaults are /training's engine and epochs).
+  parse_experiment_header(r, e);
+  e.dataset = parse_dataset_spec(
+      required_section(r, "dataset", "{\"generator\": {\"kind\": \"cms\", \"rows\": 20000}} or {\"path\": ...}"),
+      source, base_dir);
   const json* model = r.object("model");
-  const json* sweep = r.object("sweep");
-  if (!sweep) r.fail("sweep", "is required", "{\"batch_size\": [512], \"precision\": [\"fp32\"], \"epochs\": [10]}");
-  parse_model_axes(model, *sweep, j, source, e);
-  e.base = parse_training_section(r.object("training"), e, e.models.front(), e.compression_ratios.front(), source,
-                                  base_dir);
-  parse_sweep_section(*sweep, source, e);
-  if (const json* t = r.object("target")) parse_target_section(*t, source, e);
+  const json& sweep =
+      required_section(r, "sweep", "{\"batch_size\": [512], \"precision\": [\"fp32\"], \"epochs\": [10]}");
+  parse_model_axes(model, sweep, j, source, e);
+  e.base = parse_training_section(r.object("training"), e, source, base_dir);
+  parse_sweep_section(sweep, source, e);
+  if (const json* t = r.object("target")) e.target = parse_target_spec(*t, source);
   if (const json* en = r.object("energy")) parse_energy_section(*en, source, base_dir, e);
   if (const json* c = r.object("cost")) parse_cost_section(*c, source, e);
   if (const json* k = r.object("codecs")) e.base.codecs = parse_codecs_keys(*k, source, "/codecs", true);
   r.boolean("allow_power_limit_changes", e.allow_power_limit_changes);
-  if (const json* o = r.object("power_limit_optimizer")) parse_optimizer_section(*o, source, e);
-  if (const json* b = r.object("batch_size_optimizer")) parse_batch_size_optimizer_section(*b, source, e);
+  if (const json* o = r.object("power_limit_optimizer")) e.optimizer = parse_optimizer_spec(*o, source);
+  if (const json* b = r.object("batch_size_optimizer"))
+    e.batch_size_optimizer = parse_batch_size_optimizer_spec(*b, source);
   check_power_limit_rules(e, source);
   check_batch_size_optimizer_rules(e, source);
   r.reject_unknown(

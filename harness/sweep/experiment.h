@@ -34,9 +34,12 @@
 #include <string>
 #include <vector>
 
-#include "datasets/generator_registry.h"
 #include "harness/energy/thermal_wait.h"
 #include "harness/run/run_config.h"
+#include "harness/sweep/batch_size_optimizer_spec.h"
+#include "harness/sweep/dataset_spec.h"
+#include "harness/sweep/optimizer_spec.h"
+#include "harness/sweep/target_spec.h"
 #include "harness/tuning/recurrence_tuner.h"
 
 namespace balerbench {
@@ -47,49 +50,6 @@ inline constexpr int64_t kMaxRepeats = 1000000;
 // A run that would plan more trials than this is refused unless asked for (--allow-large-grid): the
 // size is printed first, and a shard (--shard i/N) counts only its own share.
 inline constexpr int64_t kLargeGridTrials = 100000;
-
-struct DatasetSpec {
-  std::string path;                 // an .npz file; empty when generated
-  std::string generator;            // a name of dataset_generators(): "cms" | "cfd"
-  int64_t rows = 0;                 // cms: rows; cfd: frames
-  int64_t height = 50, width = 50;  // cfd
-  int64_t seed = 0;
-  GeneratorParams params() const;   // the generator's parameters
-  nlohmann::json to_json() const;
-  std::string label() const;  // "cms-like 20000 rows (seed 0)" or the file name
-};
-
-struct TargetSpec {
-  std::string metric;  // "" (none) | "val_loss" | "relative_error"
-  double value = 0;
-  bool stop_when_reached = false;
-  bool enabled() const { return !metric.empty(); }
-  nlohmann::json to_json() const;
-};
-
-struct OptimizerSpec {  // Zeus' GlobalPowerLimitOptimizer defaults
-  bool enabled = false;
-  double eta = 0.5;
-  int64_t wait_steps = 1, warmup_steps = 10, profile_steps = 40;
-  double pl_step_w = 25;
-  nlohmann::json to_json() const;
-};
-
-// Zeus's batch-size optimiser over the job's recurrences (tuning/recurrence_tuner.h): the batch
-// sizes are /sweep/batch_size, each attempt trains for at most /sweep/epochs and stops at the target.
-// The power limit is chosen just in time by /power_limit_optimizer when it is enabled (GPUs whose
-// limits NVML can set); otherwise the attempts run at the limit in force ("no power limit": a CPU).
-struct BatchSizeOptimizerSpec {
-  bool enabled = false;
-  int64_t default_batch_size = 0;      // the job's batch size without the optimiser: the first attempt's
-  std::optional<int64_t> recurrences;  // else 2 x |batch sizes| x |power limits| (the paper)
-  double eta = 0.5, beta = 2.0;        // the cost's weight of energy; early stop at beta x the cheapest
-  int64_t seed = 1;
-  int64_t max_attempts = 20;  // per recurrence
-  int64_t pruning_rounds = 2;
-  int64_t window = 0;  // observations per arm (0: all)
-  nlohmann::json to_json() const;
-};
 
 struct Experiment {
   int schema_version = kExperimentSchemaVersion;
