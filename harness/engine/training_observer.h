@@ -4,7 +4,7 @@
 // step(false) and step(true), phase("train", true), phase("evaluation", false/true) when the epoch
 // is evaluated, save_checkpoint(e) every TrainOptions::save_every_epochs epochs, epoch(record),
 // then stop_training(). power_w feeds the progress line. Every method has a default that does
-// nothing, so an observer overrides only what it needs: the sweep's trial (sweep/trial_stages.cpp:
+// nothing, so an observer overrides only what it needs: the sweep's trial (trial/trial_stages.cpp:
 // the stop signal, the power-limit optimiser, the epoch rows and the target), the training session
 // (run/training_session.cpp: energy windows, live metrics), the `train` command (run/cycle.cpp:
 // checkpoints) and the CLI (the hazards block before the training's time starts).

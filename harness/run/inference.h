@@ -1,5 +1,5 @@
 // inference.h: compress and decompress as every run does them, written once for the compress,
-// decompress and codecs commands (codec_commands.cpp) and a sweep's trials (sweep/trial_stages.cpp):
+// decompress and codecs commands (codec_commands.cpp) and a sweep's trials (trial/trial_stages.cpp):
 // the inference engine made from the run config, the encode and decode of a whole table with the
 // config's latent dtype, chunk rows and integer columns, and the decoder's files (model.pt and the
 // normalization) that a reader of the latent code must have.

@@ -1,5 +1,5 @@
 // result_sections.h: the sections that `balerbench train`, compress and decompress
-// (run/cycle.cpp, run/codec_commands.cpp) and a sweep's trials (sweep/trial_record.cpp) both write
+// (run/cycle.cpp, run/codec_commands.cpp) and a sweep's trials (trial/trial_record.cpp) both write
 // into their results, so that one key means one thing wherever it appears: the dataset, the
 // precision, the engine, the profile and the reconstruction's errors.
 #pragma once

@@ -1,5 +1,5 @@
 // training_session.h: one training run as `balerbench train` (run/cycle.cpp) and a sweep trial
-// (sweep/trial.cpp) both do it, written once:
+// (trial/trial.cpp) both do it, written once:
 //   - the energy session, with the device synchronised at every mark on CUDA, and its windows;
 //   - the data normalized and split on the device, the model built and put in the policy's dtype;
 //   - the live trial, begun and ended RAII-style so that every exit path ends it;

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "datasets/dataset.h"
+#include "datasets/synthetic.h"
 #include "harness/base/strict_json.h"
 
 namespace balerbench {
@@ -85,6 +87,17 @@ json DatasetSpec::to_json() const {
 std::string DatasetSpec::label() const {
   if (!path.empty()) return fs::path(path).filename().string();
   return dataset_generator(generator).label(params());
+}
+
+std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec) {
+  if (spec.path.empty())  // the values, and the training's normalized copy of them
+    check_synthetic_memory("dataset " + spec.label(), spec.generator, spec.rows, spec.height, spec.width, 2);
+  if (!spec.path.empty()) return std::make_shared<Dataset>(load_dataset(spec.path));
+  SyntheticData d = dataset_generator(spec.generator).generate(spec.params());
+  auto ds = std::make_shared<Dataset>(
+      dataset_from_array(NpyArray::from_doubles(d.shape, d.values), d.names, "generator " + spec.generator));
+  ds->source_path = spec.label();
+  return ds;
 }
 
 }  // namespace balerbench

@@ -6,11 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "datasets/generator_registry.h"
 
 namespace balerbench {
+
+struct Dataset;
 
 struct DatasetSpec {
   std::string path;                 // an .npz file; empty when generated
@@ -28,5 +31,8 @@ struct DatasetSpec {
 // ({"kind", the kind's count key, "height" and "width" for frames, "seed"}). InputError naming the
 // JSON path otherwise.
 DatasetSpec parse_dataset_spec(const nlohmann::json& j, const std::string& source, const std::string& base_dir);
+
+// The dataset of an experiment: the file, or the generator's output.
+std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec);
 
 }  // namespace balerbench

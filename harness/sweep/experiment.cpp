@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "common/error.h"
 #include "common/paths.h"
@@ -23,12 +22,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string format_number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
 // A section the file must have: an object, else "is required" with `hint`.
 const json& required_section(StrictReader& r, const std::string& key, const std::string& hint) {
   const json* section = r.object(key);
@@ -37,13 +30,6 @@ const json& required_section(StrictReader& r, const std::string& key, const std:
 }
 
 }  // namespace
-
-json RecurrenceAttempt::to_json() const {
-  json j = plan.to_json();
-  j["eta"] = eta;
-  j["max_power_w"] = max_power_w;
-  return j;
-}
 
 int64_t Experiment::grid_size() const {
   int64_t n = repeats;
@@ -69,19 +55,6 @@ std::string Experiment::grid_shape() const {
          part(power_limits_w.size(), "power limit", "power limits") + " x " +
          part(epochs.size(), "epochs value", "epochs values") + " x " +
          part(static_cast<std::size_t>(repeats), "repeat", "repeats");
-}
-
-std::string TrialSpec::label() const {
-  const std::string fidelity = (labels_model ? model() + " " : std::string()) +
-                               (labels_ratio ? "cr=" + format_number(compression_ratio()) + " " : std::string());
-  return fidelity + "bs=" + std::to_string(batch_size()) + " " + precision_name(precision()) + " " + engine_name(engine()) +
-         " pl=" + (power_limit_w ? format_number(*power_limit_w) + "W" : std::string("-")) +
-         " ep=" + std::to_string(epochs()) +
-         (warmup       ? " warm-up"
-          : recurrence ? " recurrence " + std::to_string(recurrence->plan.recurrence + 1) + " attempt " +
-                             std::to_string(recurrence->plan.attempt) + " (" + recurrence->plan.stage +
-                             (recurrence->plan.profile_power_limit ? ", profiling limits" : "") + ")"
-                       : " #" + std::to_string(repeat));
 }
 
 std::string experiment_name_problem(const std::string& name) {

@@ -34,12 +34,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/energy/thermal_wait.h"
 #include "harness/run/run_config.h"
 #include "harness/sweep/batch_size_optimizer_spec.h"
 #include "harness/sweep/dataset_spec.h"
-#include "harness/sweep/optimizer_spec.h"
-#include "harness/sweep/target_spec.h"
+#include "harness/trial/trial_spec.h"
 #include "harness/tuning/recurrence_tuner.h"
 
 namespace balerbench {
@@ -51,9 +49,11 @@ inline constexpr int64_t kMaxRepeats = 1000000;
 // size is printed first, and a shard (--shard i/N) counts only its own share.
 inline constexpr int64_t kLargeGridTrials = 100000;
 
-struct Experiment {
+// An experiment is a TrialProtocol (trial/trial_spec.h: its name, target, cooldown, thermal wait,
+// MaxPower and power-limit optimiser, which every trial reads) plus what makes its grid.
+struct Experiment : TrialProtocol {
   int schema_version = kExperimentSchemaVersion;
-  std::string name, description, source;
+  std::string description, source;  // name: TrialProtocol's
   DatasetSpec dataset;
   RunConfig base;  // training settings + model + energy; the axes' values set per trial (base: the first)
   // What sets the fidelity, the grid's outermost axes: Baler's dense models (models/architecture.h) and
@@ -77,14 +77,8 @@ struct Experiment {
   // Warm-up trials run before the grid (the first configuration, shortened to its first epochs
   // count), stored and listed but left out of every statistic.
   int64_t warmup_trials = 0;
-  TargetSpec target;
-  double cooldown_s = 0;
-  // The thermal protocol (energy.thermal): before each trial, wait for the GPUs to cool.
-  ThermalSettings thermal;
   std::vector<double> etas = {0.0, 0.5, 1.0};
-  std::optional<double> max_power_w;  // else the GPUs' maximum limit x count, at run time
   bool allow_power_limit_changes = false;
-  OptimizerSpec optimizer;
   BatchSizeOptimizerSpec batch_size_optimizer;
   nlohmann::json raw;  // the file as read
 
@@ -93,38 +87,6 @@ struct Experiment {
   // "1000 batch sizes x 1 precision x 1 engine x 1 power limit x 100 epochs x 10 repeats"; with several
   // models or compression ratios, "2 models x 3 compression ratios x " before it.
   std::string grid_shape() const;
-};
-
-// One attempt of one recurrence as a trial: what the batch-size optimiser chose (tuning's plan), and
-// the cost it is judged by.
-struct RecurrenceAttempt {
-  AttemptPlan plan;
-  double eta = 0.5, max_power_w = 0;
-  nlohmann::json to_json() const;  // the plan, eta and MaxPower, for the trial's spec
-};
-
-// One trial of the grid. Its coordinates on the model, compression ratio, batch size, precision, engine
-// and epochs axes live in `config` only (read them with the accessors); `spec` is everything that
-// shapes the trial, as JSON for its key and the database, made from `config` and the rest.
-struct TrialSpec {
-  int64_t grid_index = 0;  // position in the full grid (0-based; TrialRecord::grid_index)
-  int64_t repeat = 0;
-  std::optional<double> power_limit_w;
-  RunConfig config;           // the resolved run config of this trial (seed = training seed + repeat)
-  nlohmann::json spec;        // everything that shapes the trial, resolved
-  std::string spec_key;       // hash of `spec`, the dataset named by its content (dataset_identity)
-  std::string key;            // spec_key on this system: hash of spec_key and the system fingerprint
-  bool warmup = false;        // a warm-up trial: stored, left out of statistics
-  std::optional<RecurrenceAttempt> recurrence;  // an attempt of a recurrence (batch_size_optimizer)
-  // The experiment has several models / compression ratios: the label names this trial's.
-  bool labels_model = false, labels_ratio = false;
-  std::string label() const;  // "bs=512 fp32 libtorch pl=- ep=10 #0", "AE cr=4 bs=512 ..." with those axes
-  const std::string& model() const { return config.model_name; }
-  double compression_ratio() const { return config.compression_ratio; }
-  int64_t batch_size() const { return config.batch_size; }
-  int64_t epochs() const { return config.epochs; }
-  Precision precision() const { return config.precision; }
-  EngineKind engine() const { return config.engine; }
 };
 
 // Why `name` cannot name an experiment, or "" when it can: it is part of file names (report's CSV

@@ -30,7 +30,7 @@
 #include "harness/sweep/stop_signals.h"
 #include "harness/sweep/sweep.h"
 #include "harness/sweep/sweep_plan.h"
-#include "harness/sweep/trial.h"
+#include "harness/trial/trial.h"
 #include "harness/sweep/trial_claims.h"
 #include "harness/sweep/trial_turn.h"
 
@@ -193,7 +193,8 @@ TunerOptions tuner_options(const BatchSizeOptimizerSpec& bso, const PowerArm& ar
 // stop flag, the machine's provenance (read once), the run order.
 TrialContext attempt_context(const Experiment& ex, const SweepOptions& o, const RunHold& hold, LiveMetrics& live) {
   TrialContext ctx;
-  ctx.experiment = &ex;
+  ctx.protocol = &ex;
+  ctx.dataset_label = ex.dataset.label();
   ctx.power = hold.session ? hold.session->power() : nullptr;
   ctx.guard = hold.session ? hold.session->guard() : nullptr;
   ctx.live = &live;

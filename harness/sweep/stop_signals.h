@@ -20,6 +20,8 @@
 #include <functional>
 #include <thread>
 
+#include "harness/trial/interrupted.h"  // what a trial throws when the flag is set
+
 namespace balerbench {
 
 class StopSignals {
@@ -39,11 +41,6 @@ class StopSignals {
   std::atomic<int> signal_{0};
   std::atomic<bool> quit_{false};
   std::thread thread_;
-};
-
-// Thrown from the training loop when a stop signal arrived.
-struct Interrupted {
-  int signal = 0;
 };
 
 }  // namespace balerbench

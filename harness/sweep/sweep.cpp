@@ -28,7 +28,7 @@
 #include "harness/sweep/power_session.h"
 #include "harness/sweep/sweep_plan.h"
 #include "harness/sweep/stop_signals.h"
-#include "harness/sweep/trial.h"
+#include "harness/trial/trial.h"
 #include "harness/sweep/trial_claims.h"
 #include "harness/sweep/trial_turn.h"
 
@@ -75,7 +75,8 @@ SweepSummary run_sweep(const Experiment& ex, const SweepOptions& o, std::FILE* o
   std::unique_ptr<Monitor> monitor = open_monitor(o.monitoring, live, make_run_id());
   TrialContext ctx;
   ctx.dataset = plan.dataset;
-  ctx.experiment = &ex;
+  ctx.protocol = &ex;
+  ctx.dataset_label = ex.dataset.label();
   ctx.power = power.power();
   ctx.guard = power.guard();
   std::string gpu_note;

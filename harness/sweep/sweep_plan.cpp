@@ -15,7 +15,7 @@
 #include "harness/run/codec_comparison.h"
 #include "harness/run/run_runtime.h"
 #include "harness/store/side_files.h"
-#include "harness/sweep/trial.h"
+#include "harness/trial/trial.h"
 #include "models/architecture.h"
 
 namespace balerbench {

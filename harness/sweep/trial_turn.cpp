@@ -108,7 +108,7 @@ bool TrialTurn::run(const TrialSpec& t, std::size_t i, std::size_t n, std::optio
   header(t, i, n);
   std::fputs(taken_over.c_str(), out);
   std::fflush(out);
-  const TrialRecord rec = run_trial(t, ctx);
+  const TrialRecord rec = measure_trial(t, ctx);
   return store_trial(rec, release, ran);
 }
 

@@ -10,7 +10,7 @@
 #include "harness/store/store.h"
 #include "harness/sweep/experiment.h"
 #include "harness/sweep/sweep.h"
-#include "harness/sweep/trial.h"
+#include "harness/trial/trial.h"
 #include "harness/sweep/trial_claims.h"
 
 namespace balerbench {

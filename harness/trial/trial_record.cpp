@@ -6,8 +6,8 @@
 #include "datasets/dataset.h"
 #include "harness/engine/memory_peak.h"
 #include "harness/run/result_sections.h"
-#include "harness/sweep/trial_conditions.h"
-#include "harness/sweep/trial_stages.h"
+#include "harness/trial/trial_conditions.h"
+#include "harness/trial/trial_stages.h"
 
 namespace balerbench {
 namespace {
@@ -116,7 +116,7 @@ void record_energy(const EnergyFigures& f, TrialRecord& rec) {
 
 }  // namespace
 
-void build_record(const TrialOutcome& out, const RunConfig& c, const Experiment& ex, TrialRecord& rec) {
+void build_record(const TrialOutcome& out, const RunConfig& c, const TrialProtocol& ex, TrialRecord& rec) {
   json& result = rec.result;
   if (out.hardware) record_hardware(*out.hardware, rec);
   // What the GPUs were through the trial, as far as it ran (a failed trial keeps its start).

@@ -1,4 +1,4 @@
-// test_trial_stages.cpp: the stages of a sweep trial (sweep/trial_stages.h), each run in-process on
+// test_trial_stages.cpp: the stages of a sweep trial (trial/trial_stages.h), each run in-process on
 // a small synthetic experiment, without the binary: what each returns, and what build_record makes
 // of a trial whose stages all ran or stopped part-way.
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include "harness/sweep/experiment.h"
 #include "harness/run/inference.h"
 #include "harness/run/training_session.h"
-#include "harness/sweep/trial.h"
-#include "harness/sweep/trial_stages.h"
+#include "harness/trial/trial.h"
+#include "harness/trial/trial_stages.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
@@ -39,7 +39,8 @@ Experiment small_experiment(const json& sweep, const json& target = nullptr, con
 
 struct Trial {
   explicit Trial(Experiment e) : ex(std::move(e)), spec(expand_grid(ex).front()), config(spec.config) {
-    ctx.experiment = &ex;
+    ctx.protocol = &ex;
+    ctx.dataset_label = ex.dataset.label();
     ctx.dataset = load_experiment_dataset(ex.dataset);
     ctx.progress = "none";
     ctx.provenance = base_provenance();
@@ -162,7 +163,8 @@ TEST(TrialStages, ARecurrenceAttemptStopsAtTheFirstEpochPastItsCostBound) {
     a.max_power_w = 100;
     const TrialSpec spec = recurrence_trial(ex, a, 0);
     TrialContext ctx;
-    ctx.experiment = &ex;
+    ctx.protocol = &ex;
+    ctx.dataset_label = ex.dataset.label();
     ctx.dataset = load_experiment_dataset(ex.dataset);
     ctx.progress = "none";
     ctx.recurrence = &*spec.recurrence;
@@ -234,7 +236,7 @@ TEST(TrialStages, BuildRecordWritesWhatTheStagesThatRanReturned) {
   TrainingSession session(t.config, ds, c10::Device(c10::kCPU), nullptr, nullptr);
   TrialOutcome all;
   all.hardware = prepare_hardware(t.spec, t.ctx, t.config);
-  all.setup = describe_setup(session, t.ex, ds, 64);
+  all.setup = describe_setup(session, t.ex.dataset.label(), ds, 64);
   all.training = train_to_target(session, nullptr, t.ctx);
   all.codec = measure_codec(session, *make_run_inference_engine(session, t.config), nullptr, ds, t.config, nullptr);
   all.reconstruction = {{"rmse", 0.5}};

@@ -1,5 +1,5 @@
 // optimizer_spec.cpp: see optimizer_spec.h.
-#include "harness/sweep/optimizer_spec.h"
+#include "harness/trial/optimizer_spec.h"
 
 #include "harness/base/strict_json.h"
 

@@ -1,4 +1,4 @@
-// trial_stages.h: the stages of one sweep trial (trial.h's run_trial), in the order they run. Each
+// trial_stages.h: the stages of one sweep trial (trial.h's measure_trial), in the order they run. Each
 // stage takes what it needs as arguments and returns what it did as a value; build_record() alone
 // turns those values into the stored record and its result. A stage that fails throws, and the
 // record keeps what the stages before it returned.
@@ -28,8 +28,8 @@
 #include "harness/run/run_config.h"
 #include "harness/run/training_session.h"
 #include "harness/store/store.h"
-#include "harness/sweep/experiment.h"
-#include "harness/sweep/trial.h"
+#include "harness/trial/trial_spec.h"
+#include "harness/trial/trial.h"
 
 namespace balerbench {
 
@@ -61,7 +61,7 @@ struct HardwareSetup {
 HardwareSetup prepare_hardware(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c);
 
 // {"model": layers and counts, "dataset": its path, shape, label and bytes}.
-nlohmann::json describe_setup(const TrainingSession& session, const Experiment& ex, const Dataset& ds,
+nlohmann::json describe_setup(const TrainingSession& session, const std::string& dataset_label, const Dataset& ds,
                               int64_t batch_size);
 
 // The first epoch that met the experiment's target.
@@ -154,6 +154,6 @@ struct TrialOutcome {
 // Writes into `rec` (from start_record, its result holding the run design) what the stages that ran
 // returned: the coordinates resolved (engine, limits), training, codec and energy figures, and the
 // result's sections. After a failed stage the record keeps what the stages before it returned.
-void build_record(const TrialOutcome& out, const RunConfig& c, const Experiment& ex, TrialRecord& rec);
+void build_record(const TrialOutcome& out, const RunConfig& c, const TrialProtocol& ex, TrialRecord& rec);
 
 }  // namespace balerbench

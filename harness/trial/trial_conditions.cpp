@@ -1,5 +1,5 @@
 // trial_conditions.cpp: see trial_conditions.h.
-#include "harness/sweep/trial_conditions.h"
+#include "harness/trial/trial_conditions.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include "harness/energy/gpu_watch.h"
 #include "harness/energy/nvml_library.h"
 #include "harness/power/power_limit.h"
-#include "harness/sweep/trial_stages.h"
+#include "harness/trial/trial_stages.h"
 
 namespace balerbench {
 namespace {
@@ -45,7 +45,7 @@ void add_reason(std::string& all, const std::string& reason) { all += (all.empty
 
 }  // namespace
 
-void choose_max_power(const Experiment& ex, const TrialContext& ctx, bool simulated_gpu, HardwareSetup& hw) {
+void choose_max_power(const TrialProtocol& ex, const TrialContext& ctx, bool simulated_gpu, HardwareSetup& hw) {
   if (ctx.gpus) hw.gpu_limits = ctx.gpus->limits_json();
   if (ex.max_power_w) {
     hw.max_power_w = ex.max_power_w;

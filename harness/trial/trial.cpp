@@ -1,7 +1,7 @@
-// trial.cpp: see trial.h. run_trial reads as the trial's stages (trial_stages.h); around them,
+// trial.cpp: see trial.h. measure_trial reads as the trial's stages (trial_stages.h); around them,
 // what a trial records of its conditions: the power limits restored, the disturbance by other
 // processes and other balerbench runs, and the harness's own time.
-#include "harness/sweep/trial.h"
+#include "harness/trial/trial.h"
 
 #include <ATen/ATen.h>
 
@@ -22,9 +22,9 @@
 #include "harness/run/result_sections.h"
 #include "harness/run/run_runtime.h"
 #include "harness/run/training_session.h"
-#include "harness/sweep/stop_signals.h"
-#include "harness/sweep/trial_conditions.h"
-#include "harness/sweep/trial_stages.h"
+#include "harness/trial/interrupted.h"
+#include "harness/trial/trial_conditions.h"
+#include "harness/trial/trial_stages.h"
 
 namespace balerbench {
 namespace {
@@ -34,7 +34,7 @@ using nlohmann::json;
 // The labels of the live trial (Prometheus, InfluxDB, the progress line).
 TrialLabels live_labels(const TrialSpec& spec, const TrialContext& ctx, const PrecisionPolicy& policy) {
   TrialLabels t;
-  t.experiment = ctx.experiment->name;
+  t.experiment = ctx.protocol->name;
   t.run_ordinal = ctx.run_ordinal;
   t.run_count = ctx.run_count;
   t.batch_size = spec.batch_size();
@@ -53,7 +53,7 @@ void run_stages(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c, Pe
   if (energy && ctx.live) feed_live_metrics(*ctx.live, *energy);
   const Dataset& ds = *ctx.dataset;
   TrainingSession session(c, ds, device, energy.get(), ctx.live);  // data and model, outside every window
-  out.setup = describe_setup(session, *ctx.experiment, ds, c.batch_size);
+  out.setup = describe_setup(session, ctx.dataset_label, ds, c.batch_size);
   LiveTrial live(ctx.live, live_labels(spec, ctx, session.policy()));  // ended on every exit path
   const CpuActivity train_begin = read_cpu_activity();
   peers.sample();
@@ -145,18 +145,7 @@ std::string stored_error(const std::exception& e, const TrialSpec& spec) {
   return text.substr(0, eol) + " (the rest of the message is in the run's log, on stderr)";
 }
 
-std::shared_ptr<const Dataset> load_experiment_dataset(const DatasetSpec& spec) {
-  if (spec.path.empty())  // the values, and the training's normalized copy of them
-    check_synthetic_memory("dataset " + spec.label(), spec.generator, spec.rows, spec.height, spec.width, 2);
-  if (!spec.path.empty()) return std::make_shared<Dataset>(load_dataset(spec.path));
-  SyntheticData d = dataset_generator(spec.generator).generate(spec.params());
-  auto ds = std::make_shared<Dataset>(
-      dataset_from_array(NpyArray::from_doubles(d.shape, d.values), d.names, "generator " + spec.generator));
-  ds->source_path = spec.label();
-  return ds;
-}
-
-TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
+TrialRecord measure_trial(const TrialSpec& spec, TrialContext& ctx) {
   const CpuActivity activity_begin = read_cpu_activity();
   PeerWatch peers;  // other balerbench processes on this machine, sampled with the CPU activity
   peers.sample();
@@ -180,11 +169,11 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     rec.status = TrialStatus::kFailed;
     rec.error = stored_error(e, spec);  // an InputError's text carries its hint
   }
-  build_record(out, c, *ctx.experiment, rec);
+  build_record(out, c, *ctx.protocol, rec);
   restore_power_limits(ctx, rec);
   rec.finished_unix_s = unix_now_s();
   peers.sample();
-  const bool sets_limit = spec.power_limit_w.has_value() || ctx.experiment->optimizer.enabled;
+  const bool sets_limit = spec.power_limit_w.has_value() || ctx.protocol->optimizer.enabled;
   rec.result["disturbance"] =
       trial_disturbance(activity_begin, peers, out.window_activity,
                         thermal_disturbance(rec.result.value("thermal", json()), sets_limit));
@@ -194,7 +183,7 @@ TrialRecord run_trial(const TrialSpec& spec, TrialContext& ctx) {
     // baseline, data and model set-up, per-epoch snapshots, provenance, the power series.
     const double measured = rec.train_s.value_or(0) + rec.compress_s.value_or(0) + rec.decompress_s.value_or(0);
     rec.result["wall_s"] = rec.finished_unix_s - rec.started_unix_s;
-    rec.result["harness_overhead_s"] = rec.result["wall_s"].get<double>() - measured - ctx.experiment->cooldown_s;
+    rec.result["harness_overhead_s"] = rec.result["wall_s"].get<double>() - measured - ctx.protocol->cooldown_s;
   }
   return rec;
 }

@@ -1,5 +1,5 @@
 // target_spec.cpp: see target_spec.h.
-#include "harness/sweep/target_spec.h"
+#include "harness/trial/target_spec.h"
 
 #include <optional>
 

@@ -1,5 +1,5 @@
 // trial_stages.cpp: see trial_stages.h.
-#include "harness/sweep/trial_stages.h"
+#include "harness/trial/trial_stages.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -24,8 +24,8 @@
 #include "harness/run/result_sections.h"
 #include "harness/run/run_runtime.h"
 #include "harness/run/system_description.h"
-#include "harness/sweep/stop_signals.h"
-#include "harness/sweep/trial_conditions.h"
+#include "harness/trial/interrupted.h"
+#include "harness/trial/trial_conditions.h"
 #include "models/architecture.h"
 #include "models/autoencoder.h"
 
@@ -99,7 +99,7 @@ class TargetTracker {
 // the guard (the last one into `t`) and reads the training's time and energy so far.
 std::unique_ptr<PowerLimitOptimizer> make_optimizer(const TrialContext& ctx, EnergySession* energy,
                                                     const Snapshot& train_begin, Training& t) {
-  const OptimizerSpec& spec = ctx.experiment->optimizer;
+  const OptimizerSpec& spec = ctx.protocol->optimizer;
   if (!spec.enabled) return nullptr;
   // A recurrence attempt profiles only at a batch size with no kept limit (its spec sets the kept one).
   if (ctx.recurrence && !ctx.recurrence->plan.profile_power_limit) return nullptr;
@@ -145,7 +145,7 @@ TrainOptions trial_options(const TrainingSession& session, const TrialContext& c
   o.progress_context.run_ordinal = ctx.run_ordinal;
   o.progress_context.run_count = ctx.run_count;
   o.progress_context.trials_after = std::max<int64_t>(0, ctx.run_count - ctx.run_ordinal);
-  o.relative_error = ctx.experiment->target.metric == "relative_error";
+  o.relative_error = ctx.protocol->target.metric == "relative_error";
   return o;
 }
 
@@ -163,7 +163,7 @@ void check_stop(const std::atomic<int>* stop) {
 }
 
 TrialRecord start_record(const TrialSpec& spec, const TrialContext& ctx) {
-  const Experiment& ex = *ctx.experiment;
+  const TrialProtocol& ex = *ctx.protocol;
   TrialRecord rec;
   rec.key = spec.key;
   rec.experiment = ex.name;
@@ -187,7 +187,7 @@ TrialRecord start_record(const TrialSpec& spec, const TrialContext& ctx) {
 }
 
 HardwareSetup prepare_hardware(const TrialSpec& spec, const TrialContext& ctx, RunConfig& c) {
-  const Experiment& ex = *ctx.experiment;
+  const TrialProtocol& ex = *ctx.protocol;
   check_stop(ctx.stop);
   if (ex.cooldown_s > 0) interruptible_sleep(ex.cooldown_s, ctx.stop);
   HardwareSetup hw;
@@ -224,7 +224,8 @@ HardwareSetup prepare_hardware(const TrialSpec& spec, const TrialContext& ctx, R
   return hw;
 }
 
-json describe_setup(const TrainingSession& session, const Experiment& ex, const Dataset& ds, int64_t batch_size) {
+json describe_setup(const TrainingSession& session, const std::string& dataset_label, const Dataset& ds,
+                    int64_t batch_size) {
   const Architecture& arch = session.model().architecture();
   json layers = json::array();
   for (const auto& l : arch.layers)
@@ -244,7 +245,7 @@ json describe_setup(const TrainingSession& session, const Experiment& ex, const 
                     {"macs_per_sample", arch.macs_per_sample()},
                     {"layers", layers}};
   setup["dataset"] = dataset_json(ds);
-  setup["dataset"]["label"] = ex.dataset.label();
+  setup["dataset"]["label"] = dataset_label;
   setup["dataset"]["bytes"] = ds.rows() * ds.features() * ds.source_item_bytes;
   return setup;
 }
@@ -257,7 +258,7 @@ namespace {
 class TrialObserver final : public TrainingObserver {
  public:
   TrialObserver(const TrialContext& ctx, EnergySession* energy, c10::Device device, Training& t)
-      : ctx_(ctx), energy_(energy), device_(device), t_(t), target_(ctx.experiment->target),
+      : ctx_(ctx), energy_(energy), device_(device), t_(t), target_(ctx.protocol->target),
         begin_(energy ? energy->mark() : Snapshot{}) {
     t.begin_unix_s = unix_now_s();
     optimizer_ = make_optimizer(ctx, energy, begin_, t);

@@ -18,8 +18,8 @@
 
 #include "harness/energy/energy_session.h"
 #include "harness/energy/thermal_wait.h"
-#include "harness/sweep/experiment.h"
-#include "harness/sweep/trial.h"
+#include "harness/trial/trial_spec.h"
+#include "harness/trial/trial.h"
 
 namespace balerbench {
 
@@ -28,7 +28,7 @@ struct HardwareSetup;
 // Sets hw.max_power_w, max_power_source and max_power_gpus: cost.max_power_w; else the NVML GPUs whose
 // limits the sweep may set (ctx.power); else the simulated GPU's maximum limit (a simulated_gpu
 // meter); else the visible NVML GPUs' maximum limits, read only (ctx.gpus). Also hw.gpu_limits.
-void choose_max_power(const Experiment& ex, const TrialContext& ctx, bool simulated_gpu, HardwareSetup& hw);
+void choose_max_power(const TrialProtocol& ex, const TrialContext& ctx, bool simulated_gpu, HardwareSetup& hw);
 
 // The thermal protocol's wait before a trial, on the hottest visible GPU; a stop signal ends it
 // (Interrupted). Without NVML GPUs, or when a GPU's temperature cannot be read (a failed read, or a
