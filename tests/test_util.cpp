@@ -64,6 +64,8 @@ bool eventually(const std::function<bool()>& condition, double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     if (condition()) return true;
+    // A real wait: what it waits on (an exporter's thread sending over HTTP, another process holding
+    // a database) runs on the machine's time, which no fake clock drives.
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return condition();

@@ -39,7 +39,7 @@ void label_gpu_domains(json& domains, const json& details) {
 
 json probe_all(const EnergySettings& s, double interval_s) {
   std::vector<std::pair<std::string, MeterProbe>> probes;
-  for (const MeterEntry* e : meter_registry()) probes.emplace_back(e->name, e->open(s));
+  for (const MeterEntry* e : meter_registry()) probes.emplace_back(e->name, e->open(s, real_clock()));
   std::vector<MeterReading> first;
   for (auto& [name, p] : probes) first.push_back(p.available() ? p.meter->read() : MeterReading{});
   std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));

@@ -50,7 +50,7 @@ CpuTdp resolve_cpu_tdp(const HostInfo& host, const std::optional<double>& config
   return t;
 }
 
-MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& proc_root, int pid) {
+MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& proc_root, int pid, TimeSource& clock) {
   MeterProbe probe;
   const bool process_mode = s.cpu_estimate_mode == "process";
   if (!process_mode && read_proc_stat(proc_root).total == 0) {
@@ -59,12 +59,14 @@ MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& pr
   }
   const HostInfo host = read_host_info(proc_root);
   const int root_pid = pid > 0 ? pid : static_cast<int>(getpid());
-  probe.meter.reset(new CpuEstimateMeter(proc_root, root_pid, process_mode, host, resolve_cpu_tdp(host, s.cpu_tdp_w)));
+  probe.meter.reset(
+      new CpuEstimateMeter(proc_root, root_pid, process_mode, host, resolve_cpu_tdp(host, s.cpu_tdp_w), clock));
   return probe;
 }
 
-CpuEstimateMeter::CpuEstimateMeter(std::string proc_root, int pid, bool process_mode, HostInfo host, CpuTdp tdp)
-    : proc_root_(std::move(proc_root)), pid_(pid), process_mode_(process_mode), host_(std::move(host)),
+CpuEstimateMeter::CpuEstimateMeter(std::string proc_root, int pid, bool process_mode, HostInfo host, CpuTdp tdp,
+                                   TimeSource& clock)
+    : clock_(clock), proc_root_(std::move(proc_root)), pid_(pid), process_mode_(process_mode), host_(std::move(host)),
       tdp_(std::move(tdp)) {
   if (process_mode_) tree_.emplace(proc_root_, pid_, host_.logical_cpus);
   Domain d;
@@ -73,7 +75,7 @@ CpuEstimateMeter::CpuEstimateMeter(std::string proc_root, int pid, bool process_
   d.note = "TDP x utilisation (" + std::string(process_mode_ ? "process tree" : "whole machine") + ")";
   domains_.push_back(d);
   last_times_ = read_proc_stat(proc_root_);
-  last_read_ = SteadyClock::now();
+  last_read_ = clock_.now();
 }
 
 double CpuEstimateMeter::utilisation_since_last(double dt_s) {
@@ -89,7 +91,7 @@ double CpuEstimateMeter::utilisation_since_last(double dt_s) {
 
 MeterReading CpuEstimateMeter::read() {
   MeterReading r;
-  r.time = SteadyClock::now();
+  r.time = clock_.now();
   const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
   const double u = utilisation_since_last(dt_s);
   last_read_ = r.time;
@@ -108,7 +110,9 @@ nlohmann::json CpuEstimateMeter::describe() const {
 // This meter in the registry (meter_registry.cpp lists it).
 const MeterEntry& cpu_estimate_meter_entry() {
   static const MeterEntry entry = {"cpu_estimate", MeterKind::kEstimated, "CPU: TDP x utilisation",
-                                   [](const EnergySettings& s) { return CpuEstimateMeter::open(s); }};
+                                   [](const EnergySettings& s, TimeSource& clock) {
+                                     return CpuEstimateMeter::open(s, "/proc", 0, clock);
+                                   }};
   return entry;
 }
 

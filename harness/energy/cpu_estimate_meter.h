@@ -10,7 +10,8 @@
 // TDP_total = cpu_tdp_w (per socket, from the config) x sockets, else the
 // built-in table (cpu_tdp_table()) x sockets, else the documented fallback
 // for an unknown CPU: 4 W per logical CPU (CodeCarbon's rule). An idle CPU
-// thus estimates 0 W: a lower bound, like every TDP model.
+// thus estimates 0 W: a lower bound, like every TDP model. The intervals are read on the
+// TimeSource open() is given.
 #pragma once
 
 #include <optional>
@@ -37,7 +38,8 @@ CpuTdp resolve_cpu_tdp(const HostInfo& host, const std::optional<double>& config
 class CpuEstimateMeter : public EnergyMeter {
  public:
   // `pid` 0 = this process (process mode only).
-  static MeterProbe open(const EnergySettings& settings, const std::string& proc_root = "/proc", int pid = 0);
+  static MeterProbe open(const EnergySettings& settings, const std::string& proc_root = "/proc", int pid = 0,
+                         TimeSource& clock = real_clock());
 
   std::string name() const override { return "cpu_estimate"; }
   MeterKind kind() const override { return MeterKind::kEstimated; }
@@ -49,8 +51,9 @@ class CpuEstimateMeter : public EnergyMeter {
   double last_utilisation() const { return last_utilisation_; }
 
  private:
-  CpuEstimateMeter(std::string proc_root, int pid, bool process_mode, HostInfo host, CpuTdp tdp);
+  CpuEstimateMeter(std::string proc_root, int pid, bool process_mode, HostInfo host, CpuTdp tdp, TimeSource& clock);
   double utilisation_since_last(double dt_s);
+  TimeSource& clock_;
   std::string proc_root_;
   int pid_;
   bool process_mode_;

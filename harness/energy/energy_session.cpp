@@ -7,7 +7,6 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
-#include <thread>
 
 #include "common/paths.h"
 #include "harness/energy/emissions_csv.h"
@@ -69,12 +68,13 @@ std::string format_mass_g(double g) {
   return buf;
 }
 
-EnergySession::EnergySession(const EnergySettings& settings, std::function<void()> sync, std::string run_id)
+EnergySession::EnergySession(const EnergySettings& settings, std::function<void()> sync, std::string run_id,
+                             TimeSource& clock)
     : settings_(settings), sync_(std::move(sync)), run_id_(run_id.empty() ? make_run_id() : std::move(run_id)) {
   carbon_ = resolve_carbon_intensity(settings_);  // a bad country code fails before anything starts
-  opened_ = open_meters(settings_);
+  opened_ = open_meters(settings_, clock);
   host_ = read_host_info();
-  sampler_ = std::make_unique<Sampler>(std::move(opened_.meters), settings_.sample_hz);
+  sampler_ = std::make_unique<Sampler>(std::move(opened_.meters), settings_.sample_hz, Sampler::kMaxPoints, clock);
   sampler_->attribute_to(std::make_shared<ProcessTree>());  // T7: this process and its children
   sampler_->start();
   if (settings_.idle_baseline_s > 0) {
@@ -82,7 +82,7 @@ EnergySession::EnergySession(const EnergySettings& settings, std::function<void(
     // and said (no net figures then), rather than subtracted.
     const CpuActivity before = read_cpu_activity();
     const Snapshot a = mark();
-    std::this_thread::sleep_for(std::chrono::duration<double>(settings_.idle_baseline_s));
+    clock.sleep_s(settings_.idle_baseline_s);
     const IdleBaseline b = idle_baseline_from(a, mark());
     const json d = disturbance(before, read_cpu_activity());
     if (d.is_object() && d.value("disturbed", false))

@@ -7,7 +7,8 @@
 //   s.finish(); s.write_outputs(dir, "train");
 //
 // mark() synchronises the device first (`sync`, e.g. torch::cuda::synchronize)
-// so a window holds exactly the work dispatched inside it.
+// so a window holds exactly the work dispatched inside it. The meters, the sampler and the idle
+// baseline's wait run on the TimeSource the session is given (the real clocks unless a test's).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -40,8 +41,9 @@ std::vector<GpuLabel> gpu_labels(const nlohmann::json& meters);
 
 class EnergySession {
  public:
-  // `run_id` names the run in every output (a fresh UUID when empty).
-  EnergySession(const EnergySettings& settings, std::function<void()> sync = nullptr, std::string run_id = "");
+  // `run_id` names the run in every output (a fresh UUID when empty); `clock` outlives the session.
+  EnergySession(const EnergySettings& settings, std::function<void()> sync = nullptr, std::string run_id = "",
+                TimeSource& clock = real_clock());
   ~EnergySession();
 
   Snapshot mark();

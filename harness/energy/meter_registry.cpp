@@ -81,7 +81,9 @@ const MeterEntry& meter_entry(MeterChoice meter) {
   throw std::logic_error(std::string("no meter registered as '") + meter.name() + "'");
 }
 
-MeterProbe probe_meter(MeterChoice meter, const EnergySettings& s) { return meter_entry(meter).open(s); }
+MeterProbe probe_meter(MeterChoice meter, const EnergySettings& s, TimeSource& clock) {
+  return meter_entry(meter).open(s, clock);
+}
 
 namespace {
 
@@ -91,9 +93,9 @@ bool has_dram_domain(const EnergyMeter& m) {
   return false;
 }
 
-void add_auto(MeterSet& set, const EnergySettings& s) {
+void add_auto(MeterSet& set, const EnergySettings& s, TimeSource& clock) {
   auto try_add = [&](MeterChoice meter) {
-    MeterProbe p = probe_meter(meter, s);
+    MeterProbe p = probe_meter(meter, s, clock);
     if (p.available()) {
       set.meters.push_back(std::move(p.meter));
       return true;
@@ -110,7 +112,7 @@ void add_auto(MeterSet& set, const EnergySettings& s) {
 
 }  // namespace
 
-MeterSet open_meters(const EnergySettings& s) {
+MeterSet open_meters(const EnergySettings& s, TimeSource& clock) {
   MeterSet set;
   std::vector<MeterChoice> chosen;
   for (MeterChoice m : s.meters) {
@@ -120,10 +122,10 @@ MeterSet open_meters(const EnergySettings& s) {
   }
   for (MeterChoice m : chosen) {
     if (m == MeterChoice::kAuto) {
-      add_auto(set, s);
+      add_auto(set, s, clock);
       continue;
     }
-    MeterProbe p = probe_meter(m, s);
+    MeterProbe p = probe_meter(m, s, clock);
     if (!p.available())
       throw InputError(std::string("meter '") + meter_choice_name(m) + "' is not available: " + p.unavailable_reason);
     set.meters.push_back(std::move(p.meter));

@@ -25,8 +25,8 @@ struct MeterEntry {
   const char* name;  // the config's name: "rapl"; never "auto"
   MeterKind kind;
   const char* what;  // one line for `balerbench meters`
-  // Opens the meter, or says why it cannot run here.
-  MeterProbe (*open)(const EnergySettings& settings);
+  // Opens the meter, reading time from `clock` (which outlives it), or says why it cannot run here.
+  MeterProbe (*open)(const EnergySettings& settings, TimeSource& clock);
 };
 // Every meter, in the order `balerbench meters` lists them ("auto" tries nvml, rapl, then the
 // estimates; see open_meters).
@@ -34,12 +34,12 @@ const std::vector<const MeterEntry*>& meter_registry();
 const MeterEntry& meter_entry(MeterChoice meter);  // kAuto: an InputError (a selection, not a meter)
 
 // Opens one meter, or says why it cannot run here. `meter` is not kAuto (an InputError).
-MeterProbe probe_meter(MeterChoice meter, const EnergySettings& settings);
+MeterProbe probe_meter(MeterChoice meter, const EnergySettings& settings, TimeSource& clock = real_clock());
 
 struct MeterSet {
   std::vector<std::unique_ptr<EnergyMeter>> meters;
   std::vector<std::pair<std::string, std::string>> skipped;  // (meter name, reason) under "auto"
 };
-MeterSet open_meters(const EnergySettings& settings);
+MeterSet open_meters(const EnergySettings& settings, TimeSource& clock = real_clock());
 
 }  // namespace balerbench

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <thread>
 
 #include "harness/energy/meter_registry.h"
 #include "harness/energy/process_tree.h"
@@ -33,19 +32,19 @@ double median(std::vector<double> v) {
 // Polls the counter every ~1 ms for up to 0.6 s (or until 5 changes): the median interval between
 // changes is the update period, and the last change's moment (± half the poll that saw it) anchors
 // the phase.
-CounterTiming probe_counter(const NvmlLibrary& lib, nvmlDevice_t h) {
+CounterTiming probe_counter(const NvmlLibrary& lib, nvmlDevice_t h, TimeSource& clock) {
   CounterTiming t;
   unsigned long long mj = 0, prev = 0;
   if (lib.device_get_total_energy(h, &prev) != NVML_SUCCESS) return t;
-  const auto start = SteadyClock::now();
+  const auto start = clock.now();
   auto prev_before = start;  // just before the previous call: an update it missed came after this
   std::vector<SteadyClock::time_point> changes;
   std::vector<double> widths;
-  while (changes.size() < 6 && seconds_between(start, SteadyClock::now()) < 0.6) {
-    std::this_thread::sleep_for(std::chrono::microseconds(1000));
-    const auto before = SteadyClock::now();
+  while (changes.size() < 6 && clock.seconds_since(start) < 0.6) {
+    clock.sleep_for(std::chrono::microseconds(1000));
+    const auto before = clock.now();
     if (lib.device_get_total_energy(h, &mj) != NVML_SUCCESS) break;
-    const auto after = SteadyClock::now();  // an update this call saw came before this
+    const auto after = clock.now();  // an update this call saw came before this
     if (mj != prev) {
       changes.push_back(prev_before + (after - prev_before) / 2);
       widths.push_back(seconds_between(prev_before, after));
@@ -56,7 +55,7 @@ CounterTiming probe_counter(const NvmlLibrary& lib, nvmlDevice_t h) {
   char buf[160];
   if (changes.size() < 3) {
     std::snprintf(buf, sizeof buf, "not measured: the counter changed %zu times in %.2f s of polling", changes.size(),
-                  seconds_between(start, SteadyClock::now()));
+                  clock.seconds_since(start));
     t.note = buf;
     return t;
   }
@@ -75,7 +74,7 @@ CounterTiming probe_counter(const NvmlLibrary& lib, nvmlDevice_t h) {
 
 }  // namespace
 
-MeterProbe NvmlMeter::open() {
+MeterProbe NvmlMeter::open(TimeSource& clock) {
   MeterProbe probe;
   std::shared_ptr<NvmlLibrary> lib = NvmlLibrary::open(probe.unavailable_reason);
   if (!lib) return probe;
@@ -107,13 +106,13 @@ MeterProbe NvmlMeter::open() {
     }
     d.last_power_w = mw * 1e-3;
     if (d.counter) {
-      const CounterTiming timing = probe_counter(*lib, g.handle);
+      const CounterTiming timing = probe_counter(*lib, g.handle, clock);
       d.period_s = timing.period_s;
       d.period_error_s = timing.period_error_s;
       d.anchor = timing.anchor;
       d.anchor_error_s = timing.anchor_error_s;
       d.period_note = timing.note;
-      d.last_time = SteadyClock::now();
+      d.last_time = clock.now();
       if (lib->device_get_total_energy(g.handle, &d.last_mj) != NVML_SUCCESS) d.last_mj = d.start_mj;
       if (d.last_mj >= d.start_mj) {
         d.counted_mj = d.last_mj - d.start_mj;
@@ -125,13 +124,14 @@ MeterProbe NvmlMeter::open() {
     }
     devices.push_back(d);
   }
-  probe.meter.reset(new NvmlMeter(std::move(lib), std::move(devices), selection));
+  probe.meter.reset(new NvmlMeter(std::move(lib), std::move(devices), selection, clock));
   return probe;
 }
 
-NvmlMeter::NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection)
-    : lib_(std::move(lib)), devices_(std::move(devices)), selection_(std::move(selection)),
-      last_read_(SteadyClock::now()) {
+NvmlMeter::NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection,
+                     TimeSource& clock)
+    : lib_(std::move(lib)), clock_(clock), devices_(std::move(devices)), selection_(std::move(selection)),
+      last_read_(clock.now()) {
   for (const auto& d : devices_) {
     Domain dom;
     dom.name = "gpu" + std::to_string(d.gpu.index);
@@ -170,7 +170,7 @@ void NvmlMeter::track_counter(Device& d, unsigned long long mj, SteadyClock::tim
 void NvmlMeter::attribute_to(std::shared_ptr<const ProcessTree> tree) {
   tree_ = std::move(tree);
   // Samples from before the meter is used for attribution are no one's business here.
-  const unsigned long long now_us = static_cast<unsigned long long>(unix_now_s() * 1e6);
+  const unsigned long long now_us = static_cast<unsigned long long>(clock_.unix_now_s() * 1e6);
   for (auto& d : devices_) {
     d.last_seen_us = now_us;
     if (!lib_->device_get_process_utilization)
@@ -208,9 +208,9 @@ void NvmlMeter::sample_process_use(Device& d) {
 void NvmlMeter::read_counter(Device& d, SteadyClock::time_point reading_time, std::vector<double>& pending,
                              std::vector<double>& pending_u) {
   unsigned long long mj = 0;
-  const auto call_time = SteadyClock::now();
+  const auto call_time = clock_.now();
   const nvmlReturn_t rc = lib_->device_get_total_energy(d.gpu.handle, &mj);
-  const auto read_time = SteadyClock::now();  // right after the counter: its age is measured from here
+  const auto read_time = clock_.now();  // right after the counter: its age is measured from here
   if (rc != NVML_SUCCESS) {
     ++d.read_errors;
     d.lost = d.lost || rc == NVML_ERROR_GPU_IS_LOST;
@@ -285,7 +285,7 @@ void NvmlMeter::add_device_state(Device& d, MeterReading& r) {
 MeterReading NvmlMeter::read() {
   MeterReading r;
   std::vector<double> pending, pending_u;
-  r.time = SteadyClock::now();
+  r.time = clock_.now();
   const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
   last_read_ = r.time;
   for (auto& d : devices_) {
@@ -375,7 +375,7 @@ json NvmlMeter::describe() const {
 // This meter in the registry (meter_registry.cpp lists it).
 const MeterEntry& nvml_meter_entry() {
   static const MeterEntry entry = {"nvml", MeterKind::kMeasured, "NVIDIA GPUs: energy counter (Volta+) or integrated power",
-                                   [](const EnergySettings&) { return NvmlMeter::open(); }};
+                                   [](const EnergySettings&, TimeSource& clock) { return NvmlMeter::open(clock); }};
   return entry;
 }
 

@@ -26,6 +26,9 @@
 // energy times the tree's share of SM use is what it can be held to (AIPowerMeter's
 // nvidia_attributable_power). NVML keeps one sample per process and driver period; a read rate
 // slower than that period skips samples of every process alike.
+//
+// Time (reads, the start-up probe's polls, the Unix time of the first sample attributed) comes from
+// the TimeSource open() is given.
 #pragma once
 
 #include <memory>
@@ -39,7 +42,7 @@ namespace balerbench {
 
 class NvmlMeter : public EnergyMeter {
  public:
-  static MeterProbe open();
+  static MeterProbe open(TimeSource& clock = real_clock());
 
   std::string name() const override { return "nvml"; }
   MeterKind kind() const override { return MeterKind::kMeasured; }
@@ -81,7 +84,7 @@ class NvmlMeter : public EnergyMeter {
   };
 
  private:
-  NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection);
+  NvmlMeter(std::shared_ptr<NvmlLibrary> lib, std::vector<Device> devices, std::string selection, TimeSource& clock);
   void sample_process_use(Device& d);
   // read()'s parts, per GPU: the energy counter (and, with its update phase known, the energy
   // pending since its last update), or the power polled and integrated; then its memory, its
@@ -93,6 +96,7 @@ class NvmlMeter : public EnergyMeter {
   static void track_counter(Device& d, unsigned long long mj, SteadyClock::time_point before,
                             SteadyClock::time_point now);
   std::shared_ptr<NvmlLibrary> lib_;
+  TimeSource& clock_;
   std::vector<Device> devices_;
   std::vector<Domain> domains_;
   std::string selection_;

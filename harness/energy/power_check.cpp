@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <thread>
 #include <vector>
 
 #include "harness/base/clock.h"
@@ -21,13 +20,13 @@ struct Poll {
 };
 
 std::vector<Poll> poll_gpu(const NvmlLibrary& lib, const NvmlLibrary::Gpu& gpu, double duration_s, double poll_s,
-                           bool& counter) {
+                           TimeSource& clock, bool& counter) {
   std::vector<Poll> polls;
-  const auto t0 = SteadyClock::now();
+  const auto t0 = clock.now();
   counter = true;
-  while (seconds_since(t0) < duration_s) {
+  while (clock.seconds_since(t0) < duration_s) {
     Poll p;
-    p.t_s = seconds_since(t0);
+    p.t_s = clock.seconds_since(t0);
     counter = counter && lib.device_get_total_energy(gpu.handle, &p.counter_mj) == NVML_SUCCESS;
     unsigned mw = 0;
     if (lib.device_get_power_usage(gpu.handle, &mw) == NVML_SUCCESS) p.usage_w = mw / 1e3;
@@ -35,7 +34,7 @@ std::vector<Poll> poll_gpu(const NvmlLibrary& lib, const NvmlLibrary::Gpu& gpu, 
     p.average_w = f.average_w;
     p.instant_w = f.instant_w;
     polls.push_back(p);
-    std::this_thread::sleep_for(std::chrono::duration<double>(poll_s));
+    clock.sleep_s(poll_s);
   }
   return polls;
 }
@@ -137,12 +136,12 @@ json PowerCheck::to_json() const {
 }
 
 PowerCheck check_power_reading(const NvmlLibrary& lib, const NvmlLibrary::Gpu& gpu, double duration_s,
-                               const std::string& load, double poll_s) {
+                               const std::string& load, double poll_s, TimeSource& clock) {
   PowerCheck c;
   c.index = gpu.index;
   c.name = gpu.name;
   c.load = load;
-  const std::vector<Poll> polls = poll_gpu(lib, gpu, duration_s, poll_s, c.counter);
+  const std::vector<Poll> polls = poll_gpu(lib, gpu, duration_s, poll_s, clock, c.counter);
   c.polls = static_cast<int64_t>(polls.size());
   tell_reading(polls, c);
   if (!c.counter || polls.size() < 3) return c;

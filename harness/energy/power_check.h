@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/base/clock.h"
 #include "harness/energy/hazards.h"
 #include "harness/energy/nvml_library.h"
 
@@ -41,9 +42,9 @@ struct PowerCheck {
 // a hazard: a few polls' worth of a 1 s average's lag at the edges of a steady load.
 constexpr double kPowerCheckTolerance = 0.10;
 
-// Polls GPU `gpu` for `duration_s` (every `poll_s`); `load` names what runs on it meanwhile.
+// Polls GPU `gpu` for `duration_s` (every `poll_s`, on `clock`); `load` names what runs on it meanwhile.
 PowerCheck check_power_reading(const NvmlLibrary& lib, const NvmlLibrary::Gpu& gpu, double duration_s,
-                               const std::string& load, double poll_s = 0.005);
+                               const std::string& load, double poll_s = 0.005, TimeSource& clock = real_clock());
 
 // The hazard doctor lists when the check disagrees (gpu_power_reading_mismatch); empty when it agrees
 // or could not be made.

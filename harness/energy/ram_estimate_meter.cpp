@@ -33,11 +33,11 @@ double ram_power_v3_w(double total_gb, bool arm) {
   return std::max(w, arm ? 3.0 : 2 * per_dimm_w);
 }
 
-MeterProbe RamEstimateMeter::open(const EnergySettings& s, const std::string& proc_root) {
+MeterProbe RamEstimateMeter::open(const EnergySettings& s, const std::string& proc_root, TimeSource& clock) {
   MeterProbe probe;
   const HostInfo host = read_host_info(proc_root);
   if (s.ram_power_w) {
-    probe.meter.reset(new RamEstimateMeter(*s.ram_power_w, "config: ram_power_w", host.ram_total_gb));
+    probe.meter.reset(new RamEstimateMeter(*s.ram_power_w, "config: ram_power_w", host.ram_total_gb, clock));
     return probe;
   }
   if (host.ram_total_gb <= 0) {
@@ -48,7 +48,7 @@ MeterProbe RamEstimateMeter::open(const EnergySettings& s, const std::string& pr
     probe.meter.reset(new RamEstimateMeter(*s.ram_power_w_per_gb * host.ram_total_gb,
                                            "config: ram_power_w_per_gb " + nlohmann::json(*s.ram_power_w_per_gb).dump() +
                                                " W x " + nlohmann::json(host.ram_total_gb).dump() + " GB",
-                                           host.ram_total_gb));
+                                           host.ram_total_gb, clock));
     return probe;
   }
   utsname u{};
@@ -58,12 +58,12 @@ MeterProbe RamEstimateMeter::open(const EnergySettings& s, const std::string& pr
                                          "CodeCarbon v3 rule: " + std::to_string(dimms) + " DIMMs guessed for " +
                                              nlohmann::json(std::round(host.ram_total_gb * 10) / 10).dump() + " GB, " +
                                              (arm ? "1.5" : "5") + " W each",
-                                         host.ram_total_gb));
+                                         host.ram_total_gb, clock));
   return probe;
 }
 
-RamEstimateMeter::RamEstimateMeter(double power_w, std::string rule, double total_gb)
-    : power_w_(power_w), rule_(std::move(rule)), total_gb_(total_gb), start_(SteadyClock::now()) {
+RamEstimateMeter::RamEstimateMeter(double power_w, std::string rule, double total_gb, TimeSource& clock)
+    : clock_(clock), power_w_(power_w), rule_(std::move(rule)), total_gb_(total_gb), start_(clock.now()) {
   Domain d;
   d.name = "ram";
   d.category = DomainCategory::kRam;
@@ -73,7 +73,7 @@ RamEstimateMeter::RamEstimateMeter(double power_w, std::string rule, double tota
 
 MeterReading RamEstimateMeter::read() {
   MeterReading r;
-  r.time = SteadyClock::now();
+  r.time = clock_.now();
   r.energy_j = {power_w_ * std::chrono::duration<double>(r.time - start_).count()};
   return r;
 }
@@ -85,7 +85,9 @@ nlohmann::json RamEstimateMeter::describe() const {
 // This meter in the registry (meter_registry.cpp lists it).
 const MeterEntry& ram_estimate_meter_entry() {
   static const MeterEntry entry = {"ram_estimate", MeterKind::kEstimated, "DRAM: constant power model",
-                                   [](const EnergySettings& s) { return RamEstimateMeter::open(s); }};
+                                   [](const EnergySettings& s, TimeSource& clock) {
+                                     return RamEstimateMeter::open(s, "/proc", clock);
+                                   }};
   return entry;
 }
 

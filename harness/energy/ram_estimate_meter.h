@@ -6,6 +6,7 @@
 //   else CodeCarbon v3's rule: a DIMM count guessed from the installed size,
 //   5 W per DIMM on x86 (1.5 W on ARM), DIMMs 5-8 at 90 %, 9-16 at 80 %,
 //   17 and more at 70 %, at least two DIMMs' worth.
+// Energy is that power x the time since open() on the TimeSource it is given.
 #pragma once
 
 #include "harness/energy/energy_meter.h"
@@ -21,7 +22,8 @@ double ram_power_v3_w(double total_gb, bool arm);
 
 class RamEstimateMeter : public EnergyMeter {
  public:
-  static MeterProbe open(const EnergySettings& settings, const std::string& proc_root = "/proc");
+  static MeterProbe open(const EnergySettings& settings, const std::string& proc_root = "/proc",
+                         TimeSource& clock = real_clock());
 
   std::string name() const override { return "ram_estimate"; }
   MeterKind kind() const override { return MeterKind::kEstimated; }
@@ -32,7 +34,8 @@ class RamEstimateMeter : public EnergyMeter {
   double power_w() const { return power_w_; }
 
  private:
-  RamEstimateMeter(double power_w, std::string rule, double total_gb);
+  RamEstimateMeter(double power_w, std::string rule, double total_gb, TimeSource& clock);
+  TimeSource& clock_;
   double power_w_;
   std::string rule_;
   double total_gb_;

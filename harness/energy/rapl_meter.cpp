@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <stdexcept>
 
 #include "harness/energy/meter_registry.h"
@@ -181,7 +180,7 @@ void keep_one_zone_per_domain(std::vector<std::pair<Domain, RaplMeter::Zone>>& p
 
 }  // namespace
 
-MeterProbe RaplMeter::open(const std::string& root_in) {
+MeterProbe RaplMeter::open(const std::string& root_in, TimeSource& clock) {
   const std::string root = root_in.empty() ? default_root() : root_in;
   MeterProbe probe;
   std::error_code ec;
@@ -219,14 +218,14 @@ MeterProbe RaplMeter::open(const std::string& root_in) {
   std::vector<Domain> domains;
   std::vector<Zone> zones;
   keep_one_zone_per_domain(picked, domains, zones, notes);
-  probe.meter.reset(new RaplMeter(root, std::move(domains), std::move(zones), std::move(notes)));
+  probe.meter.reset(new RaplMeter(root, std::move(domains), std::move(zones), std::move(notes), clock));
   return probe;
 }
 
 RaplMeter::RaplMeter(std::string root, std::vector<Domain> domains, std::vector<Zone> zones,
-                     std::vector<std::string> notes)
-    : root_(std::move(root)), domains_(std::move(domains)), zones_(std::move(zones)), notes_(std::move(notes)),
-      last_read_(SteadyClock::now()) {
+                     std::vector<std::string> notes, TimeSource& clock)
+    : clock_(clock), root_(std::move(root)), domains_(std::move(domains)), zones_(std::move(zones)),
+      notes_(std::move(notes)), last_read_(clock.now()) {
   // The update interval, measured once per process and counter: the first zone's counter polled
   // every 0.2 ms for up to 30 ms.
   static std::mutex mu;
@@ -243,13 +242,13 @@ RaplMeter::RaplMeter(std::string root, std::vector<Domain> domains, std::vector<
   unsigned long long prev = 0, now_uj = 0;
   const ReadResult first = read_small_file(file);
   if (!first.ok || !parse_u64(first.text, prev)) return;
-  const auto start = SteadyClock::now();
+  const auto start = clock_.now();
   std::vector<double> changes;
-  while (changes.size() < 8 && seconds_since(start) < 0.03) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  while (changes.size() < 8 && clock_.seconds_since(start) < 0.03) {
+    clock_.sleep_for(std::chrono::microseconds(200));
     const ReadResult r = read_small_file(file);
     if (!r.ok || !parse_u64(r.text, now_uj)) return;
-    if (now_uj != prev) changes.push_back(seconds_since(start));
+    if (now_uj != prev) changes.push_back(clock_.seconds_since(start));
     prev = now_uj;
   }
   if (changes.size() < 3) return;
@@ -278,7 +277,7 @@ EdgeModel RaplMeter::edge_model() const {
 
 MeterReading RaplMeter::read() {
   MeterReading r;
-  r.time = SteadyClock::now();
+  r.time = clock_.now();
   const double gap_s = std::chrono::duration<double>(r.time - last_read_).count();
   if (gap_s > max_read_interval_s()) ++late_reads_;
   last_read_ = r.time;
@@ -319,7 +318,7 @@ nlohmann::json RaplMeter::describe() const {
 // This meter in the registry (meter_registry.cpp lists it).
 const MeterEntry& rapl_meter_entry() {
   static const MeterEntry entry = {"rapl", MeterKind::kMeasured, "CPU packages, cores, uncore, DRAM, platform via Linux powercap",
-                                   [](const EnergySettings&) { return RaplMeter::open(); }};
+                                   [](const EnergySettings&, TimeSource& clock) { return RaplMeter::open("", clock); }};
   return entry;
 }
 

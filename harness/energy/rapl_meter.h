@@ -15,7 +15,8 @@
 // 64-bit total. A counter can wrap at most once between reads without being
 // noticed, so reads must come faster than max_read_interval_s(), the wrap
 // time at kMaxDomainPowerW; the Sampler's 10 Hz default is thousands of
-// times faster.
+// times faster. Reads and the start-up probe of the update interval take their time from the
+// TimeSource open() is given.
 #pragma once
 
 #include <string>
@@ -30,7 +31,7 @@ class RaplMeter : public EnergyMeter {
   static constexpr double kMaxDomainPowerW = 1000;  // a bound no single RAPL domain reaches
 
   // Probes `root` (empty: the environment override, else /sys/class/powercap).
-  static MeterProbe open(const std::string& root = "");
+  static MeterProbe open(const std::string& root = "", TimeSource& clock = real_clock());
   static std::string default_root();
 
   std::string name() const override { return "rapl"; }
@@ -50,7 +51,9 @@ class RaplMeter : public EnergyMeter {
   };
 
  private:
-  RaplMeter(std::string root, std::vector<Domain> domains, std::vector<Zone> zones, std::vector<std::string> notes);
+  RaplMeter(std::string root, std::vector<Domain> domains, std::vector<Zone> zones, std::vector<std::string> notes,
+            TimeSource& clock);
+  TimeSource& clock_;
   std::string root_;
   std::vector<Domain> domains_;
   std::vector<Zone> zones_;

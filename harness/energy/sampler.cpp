@@ -24,13 +24,14 @@ nlohmann::json SamplerOverhead::to_json() const {
           {"cpu_fraction_of_one_cpu", cpu_fraction()}, {"listener_time_s", listener_time_s}};
 }
 
-Sampler::Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, std::size_t max_points)
-    : meters_(std::move(meters)), requested_hz_(hz), hz_(hz), max_points_(std::max<std::size_t>(max_points, 16)) {
+Sampler::Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, std::size_t max_points, TimeSource& clock)
+    : meters_(std::move(meters)), clock_(clock), requested_hz_(hz), hz_(hz),
+      max_points_(std::max<std::size_t>(max_points, 16)) {
   for (const auto& m : meters_) {
     const double limit_s = m->max_read_interval_s();
     if (std::isfinite(limit_s) && limit_s > 0) hz_ = std::max(hz_, 4.0 / limit_s);
   }
-  started_ = SteadyClock::now();
+  started_ = clock_.now();
 }
 
 Sampler::~Sampler() { stop(); }
@@ -47,11 +48,16 @@ nlohmann::json Sampler::process_tree_json() const {
 }
 
 void Sampler::start() {
-  started_ = SteadyClock::now();
+  started_ = clock_.now();
   snapshot();  // the series starts with a point
   if (hz_ <= 0 || thread_.joinable()) return;
+  std::unique_lock<std::mutex> lock(stop_mu_);
   stopping_ = false;
+  thread_waiting_ = false;
   thread_ = std::thread([this] { loop(); });
+  // Until the thread holds its first deadline: on a fake clock, time advanced before that would pass
+  // it by unseen, and the ticks would not fall where a test expects them.
+  stop_cv_.wait(lock, [this] { return thread_waiting_; });
 }
 
 void Sampler::stop() {
@@ -67,23 +73,25 @@ void Sampler::stop() {
 
 void Sampler::loop() {
   const auto period = std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(1.0 / hz_));
-  auto next = SteadyClock::now() + period;
   std::unique_lock<std::mutex> lock(stop_mu_);
+  auto next = clock_.now() + period;
+  thread_waiting_ = true;  // start() sees it once the wait below has released stop_mu_
+  stop_cv_.notify_all();
   while (!stopping_) {
-    if (stop_cv_.wait_until(lock, next, [this] { return stopping_; })) break;
+    if (clock_.wait_until(lock, stop_cv_, next, [this] { return stopping_; })) break;
     lock.unlock();
     snapshot();
     thread_cpu_s_.store(thread_cpu_s());
     lock.lock();
     next += period;
-    const auto now = SteadyClock::now();
+    const auto now = clock_.now();
     if (next < now) next = now + period;  // fell behind (a slow meter): skip, never burst
   }
 }
 
 Snapshot Sampler::read_locked() {
   Snapshot s;
-  s.unix_s = unix_now_s();
+  s.unix_s = clock_.unix_now_s();
   s.readings.reserve(meters_.size());
   if (tree_) s.process = tree_->read();  // first: the meters match their per-process samples against it
   for (auto& m : meters_) s.readings.push_back(m->read());
@@ -98,7 +106,7 @@ Snapshot Sampler::read_locked() {
                    "the windows that saw the failures are flagged\n",
                    meters_[i]->name().c_str());
     }
-  s.time = s.readings.empty() ? SteadyClock::now() : s.readings.front().time;
+  s.time = s.readings.empty() ? clock_.now() : s.readings.front().time;
   return s;
 }
 
@@ -118,7 +126,7 @@ Snapshot Sampler::snapshot() {
   Snapshot s;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto t0 = SteadyClock::now();
+    const auto t0 = SteadyClock::now();  // the reads' cost: real time on any TimeSource (overhead())
     s = read_locked();
     const double dt = std::chrono::duration<double>(SteadyClock::now() - t0).count();
     ++overhead_.reads;
@@ -171,7 +179,7 @@ SamplerOverhead Sampler::overhead() const {
   std::lock_guard<std::mutex> lock(mu_);
   SamplerOverhead o = overhead_;
   o.thread_cpu_s = thread_cpu_s_.load();
-  o.wall_s = std::chrono::duration<double>(SteadyClock::now() - started_).count();
+  o.wall_s = clock_.seconds_since(started_);
   std::lock_guard<std::mutex> listeners_lock(listeners_mu_);
   o.listener_time_s = listener_time_s_;
   return o;

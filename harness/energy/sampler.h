@@ -9,6 +9,9 @@
 // so memory stays flat on long runs while window energies (counter
 // differences) lose nothing. The sampler measures its own cost: the time
 // spent reading meters and its thread's CPU time.
+//
+// Snapshots are stamped, and the thread waits for its ticks, on the TimeSource the sampler is given
+// (the real clocks by default; a test's fake clock runs the thread tick by tick as it advances).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -38,10 +41,10 @@ struct Snapshot {
 
 struct SamplerOverhead {
   long long reads = 0;          // snapshots taken (thread and windows)
-  double read_time_s = 0;       // wall time spent inside them
+  double read_time_s = 0;       // wall time spent inside them (the steady clock: a cost, whatever the TimeSource)
   double max_read_s = 0;        // the slowest snapshot
   double thread_cpu_s = 0;      // CPU time of the sampling thread
-  double wall_s = 0;            // since start()
+  double wall_s = 0;            // since start(), on the sampler's TimeSource
   double listener_time_s = 0;   // wall time inside listeners (live metrics, exporters), any thread
   double cpu_fraction() const { return wall_s > 0 ? thread_cpu_s / wall_s : 0; }  // of one CPU
   nlohmann::json to_json() const;
@@ -49,7 +52,10 @@ struct SamplerOverhead {
 
 class Sampler {
  public:
-  Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, std::size_t max_points = 1u << 20);
+  static constexpr std::size_t kMaxPoints = 1u << 20;
+  // `clock` outlives the sampler; the meters should read the same one.
+  Sampler(std::vector<std::unique_ptr<EnergyMeter>> meters, double hz, std::size_t max_points = kMaxPoints,
+          TimeSource& clock = real_clock());
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -60,7 +66,7 @@ class Sampler {
   // The tree's describe(), read under the lock the sampling thread reads it with; null without one.
   nlohmann::json process_tree_json() const;
 
-  void start();  // no thread when the effective rate is 0
+  void start();  // no thread when the effective rate is 0; else returns once the thread waits for its first tick
   void stop();
   Snapshot snapshot();  // reads every meter now and records the point
 
@@ -87,6 +93,7 @@ class Sampler {
   void record_locked(const Snapshot& s);
   void loop();
   std::vector<std::unique_ptr<EnergyMeter>> meters_;
+  TimeSource& clock_;
   std::shared_ptr<ProcessTree> tree_;
   double requested_hz_, hz_;
   std::size_t max_points_;
@@ -98,8 +105,9 @@ class Sampler {
   SteadyClock::time_point started_;
   std::thread thread_;
   std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  std::condition_variable stop_cv_;  // stop() and the thread's start, under stop_mu_
   bool stopping_ = false;
+  bool thread_waiting_ = false;
   std::atomic<double> thread_cpu_s_{0};
   mutable std::mutex listeners_mu_;
   std::vector<std::pair<int, Listener>> listeners_;

@@ -32,13 +32,14 @@ void SimulatedGpuModel::set_power_limit_w(double limit_w) {
   spec.power_limit_w = limit_w;
 }
 
-MeterProbe SimulatedGpuMeter::open(const EnergySettings& s) {
+MeterProbe SimulatedGpuMeter::open(const EnergySettings& s, TimeSource& clock) {
   MeterProbe probe;
-  probe.meter.reset(new SimulatedGpuMeter(s.simulated_gpu));
+  probe.meter.reset(new SimulatedGpuMeter(s.simulated_gpu, clock));
   return probe;
 }
 
-SimulatedGpuMeter::SimulatedGpuMeter(const SimulatedGpuSpec& spec) : model_{spec}, last_read_(SteadyClock::now()) {
+SimulatedGpuMeter::SimulatedGpuMeter(const SimulatedGpuSpec& spec, TimeSource& clock)
+    : clock_(clock), model_{spec}, last_read_(clock.now()) {
   Domain d;
   d.name = "gpu0";
   d.category = DomainCategory::kGpu;
@@ -55,7 +56,7 @@ double SimulatedGpuMeter::load_since_last(double dt_s) {
 
 MeterReading SimulatedGpuMeter::read() {
   MeterReading r;
-  r.time = SteadyClock::now();
+  r.time = clock_.now();
   const double dt_s = std::chrono::duration<double>(r.time - last_read_).count();
   last_read_ = r.time;
   const double load = load_since_last(dt_s);
@@ -81,7 +82,7 @@ nlohmann::json SimulatedGpuMeter::describe() const {
 // This meter in the registry (meter_registry.cpp lists it).
 const MeterEntry& simulated_gpu_meter_entry() {
   static const MeterEntry entry = {"simulated_gpu", MeterKind::kSimulated, "a modelled GPU, for demonstrations and tests",
-                                   [](const EnergySettings& s) { return SimulatedGpuMeter::open(s); }};
+                                   [](const EnergySettings& s, TimeSource& clock) { return SimulatedGpuMeter::open(s, clock); }};
   return entry;
 }
 

@@ -8,6 +8,7 @@
 // throughput falls as the cube root of the dynamic power allowed:
 //     throughput = ((limit_w - idle_w) / (demand_w - idle_w))^(1/3)   when demand_w > limit_w, else 1
 // so work that took t at full power takes t / throughput under the cap.
+// The meter integrates that power over the intervals between reads on the TimeSource open() is given.
 #pragma once
 
 #include <optional>
@@ -29,7 +30,7 @@ struct SimulatedGpuModel {
 
 class SimulatedGpuMeter : public EnergyMeter {
  public:
-  static MeterProbe open(const EnergySettings& settings);
+  static MeterProbe open(const EnergySettings& settings, TimeSource& clock = real_clock());
 
   std::string name() const override { return "simulated_gpu"; }
   MeterKind kind() const override { return MeterKind::kSimulated; }
@@ -42,8 +43,9 @@ class SimulatedGpuMeter : public EnergyMeter {
   double last_load() const { return last_load_; }
 
  private:
-  explicit SimulatedGpuMeter(const SimulatedGpuSpec& spec);
+  SimulatedGpuMeter(const SimulatedGpuSpec& spec, TimeSource& clock);
   double load_since_last(double dt_s);
+  TimeSource& clock_;
   SimulatedGpuModel model_;
   std::vector<Domain> domains_;
   SteadyClock::time_point last_read_;

@@ -10,7 +10,7 @@
 
 namespace balerbench {
 
-MeterProbe WattmeterMeter::open(const EnergySettings& s) {
+MeterProbe WattmeterMeter::open(const EnergySettings& s, TimeSource& clock) {
   MeterProbe probe;
   if (s.wattmeter_log.empty()) {
     probe.unavailable_reason = "no log to follow: set energy.wattmeter_log (or use `balerbench wattmeter-energy` on a "
@@ -25,14 +25,14 @@ MeterProbe WattmeterMeter::open(const EnergySettings& s) {
     probe.unavailable_reason = s.wattmeter_log + ": is a folder, not a wattmeter log";
     return probe;
   }
-  probe.meter.reset(new WattmeterMeter(s));
+  probe.meter.reset(new WattmeterMeter(s, clock));
   return probe;
 }
 
-WattmeterMeter::WattmeterMeter(const EnergySettings& s)
-    : path_(s.wattmeter_log),
+WattmeterMeter::WattmeterMeter(const EnergySettings& s, TimeSource& clock)
+    : clock_(clock), path_(s.wattmeter_log),
       log_(s.wattmeter_format, static_cast<int>(s.wattmeter_socket), s.wattmeter_clock_offset_s, s.wattmeter_log),
-      opened_unix_s_(unix_now_s()),
+      opened_unix_s_(clock.unix_now_s()),
       accuracy_pct_(s.wattmeter_accuracy_pct) {
   Domain d;
   d.name = "wall";
@@ -58,8 +58,8 @@ void WattmeterMeter::poll_file() {
 MeterReading WattmeterMeter::read() {
   poll_file();
   MeterReading r;
-  r.time = SteadyClock::now();
-  r.energy_j = {log_.energy_clamped_j(opened_unix_s_, unix_now_s())};
+  r.time = clock_.now();
+  r.energy_j = {log_.energy_clamped_j(opened_unix_s_, clock_.unix_now_s())};
   return r;
 }
 
@@ -92,7 +92,7 @@ nlohmann::json WattmeterMeter::describe() const {
 // This meter in the registry (meter_registry.cpp lists it).
 const MeterEntry& wattmeter_meter_entry() {
   static const MeterEntry entry = {"wattmeter", MeterKind::kMeasured, "wall power from an external meter's log",
-                                   [](const EnergySettings& s) { return WattmeterMeter::open(s); }};
+                                   [](const EnergySettings& s, TimeSource& clock) { return WattmeterMeter::open(s, clock); }};
   return entry;
 }
 

@@ -4,7 +4,8 @@
 // meter was opened up to the newest sample (Unix time, after the clock
 // offset). Energy the log has not flushed yet is not seen; every window also
 // records its Unix start and end, so `balerbench wattmeter-energy` can
-// re-integrate it from the finished log.
+// re-integrate it from the finished log. "Now" and the moment of opening are Unix times of the
+// TimeSource open() is given.
 #pragma once
 
 #include <optional>
@@ -19,7 +20,7 @@ namespace balerbench {
 
 class WattmeterMeter : public EnergyMeter {
  public:
-  static MeterProbe open(const EnergySettings& settings);
+  static MeterProbe open(const EnergySettings& settings, TimeSource& clock = real_clock());
 
   std::string name() const override { return "wattmeter"; }
   MeterKind kind() const override { return MeterKind::kMeasured; }
@@ -30,8 +31,9 @@ class WattmeterMeter : public EnergyMeter {
   EdgeModel edge_model() const override;
 
  private:
-  WattmeterMeter(const EnergySettings& s);
+  WattmeterMeter(const EnergySettings& s, TimeSource& clock);
   void poll_file();
+  TimeSource& clock_;
   std::string path_;
   WattmeterLog log_;
   long long offset_ = 0;  // bytes consumed (complete lines only)

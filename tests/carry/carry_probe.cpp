@@ -30,6 +30,7 @@ bool http_round_trip() {
   const int port = server.bind_to_any_port("127.0.0.1");
   if (port <= 0) return false;
   std::thread serving([&] { server.listen_after_bind(); });
+  // A real wait (up to 10 s): httplib's listening thread starts on the machine's time.
   for (int i = 0; i < 2000 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   httplib::Client client("127.0.0.1", port);
   const auto res = client.Get("/ping");

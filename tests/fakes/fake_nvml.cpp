@@ -46,13 +46,16 @@ nvmlReturn_t copy_string(const std::string& s, char* buf, unsigned n) {
 
 extern "C" {
 
+// Not NVML's: tests run the fake on their FakeClock (fake_nvml_env.h); null hooks restore the real
+// clocks. Set before nvmlInit: time zero is read there.
+void fake_nvml_set_clock(long long (*steady_us)(const void*), long long (*unix_us)(const void*), const void* ctx) {
+  time_hooks() = TimeHooks{steady_us, unix_us, ctx};
+}
+
 nvmlReturn_t nvmlInit_v2(void) {
   if (state().init_count == 0) load_config();
   if (state().init_error != 0) return state().init_error;
-  if (state().init_count++ == 0) {
-    state().t0 = Clock::now();
-    state().t0_unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  }
+  if (state().init_count++ == 0) start_time();
   return NVML_SUCCESS;
 }
 
@@ -238,7 +241,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProcessUtilizat
   FAKE_DEVICE_OR_FAIL(h);
   if (!count) return NVML_ERROR_INVALID_ARGUMENT;
   if (d->util_error) return d->util_error;
-  const double now = std::chrono::duration<double>(Clock::now() - state().t0).count();
+  const double now = seconds_since_init();
   std::vector<nvmlProcessUtilizationSample_t> samples;
   if (d->util_period_s > 0)
     for (long long k = std::max(1LL, static_cast<long long>((last_seen_us * 1e-6 - state().t0_unix_s) / d->util_period_s));
@@ -261,7 +264,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProcessUtilizat
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t* m) {
   FAKE_DEVICE_OR_FAIL(h);
   unsigned long long used = d->memory_used_bytes;
-  const double t = std::chrono::duration<double>(Clock::now() - state().t0).count();
+  const double t = seconds_since_init();
   for (const auto& [ts, bytes] : d->memory_schedule)
     if (ts <= t) used = bytes;
   m->total = d->memory_total_bytes;

@@ -16,6 +16,23 @@ State& state() {
   return s;
 }
 
+TimeHooks& time_hooks() {
+  static TimeHooks hooks;  // outside State: a new config (load_config) keeps the test's clock
+  return hooks;
+}
+
+void start_time() {
+  State& s = state();
+  const TimeHooks& h = time_hooks();
+  if (h.steady_us) {
+    s.t0_us = h.steady_us(h.ctx);
+    s.t0_unix_s = static_cast<double>(h.unix_us(h.ctx)) / 1e6;
+    return;
+  }
+  s.t0 = Clock::now();
+  s.t0_unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // "self", "parent" or a number.
 unsigned pid_of(const nlohmann::json& pid) {
   if (pid.is_string()) return static_cast<unsigned>(pid == "parent" ? getppid() : getpid());
@@ -120,13 +137,14 @@ void log_set(const FakeDevice& d, unsigned mw, int result) {
 
 bool is_lost(const FakeDevice& d) {
   if (!d.lost_file.empty() && access(d.lost_file.c_str(), F_OK) == 0) return true;
-  return d.lost_after_s >= 0 && std::chrono::duration<double>(Clock::now() - state().t0).count() >= d.lost_after_s;
+  return d.lost_after_s >= 0 && seconds_since_init() >= d.lost_after_s;
 }
 
-// Seconds since init, rounded down to the device's last update tick.
+// Seconds since init, rounded down to the device's last update tick. The tick at t itself counts: a
+// test's clock lands on ticks exactly, where t / period can fall a rounding short of the whole number.
 double sensor_time_s(const FakeDevice& d) {
-  const double t = std::chrono::duration<double>(Clock::now() - state().t0).count();
-  return d.update_period_s > 0 ? std::floor(t / d.update_period_s) * d.update_period_s : t;
+  const double t = seconds_since_init();
+  return d.update_period_s > 0 ? std::floor(t / d.update_period_s + 1e-9) * d.update_period_s : t;
 }
 
 double power_at(const FakeDevice& d, double t) {
@@ -147,7 +165,11 @@ double energy_j_until(const FakeDevice& d, double t) {
   return e;
 }
 
-double seconds_since_init() { return std::chrono::duration<double>(Clock::now() - state().t0).count(); }
+double seconds_since_init() {
+  const TimeHooks& h = time_hooks();
+  if (h.steady_us) return static_cast<double>(h.steady_us(h.ctx) - state().t0_us) / 1e6;
+  return std::chrono::duration<double>(Clock::now() - state().t0).count();
+}
 
 // The schedule's temperature at t: linear between its points, held before the first and after the last.
 unsigned temperature_at(const FakeDevice& d, double t) {

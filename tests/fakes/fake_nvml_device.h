@@ -34,8 +34,12 @@
 //                                         "processes": [{"pid": "self", "sm_util": 60},
 //                                                       {"pid": 4000000, "sm_util": 20}]}}]}
 //
+// Time: seconds since nvmlInit on the steady clock, and Unix time from the system clock, unless a
+// test hands the fake its FakeClock (fake_nvml_set_clock, through FakeNvml in fake_nvml_env.h): then
+// both are that clock's, and the fake moves only when the test advances it.
+//
 // Per-process utilisation: a sample per process with non-zero smUtil at every tick of
-// sample_period_s since init, stamped with the wall-clock microseconds of the tick; "self" is the
+// sample_period_s since init, stamped with the Unix microseconds of the tick; "self" is the
 // process that loaded the fake (balerbench), "parent" its parent. nvmlDeviceGetProcessUtilization
 // returns those newer than lastSeenTimeStamp, as NVML does ("process_utilization_error" makes it
 // fail, e.g. 3 for NOT_SUPPORTED).
@@ -108,10 +112,22 @@ struct State {
   std::string driver_version = "000.00";
   std::vector<FakeDevice> devices;
   Clock::time_point t0;
+  long long t0_us = 0;  // on a test's clock (TimeHooks)
   double t0_unix_s = 0;
 };
 
 State& state();
+
+// A test's clock (fake_nvml_set_clock): steady and Unix microseconds; null: the real clocks.
+struct TimeHooks {
+  long long (*steady_us)(const void* ctx) = nullptr;
+  long long (*unix_us)(const void* ctx) = nullptr;
+  const void* ctx = nullptr;
+};
+TimeHooks& time_hooks();
+
+// Time zero: when the first nvmlInit succeeds.
+void start_time();
 
 // "self", "parent" or a number.
 unsigned pid_of(const nlohmann::json& pid);

@@ -53,6 +53,7 @@ bool wait_until(const std::function<bool()>& ok, double timeout_s) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   while (Clock::now() < deadline) {
     if (ok()) return true;
+    // A real wait: the Prometheus and InfluxDB servers are other processes, on the machine's time.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return ok();

@@ -303,7 +303,8 @@ TEST(StallWatch, CountsTheTimeTheProcessWasStopped) {
   char c = 0;
   ASSERT_EQ(read(ready[0], &c, 1), 1);
   ASSERT_EQ(kill(pid, SIGSTOP), 0);
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // the length of the stop, not a time limit
+  // The length of the stop, not a time limit; real, as the stall StallWatch measures is real time.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   ASSERT_EQ(kill(pid, SIGCONT), 0);
   ASSERT_EQ(write(go[1], &c, 1), 1);
   double stalled = -1;

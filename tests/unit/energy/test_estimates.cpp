@@ -1,11 +1,10 @@
 // test_estimates.cpp: cpu_estimate on a fake /proc, the TDP table and its
 // fallback, CodeCarbon's RAM rule, the simulated GPU, carbon intensity and
-// the energy section of a config.
+// the energy section of a config. The meters run on a fake clock: their intervals are exact.
 #include <time.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <thread>
 
 #include "harness/energy/carbon.h"
 #include "harness/energy/cpu_estimate_meter.h"
@@ -14,6 +13,7 @@
 #include "harness/energy/meter_registry.h"
 #include "harness/energy/ram_estimate_meter.h"
 #include "harness/energy/simulated_gpu.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
@@ -35,15 +35,17 @@ TEST(CpuEstimate, TdpTimesMachineUtilisation) {
   TempDir proc;
   write_proc(proc, 1000, 1000, "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz");
   EnergySettings s;
-  MeterProbe p = CpuEstimateMeter::open(s, proc.root());
+  FakeClock clock;
+  MeterProbe p = CpuEstimateMeter::open(s, proc.root(), 0, clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
   EXPECT_EQ(p.meter->kind(), MeterKind::kEstimated);
   EXPECT_DOUBLE_EQ(p.meter->describe()["tdp_total_w"].get<double>(), 150.0);
   const MeterReading a = p.meter->read();
   write_proc(proc, 1000 + 300, 1000 + 100, "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz");  // 75 % busy
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  clock.advance_s(0.2);
   const MeterReading b = p.meter->read();
   const double dt = std::chrono::duration<double>(b.time - a.time).count();
+  EXPECT_DOUBLE_EQ(dt, 0.2);
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 150.0 * 0.75 * dt, 1e-6 * 150.0 * dt);
 }
 
@@ -68,11 +70,13 @@ TEST(CpuEstimate, ProcessModeCountsThisProcessTree) {
   EnergySettings s;
   s.cpu_estimate_mode = "process";
   s.cpu_tdp_w = 100.0;
-  MeterProbe p = CpuEstimateMeter::open(s);
+  FakeClock clock;
+  MeterProbe p = CpuEstimateMeter::open(s, "/proc", 0, clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
-  // The estimate is one CPU's share of the TDP for every second of CPU time the process tree got.
-  // Compared with the CPU time this process actually got (not the wall time): on a loaded machine
-  // the busy loop below may get far less than one CPU.
+  // The estimate is one CPU's share of the TDP for every second of CPU time the process tree got:
+  // TDP x (CPU time / (interval x CPUs)) x interval, whatever the interval, so the meter's fake one
+  // (longer than the CPU time, so that the share stays below one CPU) does not change it. Compared
+  // with the CPU time this process actually got, which the loop below counts rather than the time.
   auto process_cpu_s = [] {
     timespec t{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -80,9 +84,9 @@ TEST(CpuEstimate, ProcessModeCountsThisProcessTree) {
   };
   const double cpu0 = process_cpu_s();
   const MeterReading a = p.meter->read();
-  const auto until = SteadyClock::now() + std::chrono::milliseconds(300);
   volatile double x = 0;
-  while (SteadyClock::now() < until) x = x + 1;  // one thread busy
+  while (process_cpu_s() - cpu0 < 0.3) x = x + 1;  // one thread busy for 0.3 s of CPU
+  clock.advance_s(2.0);
   const MeterReading b = p.meter->read();
   const double cpu_s = process_cpu_s() - cpu0;
   const HostInfo host = read_host_info();
@@ -112,13 +116,15 @@ TEST(RamEstimate, ConstantPowerAndConfigOverrides) {
   TempDir proc;
   write_proc(proc, 1, 1, "x");  // 24576000 kB = 23.4 GiB: 4 DIMMs, 20 W
   EnergySettings s;
-  MeterProbe p = RamEstimateMeter::open(s, proc.root());
+  FakeClock clock;
+  MeterProbe p = RamEstimateMeter::open(s, proc.root(), clock);
   ASSERT_TRUE(p.available());
   EXPECT_DOUBLE_EQ(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 20.0);
   const MeterReading a = p.meter->read();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  clock.advance_s(0.05);
   const MeterReading b = p.meter->read();
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 20.0 * std::chrono::duration<double>(b.time - a.time).count(), 1e-9);
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 1.0, 1e-9);  // 20 W x 50 ms
   s.ram_power_w_per_gb = 0.375;
   p = RamEstimateMeter::open(s, proc.root());
   EXPECT_NEAR(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 0.375 * 24576000.0 / 1048576.0, 1e-9);
@@ -165,13 +171,15 @@ TEST(SimulatedGpu, PowerCappedAndThroughputSlowsUnderALowLimit) {
 TEST(SimulatedGpu, MeterIntegratesTheModelAtAFixedLoad) {
   EnergySettings s;
   s.simulated_gpu.load = 0.5;  // 60 + 240 x 0.5 = 180 W
-  MeterProbe p = SimulatedGpuMeter::open(s);
+  FakeClock clock;
+  MeterProbe p = SimulatedGpuMeter::open(s, clock);
   ASSERT_TRUE(p.available());
   EXPECT_EQ(p.meter->kind(), MeterKind::kSimulated);
   const MeterReading a = p.meter->read();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  clock.advance_s(0.1);
   const MeterReading b = p.meter->read();
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 180.0 * std::chrono::duration<double>(b.time - a.time).count(), 1e-9);
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 18.0, 1e-9);  // 180 W x 0.1 s
 }
 
 TEST(Carbon, ConfigCountryAndWorldDefault) {

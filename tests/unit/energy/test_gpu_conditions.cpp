@@ -2,13 +2,12 @@
 // thermal protocol's wait (a scripted temperature and clock: cooled, settled, gave up), GpuWatch's
 // read-only limits and temperatures, the heat and throttle reasons a window saw at its reads, the meter
 // updates a window holds and the short-window flag, and doctor's check of the power reading against
-// the energy counter, all through the fake NVML library.
+// the energy counter, all through the fake NVML library, on a fake clock where time matters.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <deque>
-#include <thread>
 
 #include "common/error.h"
 #include "harness/energy/energy_session.h"
@@ -139,23 +138,24 @@ TEST(GpuWatch, AWindowKeepsTheHeatAndThrottleReasonsItsReadsSaw) {
   json g = fake_gpu("GPU-a", 700, 40);
   g["temperature_schedule"] = {{0, 40}, {3, 70}};
   g["throttle_schedule"] = {{0, 1}, {1.5, 0x44}};
-  FakeNvml fake(json{{"devices", {g}}});
-  MeterProbe p = NvmlMeter::open();
+  FakeClock clock;
+  FakeNvml fake(json{{"devices", {g}}}, clock);
+  MeterProbe p = NvmlMeter::open(clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
   std::vector<std::unique_ptr<EnergyMeter>> meters;
   meters.push_back(std::move(p.meter));
-  Sampler sampler(std::move(meters), 0);
-  const Snapshot a = sampler.snapshot();
-  Snapshot b;
-  ASSERT_TRUE(eventually([&] {
-    b = sampler.snapshot();
-    return b.readings[0].thermal[0].throttle_mask == 0x44;
-  }));
+  Sampler sampler(std::move(meters), 0, Sampler::kMaxPoints, clock);
+  const Snapshot a = sampler.snapshot();  // at 0.6 s: the start-up probe polled through 6 counter updates
+  EXPECT_EQ(a.readings[0].thermal[0].throttle_mask, 1);
+  clock.advance_s(1.4);
+  const Snapshot b = sampler.snapshot();  // at 2 s
+  ASSERT_EQ(b.readings[0].thermal[0].throttle_mask, 0x44);
   const WindowResult w = make_window("train", a, b, {}, sampler.meters(), nullptr);
   ASSERT_TRUE(w.domains[0].thermal);
   const WindowThermal& th = *w.domains[0].thermal;
   EXPECT_EQ(*th.throttle_seen, static_cast<unsigned long long>(a.readings[0].thermal[0].throttle_mask | 0x44));
   EXPECT_EQ(th.max_temperature_c, std::max(a.readings[0].thermal[0].temperature_c, b.readings[0].thermal[0].temperature_c));
+  EXPECT_EQ(th.max_temperature_c, 60);  // 40 C rising 10 C a second
   EXPECT_EQ(th.min_sm_clock_mhz, 1980);
   const json names = th.to_json()["throttle_reasons"];
   EXPECT_NE(std::find(names.begin(), names.end(), "hw_thermal_slowdown"), names.end()) << names;
@@ -164,21 +164,23 @@ TEST(GpuWatch, AWindowKeepsTheHeatAndThrottleReasonsItsReadsSaw) {
 
 // A phase holds floor(duration / period) updates of NVML's ~0.1 s counter: short below the threshold.
 TEST(GpuWatch, PhasesCountMeterUpdatesAndShortOnesAreFlagged) {
-  FakeNvml fake(json{{"devices", {fake_gpu("GPU-a", 700, 40)}}});
+  FakeClock clock;
+  FakeNvml fake(json{{"devices", {fake_gpu("GPU-a", 700, 40)}}}, clock);
   for (const int64_t min_updates : {60, 2}) {
     EnergySettings s;
     s.meters = {MeterChoice::kNvml};
     s.sample_hz = 0;
     s.min_meter_updates = min_updates;
-    EnergySession session(s);
+    EnergySession session(s, nullptr, "", clock);
     const Snapshot a = session.mark();
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    clock.advance_s(0.5);
     const WindowResult w = session.add_window("train", a, session.mark());
     session.finish();
     ASSERT_TRUE(w.updates);
     EXPECT_EQ(w.updates->meter, "nvml");
     EXPECT_NEAR(w.updates->period_s, 0.1, 0.02);
     EXPECT_DOUBLE_EQ(w.updates->count, std::floor(w.duration_s / w.updates->period_s + 1e-9));
+    EXPECT_DOUBLE_EQ(w.updates->count, 5);
     const WindowResult* phase = session.phases().find("train");
     ASSERT_NE(phase, nullptr);
     const bool flagged = std::any_of(phase->flags.begin(), phase->flags.end(),
@@ -198,24 +200,26 @@ json square_wave_gpu(const std::string& reading) {
   return g;
 }
 
-PowerCheck check_first_gpu() {
+// 0.8 s of polls every 5 ms, on the fake GPU's clock.
+PowerCheck check_first_gpu(TimeSource& clock) {
   std::string reason, note;
   const std::shared_ptr<NvmlLibrary> lib = NvmlLibrary::open(reason);
   EXPECT_TRUE(lib) << reason;
-  return check_power_reading(*lib, lib->visible_gpus(note).at(0), 0.8, "idle (test)");
+  return check_power_reading(*lib, lib->visible_gpus(note).at(0), 0.8, "idle (test)", 0.005, clock);
 }
 
 // Which reading nvmlDeviceGetPowerUsage gives: the one of the two fields it follows while they differ.
 TEST(PowerCheck, SaysWhichPowerReadingNvmlGives) {
+  FakeClock clock;
   {
-    FakeNvml fake(json{{"devices", {square_wave_gpu("average_1s")}}});
-    const PowerCheck c = check_first_gpu();
+    FakeNvml fake(json{{"devices", {square_wave_gpu("average_1s")}}}, clock);
+    const PowerCheck c = check_first_gpu(clock);
     EXPECT_EQ(c.reading, "1 s average") << c.reading_basis;
     EXPECT_NE(c.reading_basis.find("followed NVML_FI_DEV_POWER_AVERAGE"), std::string::npos) << c.reading_basis;
   }
   {
-    FakeNvml fake(json{{"devices", {square_wave_gpu("instant")}}});
-    const PowerCheck c = check_first_gpu();
+    FakeNvml fake(json{{"devices", {square_wave_gpu("instant")}}}, clock);
+    const PowerCheck c = check_first_gpu(clock);
     EXPECT_EQ(c.reading, "instantaneous") << c.reading_basis;
     ASSERT_TRUE(c.ratio()) << c.line();
     EXPECT_NEAR(*c.ratio(), 1, 0.1) << c.line();  // the instantaneous reading integrates to the counter
@@ -223,11 +227,11 @@ TEST(PowerCheck, SaysWhichPowerReadingNvmlGives) {
   {
     json g = square_wave_gpu("instant");
     g["power_average_field"] = false;  // GA100 and older
-    FakeNvml fake(json{{"devices", {g}}});
-    EXPECT_EQ(check_first_gpu().reading, "instantaneous");
+    FakeNvml fake(json{{"devices", {g}}}, clock);
+    EXPECT_EQ(check_first_gpu(clock).reading, "instantaneous");
     g["field_values"] = false;  // a driver without nvmlDeviceGetFieldValues
-    FakeNvml older(json{{"devices", {g}}});
-    EXPECT_EQ(check_first_gpu().reading, "not determined");
+    FakeNvml older(json{{"devices", {g}}}, clock);
+    EXPECT_EQ(check_first_gpu(clock).reading, "not determined");
   }
 }
 
@@ -235,9 +239,10 @@ TEST(PowerCheck, SaysWhichPowerReadingNvmlGives) {
 TEST(PowerCheck, AReadingThatDisagreesWithTheCounterIsAHazard) {
   json g = fake_gpu("GPU-a", 700, 40);
   g["power_reading_scale"] = 1.7;
+  FakeClock clock;
   {
-    FakeNvml fake(json{{"devices", {g}}});
-    const PowerCheck c = check_first_gpu();
+    FakeNvml fake(json{{"devices", {g}}}, clock);
+    const PowerCheck c = check_first_gpu(clock);
     ASSERT_TRUE(c.counter_j && c.ratio()) << c.line();
     EXPECT_GE(c.counter_updates, 2);
     EXPECT_NEAR(*c.counter_j, 200 * c.window_s, 200 * 0.02) << c.line();
@@ -248,8 +253,8 @@ TEST(PowerCheck, AReadingThatDisagreesWithTheCounterIsAHazard) {
     EXPECT_NE(h->fix.find("is off by +"), std::string::npos) << h->fix;  // +70% give or take a poll
   }
   g["power_reading_scale"] = 1.0;
-  FakeNvml fake(json{{"devices", {g}}});
-  const PowerCheck c = check_first_gpu();
+  FakeNvml fake(json{{"devices", {g}}}, clock);
+  const PowerCheck c = check_first_gpu(clock);
   ASSERT_TRUE(c.ratio()) << c.line();
   EXPECT_NEAR(*c.ratio(), 1, 0.03) << c.line();
   EXPECT_FALSE(power_check_hazard(c));

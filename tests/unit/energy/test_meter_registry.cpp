@@ -1,14 +1,17 @@
 // test_meter_registry.cpp: meters by name (energy/meter_registry.h): the registry lists the known
 // meters in order, every name a config may give resolves to its entry, and an unknown name is the
-// same clear error as before the registry. No LibTorch headers.
+// same clear error as before the registry, and the clock it is handed reaches the meters. No LibTorch
+// headers.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
 #include "harness/energy/energy_settings.h"
 #include "harness/energy/meter_registry.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
@@ -60,6 +63,13 @@ TEST(MeterRegistry, OpensANamedMeterThroughItsEntry) {
   EXPECT_EQ(p.meter->kind(), MeterKind::kSimulated);
   s.meters = {MeterChoice::kSimulatedGpu};
   EXPECT_EQ(open_meters(s).meters.size(), 1u);
+  // The clock handed to the registry is the one the meter reads.
+  FakeClock clock;
+  MeterSet timed = open_meters(s, clock);
+  ASSERT_EQ(timed.meters.size(), 1u);
+  const MeterReading a = timed.meters[0]->read();
+  clock.advance_s(0.5);
+  EXPECT_EQ(timed.meters[0]->read().time - a.time, std::chrono::milliseconds(500));
 }
 
 }  // namespace

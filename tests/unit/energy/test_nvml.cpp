@@ -2,12 +2,12 @@
 // loaded by the real dlopen path: energy counter and power polling against
 // the scripted power, CUDA_VISIBLE_DEVICES, device facts, error codes,
 // windows shorter than the counter's update period, and each GPU's state
-// (NvmlLibrary::gpu_state) with the hazards doctor finds in it.
+// (NvmlLibrary::gpu_state) with the hazards doctor finds in it. The fake GPUs, the meters and the
+// samplers run on one fake clock (tests/fakes/fake_clock.h): every figure over time is exact.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include <unistd.h>
 
@@ -33,29 +33,32 @@ double seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// The fake's NVML meter, opened, in a Sampler reading at `hz` (0: only when asked); null when it
-// does not open.
-std::unique_ptr<Sampler> nvml_sampler(double hz) {
-  MeterProbe p = NvmlMeter::open();
+// The fake's NVML meter, opened on `clock`, in a Sampler reading at `hz` (0: only when asked); null
+// when it does not open.
+std::unique_ptr<Sampler> nvml_sampler(double hz, TimeSource& clock) {
+  MeterProbe p = NvmlMeter::open(clock);
   EXPECT_TRUE(p.available()) << p.unavailable_reason;
   if (!p.available()) return nullptr;
   std::vector<std::unique_ptr<EnergyMeter>> meters;
   meters.push_back(std::move(p.meter));
-  return std::make_unique<Sampler>(std::move(meters), hz);
+  return std::make_unique<Sampler>(std::move(meters), hz, Sampler::kMaxPoints, clock);
 }
 
 TEST(Nvml, CounterEnergyMatchesScriptedPower) {
-  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-aaaa", 250.0)}}});
-  MeterProbe p = NvmlMeter::open();
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-aaaa", 250.0)}}}, clock);
+  MeterProbe p = NvmlMeter::open(clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
   ASSERT_EQ(p.meter->domains().size(), 1u);
   EXPECT_EQ(p.meter->domains()[0].name, "gpu0");
   EXPECT_EQ(p.meter->domains()[0].category, DomainCategory::kGpu);
   const MeterReading a = p.meter->read();
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  clock.advance_s(0.4);
   const MeterReading b = p.meter->read();
+  EXPECT_DOUBLE_EQ(seconds(a.time, b.time), 0.4);
   const double expected_j = 250.0 * seconds(a.time, b.time);
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], expected_j, 0.005 * expected_j);
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], expected_j, 2e-3);  // the counter's whole mJ at each end
 }
 
 // A GPU that falls off the bus (NVML_ERROR_GPU_IS_LOST): the reading says which and why, and its
@@ -63,14 +66,13 @@ TEST(Nvml, CounterEnergyMatchesScriptedPower) {
 TEST(Nvml, LostGpuIsNamedInTheReading) {
   nlohmann::json dev = gpu("GPU-aaaa", 250.0);
   dev["lost_after_s"] = 1.0;
-  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
-  MeterProbe p = NvmlMeter::open();
-  if (!p.available()) GTEST_SKIP() << "the fake GPU was lost before the meter opened (a loaded machine)";
-  MeterReading r;
-  eventually([&] {  // up to 30 s
-    r = p.meter->read();
-    return !r.lost.empty();
-  });
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}}, clock);
+  MeterProbe p = NvmlMeter::open(clock);
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  EXPECT_EQ(p.meter->read().lost, "");
+  clock.advance_s(1.0);
+  const MeterReading r = p.meter->read();
   EXPECT_EQ(r.lost, "gpu0 (Fake H100, GPU-aaaa) is lost (NVML_ERROR_GPU_IS_LOST)");
   EXPECT_GE(r.read_errors, 1);
 }
@@ -78,30 +80,37 @@ TEST(Nvml, LostGpuIsNamedInTheReading) {
 TEST(Nvml, PollingFallbackIntegratesPower) {
   nlohmann::json step = gpu("GPU-bbbb", 0, /*counter=*/false);
   step["power_schedule"] = {{0, 100.0}, {0.3, 300.0}};
-  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-aaaa", 150.0, false), step}}});
-  MeterProbe p = NvmlMeter::open();
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-aaaa", 150.0, false), step}}}, clock);
+  MeterProbe p = NvmlMeter::open(clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
   EXPECT_DOUBLE_EQ(p.meter->update_period_s(), 1.0);  // polled power: at best a 1 s average
   std::vector<std::unique_ptr<EnergyMeter>> meters;
   meters.push_back(std::move(p.meter));
-  Sampler sampler(std::move(meters), 200);
+  Sampler sampler(std::move(meters), 200, Sampler::kMaxPoints, clock);
   sampler.start();
   const Snapshot a = sampler.snapshot();
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  clock.advance_s(0.8);
   const Snapshot b = sampler.snapshot();
   sampler.stop();
   const double dt = seconds(a.readings[0].time, b.readings[0].time);
+  EXPECT_DOUBLE_EQ(dt, 0.8);
   const double constant_j = b.readings[0].energy_j[0] - a.readings[0].energy_j[0];
   EXPECT_NEAR(constant_j, 150.0 * dt, 0.005 * 150.0 * dt);
-  // The step device: more than 100 W on average, less than 300 W.
-  const double step_w = (b.readings[0].energy_j[1] - a.readings[0].energy_j[1]) / dt;
+  EXPECT_NEAR(constant_j, 150.0 * dt, 1e-9);  // trapezoids of a constant power are exact
+  // The step device: more than 100 W on average, less than 300 W; 0.3 s at 100 W then 0.5 s at 300 W,
+  // but for the trapezoid across the step, off by at most one 5 ms read interval of the 200 W step.
+  const double step_j = b.readings[0].energy_j[1] - a.readings[0].energy_j[1];
+  const double step_w = step_j / dt;
   EXPECT_GT(step_w, 150.0);
   EXPECT_LT(step_w, 300.0);
+  EXPECT_NEAR(step_j, 100.0 * 0.3 + 300.0 * 0.5, 200.0 * 0.005);
 }
 
 TEST(Nvml, DescribesDevicesAndLimits) {
-  FakeNvml fake(nlohmann::json{{"driver_version", "550.54.15"}, {"devices", {gpu("GPU-aaaa", 100.0)}}});
-  MeterProbe p = NvmlMeter::open();
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"driver_version", "550.54.15"}, {"devices", {gpu("GPU-aaaa", 100.0)}}}, clock);
+  MeterProbe p = NvmlMeter::open(clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
   const nlohmann::json d = p.meter->describe();
   EXPECT_EQ(d["driver_version"], "550.54.15");
@@ -125,17 +134,18 @@ TEST(Nvml, HonoursCudaVisibleDevices) {
       for (const auto& d : p.meter->domains()) out.push_back(d.name);
     return out;
   };
+  FakeClock clock;
   {
-    FakeNvml fake(config, "2,0");
-    EXPECT_EQ(domains(NvmlMeter::open()), (std::vector<std::string>{"gpu2", "gpu0"}));
+    FakeNvml fake(config, clock, "2,0");
+    EXPECT_EQ(domains(NvmlMeter::open(clock)), (std::vector<std::string>{"gpu2", "gpu0"}));
   }
   {
-    FakeNvml fake(config, "GPU-bbbb,7,0");  // a UUID prefix; CUDA stops at the invalid 7
-    EXPECT_EQ(domains(NvmlMeter::open()), (std::vector<std::string>{"gpu1"}));
+    FakeNvml fake(config, clock, "GPU-bbbb,7,0");  // a UUID prefix; CUDA stops at the invalid 7
+    EXPECT_EQ(domains(NvmlMeter::open(clock)), (std::vector<std::string>{"gpu1"}));
   }
   {
-    FakeNvml fake(config, "");
-    MeterProbe p = NvmlMeter::open();
+    FakeNvml fake(config, clock, "");
+    MeterProbe p = NvmlMeter::open(clock);
     EXPECT_FALSE(p.available());
     EXPECT_NE(p.unavailable_reason.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << p.unavailable_reason;
   }
@@ -172,23 +182,25 @@ TEST(Nvml, ErrorsMakeTheMeterUnavailableNeverCrash) {
 // The counter refreshes every 100 ms: a 20 ms window is flagged, a 1 s
 // window is not and is within one update of the truth.
 TEST(Nvml, WindowsShorterThanTheUpdatePeriodAreFlagged) {
-  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-a", 200.0, true, 0.1)}}});
-  const auto sampler = nvml_sampler(0);
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-a", 200.0, true, 0.1)}}}, clock);
+  const auto sampler = nvml_sampler(0, clock);
   ASSERT_TRUE(sampler);
   const Snapshot a = sampler->snapshot();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  clock.advance_s(0.02);
   const Snapshot b = sampler->snapshot();
   const WindowResult short_w = make_window("short", a, b, {}, sampler->meters(), nullptr);
   ASSERT_EQ(short_w.flags.size(), 1u);
-  // Interpolated when the counter's phase is known to 5% of a period, which a quiet machine gives at
-  // once; on a loaded one (the start-up probe's 1 ms polls come late) it may not be, and the window is
-  // flagged as too short instead. Either way it is flagged.
+  // Interpolated when the counter's phase is known to 5% of a period, as the start-up probe's 1 ms
+  // polls find it (were they late, the window would be flagged as too short instead).
+  EXPECT_TRUE(short_w.domains[0].interpolated);
   EXPECT_NE(short_w.flags[0].find(short_w.domains[0].interpolated
                                       ? "interpolated at the edges: shorter than 10 update periods"
                                       : "shorter than nvml's update period"),
             std::string::npos)
       << short_w.flags[0];
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_NEAR(short_w.total_energy_j(), 200.0 * 0.02, 1e-9);  // the probe's phase error cancels at the edges
+  clock.advance_s(1.0);
   const Snapshot c = sampler->snapshot();
   const WindowResult long_w = make_window("long", a, c, {}, sampler->meters(), nullptr);
   EXPECT_TRUE(long_w.flags.empty());
@@ -203,14 +215,16 @@ TEST(Nvml, WindowsShorterThanTheUpdatePeriodAreFlagged) {
 // The counter's update period is measured when the meter opens, not assumed (the fake updates every
 // 80 ms here, where NVML's usual is 100 ms).
 TEST(Nvml, UpdatePeriodIsMeasuredAtOpen) {
-  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-p", 300.0, true, 0.08)}}});
-  MeterProbe p = NvmlMeter::open();
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-p", 300.0, true, 0.08)}}}, clock);
+  MeterProbe p = NvmlMeter::open(clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
   const EdgeModel m = p.meter->edge_model();
   EXPECT_TRUE(m.quantified);
   EXPECT_TRUE(m.period_measured) << m.basis;
   EXPECT_TRUE(m.stepped);
   EXPECT_NEAR(m.update_period_s, 0.08, 0.01) << m.basis;
+  EXPECT_NEAR(m.update_period_s, 0.08, 1e-12) << m.basis;  // polls 1 ms apart on the fake clock, none late
   EXPECT_NEAR(p.meter->update_period_s(), m.update_period_s, 1e-12);
   EXPECT_NE(m.basis.find("measured at start-up"), std::string::npos) << m.basis;
   EXPECT_DOUBLE_EQ(m.step_j, 1e-3);
@@ -221,13 +235,14 @@ TEST(Nvml, UpdatePeriodIsMeasuredAtOpen) {
 // each update, it is within 2% of the truth, inside its ±, and flagged. Constant power, so the truth
 // is power x duration whatever the phase; the sampler reads at 10 Hz beside it, as in a run.
 TEST(Nvml, ShortWindowsAreInterpolatedAtTheEdges) {
-  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-i", 300.0, true, 0.1)}}});
-  const auto sampler = nvml_sampler(10);
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {gpu("GPU-i", 300.0, true, 0.1)}}}, clock);
+  const auto sampler = nvml_sampler(10, clock);
   ASSERT_TRUE(sampler);
   sampler->start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(330));
+  clock.advance_s(0.33);
   const Snapshot a = sampler->snapshot();
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  clock.advance_s(0.25);
   const Snapshot b = sampler->snapshot();
   sampler->stop();
   const WindowResult w = make_window("short", a, b, sampler->series_between(a.time, b.time), sampler->meters(), nullptr);
@@ -239,9 +254,9 @@ TEST(Nvml, ShortWindowsAreInterpolatedAtTheEdges) {
   bool flagged = false;
   for (const auto& f : w.flags) flagged |= f.find("interpolated at the edges") != std::string::npos;
   EXPECT_EQ(flagged, w.domains[0].interpolated);
-  // The meter interpolates only with the counter's phase known to 5% of a period, which a quiet
-  // machine gives at once; a loaded one (the probe's 1 ms polls late) may not, and then the window
-  // keeps the edge-read bound instead.
+  // The meter interpolates only with the counter's phase known to 5% of a period, which the probe's
+  // 1 ms polls give (late polls would not, and the window would keep the edge-read bound instead).
+  EXPECT_TRUE(w.domains[0].interpolated);
   if (w.domains[0].interpolated) {
     EXPECT_NEAR(w.total_energy_j(), truth_j, 0.02 * truth_j) << "duration " << w.duration_s;
     EXPECT_LT(*w.total_uncertainty_j(), 0.1 * truth_j);  // far below the 30 J of an edge read
@@ -261,25 +276,23 @@ TEST(Nvml, ProcessUtilizationSamplesGiveTheTreesShareOfTheGpu) {
   nlohmann::json dev = gpu("GPU-p", 200.0);
   dev["process_utilization"] = {{"sample_period_s", 0.05},
                                 {"processes", {{{"pid", "self"}, {"sm_util", 60}}, {{"pid", 4000000}, {"sm_util", 20}}}}};
-  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
-  const auto sampler = nvml_sampler(20);
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}}, clock);
+  const auto sampler = nvml_sampler(20, clock);
   ASSERT_TRUE(sampler);
   sampler->attribute_to(std::make_shared<ProcessTree>());
   sampler->start();
   const Snapshot a = sampler->snapshot();
-  // Until the window holds at least 5 of the driver's 50 ms samples (10 in 0.5 s on a quiet machine).
-  Snapshot b;
-  WindowResult w;
-  const bool five_samples = eventually([&] {
-    b = sampler->snapshot();
-    w = make_window("w", a, b, sampler->series_between(a.time, b.time), sampler->meters(), nullptr);
-    return w.domains[0].use_tree && *w.domains[0].use_tree >= 60.0 * 5;
-  });
+  clock.advance_s(0.5);  // the driver's 10 samples of 50 ms, 5 of them needed
+  const Snapshot b = sampler->snapshot();
+  const WindowResult w = make_window("w", a, b, sampler->series_between(a.time, b.time), sampler->meters(), nullptr);
+  const bool five_samples = w.domains[0].use_tree && *w.domains[0].use_tree >= 60.0 * 5;
   sampler->stop();
   ASSERT_TRUE(w.domains[0].attributable_j) << w.to_json().dump();
   EXPECT_NEAR(*w.domains[0].attributable_share(), 0.75, 1e-12);
   EXPECT_NEAR(*w.domains[0].use_all, (60.0 + 20.0) * *w.domains[0].use_tree / 60.0, 1e-9);
   EXPECT_TRUE(five_samples) << w.to_json().dump();
+  EXPECT_NEAR(*w.domains[0].use_tree, 60.0 * 10, 1e-9);
   EXPECT_TRUE(sampler->meters()[0]->describe()["gpus"][0]["process_use"]["sampled"].get<bool>());
   // The CPU side of the same snapshots: this process's tree was read with them.
   EXPECT_TRUE(a.process.valid);
@@ -292,29 +305,28 @@ TEST(Nvml, ProcessUtilizationSamplesGiveTheTreesShareOfTheGpu) {
 TEST(Nvml, DeviceMemoryAtThePeakIsTheHighestReadInTheWindow) {
   nlohmann::json dev = gpu("GPU-m", 100.0);
   dev["memory_schedule"] = {{0, 1ULL << 30}, {0.2, 3ULL << 30}, {0.4, 2ULL << 30}};
-  FakeNvml fake(nlohmann::json{{"devices", {dev}}});
-  const auto before_init = SteadyClock::now();
-  const auto sampler = nvml_sampler(50);
+  FakeClock clock;
+  FakeNvml fake(nlohmann::json{{"devices", {dev}}}, clock);
+  const auto before_init = clock.now();
+  const auto sampler = nvml_sampler(50, clock);
   ASSERT_TRUE(sampler);
   sampler->start();
   const Snapshot a = sampler->snapshot();
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  clock.advance_s(0.7);
   const Snapshot b = sampler->snapshot();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  // The later window needs one sampler read of its own (5 in 0.1 s at 50 Hz on a quiet machine).
-  Snapshot c;
-  EXPECT_TRUE(eventually([&] {
-    c = sampler->snapshot();
-    return !sampler->series_between(b.time, c.time).empty();
-  }));
+  clock.advance_s(0.1);
+  // The later window needs one sampler read of its own (5 in 0.1 s at 50 Hz).
+  const Snapshot c = sampler->snapshot();
+  EXPECT_FALSE(sampler->series_between(b.time, c.time).empty());
   sampler->stop();
   const WindowResult w = make_window("train", a, b, sampler->series_between(a.time, b.time), sampler->meters(), nullptr);
   const WindowResult later = make_window("train", b, c, sampler->series_between(b.time, c.time), sampler->meters(), nullptr);
   ASSERT_TRUE(later.gpu_memory_peak_mib());
   EXPECT_EQ(*later.gpu_memory_peak_mib(), 2048.0);
   ASSERT_TRUE(w.gpu_memory_peak_mib()) << w.to_json().dump();
-  // On a machine so loaded that opening the meter took 0.2 s, the 3 GiB stretch lies before `a`.
-  if (seconds(before_init, a.time) < 0.19) EXPECT_EQ(*w.gpu_memory_peak_mib(), 3072.0);
+  // Had opening the meter taken 0.2 s, the 3 GiB stretch would lie before `a`: its probe takes 6 ms.
+  ASSERT_LT(seconds(before_init, a.time), 0.19);
+  EXPECT_EQ(*w.gpu_memory_peak_mib(), 3072.0);
   EXPECT_GE(*w.gpu_memory_peak_mib(), 2048.0);
   EXPECT_EQ(w.to_json()["gpu_memory_peak_mib"], *w.gpu_memory_peak_mib());
   PhaseTotals phases;
@@ -326,13 +338,14 @@ TEST(Nvml, DeviceMemoryAtThePeakIsTheHighestReadInTheWindow) {
 TEST(Nvml, GpuUseOfOtherProcessesOnlyOrNoneAttributesNothing) {
   nlohmann::json others = gpu("GPU-o", 200.0);
   others["process_utilization"] = {{"sample_period_s", 0.05}, {"processes", {{{"pid", 4000000}, {"sm_util", 90}}}}};
+  FakeClock clock;
   {
-    FakeNvml fake(nlohmann::json{{"devices", {others}}});
-    const auto sampler = nvml_sampler(0);
+    FakeNvml fake(nlohmann::json{{"devices", {others}}}, clock);
+    const auto sampler = nvml_sampler(0, clock);
     ASSERT_TRUE(sampler);
     sampler->attribute_to(std::make_shared<ProcessTree>());
     const Snapshot a = sampler->snapshot();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    clock.advance_s(0.3);
     const WindowResult w = make_window("w", a, sampler->snapshot(), {}, sampler->meters(), nullptr);
     ASSERT_TRUE(w.domains[0].attributable_j);
     EXPECT_EQ(*w.domains[0].attributable_j, 0.0);
@@ -340,12 +353,12 @@ TEST(Nvml, GpuUseOfOtherProcessesOnlyOrNoneAttributesNothing) {
   }
   nlohmann::json unsupported = others;
   unsupported["process_utilization_error"] = 3;  // NVML_ERROR_NOT_SUPPORTED
-  FakeNvml fake(nlohmann::json{{"devices", {unsupported}}});
-  const auto sampler = nvml_sampler(0);
+  FakeNvml fake(nlohmann::json{{"devices", {unsupported}}}, clock);
+  const auto sampler = nvml_sampler(0, clock);
   ASSERT_TRUE(sampler);
   sampler->attribute_to(std::make_shared<ProcessTree>());
   const Snapshot a = sampler->snapshot();
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  clock.advance_s(0.15);
   const WindowResult w = make_window("w", a, sampler->snapshot(), {}, sampler->meters(), nullptr);
   EXPECT_FALSE(w.domains[0].attributable_j);
   EXPECT_GT(w.domains[0].energy_j, 0.0);  // the absolute figure is there regardless

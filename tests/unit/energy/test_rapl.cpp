@@ -1,17 +1,16 @@
 // test_rapl.cpp: RaplMeter on fake powercap trees: domains and totals,
-// wraparound under a live writer thread, MMIO de-duplication, unreadable
-// counters, and no zones at all.
+// wraparound under a counter driven while the sampler's thread reads, MMIO de-duplication,
+// unreadable counters, and no zones at all. The meters run on a fake clock (tests/fakes/fake_clock.h).
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <thread>
 
 #include "harness/energy/energy_window.h"
 #include "harness/energy/rapl_meter.h"
 #include "harness/energy/sampler.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_powercap.h"
 #include "tests/test_util.h"
 
@@ -20,19 +19,20 @@ namespace {
 
 constexpr unsigned long long kIntelRange = 262143328850ULL;
 
-std::unique_ptr<EnergyMeter> open_or_fail(const std::string& root) {
-  MeterProbe p = RaplMeter::open(root);
+// The meter over `root`, on `clock` (its start-up probe polls on it too).
+std::unique_ptr<EnergyMeter> open_or_fail(const std::string& root, TimeSource& clock) {
+  MeterProbe p = RaplMeter::open(root, clock);
   EXPECT_TRUE(p.available()) << p.unavailable_reason;
   return std::move(p.meter);
 }
 
 // The meter over `root`, alone in a Sampler that reads only when asked; null when it does not open.
-std::unique_ptr<Sampler> rapl_sampler(const std::string& root) {
-  auto m = open_or_fail(root);
+std::unique_ptr<Sampler> rapl_sampler(const std::string& root, TimeSource& clock) {
+  auto m = open_or_fail(root, clock);
   if (!m) return nullptr;
   std::vector<std::unique_ptr<EnergyMeter>> meters;
   meters.push_back(std::move(m));
-  return std::make_unique<Sampler>(std::move(meters), 0);
+  return std::make_unique<Sampler>(std::move(meters), 0, Sampler::kMaxPoints, clock);
 }
 
 std::size_t domain_index(const EnergyMeter& m, const std::string& name) {
@@ -61,7 +61,8 @@ TEST(Rapl, DomainsPerSocketAndTotalsWithoutDoubleCounting) {
   pc.add_zone("intel-rapl:1", "package-1", 0, kIntelRange);
   pc.add_zone("intel-rapl:2", "psys", 0, kIntelRange);
   pc.add_zone("intel-rapl-mmio:0", "package-0", 0, kIntelRange);  // duplicate of the MSR package
-  auto m = open_or_fail(dir.root());
+  FakeClock clock;
+  auto m = open_or_fail(dir.root(), clock);
   ASSERT_TRUE(m);
   std::vector<std::string> names;
   for (const auto& d : m->domains()) names.push_back(d.name);
@@ -74,7 +75,7 @@ TEST(Rapl, DomainsPerSocketAndTotalsWithoutDoubleCounting) {
 
   std::vector<std::unique_ptr<EnergyMeter>> meters;
   meters.push_back(std::move(m));
-  Sampler sampler(std::move(meters), 0);
+  Sampler sampler(std::move(meters), 0, Sampler::kMaxPoints, clock);
   const Snapshot a = sampler.snapshot();
   pc.set_energy("intel-rapl:0", 1000000 + 30000000);  // package-0 +30 J
   pc.set_energy("intel-rapl:0:0", 20000000);          // core-0 +20 J (inside the package)
@@ -101,7 +102,8 @@ TEST(Rapl, FailedReadsMidRunAreCountedAndFlagTheirWindows) {
   TempDir dir;
   FakePowercap pc(dir.root());
   pc.add_zone("intel-rapl:0", "package-0", 1000000, kIntelRange);
-  const auto owned = rapl_sampler(dir.root());
+  FakeClock clock;
+  const auto owned = rapl_sampler(dir.root(), clock);
   ASSERT_TRUE(owned);
   Sampler& sampler = *owned;
   const Snapshot a = sampler.snapshot();
@@ -129,52 +131,47 @@ TEST(Rapl, PsysCountsWhenThereIsNoPackage) {
   TempDir dir;
   FakePowercap pc(dir.root());
   pc.add_zone("intel-rapl:0", "psys", 0, kIntelRange);
-  auto m = open_or_fail(dir.root());
+  FakeClock clock;
+  auto m = open_or_fail(dir.root(), clock);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->domains().size(), 1u);
   EXPECT_TRUE(m->domains()[0].in_total);
 }
 
-// A writer thread drives package-0 at a fixed power through several wraps of
-// a small counter while the sampler polls; the meter's total must match the
-// energy written.
+// The test drives package-0 at a fixed power through several wraps of a small counter, in 5 ms steps
+// of the fake clock, while the sampler's thread reads at the rate the wrap forces; the meter's total
+// must match the energy written.
 TEST(Rapl, LiveWriterAcrossWraparoundMatchesWithinHalfPercent) {
   TempDir dir;
   FakePowercap pc(dir.root());
   const unsigned long long range_uj = 50000000;  // 50 J: wraps every 0.5 s at 100 W
   pc.add_zone("intel-rapl:0", "package-0", range_uj - 1000000, range_uj);
-  auto m = open_or_fail(dir.root());
+  FakeClock clock;
+  auto m = open_or_fail(dir.root(), clock);
   ASSERT_TRUE(m);
   EXPECT_NEAR(m->max_read_interval_s(), 0.05, 1e-12);  // 50 J at the 1000 W bound
   std::vector<std::unique_ptr<EnergyMeter>> meters;
   meters.push_back(std::move(m));
-  Sampler sampler(std::move(meters), 1);
+  Sampler sampler(std::move(meters), 1, Sampler::kMaxPoints, clock);
   EXPECT_GE(sampler.effective_hz(), 80.0);  // raised to read 4x per wrap interval
   sampler.start();
   const Snapshot a = sampler.snapshot();
-  std::atomic<bool> stop{false};
-  std::atomic<unsigned long long> written_uj{0};
-  std::thread writer([&] {
-    unsigned long long counter = range_uj - 1000000;
-    while (!stop) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      const unsigned long long step = 500000;  // 0.5 J per 5 ms = 100 W
-      counter = (counter + step) % range_uj;
-      written_uj += step;
-      pc.set_energy("intel-rapl:0", counter);
-    }
-  });
-  // At least two wraps (100 J) and a bit: by the energy written, not by the clock, so a
-  // loaded machine whose writer oversleeps its 5 ms ticks still crosses them.
-  eventually([&] { return written_uj.load() >= 130000000ULL; }, 20);
-  stop = true;
-  writer.join();
+  unsigned long long counter = range_uj - 1000000, written_uj = 0;
+  while (written_uj < 130000000ULL) {  // at least two wraps (100 J) and a bit
+    clock.advance_s(0.005);  // the thread's reads due by now have been taken
+    const unsigned long long step = 500000;  // 0.5 J per 5 ms = 100 W
+    counter = (counter + step) % range_uj;
+    written_uj += step;
+    pc.set_energy("intel-rapl:0", counter);
+  }
   const Snapshot b = sampler.snapshot();
   sampler.stop();
+  EXPECT_GE(sampler.series_between(a.time, b.time).size(), 100u);  // 1.3 s at 80 Hz: the thread read throughout
   const double measured_j = b.readings[0].energy_j[0] - a.readings[0].energy_j[0];
-  const double written_j = static_cast<double>(written_uj.load()) * 1e-6;
+  const double written_j = static_cast<double>(written_uj) * 1e-6;
   ASSERT_GT(written_j, 100.0);  // at least two wraps
   EXPECT_NEAR(measured_j, written_j, 0.005 * written_j);
+  EXPECT_NEAR(measured_j, written_j, 1e-6);  // reads far inside each wrap lose nothing
 }
 
 // Issue 18's known truth for a wrap inside a short window: a 50 ms window in which the counter goes
@@ -184,12 +181,13 @@ TEST(Rapl, WrapInsideAShortWindowKeepsTheExactEnergyWithinItsPlusMinus) {
   FakePowercap pc(dir.root());
   const unsigned long long range_uj = 50000000;
   pc.add_zone("intel-rapl:0", "package-0", range_uj - 2000000, range_uj);
-  const auto owned = rapl_sampler(dir.root());
+  FakeClock clock;
+  const auto owned = rapl_sampler(dir.root(), clock);
   ASSERT_TRUE(owned);
   Sampler& sampler = *owned;
   const Snapshot a = sampler.snapshot();
   pc.set_energy("intel-rapl:0", 3000000);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  clock.advance_s(0.05);
   const Snapshot b = sampler.snapshot();
   const WindowResult w = make_window("short", a, b, {}, sampler.meters(), nullptr);
   ASSERT_EQ(w.domains.size(), 1u);
@@ -212,7 +210,8 @@ TEST(Rapl, CounterAboveItsWrapPointIsNoReading) {
       << p.unavailable_reason;
   FakePowercap pc(dir.path("ok"));
   pc.add_zone("intel-rapl:0", "package-0", 500, 1000000);
-  auto m = open_or_fail(pc.root());
+  FakeClock clock;
+  auto m = open_or_fail(pc.root(), clock);
   ASSERT_TRUE(m);
   pc.set_energy("intel-rapl:0", 2000000);  // above the range
   EXPECT_EQ(m->read().energy_j.at(0), 0.0);
@@ -229,7 +228,8 @@ TEST(Rapl, ZonesUnderOneDomainNameAreCountedOnce) {
   FakePowercap pc(dir.root());
   pc.add_zone("intel-rapl:0", "package-0", 1000000, kIntelRange);
   pc.add_zone("intel-rapl:00", "package-0", 1000000, kIntelRange);
-  auto m = open_or_fail(dir.root());
+  FakeClock clock;
+  auto m = open_or_fail(dir.root(), clock);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->domains().size(), 1u);
   EXPECT_EQ(m->domains()[0].name, "package-0");

@@ -1,16 +1,17 @@
 // test_sampler.cpp: the sampler thread, windows (energy, mean and peak power,
 // net of an idle baseline), phases, the session and its outputs
-// (energy_report.json, CodeCarbon-compatible emissions.csv).
+// (energy_report.json, CodeCarbon-compatible emissions.csv). Everything runs on a fake clock
+// (tests/fakes/fake_clock.h): the thread reads at its ticks exactly, and the figures are exact.
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <thread>
 
 #include "harness/energy/emissions_csv.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/energy_window.h"
 #include "harness/energy/sampler.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/test_util.h"
 #include "tests/unit/two_domain_meter.h"
 
@@ -20,7 +21,8 @@ namespace {
 // A meter with a scripted power: low_w until switch_s after creation, then high_w.
 class ScriptedMeter : public EnergyMeter {
  public:
-  ScriptedMeter(double low_w, double high_w, double switch_s) : low_(low_w), high_(high_w), switch_(switch_s) {
+  ScriptedMeter(double low_w, double high_w, double switch_s, TimeSource& clock)
+      : low_(low_w), high_(high_w), switch_(switch_s), clock_(clock), t0_(clock.now()) {
     domains_.push_back({"dev", DomainCategory::kGpu, true, ""});
   }
   std::string name() const override { return "scripted"; }
@@ -29,7 +31,7 @@ class ScriptedMeter : public EnergyMeter {
   double update_period_s() const override { return 0.001; }
   MeterReading read() override {
     MeterReading r;
-    r.time = SteadyClock::now();
+    r.time = clock_.now();
     const double t = std::chrono::duration<double>(r.time - t0_).count();
     r.energy_j = {t < switch_ ? low_ * t : low_ * switch_ + high_ * (t - switch_)};
     return r;
@@ -37,22 +39,22 @@ class ScriptedMeter : public EnergyMeter {
 
  private:
   double low_, high_, switch_;
-  SteadyClock::time_point t0_ = SteadyClock::now();
+  TimeSource& clock_;
+  SteadyClock::time_point t0_;
   std::vector<Domain> domains_;
 };
 
-std::vector<std::unique_ptr<EnergyMeter>> scripted(double low_w, double high_w, double switch_s) {
+std::vector<std::unique_ptr<EnergyMeter>> scripted(double low_w, double high_w, double switch_s, TimeSource& clock) {
   std::vector<std::unique_ptr<EnergyMeter>> v;
-  v.push_back(std::make_unique<ScriptedMeter>(low_w, high_w, switch_s));
+  v.push_back(std::make_unique<ScriptedMeter>(low_w, high_w, switch_s, clock));
   return v;
 }
-
-void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
 // A meter with a fixed power and a stated edge model (period, count, accuracy), for the ± rules.
 class ModelledMeter : public EnergyMeter {
  public:
-  ModelledMeter(MeterKind kind, double power_w, EdgeModel model) : kind_(kind), power_(power_w), model_(model) {
+  ModelledMeter(MeterKind kind, double power_w, EdgeModel model, TimeSource& clock)
+      : kind_(kind), power_(power_w), model_(model), clock_(clock), t0_(clock.now()) {
     domains_.push_back({"dev", DomainCategory::kCpu, true, ""});
   }
   std::string name() const override { return kind_ == MeterKind::kMeasured ? "modelled" : "estimate"; }
@@ -64,7 +66,7 @@ class ModelledMeter : public EnergyMeter {
   }
   MeterReading read() override {
     MeterReading r;
-    r.time = SteadyClock::now();
+    r.time = clock_.now();
     r.energy_j = {power_ * std::chrono::duration<double>(r.time - t0_).count()};
     return r;
   }
@@ -73,7 +75,8 @@ class ModelledMeter : public EnergyMeter {
   MeterKind kind_;
   double power_;
   EdgeModel model_;
-  SteadyClock::time_point t0_ = SteadyClock::now();
+  TimeSource& clock_;
+  SteadyClock::time_point t0_;
   std::vector<Domain> domains_;
 };
 
@@ -86,16 +89,18 @@ TEST(Uncertainty, WindowsCarryTheirMetersResolution) {
   m.step_j = 0.001;
   m.accuracy_fraction = 0.02;
   m.accuracy_stated = true;
+  FakeClock clock;
   std::vector<std::unique_ptr<EnergyMeter>> meters;
-  meters.push_back(std::make_unique<ModelledMeter>(MeterKind::kMeasured, 200, m));
-  meters.push_back(std::make_unique<ModelledMeter>(MeterKind::kEstimated, 50, m));
-  Sampler sampler(std::move(meters), 0);
+  meters.push_back(std::make_unique<ModelledMeter>(MeterKind::kMeasured, 200, m, clock));
+  meters.push_back(std::make_unique<ModelledMeter>(MeterKind::kEstimated, 50, m, clock));
+  Sampler sampler(std::move(meters), 0, Sampler::kMaxPoints, clock);
   const Snapshot a = sampler.snapshot();
-  sleep_s(0.2);
+  clock.advance_s(0.2);
   const Snapshot b = sampler.snapshot();
   const WindowResult w = make_window("w", a, b, {}, sampler.meters(), nullptr);
   ASSERT_EQ(w.domains.size(), 2u);
   const DomainEnergy& measured = w.domains[0];
+  EXPECT_NEAR(measured.energy_j, 200 * 0.2, 1e-9);
   ASSERT_TRUE(measured.uncertainty_j());
   EXPECT_NEAR(*measured.edge_uncertainty_j, 200 * 0.05 + 2 * 0.001, 1e-6);
   EXPECT_NEAR(*measured.accuracy_uncertainty_j, 0.02 * measured.energy_j, 1e-9);
@@ -106,7 +111,7 @@ TEST(Uncertainty, WindowsCarryTheirMetersResolution) {
   EXPECT_NEAR(j["total_uncertainty_pct"].get<double>(), 100 * *w.total_uncertainty_j() / w.total_energy_j(), 1e-9);
   EXPECT_TRUE(j["domains"][1]["uncertainty_j"].is_null());
   // Two windows of one phase: edges in quadrature, accuracy linear.
-  sleep_s(0.1);
+  clock.advance_s(0.1);
   const Snapshot c = sampler.snapshot();
   const WindowResult w2 = make_window("w", b, c, {}, sampler.meters(), nullptr);
   PhaseTotals phases;
@@ -189,28 +194,33 @@ TEST(CrossCheck, WallAgainstComponentMeters) {
   EXPECT_FALSE(estimates_only.cross_check());
 }
 
+// 100 Hz for 0.5 s: a read at each of the 50 ticks, 10 ms apart, between the start's and the stop's.
 TEST(Sampler, PollsAtTheRateAndReportsItsCost) {
-  Sampler sampler(scripted(100, 100, 1e9), 100);
-  const auto start = std::chrono::steady_clock::now();
+  FakeClock clock;
+  Sampler sampler(scripted(100, 100, 1e9, clock), 100, Sampler::kMaxPoints, clock);
+  const auto start = clock.now();
   sampler.start();
-  sleep_s(0.5);
-  // 50 reads in 0.5 s at 100 Hz on a quiet machine; a loaded one may take longer to make 30.
-  EXPECT_TRUE(eventually([&] { return sampler.series().size() >= 30; }));
+  clock.advance_s(0.5);
   sampler.stop();
-  const double ran_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto n = sampler.series().size();
-  EXPECT_GE(n, 30u);
+  const double ran_s = clock.seconds_since(start);
+  const std::vector<Snapshot> series = sampler.series();
+  const auto n = series.size();
+  EXPECT_EQ(n, 52u);
   EXPECT_LE(static_cast<double>(n), 100.0 * ran_s + 5);  // never faster than the rate
+  for (std::size_t i = 1; i + 1 < n; ++i)
+    EXPECT_EQ(series[i].time - start, std::chrono::milliseconds(10) * static_cast<int>(i)) << "read " << i;
   const SamplerOverhead o = sampler.overhead();
   EXPECT_EQ(o.reads, static_cast<long long>(n));
-  EXPECT_GT(o.read_time_s, 0.0);
+  EXPECT_GT(o.read_time_s, 0.0);  // the reads' real cost, on any clock
+  EXPECT_DOUBLE_EQ(o.wall_s, 0.5);
   EXPECT_LT(o.cpu_fraction(), 0.5);
-  for (std::size_t i = 1; i < n; ++i) EXPECT_LE(sampler.series()[i - 1].time, sampler.series()[i].time);
+  for (std::size_t i = 1; i < n; ++i) EXPECT_LE(series[i - 1].time, series[i].time);
   sampler.stop();  // idempotent
 }
 
 TEST(Sampler, SeriesIsBoundedByThinning) {
-  Sampler sampler(scripted(1, 1, 1e9), 0, 16);
+  FakeClock clock;
+  Sampler sampler(scripted(1, 1, 1e9, clock), 0, 16, clock);
   for (int i = 0; i < 1000; ++i) sampler.snapshot();
   const auto s = sampler.series();
   EXPECT_LT(s.size(), 16u);
@@ -222,8 +232,9 @@ TEST(Sampler, SeriesIsBoundedByThinning) {
 // (2 ms here) that cover the window end to end, so it is never below the window's mean; a tail shorter
 // than a stretch joins the stretch before it (was: left out, and a burst there read mean above peak).
 TEST(Window, PeakCoversTheWholeWindowAndIsNeverBelowTheMean) {
-  const auto meters = scripted(0, 0, 0);
-  const SteadyClock::time_point t0 = SteadyClock::now();
+  FakeClock clock;
+  const auto meters = scripted(0, 0, 0, clock);
+  const SteadyClock::time_point t0 = clock.now();
   auto at = [&](double t_s, double energy_j) {
     Snapshot s;
     s.time = t0 + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(t_s));
@@ -248,28 +259,26 @@ TEST(Window, PeakCoversTheWholeWindowAndIsNeverBelowTheMean) {
 }
 
 TEST(Window, EnergyMeanPeakAndNetOfIdle) {
-  Sampler sampler(scripted(100, 300, 0.4), 200);
+  FakeClock clock;
+  Sampler sampler(scripted(100, 300, 0.4, clock), 200, Sampler::kMaxPoints, clock);
   sampler.start();
   const Snapshot i0 = sampler.snapshot();
-  sleep_s(0.2);
+  clock.advance_s(0.2);
   const IdleBaseline idle = idle_baseline_from(i0, sampler.snapshot());
   EXPECT_NEAR(idle.power_w[0][0], 100.0, 1e-6);
   const Snapshot a = sampler.snapshot();
-  sleep_s(0.5);  // 0.2 s more at 100 W, then 0.3 s at 300 W
-  // More than 50 reads in the window (100 in 0.5 s at 200 Hz on a quiet machine; a loaded one may
-  // need longer, at 300 W).
-  Snapshot b;
-  EXPECT_TRUE(eventually([&] {
-    b = sampler.snapshot();
-    return sampler.series_between(a.time, b.time).size() > 50;
-  }));
+  clock.advance_s(0.5);  // 0.2 s more at 100 W, then 0.3 s at 300 W
+  const Snapshot b = sampler.snapshot();
   sampler.stop();
+  // The thread's 100 reads at 200 Hz lie in the window, besides its edges.
   const WindowResult w = make_window("train", a, b, sampler.series_between(a.time, b.time), sampler.meters(), &idle);
   const DomainEnergy& e = w.domains.at(0);
   const double dt = w.duration_s;
+  EXPECT_DOUBLE_EQ(dt, 0.5);
+  EXPECT_NEAR(e.energy_j, 100.0 * 0.2 + 300.0 * 0.3, 1e-9);
   EXPECT_NEAR(e.avg_power_w, e.energy_j / dt, 1e-9);
-  EXPECT_NEAR(e.peak_power_w, 300.0, 1.0);
-  EXPECT_GT(e.avg_power_w, 150.0);  // 0.2 s at 100 W, then 0.3 s or more at 300 W
+  EXPECT_NEAR(e.peak_power_w, 300.0, 1e-6);
+  EXPECT_GT(e.avg_power_w, 150.0);
   EXPECT_LT(e.avg_power_w, 300.0);
   ASSERT_TRUE(e.net_energy_j.has_value());
   EXPECT_NEAR(*e.net_energy_j, e.energy_j - 100.0 * dt, 1e-6);
@@ -278,14 +287,15 @@ TEST(Window, EnergyMeanPeakAndNetOfIdle) {
 }
 
 TEST(Window, PhasesAddUp) {
-  Sampler sampler(scripted(50, 50, 1e9), 0);
+  FakeClock clock;
+  Sampler sampler(scripted(50, 50, 1e9, clock), 0, Sampler::kMaxPoints, clock);
   PhaseTotals phases;
   double train_j = 0;
   for (int epoch = 0; epoch < 3; ++epoch) {
     const Snapshot a = sampler.snapshot();
-    sleep_s(0.02);
+    clock.advance_s(0.02);
     const Snapshot b = sampler.snapshot();
-    sleep_s(0.01);
+    clock.advance_s(0.01);
     const Snapshot c = sampler.snapshot();
     const WindowResult t = make_window("train", a, b, {}, sampler.meters(), nullptr);
     train_j += t.total_energy_j();
@@ -297,6 +307,7 @@ TEST(Window, PhasesAddUp) {
   ASSERT_NE(train, nullptr);
   EXPECT_EQ(train->windows, 3);
   EXPECT_NEAR(train->total_energy_j(), train_j, 1e-9);
+  EXPECT_NEAR(train_j, 3 * 50.0 * 0.02, 1e-9);
   EXPECT_NEAR(train->domains[0].avg_power_w, 50.0, 1e-6);
 }
 
@@ -310,17 +321,19 @@ TEST(Session, WritesReportAndAppendsCodeCarbonRows) {
   s.idle_baseline_s = 0.1;
   s.country_iso_code = "FRA";
   int syncs = 0;
+  FakeClock clock;
   for (int run = 0; run < 2; ++run) {
-    EnergySession session(s, [&] { ++syncs; });
+    EnergySession session(s, [&] { ++syncs; }, "", clock);
     const Snapshot a = session.mark();
-    sleep_s(0.1);
+    clock.advance_s(0.1);
     session.add_window("compress", a, session.mark());
     session.finish();
     const nlohmann::json r = session.report();
     EXPECT_EQ(r["phases"][0]["phase"], "compress");
-    // Meters are read one after the other, so their intervals differ from the window's by microseconds.
+    // On the fake clock both meters read at the window's instants exactly: 310 W x 0.1 s.
+    EXPECT_DOUBLE_EQ(r["phases"][0]["duration_s"].get<double>(), 0.1);
     EXPECT_NEAR(r["phases"][0]["total_energy_j"].get<double>(), 310.0 * r["phases"][0]["duration_s"].get<double>(),
-                1e-4 * 310.0 * r["phases"][0]["duration_s"].get<double>());
+                1e-9);
     EXPECT_EQ(r["phases"][0]["energy_kind"], "estimated+simulated");
     EXPECT_NEAR(r["phases"][0]["co2_g"].get<double>(),
                 r["phases"][0]["total_energy_j"].get<double>() / 3.6e6 * 56.0, 1e-12);

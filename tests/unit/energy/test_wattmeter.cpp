@@ -1,14 +1,14 @@
 // test_wattmeter.cpp: wattmeter logs (OmegaWatt and plain CSV): bad frames,
 // malformed and out-of-order lines, gaps, sockets, clock offset, window
-// integration against exact energies, and the live meter following a log.
+// integration against exact energies, and the live meter following a log (on a fake clock).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <thread>
 
 #include "harness/energy/wattmeter_log.h"
 #include "harness/energy/wattmeter_meter.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/test_util.h"
 
 namespace balerbench {
@@ -112,23 +112,25 @@ TEST(Wattmeter, LiveMeterFollowsAGrowingLog) {
   const std::string path = d.path("live.csv");
   std::ofstream out(path);
   out << "timestamp_s,power_w\n" << std::fixed;
-  const double start = unix_now_s() - 0.5;
+  FakeClock clock;
+  const double start = clock.unix_now_s() - 0.5;
   for (int i = 0; i <= 50; ++i) out << start + 0.01 * i << ",80\n";
   out.flush();
   EnergySettings s;
   s.wattmeter_log = path;
-  MeterProbe p = WattmeterMeter::open(s);
+  MeterProbe p = WattmeterMeter::open(s, clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
   const MeterReading a = p.meter->read();
   // The reader keeps appending for 0.6 s more (up to now + 0.1 s).
   for (int i = 51; i <= 110; ++i) out << start + 0.01 * i << ",80\n";
   out << start + 1.11;  // half a line: not read until complete
   out.flush();
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  clock.advance_s(0.7);
   const MeterReading b = p.meter->read();
-  const double opened = start + 0.5;  // about when the meter opened
+  const double opened = start + 0.5;  // when the meter opened
   const double expected = 80.0 * (start + 1.10 - opened);
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], expected, 80.0 * 0.05);
+  EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 48.0, 1e-3);  // 0.6 s at 80 W, to the log's microseconds
   EXPECT_EQ(p.meter->domains()[0].category, DomainCategory::kWall);
   EXPECT_FALSE(p.meter->domains()[0].in_total);
 }
