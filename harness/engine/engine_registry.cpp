@@ -26,25 +26,11 @@ std::vector<const EngineEntry*>& entries() {
 
 const std::vector<const EngineEntry*>& engine_registry() { return entries(); }
 
-EngineKnobs default_engine_knobs() {
-  EngineKnobs knobs;
-  for (const EngineEntry* e : engine_registry())
-    if (e->knobs) e->knobs->set_defaults(knobs);
-  return knobs;
-}
+EngineKnobs default_engine_knobs() { return default_knobs_of(engine_registry()); }
 
-void read_engine_knobs(StrictReader& r, EngineKnobs& knobs) {
-  for (const EngineEntry* e : engine_registry())
-    if (e->knobs) e->knobs->read(r, knobs);
-}
+void read_engine_knobs(StrictReader& r, EngineKnobs& knobs) { read_knobs_of(engine_registry(), r, knobs); }
 
-std::vector<ConfigKeyDoc> engine_knob_docs() {
-  std::vector<ConfigKeyDoc> docs;
-  for (const EngineEntry* e : engine_registry())
-    if (e->knobs)
-      for (ConfigKeyDoc& d : e->knobs->docs()) docs.push_back(std::move(d));
-  return docs;
-}
+std::vector<ConfigKeyDoc> engine_knob_docs() { return knob_docs_of(engine_registry()); }
 
 std::string engine_choices_help() {
   std::string help;
