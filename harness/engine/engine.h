@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/base/engine_choice.h"
+#include "harness/engine/engine_choice.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"

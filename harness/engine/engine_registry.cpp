@@ -1,19 +1,23 @@
 // engine_registry.cpp: see engine_registry.h. To add an engine: its file defines an EngineEntry
-// (see fused_engine.cpp's fused_engine_entry), and one line below lists it.
+// (see fused_entry.cpp's fused_engine_entry), declared and listed below; its name,
+// its knobs and its words in the help and the reference come from the entry.
 #include "harness/engine/engine_registry.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace balerbench {
 
-const EngineEntry& fused_engine_entry();     // fused_engine.cpp
+const EngineEntry& fused_engine_entry();     // fused_entry.cpp
 const EngineEntry& libtorch_engine_entry();  // libtorch_engine.cpp
 
 namespace {
 
+// The built-in engines in the order auto prefers them, the reference last; a registration goes
+// before the reference.
 std::vector<const EngineEntry*>& entries() {
   static std::vector<const EngineEntry*> all = {
       &fused_engine_entry(),
@@ -26,6 +30,24 @@ std::vector<const EngineEntry*>& entries() {
 
 const std::vector<const EngineEntry*>& engine_registry() { return entries(); }
 
+std::optional<EngineKind> find_engine(const std::string& name) {
+  if (name == EngineKind::kAuto.name()) return EngineKind::kAuto;
+  for (const EngineEntry* e : engine_registry())
+    if (name == e->name) return e->kind();
+  return std::nullopt;
+}
+
+std::vector<std::string> engine_names() {
+  // The reference first, as the names were listed before the registry named them ("auto, libtorch,
+  // fused"), so that messages listing them read the same.
+  std::vector<std::string> names = {EngineKind::kAuto.name(), engine_registry().back()->name};
+  for (const EngineEntry* e : engine_registry())
+    if (e != engine_registry().back()) names.emplace_back(e->name);
+  return names;
+}
+
+std::string engine_name_list() { return joined(engine_names()); }
+
 EngineKnobs default_engine_knobs() { return default_knobs_of(engine_registry()); }
 
 void read_engine_knobs(StrictReader& r, EngineKnobs& knobs) { read_knobs_of(engine_registry(), r, knobs); }
@@ -35,34 +57,33 @@ std::vector<ConfigKeyDoc> engine_knob_docs() { return knob_docs_of(engine_regist
 std::string engine_choices_help() {
   std::string help;
   for (const EngineEntry* e : engine_registry())
-    help += (help.empty() ? "" : " | ") + std::string(engine_name(e->kind)) + " (" + e->summary + ")";
+    help += (help.empty() ? "" : " | ") + std::string(e->name) + " (" + e->summary + ")";
   return help;
 }
 
 ConfigKeyDoc engine_key_doc() {
   std::string words;
   for (const EngineEntry* e : engine_registry())
-    words += "`" + std::string(engine_name(e->kind)) + "` (" + e->summary + "), ";
+    words += "`" + std::string(e->name) + "` (" + e->summary + "), ";
   return {"/engine",
           words + "or `auto` = the first of these that runs the model, precision and device where its words let auto "
                   "take it; the run says which and why (see [Precision and engines](precision.md))",
           ""};
 }
 
-EngineRegistration::EngineRegistration(const char* name, const EngineEntry& entry) : entry_(entry) {
-  entry_.kind = add_engine_name(name);
-  entries().insert(entries().end() - 1, &entry_);  // the reference stays last
+EngineRegistration::EngineRegistration(const EngineEntry& entry) : entry_(&entry) {
+  if (find_engine(entry.name)) throw std::logic_error(std::string("engine name '") + entry.name + "' is taken");
+  entries().insert(entries().end() - 1, entry_);  // the reference stays last
 }
 
 EngineRegistration::~EngineRegistration() {
   auto& all = entries();
-  all.erase(std::find(all.begin(), all.end(), &entry_));
-  remove_engine_name(entry_.kind);
+  all.erase(std::find(all.begin(), all.end(), entry_));
 }
 
 const EngineEntry& engine_entry(EngineKind kind) {
   for (const EngineEntry* e : engine_registry())
-    if (e->kind == kind) return *e;
+    if (e->kind() == kind) return *e;
   throw std::logic_error(std::string("no engine registered for '") + engine_name(kind) +
                          "' (resolve auto with choose_engine first)");
 }
@@ -83,8 +104,8 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
     std::string why = e->unsupported(model, policy, device);
     if (why.empty()) why = e->auto_skip(model, policy, device);
     if (why.empty()) {
-      d.engine = e->kind;
-      d.note = std::string("auto: ") + engine_name(e->kind) + " (" +
+      d.engine = e->kind();
+      d.note = std::string("auto: ") + e->name + " (" +
                (passed_by.empty() ? model.architecture().model_name + ", " + policy.name() + ", " + device.str()
                                   : passed_by) +
                ")";
@@ -98,7 +119,7 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
 EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy, c10::Device device) {
   const std::string why = engine_entry(training.engine).inference_unsupported(policy, device);
   if (why.empty()) return training;
-  return {engine_registry().back()->kind, why};
+  return {engine_registry().back()->kind(), why};
 }
 
 std::unique_ptr<Engine> make_training_engine(EngineKind kind, AutoEncoder& model, const TrainingSetup& setup) {

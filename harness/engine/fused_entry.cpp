@@ -37,7 +37,7 @@ std::string fused_inference_unsupported(const PrecisionPolicy&, c10::Device devi
 
 const EngineEntry& fused_engine_entry() {
   static const EngineEntry entry{
-      EngineKind::kFused,
+      "fused",
       "hand-written step: dense models; CPU fp64/fp32/amp_bf16 (on bfloat16 dot products where the CPU has "
       "them), CUDA fp32/tf32/amp_bf16/amp_fp16 where built with BALERBENCH_CUDA_ENGINE; auto takes it on the CPU "
       "for fp64, fp32 and (with bfloat16 instructions) amp_bf16",

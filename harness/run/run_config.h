@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "harness/base/config_key_docs.h"
-#include "harness/base/engine_choice.h"
 #include "harness/base/knobs.h"
 #include "harness/base/precision_mode.h"
 #include "harness/codecs/codec_registry.h"
 #include "harness/energy/energy_settings.h"
+#include "harness/engine/engine_choice.h"
 #include "harness/engine/train_settings.h"
 #include "harness/monitor/monitoring_settings.h"
 
@@ -58,7 +58,7 @@ struct RunConfig : TrainSettings {
   // figures are then per pass. 0: one pass, as `compress` and `decompress` run.
   double codec_min_window_s = 0;
   Precision precision = Precision::kAuto;  // see base/precision_mode.h; what each does: precision.h
-  EngineKind engine = EngineKind::kAuto;   // auto | libtorch | fused (base/engine_choice.h)
+  EngineKind engine = EngineKind::kAuto;   // auto | libtorch | fused | ... (engine/engine_choice.h)
   std::string profile_trace;          // profile: write LibTorch's profiler trace (Chrome trace JSON) here
   EnergySettings energy;              // the "energy" section: meters, sampling, carbon
   // The "codecs" section: Baler against classical codecs at matched error (codec_comparison.h), by

@@ -356,9 +356,9 @@ TEST(Codec, EveryEngineEncodesAndDecodesAsTheModel) {
   m->eval();
   torch::NoGradGuard ng;
   for (const EngineEntry* entry : engine_registry()) {
-    SCOPED_TRACE(engine_name(entry->kind));
-    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 256, 2});
-    EXPECT_EQ(e->kind(), entry->kind);
+    SCOPED_TRACE(engine_name(entry->kind()));
+    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind(), *m, {{}, 256, 2});
+    EXPECT_EQ(e->kind(), entry->kind());
     const at::Tensor z = encode_rows(*m, *e, x, nullptr, at::kDouble, 256);
     EXPECT_TRUE(torch::allclose(z, m->encode(x), 1e-12, 1e-12));
     EXPECT_TRUE(torch::allclose(decode_rows(*m, *e, z, nullptr, 256), m->decode(z), 1e-12, 1e-12));
@@ -369,15 +369,15 @@ TEST(Codec, EveryEngineEncodesAndDecodesAsTheModel) {
 // and an inference engine refuses to train.
 TEST(EngineRegistry, OneEntryPerKindAndTheReferenceLast) {
   std::set<EngineKind> kinds;
-  for (const EngineEntry* entry : engine_registry()) EXPECT_TRUE(kinds.insert(entry->kind).second);
+  for (const EngineEntry* entry : engine_registry()) EXPECT_TRUE(kinds.insert(entry->kind()).second);
   for (const std::string& name : engine_names())
     if (name != "auto") EXPECT_EQ(kinds.count(*find_engine(name)), 1u) << name;
-  EXPECT_EQ(engine_registry().back()->kind, EngineKind::kLibtorch);
+  EXPECT_EQ(engine_registry().back()->kind(), EngineKind::kLibtorch);
   EXPECT_THROW(engine_entry(EngineKind::kAuto), std::logic_error);
   auto m = make_model("AE", 24, 15);
   for (const EngineEntry* entry : engine_registry()) {
-    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 64, 1});
-    EXPECT_THROW(e->step(toy_data(8)), std::logic_error) << engine_name(entry->kind);
+    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind(), *m, {{}, 64, 1});
+    EXPECT_THROW(e->step(toy_data(8)), std::logic_error) << engine_name(entry->kind());
   }
 }
 
