@@ -1,8 +1,8 @@
 // config_key_docs.cpp: the words of the configuration reference. See config_key_docs.h. Keep one
-// entry per key the parsers read; the order here is the order of the reference. The engines'
-// own keys are documented by each engine (engine/engine_knobs.h) and come between the two run
-// config tables; the keys whose values name a registry's entries (/engine, /energy/meters,
-// /dataset/generator/kind) get their words from that registry.
+// entry per key the parsers read; the order here is the order of the reference. The keys that
+// engines, codecs and meters own are documented by each of them (base/knobs.h) and go where the
+// rows standing for them are; the keys whose values name a registry's entries (/engine,
+// /energy/meters, /dataset/generator/kind) get their words from that registry.
 #include "harness/base/config_key_docs.h"
 
 #include <algorithm>
@@ -17,9 +17,12 @@ namespace {
 // The words of a key whose values name the entries of a registry: the engines' and the meters'
 // (above this floor: run_config_key_docs_with's `registry_words`), the dataset generators' (below).
 constexpr const char* kFromRegistry = "(written by its registry)";
+// A row that stands for the keys a registry's entries own (RegistryKeyDocs): its path names the
+// registry, and run_config_key_docs_with puts those keys in its place.
+constexpr const char* kRegistryKeys = "(the keys of a registry's entries)";
 
-// The run config's keys before the engines' knobs (Baler's, then balerbench's training keys).
-const ConfigKeyDoc kRunKeysBeforeEngines[] = {
+// The run config's keys (Baler's, then balerbench's), with the places of the entries' own keys.
+const ConfigKeyDoc kRunKeys[] = {
     {"/input_path", "`.npz` with `data` (N, C) or (N, H, W) and optionally `names`; relative to the config file's folder", "required"},
     {"/model_name", "`AE`, `AE_Dropout_BN`, `FPGA_prototype_model` (tables), `CFD_dense_AE` (frames)", "required"},
     {"/compression_ratio", "latent size = ceil(features / ratio)", "required"},
@@ -58,10 +61,7 @@ const ConfigKeyDoc kRunKeysBeforeEngines[] = {
     {"/threads", "intra-op threads; 0 = measured: a short calibration of real steps picks 1 or every CPU (cached for an hour)", ""},
     {"/flush_denormal", "flush subnormal floats to zero on every worker thread (below 2.2e-308 in float64)", ""},
     {"/progress", "`auto` (`bar` on a terminal, `lines` otherwise), `bar`, `lines` or `none`", ""},
-};
-
-// The run config's keys after the engines' knobs.
-const ConfigKeyDoc kRunKeysAfterEngines[] = {
+    {"engines", kRegistryKeys, ""},  // at the root, named for their engine: fused_products, ...
     {"/codec_chunk_rows", "rows per compress/decompress step (1,024 keeps the widest layer in L2)", ""},
     {"/codec_min_window_s", "sweeps: a trial's compress and decompress each repeat inside their energy window until it is this long (after a warm-up outside it), so that the meter updates often enough inside; the figures are then per pass, 0 to 600 s", "`0` (one pass)"},
     {"/progress_interval_s", "`lines`: at most one epoch line per interval (first, last and learning-rate drops always); 0 = every epoch", ""},
@@ -79,7 +79,7 @@ const ConfigKeyDoc kRunKeysAfterEngines[] = {
     {"/codecs", "section: Baler against classical codecs at matched error (`balerbench codecs`; see [Is Baler worth its joules?](codecs.md))", ""},
     {"/codecs/enabled", "sweeps: each trial also measures the codecs on its data (`report --table codecs`); an experiment's top-level `codecs` section turns it on unless it says `false`", ""},
     {"/codecs/uses", "the numbers of compressions Baler's training energy is spread over: whole numbers of at least 1, each once", ""},
-    {"/codecs/zstd_level", "Zstandard's level (1 to 22)", ""},
+    {"codecs", kRegistryKeys, ""},  // zstd_level, ...
     {"/codecs/min_window_s", "each codec's compress and decompress repeat until their window is this long, 0 to 60 s (meters resolve ~1 ms to 100 ms)", ""},
     {"/energy", "section: the energy meters, carbon and the simulated GPU (below)", ""},
     {"/energy/enabled", "`false`: no meters, no energy outputs", ""},
@@ -107,6 +107,7 @@ const ConfigKeyDoc kRunKeysAfterEngines[] = {
     {"/energy/simulated_gpu/max_limit_w", "the highest power limit it accepts", ""},
     {"/energy/simulated_gpu/power_limit_w", "its limit at start", "max_limit_w"},
     {"/energy/simulated_gpu/load", "a fixed load in [0, 1]; absent = follow this process tree's CPU use", "none"},
+    {"meters", kRegistryKeys, ""},  // at the end of /energy
     {"/monitoring", "section: live metrics (Prometheus, InfluxDB); flags `--prometheus-port`, `--influx`, ... set the same keys", ""},
     {"/monitoring/prometheus_port", "serve `/metrics` on this port while the command runs; 0 = any free port (printed), -1 = off", ""},
     {"/monitoring/prometheus_address", "the address to listen on; another than loopback only when you ask for it", ""},
@@ -190,6 +191,24 @@ const ConfigKeyDoc kExperimentKeys[] = {
     {"/batch_size_optimizer/window", "observations per batch size the posterior uses; 0 = all", ""},
 };
 
+// The rows of `table`, each row standing for a registry's keys replaced by `keys`' of that registry.
+std::vector<ConfigKeyDoc> with_registry_keys(const std::vector<ConfigKeyDoc>& table, const RegistryKeyDocs& keys) {
+  std::vector<ConfigKeyDoc> docs;
+  for (const ConfigKeyDoc& row : table) {
+    if (row.meaning != kRegistryKeys) {
+      docs.push_back(row);
+      continue;
+    }
+    const std::vector<ConfigKeyDoc>* own = row.path == "engines" ? &keys.engines
+                                           : row.path == "codecs" ? &keys.codecs
+                                           : row.path == "meters" ? &keys.meters
+                                                                  : nullptr;
+    if (!own) throw std::logic_error("config_key_docs: no registry called " + row.path);
+    docs.insert(docs.end(), own->begin(), own->end());
+  }
+  return docs;
+}
+
 // Puts `registry_words` in place of the entries of the same path that wait for them.
 void write_registry_words(std::vector<ConfigKeyDoc>& docs, const std::vector<ConfigKeyDoc>& registry_words) {
   for (const ConfigKeyDoc& words : registry_words) {
@@ -213,11 +232,10 @@ ConfigKeyDoc generator_kind_doc() {
 
 }  // namespace
 
-std::vector<ConfigKeyDoc> run_config_key_docs_with(const std::vector<ConfigKeyDoc>& engine_keys,
+std::vector<ConfigKeyDoc> run_config_key_docs_with(const RegistryKeyDocs& registry_keys,
                                                    const std::vector<ConfigKeyDoc>& registry_words) {
-  std::vector<ConfigKeyDoc> docs(std::begin(kRunKeysBeforeEngines), std::end(kRunKeysBeforeEngines));
-  docs.insert(docs.end(), engine_keys.begin(), engine_keys.end());
-  docs.insert(docs.end(), std::begin(kRunKeysAfterEngines), std::end(kRunKeysAfterEngines));
+  std::vector<ConfigKeyDoc> docs =
+      with_registry_keys(std::vector<ConfigKeyDoc>(std::begin(kRunKeys), std::end(kRunKeys)), registry_keys);
   write_registry_words(docs, registry_words);
   return docs;
 }

@@ -24,13 +24,20 @@ struct ConfigSectionDoc {
   std::string intro;   // a paragraph, Markdown
 };
 
+// The keys that a registry's entries own (base/knobs.h), each entry documenting its own: the
+// engines' at the run config's root (after /progress), the codecs' in /codecs (after /codecs/uses),
+// the meters' at the end of /energy.
+struct RegistryKeyDocs {
+  std::vector<ConfigKeyDoc> engines, codecs, meters;
+};
+
 // A run config (train, compress, decompress, info; an experiment's `training` section): every key,
-// its `energy`, `monitoring` and `grad_scaler` sections included, with `engine_keys` (the engines'
-// own keys, which the engines document: run/run_config.h's run_config_key_docs()) in their place,
-// and `registry_words` as the entries of the keys whose values name a registry's entries (/engine
-// from the engines, /energy/meters from the meters). std::logic_error when one of those keys is
-// left without words, or `registry_words` names another key.
-std::vector<ConfigKeyDoc> run_config_key_docs_with(const std::vector<ConfigKeyDoc>& engine_keys,
+// its `energy`, `codecs`, `monitoring` and `grad_scaler` sections included, with `registry_keys`
+// (run/run_config.h's run_config_key_docs() gathers them from the registries) in their places, and
+// `registry_words` as the entries of the keys whose values name a registry's entries (/engine from
+// the engines, /energy/meters from the meters). std::logic_error when one of those keys is left
+// without words, or `registry_words` names another key.
+std::vector<ConfigKeyDoc> run_config_key_docs_with(const RegistryKeyDocs& registry_keys,
                                                    const std::vector<ConfigKeyDoc>& registry_words);
 const std::vector<ConfigSectionDoc>& run_config_section_docs();
 // An experiment file (`balerbench run`). Its `training` section takes the run config's keys and its

@@ -1,5 +1,6 @@
 // codec_registry.cpp: see codec_registry.h. To add a codec: its file defines a CodecEntry (see
-// zstd_codec.cpp's zstd_codec_entry), and one line below lists it.
+// zstd_codec.cpp's zstd_codec_entry, with its settings), declared and listed below; nothing else
+// names it.
 #include "harness/codecs/codec_registry.h"
 
 #include <algorithm>
@@ -61,6 +62,12 @@ const CodecEntry& codec_entry(const std::string& name) {
   if (const CodecEntry* e = find_codec(name)) return *e;
   throw InputError("unknown codec '" + name + "'", "one of: " + joined(codec_names()));
 }
+
+Knobs default_codec_knobs() { return default_knobs_of(codec_registry()); }
+
+void read_codec_knobs(StrictReader& r, Knobs& knobs) { read_knobs_of(codec_registry(), r, knobs); }
+
+std::vector<ConfigKeyDoc> codec_knob_docs() { return knob_docs_of(codec_registry()); }
 
 std::string codec_number(const char* format, double v) {
   char buf[64];

@@ -2,7 +2,9 @@
 // engine_registry.h. Each codec's file defines its entry (what it is called, and how to make one
 // run of it on a table); the registry lists them in the order the comparison shows them
 // (run/codec_comparison.h measures each in its windows codecs:<name>:compress and ...:decompress).
-// A new codec is one file with its entry and one line in codec_registry.cpp.
+// A new codec is one file with its entry, settings included (a KnobSection: its keys in the
+// config's `codecs` section), and one line in codec_registry.cpp. No LibTorch headers: the run
+// config reads the codecs' keys through this.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/base/config_key_docs.h"
+#include "harness/base/knobs.h"
 #include "harness/codecs/float_codecs.h"
 
 namespace balerbench {
@@ -21,7 +25,9 @@ struct CodecInput {
   const double* baler;         // Baler's reconstruction, rows x cols float64
   double baler_ratio = 0;      // Baler's ratio without the decoder
   double tolerance = 0;        // Baler's max abs error; 0 when it is exact or not finite
-  int zstd_level = 3;          // the config's codecs.zstd_level
+  // The config's codecs section's knobs: every registered codec's own keys (codecs.zstd_level),
+  // each codec reading its own by name.
+  const Knobs& knobs;
   std::string source_dtype;    // the data file's dtype ("float32"), for the notes
 };
 
@@ -43,6 +49,9 @@ struct CodecEntry {
   // A run of the codec on `in`, or null when it has nothing to compare here (then `why_not`, when
   // not empty, goes to the comparison's notes).
   std::unique_ptr<CodecRun> (*make)(const CodecInput& in, std::string& why_not);
+  // Its own keys in the config's `codecs` section (base/knobs.h; zstd_codec.cpp's is the example):
+  // their defaults, strict reader and entries in the configuration reference; null when it has none.
+  const KnobSection* knobs = nullptr;
 };
 
 // Every classical codec, in the comparison's order, then any registered with CodecRegistration.
@@ -52,11 +61,18 @@ std::vector<std::string> codec_names();
 // The entry named `name`; InputError naming the known codecs otherwise.
 const CodecEntry& codec_entry(const std::string& name);
 
+// Every registered codec's own keys (RunConfig::CodecsKeys::knobs): at their defaults; read from the
+// `codecs` section's reader; their entries in the configuration reference, in registry order.
+Knobs default_codec_knobs();
+void read_codec_knobs(StrictReader& r, Knobs& knobs);
+std::vector<ConfigKeyDoc> codec_knob_docs();
+
 // printf's `format` (one double) as a string: the codecs' settings and notes ("%.3g").
 std::string codec_number(const char* format, double v);
 
 // Adds `entry` after the built-in codecs for as long as it lives (a codec outside this folder, or
-// a test's): the comparison then runs it too. InputError when its name is taken.
+// a test's): the comparison then runs it too, and a config read meanwhile reads its keys. InputError
+// when its name is taken.
 class CodecRegistration {
  public:
   explicit CodecRegistration(const CodecEntry& entry);

@@ -36,6 +36,20 @@ SimulatedGpuSpec parse_simulated_gpu(const json& j, const std::string& source, c
   return s;
 }
 
+// The energy section's keys for an unknown key's hint: its own, then the registered meters' (the
+// keys their reference entries document directly under /energy).
+std::string valid_energy_keys() {
+  std::string keys = "valid keys: enabled, meters, sample_hz, idle_baseline_s, min_meter_updates, "
+                     "carbon_intensity_g_per_kwh, country_iso_code, "
+                     "pue, cpu_tdp_w, cpu_estimate_mode, ram_power_w, ram_power_w_per_gb, wattmeter_log, "
+                     "wattmeter_format, wattmeter_socket, wattmeter_clock_offset_s, wattmeter_accuracy_pct, simulated_gpu";
+  const std::string parent = "/energy/";
+  for (const ConfigKeyDoc& d : meter_knob_docs())
+    if (d.path.rfind(parent, 0) == 0 && d.path.find('/', parent.size()) == std::string::npos)
+      keys += ", " + d.path.substr(parent.size());
+  return keys;
+}
+
 }  // namespace
 
 std::optional<MeterChoice> find_meter_choice(const std::string& name) {
@@ -94,10 +108,8 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
   r.number("wattmeter_clock_offset_s", e.wattmeter_clock_offset_s);
   r.optional_number_in("wattmeter_accuracy_pct", e.wattmeter_accuracy_pct, 0, 100);
   if (const json* s = r.object("simulated_gpu")) e.simulated_gpu = parse_simulated_gpu(*s, source, path + "/simulated_gpu");
-  r.reject_unknown("valid keys: enabled, meters, sample_hz, idle_baseline_s, min_meter_updates, "
-                   "carbon_intensity_g_per_kwh, country_iso_code, "
-                   "pue, cpu_tdp_w, cpu_estimate_mode, ram_power_w, ram_power_w_per_gb, wattmeter_log, "
-                   "wattmeter_format, wattmeter_socket, wattmeter_clock_offset_s, wattmeter_accuracy_pct, simulated_gpu");
+  read_meter_knobs(r, e.meter_knobs);  // each registered meter's own keys, by its own reader
+  r.reject_unknown(valid_energy_keys());
   return e;
 }
 
@@ -121,6 +133,7 @@ json EnergySettings::to_json() const {
           {"simulated_gpu", sim}};
   // Only when set: the spec of a trial (and its key) stays what it was for every experiment without it.
   if (min_meter_updates != kDefaultMinMeterUpdates) j["min_meter_updates"] = min_meter_updates;
+  j.update(meter_knobs.to_json());  // the meters' own keys beside the others, as configs spell them
   return j;
 }
 

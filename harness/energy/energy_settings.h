@@ -1,6 +1,8 @@
 // energy_settings.h: the `energy` section of a config: which meters, how often
 // to sample, the idle baseline, carbon intensity and PUE, and the inputs of
-// the estimating and simulated meters. Parsed strictly (see strict_json.h).
+// the estimating and simulated meters; a meter registered with settings of its
+// own (meter_registry.h's MeterEntry::knobs) reads its keys from here too.
+// Parsed strictly (see strict_json.h).
 //
 //   "energy": {"meters": ["auto"], "sample_hz": 10, "idle_baseline_s": 0,
 //              "country_iso_code": "CHE", "pue": 1.0, "cpu_tdp_w": 150}
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "harness/base/config_key_docs.h"
+#include "harness/base/knobs.h"
 
 namespace balerbench {
 
@@ -59,6 +62,12 @@ std::string meter_name_list();
 // /energy/meters' entry in the configuration reference (base/config_key_docs.h): the registry's
 // names, then `auto`.
 ConfigKeyDoc meters_key_doc();
+// Every registered meter's own keys (meter_registry.cpp; EnergySettings::meter_knobs): at their
+// defaults; read from the `energy` section's reader; their entries in the configuration reference,
+// in registry order.
+Knobs default_meter_knobs();
+void read_meter_knobs(StrictReader& r, Knobs& knobs);
+std::vector<ConfigKeyDoc> meter_knob_docs();
 
 struct EnergySettings {
   bool enabled = true;  // false: train/compress/decompress measure no energy
@@ -91,6 +100,10 @@ struct EnergySettings {
   std::optional<double> wattmeter_accuracy_pct;  // the instrument's stated accuracy (± % of reading)
 
   SimulatedGpuSpec simulated_gpu;
+
+  // The keys of meters that bring their own section (MeterEntry::knobs), each read by that meter's
+  // reader and read back by the meter when it opens. The built-in meters' keys are the fields above.
+  Knobs meter_knobs = default_meter_knobs();
 
   nlohmann::json to_json() const;
 };

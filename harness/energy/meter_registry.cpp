@@ -1,5 +1,5 @@
-// meter_registry.cpp: see meter_registry.h. To add a meter: its file defines a MeterEntry, and
-// one line below lists it.
+// meter_registry.cpp: see meter_registry.h. To add a meter: its file defines a MeterEntry (its
+// settings with it), declared and listed below; nothing else names it.
 #include "harness/energy/meter_registry.h"
 
 #include <algorithm>
@@ -17,8 +17,11 @@ const MeterEntry& ram_estimate_meter_entry();   // ram_estimate_meter.cpp
 const MeterEntry& wattmeter_meter_entry();      // wattmeter_meter.cpp
 const MeterEntry& simulated_gpu_meter_entry();  // simulated_gpu.cpp
 
-const std::vector<const MeterEntry*>& meter_registry() {
-  static const std::vector<const MeterEntry*> entries = {
+namespace {
+
+// The built-in meters, then the registered ones.
+std::vector<const MeterEntry*>& entries() {
+  static std::vector<const MeterEntry*> all = {
       &nvml_meter_entry(),
       &rapl_meter_entry(),
       &cpu_estimate_meter_entry(),
@@ -26,8 +29,29 @@ const std::vector<const MeterEntry*>& meter_registry() {
       &wattmeter_meter_entry(),
       &simulated_gpu_meter_entry(),
   };
-  return entries;
+  return all;
 }
+
+}  // namespace
+
+const std::vector<const MeterEntry*>& meter_registry() { return entries(); }
+
+MeterRegistration::MeterRegistration(const MeterEntry& entry) : entry_(&entry) {
+  if (find_meter_choice(entry.name))
+    throw InputError(std::string("meter '") + entry.name + "' is registered already", "give the meter a name of its own");
+  entries().push_back(entry_);
+}
+
+MeterRegistration::~MeterRegistration() {
+  std::vector<const MeterEntry*>& all = entries();
+  all.erase(std::remove(all.begin(), all.end(), entry_), all.end());
+}
+
+Knobs default_meter_knobs() { return default_knobs_of(meter_registry()); }
+
+void read_meter_knobs(StrictReader& r, Knobs& knobs) { read_knobs_of(meter_registry(), r, knobs); }
+
+std::vector<ConfigKeyDoc> meter_knob_docs() { return knob_docs_of(meter_registry()); }
 
 const char* meter_kind_name(MeterKind kind) {
   switch (kind) {

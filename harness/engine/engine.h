@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/base/engine_choice.h"
+#include "harness/engine/engine_choice.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"
@@ -30,7 +30,8 @@ namespace balerbench {
 class FlatAdam;
 class GradScaler;
 
-class EngineKnobs;    // engine_knobs.h: the engines' own run-config keys
+class Knobs;          // base/knobs.h: the engines' own run-config keys (engine_knobs.h's EngineKnobs)
+using EngineKnobs = Knobs;
 struct TrainOptions;  // trainer.h: the training's settings, as the run config gave them
 
 // What an engine made for training is given, once, by fit: the settings whole, by reference, and

@@ -1,5 +1,6 @@
 // engine_registry.cpp: see engine_registry.h. To add an engine: its file defines an EngineEntry
-// (see fused_entry.cpp's fused_engine_entry), and one line below lists it. An entry serves the
+// (see fused_entry.cpp's fused_engine_entry), declared and listed below; its name,
+// its knobs and its words in the help and the reference come from the entry. An entry serves the
 // devices its `devices` names; one name may have an entry per device (fused: CPU and CUDA).
 #include "harness/engine/engine_registry.h"
 
@@ -8,6 +9,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace balerbench {
 
@@ -17,6 +19,8 @@ const EngineEntry& libtorch_engine_entry();    // libtorch_engine.cpp
 
 namespace {
 
+// The built-in engines in the order auto prefers them, the reference last; a registration goes
+// before the reference.
 std::vector<const EngineEntry*>& entries() {
   static std::vector<const EngineEntry*> all = {
       &fused_engine_entry(),
@@ -30,25 +34,29 @@ std::vector<const EngineEntry*>& entries() {
 
 const std::vector<const EngineEntry*>& engine_registry() { return entries(); }
 
-EngineKnobs default_engine_knobs() {
-  EngineKnobs knobs;
+std::optional<EngineKind> find_engine(const std::string& name) {
+  if (name == EngineKind::kAuto.name()) return EngineKind::kAuto;
   for (const EngineEntry* e : engine_registry())
-    if (e->knobs) e->knobs->set_defaults(knobs);
-  return knobs;
+    if (name == e->name) return e->kind();
+  return std::nullopt;
 }
 
-void read_engine_knobs(StrictReader& r, EngineKnobs& knobs) {
-  for (const EngineEntry* e : engine_registry())
-    if (e->knobs) e->knobs->read(r, knobs);
+std::vector<std::string> engine_names() {
+  // The reference first, as the names were listed before the registry named them ("auto, libtorch,
+  // fused"), so that messages listing them read the same.
+  std::vector<std::string> names = {EngineKind::kAuto.name(), engine_registry().back()->name};
+  for (const EngineEntry* e : engine_registry())  // one name may have an entry per device
+    if (std::find(names.begin(), names.end(), e->name) == names.end()) names.emplace_back(e->name);
+  return names;
 }
 
-std::vector<ConfigKeyDoc> engine_knob_docs() {
-  std::vector<ConfigKeyDoc> docs;
-  for (const EngineEntry* e : engine_registry())
-    if (e->knobs)
-      for (ConfigKeyDoc& d : e->knobs->docs()) docs.push_back(std::move(d));
-  return docs;
-}
+std::string engine_name_list() { return joined(engine_names()); }
+
+EngineKnobs default_engine_knobs() { return default_knobs_of(engine_registry()); }
+
+void read_engine_knobs(StrictReader& r, EngineKnobs& knobs) { read_knobs_of(engine_registry(), r, knobs); }
+
+std::vector<ConfigKeyDoc> engine_knob_docs() { return knob_docs_of(engine_registry()); }
 
 namespace {
 
@@ -56,8 +64,8 @@ namespace {
 std::vector<std::pair<EngineKind, std::string>> summaries_by_name() {
   std::vector<std::pair<EngineKind, std::string>> named;
   for (const EngineEntry* e : engine_registry()) {
-    auto it = std::find_if(named.begin(), named.end(), [&](const auto& n) { return n.first == e->kind; });
-    if (it == named.end()) named.emplace_back(e->kind, e->summary);
+    auto it = std::find_if(named.begin(), named.end(), [&](const auto& n) { return n.first == e->kind(); });
+    if (it == named.end()) named.emplace_back(e->kind(), e->summary);
     else it->second += std::string("; ") + e->summary;
   }
   return named;
@@ -82,15 +90,14 @@ ConfigKeyDoc engine_key_doc() {
           ""};
 }
 
-EngineRegistration::EngineRegistration(const char* name, const EngineEntry& entry) : entry_(entry) {
-  entry_.kind = add_engine_name(name);
-  entries().insert(entries().end() - 1, &entry_);  // the reference stays last
+EngineRegistration::EngineRegistration(const EngineEntry& entry) : entry_(&entry) {
+  if (find_engine(entry.name)) throw std::logic_error(std::string("engine name '") + entry.name + "' is taken");
+  entries().insert(entries().end() - 1, entry_);  // the reference stays last
 }
 
 EngineRegistration::~EngineRegistration() {
   auto& all = entries();
-  all.erase(std::find(all.begin(), all.end(), &entry_));
-  remove_engine_name(entry_.kind);
+  all.erase(std::find(all.begin(), all.end(), entry_));
 }
 
 bool runs_on(const EngineEntry& entry, c10::Device device) {
@@ -104,7 +111,7 @@ bool runs_on(const EngineEntry& entry, c10::Device device) {
 
 const EngineEntry& engine_entry(EngineKind kind, c10::Device device) {
   for (const EngineEntry* e : engine_registry())
-    if (e->kind == kind && runs_on(*e, device)) return *e;
+    if (e->kind() == kind && runs_on(*e, device)) return *e;
   throw std::logic_error(std::string("no engine registered for '") + engine_name(kind) + "' on " + device.str() +
                          " (resolve auto with choose_engine first)");
 }
@@ -133,8 +140,8 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
     std::string why = e->unsupported(model, policy, device);
     if (why.empty()) why = e->auto_skip(model, policy, device);
     if (why.empty()) {
-      d.engine = e->kind;
-      d.note = std::string("auto: ") + engine_name(e->kind) + " (" +
+      d.engine = e->kind();
+      d.note = std::string("auto: ") + e->name + " (" +
                (passed_by.empty() ? model.architecture().model_name + ", " + policy.name() + ", " + device.str()
                                   : passed_by) +
                ")";
@@ -148,7 +155,7 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
 EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy, c10::Device device) {
   const std::string why = engine_entry(training.engine, device).inference_unsupported(policy, device);
   if (why.empty()) return training;
-  return {engine_registry().back()->kind, why};
+  return {engine_registry().back()->kind(), why};
 }
 
 std::unique_ptr<Engine> make_training_engine(EngineKind kind, AutoEncoder& model, const TrainingSetup& setup) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/engine_choice.h"
 #include "harness/engine/engine.h"
+#include "harness/engine/engine_choice.h"
 #include "harness/engine/engine_knobs.h"
 #include "harness/engine/precision.h"
 #include "models/autoencoder.h"
@@ -31,7 +31,9 @@ struct EngineBuildNote {
 
 // What the registry knows of one engine; each engine's file defines its entry.
 struct EngineEntry {
-  EngineKind kind;
+  // The name configs, experiments, the CLI and stored trials give it: "fused". A string literal (it
+  // outlives every kind made of it); never "auto".
+  const char* name;
   // One line of what it is, for the `--engine` help and /engine's words in the configuration
   // reference: "LibTorch autograd: every model, precision and device". No '|' (the reference's
   // table cells).
@@ -49,6 +51,8 @@ struct EngineEntry {
   const EngineKnobSection* knobs = nullptr;
   EngineDevices devices = EngineDevices::kAny;
   const EngineBuildNote* build_note = nullptr;  // null: nothing to say
+  // The engine as runs and results name it: its name.
+  EngineKind kind() const { return EngineKind(name); }
 };
 
 // Every entry, in the order auto prefers them; the last is the reference, which runs everything.
@@ -82,19 +86,19 @@ EngineDecision choose_engine(EngineKind requested, const AutoEncoder& model, con
 EngineDecision inference_decision(const EngineDecision& training, const PrecisionPolicy& policy, c10::Device device);
 
 // An engine joins the registry while this lives (engines outside this folder: a test's). Its
-// name joins the engine names configs accept (base/engine_choice.h), its knobs the run config's
-// keys and the reference; auto tries it after the built-in engines but before the reference.
+// name joins the engine names configs accept (engine_choice.h), its knobs the run config's keys
+// and the reference; auto tries it after the built-in engines but before the reference.
+// std::logic_error when its name is taken.
 class EngineRegistration {
  public:
-  // `name` must outlive the registration; `entry.kind` is ignored (the registration gives the kind).
-  EngineRegistration(const char* name, const EngineEntry& entry);
+  explicit EngineRegistration(const EngineEntry& entry);  // `entry` must outlive the registration
   ~EngineRegistration();
   EngineRegistration(const EngineRegistration&) = delete;
   EngineRegistration& operator=(const EngineRegistration&) = delete;
-  EngineKind kind() const { return entry_.kind; }
+  EngineKind kind() const { return entry_->kind(); }
 
  private:
-  EngineEntry entry_;
+  const EngineEntry* entry_;
 };
 
 std::unique_ptr<Engine> make_training_engine(EngineKind kind, AutoEncoder& model, const TrainingSetup& setup);

@@ -27,7 +27,7 @@ std::string cpu_infers_everything(const PrecisionPolicy&, c10::Device) { return 
 
 const EngineEntry& fused_engine_entry() {
   static const EngineEntry entry{
-      EngineKind::kFused,
+      "fused",
       "hand-written step: dense models; CPU fp64/fp32/amp_bf16 (on bfloat16 dot products where the CPU has "
       "them); auto takes it on the CPU for fp64, fp32 and (with bfloat16 instructions) amp_bf16",
       fused_unsupported,

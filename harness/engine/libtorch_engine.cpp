@@ -163,7 +163,7 @@ std::string infers_everything(const PrecisionPolicy&, c10::Device) { return ""; 
 
 const EngineEntry& libtorch_engine_entry() {
   static const EngineEntry entry{
-      EngineKind::kLibtorch,
+      "libtorch",
       "LibTorch autograd: every model, precision and device",
       runs_everything,
       runs_everything,

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/engine_choice.h"
 #include "harness/engine/engine.h"
+#include "harness/engine/engine_choice.h"
 #include "harness/engine/loss.h"
 #include "harness/engine/phase_timer.h"
 #include "harness/engine/precision.h"

@@ -218,8 +218,7 @@ json compare_codecs(const Dataset& ds, const BalerCodecSide& baler, EnergySessio
   const double tolerance = baler_error.finite ? baler_error.max_abs : 0;
   std::vector<Row> rows = {baler_row(baler, baler_error, original, ds, mb)};
   json notes = json::array();
-  const CodecInput in{table, y.data_ptr<double>(), baler_ratio, tolerance, static_cast<int>(keys.zstd_level),
-                      ds.source_dtype};
+  const CodecInput in{table, y.data_ptr<double>(), baler_ratio, tolerance, keys.knobs, ds.source_dtype};
   classical_rows(in, ds, mb, energy, keys.min_window_s, rows, notes);
   const bool energy_basis = amortise(rows, baler, keys, mb, notes);
   json out_rows = json::array();

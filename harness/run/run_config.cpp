@@ -67,10 +67,7 @@ RunConfig::CodecsKeys parse_codecs_keys(const json& k, const std::string& source
       c.uses.push_back(v.get<int64_t>());
     }
   }
-  if (const json* z = k.contains("zstd_level") ? &k["zstd_level"] : nullptr;
-      z && z->is_number_integer() && (z->get<int64_t>() < 1 || z->get<int64_t>() > 22))
-    kr.fail("zstd_level", "Zstandard has levels 1 to 22, got " + z->dump(), "3 (the default) is fast; 19 is strong");
-  kr.integer("zstd_level", c.zstd_level, 1);
+  read_codec_knobs(kr, c.knobs);  // each codec's own keys, by its own reader
   if (const json* w = k.contains("min_window_s") ? &k["min_window_s"] : nullptr;
       w && w->is_number() && !(w->get<double>() >= 0 && w->get<double>() <= 60))
     kr.fail("min_window_s", "must be 0 to 60 seconds, got " + w->dump(),
@@ -246,13 +243,16 @@ RunConfig parse_run_config(const json& j, const std::string& source, const std::
 }
 
 std::vector<ConfigKeyDoc> run_config_key_docs() {
-  return run_config_key_docs_with(engine_knob_docs(), {engine_key_doc(), meters_key_doc()});
+  return run_config_key_docs_with({engine_knob_docs(), codec_knob_docs(), meter_knob_docs()},
+                                  {engine_key_doc(), meters_key_doc()});
 }
 
 bool RunConfig::CodecsKeys::is_default() const { return to_json() == CodecsKeys().to_json(); }
 
 nlohmann::json RunConfig::CodecsKeys::to_json() const {
-  return {{"enabled", enabled}, {"uses", uses}, {"zstd_level", zstd_level}, {"min_window_s", min_window_s}};
+  json j = {{"enabled", enabled}, {"uses", uses}, {"min_window_s", min_window_s}};
+  j.update(knobs.to_json());  // the codecs' own keys beside the others, as configs spell them
+  return j;
 }
 
 nlohmann::json RunConfig::to_json() const {

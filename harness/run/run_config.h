@@ -17,9 +17,11 @@
 #include <vector>
 
 #include "harness/base/config_key_docs.h"
-#include "harness/base/engine_choice.h"
+#include "harness/base/knobs.h"
 #include "harness/base/precision_mode.h"
+#include "harness/codecs/codec_registry.h"
 #include "harness/energy/energy_settings.h"
+#include "harness/engine/engine_choice.h"
 #include "harness/engine/train_settings.h"
 #include "harness/monitor/monitoring_settings.h"
 
@@ -56,7 +58,7 @@ struct RunConfig : TrainSettings {
   // figures are then per pass. 0: one pass, as `compress` and `decompress` run.
   double codec_min_window_s = 0;
   Precision precision = Precision::kAuto;  // see base/precision_mode.h; what each does: precision.h
-  EngineKind engine = EngineKind::kAuto;   // auto | libtorch | fused (base/engine_choice.h)
+  EngineKind engine = EngineKind::kAuto;   // auto | libtorch | fused | ... (engine/engine_choice.h)
   std::string profile_trace;          // profile: write LibTorch's profiler trace (Chrome trace JSON) here
   EnergySettings energy;              // the "energy" section: meters, sampling, carbon
   // The "codecs" section: Baler against classical codecs at matched error (codec_comparison.h), by
@@ -64,8 +66,10 @@ struct RunConfig : TrainSettings {
   struct CodecsKeys {
     bool enabled = false;                           // sweeps: each trial measures the codecs too
     std::vector<int64_t> uses = {1, 10, 100};       // compressions the training is spread over
-    int64_t zstd_level = 3;
     double min_window_s = 0.2;                      // each codec's work repeated to fill a window this long
+    // Each codec's own keys (zstd_level, ...), read by the codec's own section (codec_registry.h)
+    // and handed whole to the codecs (CodecInput::knobs).
+    Knobs knobs = default_codec_knobs();
     bool is_default() const;
     nlohmann::json to_json() const;
   } codecs;
@@ -81,7 +85,7 @@ RunConfig::CodecsKeys parse_codecs_keys(const nlohmann::json& section, const std
                                         const std::string& path, bool enabled_by_default = false);
 
 // The configuration reference's entries for a run config: base/config_key_docs.cpp's, with every
-// registered engine's own keys (engine_registry.h) in their place.
+// registered engine's, codec's and meter's own keys (their registries) in their places.
 std::vector<ConfigKeyDoc> run_config_key_docs();
 
 // Parses `j` (the whole config object). `source` names the file in errors,

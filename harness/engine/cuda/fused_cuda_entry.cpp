@@ -25,7 +25,7 @@ const EngineBuildNote kBuildNote{"fused_cuda_engine", "fused cuda", fused_cuda_s
 
 const EngineEntry& fused_cuda_engine_entry() {
   static const EngineEntry entry{
-      EngineKind::kFused,
+      "fused",
       "on CUDA: fp32/tf32/amp_bf16/amp_fp16 where built with BALERBENCH_CUDA_ENGINE",
       cuda_unsupported,
       cuda_auto_skip,

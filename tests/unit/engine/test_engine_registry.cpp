@@ -2,7 +2,8 @@
 // registration, and nothing else. The engine below lives only in this file: its name, its run-config
 // key ("test_gain"), the key's default, reader and reference entry are all here; a run config that
 // names both is parsed by parse_run_config, carried by train_options and fit, and the gain reaches
-// the engine, which reports it back through the training's result.
+// the engine, which reports it back through the training's result. The engine names configs accept
+// are the registry's, built-in engines included: no list of names beside it.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -60,7 +61,7 @@ const EngineKnobSection kGainKnobs{
     [] { return std::vector<ConfigKeyDoc>{{"/test_gain", "the test engine's gain (0.5 to 4)", ""}}; }};
 
 const EngineEntry kGainEntry{
-    EngineKind::kAuto,  // the registration gives the kind
+    kName,
     "adds a gain to each step's loss (a test's)",
     [](const AutoEncoder&, const PrecisionPolicy&, c10::Device) { return std::string(); },
     [](const AutoEncoder&, const PrecisionPolicy&, c10::Device) { return std::string("a test engine"); },
@@ -79,7 +80,7 @@ json gain_config(double gain) {
 }
 
 TEST(EngineRegistry, AnEngineKnobIsParsedFromARunConfigAndReachesTheEngine) {
-  const EngineRegistration registration(kName, kGainEntry);  // the one registry line
+  const EngineRegistration registration(kGainEntry);  // the one registry line
   const RunConfig c = parse_run_config(gain_config(2.5), "gain.json", "");
   EXPECT_EQ(c.engine, registration.kind());
   EXPECT_EQ(c.to_json()[kGain], 2.5);  // spelled as the config spells it
@@ -102,7 +103,7 @@ TEST(EngineRegistry, AnEngineKnobIsParsedFromARunConfigAndReachesTheEngine) {
 }
 
 TEST(EngineRegistry, AnEngineKnobIsCheckedAndDocumentedByItsEngine) {
-  const EngineRegistration registration(kName, kGainEntry);
+  const EngineRegistration registration(kGainEntry);
   EXPECT_THROW(parse_run_config(gain_config(9.0), "gain.json", ""), InputError);
   EXPECT_EQ(parse_run_config({{"input_path", "d.npz"}, {"model_name", "AE"}, {"compression_ratio", 1.6}}, "d.json", "")
                 .engine_knobs.get<double>(kGain),
@@ -115,8 +116,45 @@ TEST(EngineRegistry, AnEngineKnobIsCheckedAndDocumentedByItsEngine) {
   EXPECT_TRUE(p.stale.empty());
 }
 
+// Every name a config may give is "auto" or an entry's, each naming its entry's kind; the kinds
+// code names when it compiles are entries of the registry too.
+TEST(EngineRegistry, TheEngineNamesAreTheRegistrys) {
+  const std::vector<std::string> names = engine_names();
+  ASSERT_EQ(names.size(), engine_registry().size() + 1);
+  EXPECT_EQ(names[0], "auto");
+  EXPECT_EQ(names[1], engine_registry().back()->name);  // the reference, as the names always began
+  EXPECT_EQ(*find_engine("auto"), EngineKind::kAuto);
+  for (const EngineEntry* e : engine_registry()) {
+    EXPECT_NE(std::find(names.begin(), names.end(), e->name), names.end()) << e->name;
+    ASSERT_TRUE(find_engine(e->name)) << e->name;
+    EXPECT_EQ(*find_engine(e->name), e->kind());
+    EXPECT_STREQ(engine_name(e->kind()), e->name);
+    EXPECT_EQ(&engine_entry(e->kind()), e);
+  }
+  for (EngineKind k : {EngineKind::kLibtorch, EngineKind::kFused}) EXPECT_STREQ(engine_entry(k).name, engine_name(k));
+  EXPECT_FALSE(find_engine("fused2"));
+}
+
+TEST(EngineRegistry, ARegisteredEngineIsNamedAfterTheBuiltInOnesAndItsNameIsTakenOnce) {
+  const std::string before = engine_name_list();
+  {
+    const EngineRegistration registration(kGainEntry);
+    EXPECT_EQ(engine_name_list(), before + ", test_gain");
+    EXPECT_STREQ(engine_name(registration.kind()), kName);
+    EXPECT_THROW(EngineRegistration again(kGainEntry), std::logic_error);
+    // An experiment's engine axis reads the same names.
+    json ex = {{"schema_version", kExperimentSchemaVersion},
+               {"dataset", {{"generator", {{"kind", "cms"}, {"rows", 10}}}}},
+               {"model", {{"name", "AE"}, {"compression_ratio", 1.6}}},
+               {"sweep", {{"engine", {"libtorch", kName}}}}};
+    EXPECT_EQ(parse_experiment(ex, "ex.json", "").engines,
+              (std::vector<EngineKind>{EngineKind::kLibtorch, registration.kind()}));
+  }
+  EXPECT_EQ(engine_name_list(), before);
+}
+
 TEST(EngineRegistry, AnEngineLeavesWithItsRegistration) {
-  { const EngineRegistration registration(kName, kGainEntry); }
+  { const EngineRegistration registration(kGainEntry); }
   EXPECT_FALSE(find_engine(kName));
   EXPECT_THROW(parse_run_config(gain_config(2.5), "gain.json", ""), InputError);  // neither its name nor its key
   const std::vector<ConfigKeyDoc> docs = run_config_key_docs();
@@ -130,7 +168,7 @@ TEST(EngineRegistry, AnEngineIsInTheEngineHelpAndTheReferenceWhileRegistered) {
     return it == docs.end() ? std::string() : it->meaning;
   };
   {
-    const EngineRegistration registration(kName, kGainEntry);
+    const EngineRegistration registration(kGainEntry);
     const std::string help = engine_choices_help();
     EXPECT_NE(help.find("test_gain (adds a gain to each step's loss (a test's))"), std::string::npos) << help;
     EXPECT_LT(help.find("fused ("), help.find("test_gain ("));  // in the order auto tries them,

@@ -357,9 +357,9 @@ TEST(Codec, EveryEngineEncodesAndDecodesAsTheModel) {
   torch::NoGradGuard ng;
   for (const EngineEntry* entry : engine_registry()) {
     if (!runs_on(*entry, c10::kCPU)) continue;
-    SCOPED_TRACE(engine_name(entry->kind));
-    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 256, 2});
-    EXPECT_EQ(e->kind(), entry->kind);
+    SCOPED_TRACE(engine_name(entry->kind()));
+    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind(), *m, {{}, 256, 2});
+    EXPECT_EQ(e->kind(), entry->kind());
     const at::Tensor z = encode_rows(*m, *e, x, nullptr, at::kDouble, 256);
     EXPECT_TRUE(torch::allclose(z, m->encode(x), 1e-12, 1e-12));
     EXPECT_TRUE(torch::allclose(decode_rows(*m, *e, z, nullptr, 256), m->decode(z), 1e-12, 1e-12));
@@ -372,7 +372,7 @@ TEST(EngineRegistry, OneEntryPerKindAndDeviceAndTheReferenceLast) {
   for (const c10::Device device : {c10::Device(c10::kCPU), c10::Device(c10::kCUDA, 0)}) {
     std::set<EngineKind> kinds;
     for (const EngineEntry* entry : engine_registry())
-      if (runs_on(*entry, device)) EXPECT_TRUE(kinds.insert(entry->kind).second) << device;
+      if (runs_on(*entry, device)) EXPECT_TRUE(kinds.insert(entry->kind()).second) << device;
     for (const std::string& name : engine_names())
       if (name != "auto") {
         EXPECT_EQ(kinds.count(*find_engine(name)), 1u) << name << " on " << device;
@@ -380,14 +380,14 @@ TEST(EngineRegistry, OneEntryPerKindAndDeviceAndTheReferenceLast) {
       }
   }
   EXPECT_NE(&engine_entry(EngineKind::kFused, c10::kCPU), &engine_entry(EngineKind::kFused, c10::Device(c10::kCUDA, 0)));
-  EXPECT_EQ(engine_registry().back()->kind, EngineKind::kLibtorch);
+  EXPECT_EQ(engine_registry().back()->kind(), EngineKind::kLibtorch);
   EXPECT_EQ(engine_registry().back()->devices, EngineDevices::kAny);
   EXPECT_THROW(engine_entry(EngineKind::kAuto, c10::kCPU), std::logic_error);
   auto m = make_model("AE", 24, 15);
   for (const EngineEntry* entry : engine_registry()) {
     if (!runs_on(*entry, c10::kCPU)) continue;
-    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind, *m, {{}, 64, 1});
-    EXPECT_THROW(e->step(toy_data(8)), std::logic_error) << engine_name(entry->kind);
+    const std::unique_ptr<Engine> e = make_inference_engine(entry->kind(), *m, {{}, 64, 1});
+    EXPECT_THROW(e->step(toy_data(8)), std::logic_error) << engine_name(entry->kind());
   }
 }
 
