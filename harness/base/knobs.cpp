@@ -18,4 +18,11 @@ std::string Knobs::describe() const {
   return s;
 }
 
+void read_optional_number_in(StrictReader& r, Knobs& knobs, const std::string& key, double min_value,
+                             double max_value) {
+  std::optional<double> value = knobs.optional_number(key);
+  r.optional_number_in(key, value, min_value, max_value);
+  knobs.set(key, value ? nlohmann::json(*value) : nlohmann::json(nullptr));
+}
+
 }  // namespace balerbench

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ class Knobs {
   template <typename T>
   T get(const std::string& key) const {
     return at(key).get<T>();
+  }
+  // A key whose value may be absent (null): e.g. energy.cpu_tdp_w, where absent means "estimate it".
+  std::optional<double> optional_number(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    return v.is_null() ? std::nullopt : std::optional<double>(v.get<double>());
   }
   void set(const std::string& key, nlohmann::json value) { values_[key] = std::move(value); }
   // Every key and value, as the config's to_json writes them beside the section's other keys.
@@ -50,6 +56,11 @@ struct KnobSection {
   // with its whole JSON path ("/codecs/zstd_level").
   std::vector<ConfigKeyDoc> (*docs)();
 };
+
+// A section's reader of an optional number in [min_value, max_value]: absent or null keeps the value
+// in `knobs` (null at its default); the value is stored as a number or null.
+void read_optional_number_in(StrictReader& r, Knobs& knobs, const std::string& key, double min_value,
+                             double max_value);
 
 // The same three over a registry's entries (each with a `knobs` member, null when it has none), in
 // the registry's order: what each registry's own functions are made of.

@@ -60,7 +60,7 @@ MeterProbe CpuEstimateMeter::open(const EnergySettings& s, const std::string& pr
   const HostInfo host = read_host_info(proc_root);
   const int root_pid = pid > 0 ? pid : static_cast<int>(getpid());
   probe.meter.reset(
-      new CpuEstimateMeter(proc_root, root_pid, process_mode, host, resolve_cpu_tdp(host, s.cpu_tdp_w), clock));
+      new CpuEstimateMeter(proc_root, root_pid, process_mode, host, resolve_cpu_tdp(host, s.meter_knobs.optional_number(kCpuTdpKey)), clock));
   return probe;
 }
 
@@ -108,11 +108,26 @@ nlohmann::json CpuEstimateMeter::describe() const {
 }
 
 // This meter in the registry (meter_registry.cpp lists it).
+namespace {
+
+// Its own key, energy.cpu_tdp_w: absent (null) = the built-in table, else 4 W per logical CPU.
+const KnobSection kCpuEstimateKnobs{
+    [](Knobs& k) { k.set(kCpuTdpKey, nullptr); },
+    [](StrictReader& r, Knobs& k) { read_optional_number_in(r, k, kCpuTdpKey, 0.1, 2000); },
+    [] {
+      return std::vector<ConfigKeyDoc>{
+          {"/energy/cpu_tdp_w", "`cpu_estimate`: TDP per socket; else a built-in table, else 4 W per logical CPU",
+           "table"}};
+    }};
+
+}  // namespace
+
 const MeterEntry& cpu_estimate_meter_entry() {
   static const MeterEntry entry = {"cpu_estimate", MeterKind::kEstimated, "CPU: TDP x utilisation",
                                    [](const EnergySettings& s, TimeSource& clock) {
                                      return CpuEstimateMeter::open(s, "/proc", 0, clock);
-                                   }};
+                                   },
+                                   &kCpuEstimateKnobs};
   return entry;
 }
 

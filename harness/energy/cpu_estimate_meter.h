@@ -26,6 +26,10 @@
 
 namespace balerbench {
 
+// Its own key in the config's energy section (its section: meter_knobs): the TDP per socket, W, or
+// null.
+inline constexpr char kCpuTdpKey[] = "cpu_tdp_w";
+
 struct CpuTdp {
   double total_w = 0;  // all sockets
   std::string source;  // "config", "built-in table (Intel Xeon Gold 6248: 150 W x 2 sockets)", "fallback: ..."

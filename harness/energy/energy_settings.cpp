@@ -41,7 +41,7 @@ SimulatedGpuSpec parse_simulated_gpu(const json& j, const std::string& source, c
 std::string valid_energy_keys() {
   std::string keys = "valid keys: enabled, meters, sample_hz, idle_baseline_s, min_meter_updates, "
                      "carbon_intensity_g_per_kwh, country_iso_code, "
-                     "pue, cpu_tdp_w, cpu_estimate_mode, ram_power_w, ram_power_w_per_gb, wattmeter_log, "
+                     "pue, cpu_estimate_mode, wattmeter_log, "
                      "wattmeter_format, wattmeter_socket, wattmeter_clock_offset_s, wattmeter_accuracy_pct, simulated_gpu";
   const std::string parent = "/energy/";
   for (const ConfigKeyDoc& d : meter_knob_docs())
@@ -95,10 +95,7 @@ EnergySettings parse_energy_settings(const json& j, const std::string& source, c
   r.optional_number_in("carbon_intensity_g_per_kwh", e.carbon_intensity_g_per_kwh, 0, 5000);
   r.str("country_iso_code", e.country_iso_code);
   r.number_in("pue", e.pue, 1.0, 10.0);
-  r.optional_number_in("cpu_tdp_w", e.cpu_tdp_w, 0.1, 2000);
   r.choice("cpu_estimate_mode", e.cpu_estimate_mode, {"machine", "process"});
-  r.optional_number_in("ram_power_w", e.ram_power_w, 0, 5000);
-  r.optional_number_in("ram_power_w_per_gb", e.ram_power_w_per_gb, 0, 100);
   r.str("wattmeter_log", e.wattmeter_log);
   if (!e.wattmeter_log.empty() && !std::filesystem::path(e.wattmeter_log).is_absolute() && !base_dir.empty())
     e.wattmeter_log = (std::filesystem::path(base_dir) / e.wattmeter_log).lexically_normal().string();
@@ -124,8 +121,7 @@ json EnergySettings::to_json() const {
   json j = {{"enabled", enabled}, {"meters", meter_names}, {"sample_hz", sample_hz}, {"idle_baseline_s", idle_baseline_s},
           {"carbon_intensity_g_per_kwh", opt(carbon_intensity_g_per_kwh)},
           {"country_iso_code", country_iso_code.empty() ? json(nullptr) : json(country_iso_code)}, {"pue", pue},
-          {"cpu_tdp_w", opt(cpu_tdp_w)}, {"cpu_estimate_mode", cpu_estimate_mode}, {"ram_power_w", opt(ram_power_w)},
-          {"ram_power_w_per_gb", opt(ram_power_w_per_gb)},
+          {"cpu_estimate_mode", cpu_estimate_mode},
           {"wattmeter_log", wattmeter_log.empty() ? json(nullptr) : json(wattmeter_log)},
           {"wattmeter_format", wattmeter_format}, {"wattmeter_socket", wattmeter_socket},
           {"wattmeter_clock_offset_s", wattmeter_clock_offset_s},

@@ -85,12 +85,10 @@ struct EnergySettings {
   std::string country_iso_code;  // ISO 3166-1 alpha-3, e.g. "CHE"
   double pue = 1.0;
 
-  // cpu_estimate
-  std::optional<double> cpu_tdp_w;        // per socket; absent: built-in table, then 4 W per thread
+  // cpu_estimate (its TDP, cpu_tdp_w, is in its own section: meter_knobs; the mode is the
+  // emissions file's tracking mode too)
   std::string cpu_estimate_mode = "machine";  // machine (/proc/stat) | process (this process tree)
-  // ram_estimate
-  std::optional<double> ram_power_w;         // fixed total, like CodeCarbon's force_ram_power
-  std::optional<double> ram_power_w_per_gb;  // else W per GB of installed RAM; else CodeCarbon v3's DIMM rule
+  // (ram_estimate's ram_power_w and ram_power_w_per_gb are in its own section: meter_knobs)
 
   // wattmeter (a live log written by an external meter's reader)
   std::string wattmeter_log;

@@ -36,17 +36,19 @@ double ram_power_v3_w(double total_gb, bool arm) {
 MeterProbe RamEstimateMeter::open(const EnergySettings& s, const std::string& proc_root, TimeSource& clock) {
   MeterProbe probe;
   const HostInfo host = read_host_info(proc_root);
-  if (s.ram_power_w) {
-    probe.meter.reset(new RamEstimateMeter(*s.ram_power_w, "config: ram_power_w", host.ram_total_gb, clock));
+  const std::optional<double> power_w = s.meter_knobs.optional_number(kRamPowerKey);
+  const std::optional<double> power_w_per_gb = s.meter_knobs.optional_number(kRamPowerPerGbKey);
+  if (power_w) {
+    probe.meter.reset(new RamEstimateMeter(*power_w, "config: ram_power_w", host.ram_total_gb, clock));
     return probe;
   }
   if (host.ram_total_gb <= 0) {
     probe.unavailable_reason = "cannot read MemTotal from " + proc_root + "/meminfo (set energy.ram_power_w)";
     return probe;
   }
-  if (s.ram_power_w_per_gb) {
-    probe.meter.reset(new RamEstimateMeter(*s.ram_power_w_per_gb * host.ram_total_gb,
-                                           "config: ram_power_w_per_gb " + nlohmann::json(*s.ram_power_w_per_gb).dump() +
+  if (power_w_per_gb) {
+    probe.meter.reset(new RamEstimateMeter(*power_w_per_gb * host.ram_total_gb,
+                                           "config: ram_power_w_per_gb " + nlohmann::json(*power_w_per_gb).dump() +
                                                " W x " + nlohmann::json(host.ram_total_gb).dump() + " GB",
                                            host.ram_total_gb, clock));
     return probe;
@@ -83,11 +85,32 @@ nlohmann::json RamEstimateMeter::describe() const {
 }
 
 // This meter in the registry (meter_registry.cpp lists it).
+namespace {
+
+// Its own keys, energy.ram_power_w and energy.ram_power_w_per_gb: absent (null) = CodeCarbon v3's rule.
+const KnobSection kRamEstimateKnobs{
+    [](Knobs& k) {
+      k.set(kRamPowerKey, nullptr);
+      k.set(kRamPowerPerGbKey, nullptr);
+    },
+    [](StrictReader& r, Knobs& k) {
+      read_optional_number_in(r, k, kRamPowerKey, 0, 5000);
+      read_optional_number_in(r, k, kRamPowerPerGbKey, 0, 100);
+    },
+    [] {
+      return std::vector<ConfigKeyDoc>{
+          {"/energy/ram_power_w", "`ram_estimate`: constant RAM power", "CodeCarbon v3's rule"},
+          {"/energy/ram_power_w_per_gb", "`ram_estimate`: power per installed GB", "CodeCarbon v3's rule"}};
+    }};
+
+}  // namespace
+
 const MeterEntry& ram_estimate_meter_entry() {
   static const MeterEntry entry = {"ram_estimate", MeterKind::kEstimated, "DRAM: constant power model",
                                    [](const EnergySettings& s, TimeSource& clock) {
                                      return RamEstimateMeter::open(s, "/proc", clock);
-                                   }};
+                                   },
+                                   &kRamEstimateKnobs};
   return entry;
 }
 

@@ -15,6 +15,10 @@
 
 namespace balerbench {
 
+// Its own keys in the config's energy section (its section: meter_knobs), W and W per GB, or null.
+inline constexpr char kRamPowerKey[] = "ram_power_w";
+inline constexpr char kRamPowerPerGbKey[] = "ram_power_w_per_gb";
+
 // CodeCarbon v3's guess of the DIMM count for `total_gb` GiB of RAM.
 int estimate_dimm_count(double total_gb);
 // CodeCarbon v3's RAM power for `total_gb` (W).

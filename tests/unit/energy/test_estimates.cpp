@@ -69,7 +69,7 @@ TEST(CpuEstimate, TdpSourcesConfigTableAndFallback) {
 TEST(CpuEstimate, ProcessModeCountsThisProcessTree) {
   EnergySettings s;
   s.cpu_estimate_mode = "process";
-  s.cpu_tdp_w = 100.0;
+  s.meter_knobs.set(kCpuTdpKey, 100.0);
   FakeClock clock;
   MeterProbe p = CpuEstimateMeter::open(s, "/proc", 0, clock);
   ASSERT_TRUE(p.available()) << p.unavailable_reason;
@@ -125,10 +125,10 @@ TEST(RamEstimate, ConstantPowerAndConfigOverrides) {
   const MeterReading b = p.meter->read();
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 20.0 * std::chrono::duration<double>(b.time - a.time).count(), 1e-9);
   EXPECT_NEAR(b.energy_j[0] - a.energy_j[0], 1.0, 1e-9);  // 20 W x 50 ms
-  s.ram_power_w_per_gb = 0.375;
+  s.meter_knobs.set(kRamPowerPerGbKey, 0.375);
   p = RamEstimateMeter::open(s, proc.root());
   EXPECT_NEAR(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 0.375 * 24576000.0 / 1048576.0, 1e-9);
-  s.ram_power_w = 7.0;
+  s.meter_knobs.set(kRamPowerKey, 7.0);
   p = RamEstimateMeter::open(s, proc.root());
   EXPECT_DOUBLE_EQ(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 7.0);
 }
@@ -221,6 +221,31 @@ TEST(EnergySettings, StrictParsingNamesTheJsonPath) {
   expect_input_error([&] { parse(R"({"pue": 0.5})"); }, "/energy/pue: must be in [1.0, 10.0]");
   expect_input_error([&] { parse(R"({"simulated_gpu": {"load": 2}})"); }, "/energy/simulated_gpu/load");
   expect_input_error([&] { parse(R"({"meters": []})"); }, "/energy/meters: must name at least one meter");
+}
+
+// The estimates' keys live in their meters' sections (meter_knobs) and read, write and fail as they
+// did when they were the settings' own fields: same key, range, error path and JSON.
+TEST(EnergySettings, TheEstimatesKeysAreTheirMetersOwn) {
+  const auto parse = [](const std::string& text) {
+    return parse_energy_settings(nlohmann::json::parse(text), "c.json", "/energy", "/base");
+  };
+  const EnergySettings absent = parse(R"({})");
+  EXPECT_FALSE(absent.meter_knobs.optional_number(kCpuTdpKey));
+  EXPECT_FALSE(absent.meter_knobs.optional_number(kRamPowerKey));
+  EXPECT_TRUE(absent.to_json().at("cpu_tdp_w").is_null());
+  EXPECT_TRUE(absent.to_json().at("ram_power_w_per_gb").is_null());
+  const EnergySettings set = parse(R"({"cpu_tdp_w": 150, "ram_power_w": 12, "ram_power_w_per_gb": null})");
+  EXPECT_EQ(set.meter_knobs.optional_number(kCpuTdpKey), 150.0);
+  EXPECT_EQ(set.to_json().at("ram_power_w"), 12.0);
+  EXPECT_TRUE(set.to_json().at("ram_power_w_per_gb").is_null());
+  EXPECT_EQ(parse(set.to_json().dump()).to_json(), set.to_json());
+  FakeClock clock;
+  MeterProbe p = RamEstimateMeter::open(set, "/proc", clock);
+  ASSERT_TRUE(p.available()) << p.unavailable_reason;
+  EXPECT_DOUBLE_EQ(static_cast<RamEstimateMeter&>(*p.meter).power_w(), 12.0);
+  expect_input_error([&] { parse(R"({"cpu_tdp_w": 0})"); }, "c.json: /energy/cpu_tdp_w: must be in [0.1, 2000.0]");
+  expect_input_error([&] { parse(R"({"ram_power_w_per_gb": "x"})"); }, "/energy/ram_power_w_per_gb");
+  expect_input_error([&] { parse(R"({"cpu_tdp": 5})"); }, "cpu_tdp_w");  // the hint lists it
 }
 
 TEST(MeterRegistry, UnknownAndUnavailableMetersAreClearErrors) {

@@ -10,6 +10,7 @@
 #include "harness/energy/emissions_csv.h"
 #include "harness/energy/energy_session.h"
 #include "harness/energy/energy_window.h"
+#include "harness/energy/ram_estimate_meter.h"
 #include "harness/energy/sampler.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/test_util.h"
@@ -316,7 +317,7 @@ TEST(Session, WritesReportAndAppendsCodeCarbonRows) {
   EnergySettings s;
   s.meters = {MeterChoice::kSimulatedGpu, MeterChoice::kRamEstimate};
   s.simulated_gpu.load = 1.0;  // 300 W
-  s.ram_power_w = 10.0;
+  s.meter_knobs.set(kRamPowerKey, 10.0);  // ram_estimate's own key
   s.sample_hz = 50;
   s.idle_baseline_s = 0.1;
   s.country_iso_code = "FRA";
