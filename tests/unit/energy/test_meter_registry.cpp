@@ -106,7 +106,7 @@ TEST(MeterRegistry, ARegisteredMetersKeyIsReadCheckedAndReachesTheMeter) {
   EXPECT_EQ(EnergySettings().meter_knobs.get<double>(kConstantPower), 5.0);
   expect_input_error([] { parse({{kConstantPower, 2000}}); }, "c.json: /energy/test_constant_power_w: ");
   // An unknown key's hint lists it among the energy section's keys.
-  expect_input_error([] { parse({{"test_constant_power", 1}}); }, "simulated_gpu, test_constant_power_w");
+  expect_input_error([] { parse({{"test_constant_power", 1}}); }, "ram_power_w_per_gb, test_constant_power_w");
   EXPECT_THROW(MeterRegistration again(kConstantMeterEntry), InputError);  // a name is registered once
 }
 
