@@ -340,8 +340,8 @@ void register_cycle(CLI::App& app, Action& run) {
                       "fp64 | fp32 | tf32 | amp_fp16 | amp_fp16_noscale | amp_bf16 | auto (= --set precision=...)");
       cmd->add_option("--engine", a->engine,
                       engine_choices_help() +
-                          " | auto (the first of these that runs the model, precision and device where its words let auto "
-                          "take it; the run says which and why; = --set engine=...)");
+                          " | auto (the first of these that can run the model, precision and device and that auto may "
+                          "pick; the run says which and why; = --set engine=...)");
       cmd->add_flag("--profile", a->profile, "time each phase and print the breakdown (T5's shape)");
       cmd->add_flag("--no-profile-sync", a->no_profile_sync,
                     "profile without synchronising the device at each phase edge (CUDA events)");

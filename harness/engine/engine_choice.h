@@ -1,7 +1,8 @@
 // engine_choice.h: which training engine a run asks for: an engine of the registry by its name
 // (engine_registry.h), or auto.
 //   libtorch  LibTorch autograd: the reference, every model, precision and device
-//   fused     the hand-written forward, backward and Adam of engine/fused_engine.h
+//   fused     the hand-written forward, backward and Adam: on the CPU engine/fused_engine.h, on CUDA
+//             engine/cuda/fused_cuda_engine.h (one name, an entry per device)
 //   auto      the first engine of the registry that runs the model, precision and device and that
 //             auto may take (fused, where it can), else the reference (libtorch)
 // Parsed once where names come in (configs, experiment axes, the CLI); stored trials keep the

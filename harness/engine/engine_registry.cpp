@@ -85,8 +85,8 @@ ConfigKeyDoc engine_key_doc() {
   for (const auto& [kind, summary] : summaries_by_name())
     words += "`" + std::string(engine_name(kind)) + "` (" + summary + "), ";
   return {"/engine",
-          words + "or `auto` = the first of these that runs the model, precision and device where its words let auto "
-                  "take it; the run says which and why (see [Precision and engines](precision.md))",
+          words + "or `auto` = the first of these that can run the model, precision and device and that auto may "
+                  "pick (each says when); the run says which and why (see [Precision and engines](precision.md))",
           ""};
 }
 

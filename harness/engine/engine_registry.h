@@ -66,7 +66,7 @@ bool runs_on(const EngineEntry& entry, c10::Device device);
 std::vector<const EngineBuildNote*> engine_build_notes();
 
 // The engines a run may name, in the order auto prefers them, each with its summary (the entries of
-// one name joined by "; "): "fused (hand-written step: ...; on CUDA: ...) | libtorch (LibTorch
+// one name joined by "; "): "fused (on the CPU: ...; on CUDA: ...) | libtorch (LibTorch
 // autograd: ...)", for the `--engine` help.
 std::string engine_choices_help();
 // /engine's entry in the configuration reference comes from the same summaries: engine_knobs.h's

@@ -28,8 +28,8 @@ std::string cpu_infers_everything(const PrecisionPolicy&, c10::Device) { return 
 const EngineEntry& fused_engine_entry() {
   static const EngineEntry entry{
       "fused",
-      "hand-written step: dense models; CPU fp64/fp32/amp_bf16 (on bfloat16 dot products where the CPU has "
-      "them); auto takes it on the CPU for fp64, fp32 and (with bfloat16 instructions) amp_bf16",
+      "on the CPU: a hand-written step for dense models at fp64, fp32 and amp_bf16 (on bfloat16 dot products "
+      "where the CPU has them), which auto picks for fp64, fp32 and, with bfloat16 instructions, amp_bf16",
       fused_unsupported,
       fused_auto_skip,
       cpu_infers_everything,

@@ -36,9 +36,9 @@ void read(StrictReader& r, EngineKnobs& k) {
 
 std::vector<ConfigKeyDoc> docs() {
   return {
-      {"/fused_products", "the fused engine's matrix products: `eigen` (compiled per instruction-set level, chosen from CPUID), `openblas` (LibTorch's BLAS), or `auto` (Eigen; both are timed on the step's shapes when the engine is made and the report gives the times, with a hint when OpenBLAS was 15% faster)", ""},
-      {"/fused_isa", "the instruction-set level of the fused engine's kernels (Eigen's products, its element-wise loops and Adam; with `fused_products = openblas`, the loops and Adam): `generic` (SSE2), `avx2` (with FMA), `avx512`, or `auto` (the widest this CPU and OS run); a level the CPU lacks is an error. The loops give the same bits at every level", ""},
-      {"/fused_shards", "the parts the fused engine cuts each batch into, run by the threads: the result depends on the shards alone, never on the threads (0 = this machine's CPUs, at most 8; set it to get another machine's bits)", ""},
+      {"/fused_products", "the CPU fused engine's matrix products: `eigen` (compiled per instruction-set level, chosen from CPUID), `openblas` (LibTorch's BLAS), or `auto` (Eigen; both are timed on the step's shapes when the engine is made and the report gives the times, with a hint when OpenBLAS was 15% faster)", ""},
+      {"/fused_isa", "the instruction-set level of the CPU fused engine's kernels (Eigen's products, its element-wise loops and Adam; with `fused_products = openblas`, the loops and Adam): `generic` (SSE2), `avx2` (with FMA), `avx512`, or `auto` (the widest this CPU and OS run); a level the CPU lacks is an error. The loops give the same bits at every level", ""},
+      {"/fused_shards", "the parts the CPU fused engine cuts each batch into, run by the threads: the result depends on the shards alone, never on the threads (0 = this machine's CPUs, at most 8; set it to get another machine's bits)", ""},
   };
 }
 

@@ -8,8 +8,6 @@
 #include <cstdio>
 
 #include "datasets/dataset.h"
-#include "datasets/generator_registry.h"
-#include "datasets/synthetic.h"
 #include "harness/base/clock.h"
 #include "harness/base/cpu_activity.h"
 #include "harness/base/processes.h"

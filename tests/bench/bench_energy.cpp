@@ -179,6 +179,7 @@ void BM_TrainUnderExporters(benchmark::State& state) {
       httplib::Client c("127.0.0.1", port);
       while (!done) {
         c.Get("/metrics");
+        // Real time: the benchmark measures what a real scraper's requests cost the sampler and the step.
         for (int i = 0; i < 10 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     });

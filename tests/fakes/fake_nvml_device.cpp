@@ -39,6 +39,82 @@ unsigned pid_of(const nlohmann::json& pid) {
   return pid.get<unsigned>();
 }
 
+// A device's schedules over time (power, memory, temperature, throttling, energy steps).
+void read_schedules(const nlohmann::json& d, FakeDevice& f) {
+  if (d.contains("power_w")) f.schedule = {{0.0, d["power_w"].get<double>()}};
+  if (d.contains("power_schedule")) {
+    f.schedule.clear();
+    for (const auto& p : d["power_schedule"]) f.schedule.emplace_back(p[0].get<double>(), p[1].get<double>());
+  }
+  for (const auto& p : d.value("energy_steps", nlohmann::json::array()))
+    f.energy_steps.emplace_back(p[0].get<double>(), p[1].get<double>());
+  for (const auto& p : d.value("memory_schedule", nlohmann::json::array()))
+    f.memory_schedule.emplace_back(p[0].get<double>(), p[1].get<unsigned long long>());
+  for (const auto& p : d.value("temperature_schedule", nlohmann::json::array()))
+    f.temperature_schedule.emplace_back(p[0].get<double>(), p[1].get<double>());
+  for (const auto& p : d.value("throttle_schedule", nlohmann::json::array()))
+    f.throttle_schedule.emplace_back(p[0].get<double>(), p[1].get<unsigned long long>());
+}
+
+// The processes on a device: their memory, and their SM utilisation.
+void read_processes(const nlohmann::json& d, FakeDevice& f) {
+  for (const auto& p : d.value("compute_processes", nlohmann::json::array())) {
+    const auto& mib = p.contains("used_memory_mib") ? p["used_memory_mib"] : nlohmann::json(0);
+    const unsigned long long bytes =
+        mib.is_null() ? ~0ULL : static_cast<unsigned long long>(mib.get<double>() * 1048576.0);
+    f.compute_processes.push_back({pid_of(p["pid"]), bytes, 0xFFFFFFFFu, 0xFFFFFFFFu});
+  }
+  if (d.contains("process_utilization")) {
+    const auto& u = d["process_utilization"];
+    f.util_period_s = u.value("sample_period_s", f.util_period_s);
+    for (const auto& p : u.value("processes", nlohmann::json::array()))
+      f.util_processes.emplace_back(pid_of(p["pid"]), p.value("sm_util", 0u));
+  }
+}
+
+// The faults a device's calls return (NVML error codes; 0 = none) and when it is lost.
+void read_faults(const nlohmann::json& d, FakeDevice& f) {
+  f.compute_processes_error = d.value("compute_processes_error", 0);
+  f.power_error = d.value("power_error", 0);
+  f.lost_after_s = d.value("lost_after_s", -1.0);
+  f.lost_file = d.value("lost_file", std::string());
+  f.temperature_error = d.value("temperature_error", 0);
+  f.temperature_error_after_s = d.value("temperature_error_after_s", 0.0);
+  f.set_error = d.value("set_error", 0);
+  f.util_error = d.value("process_utilization_error", 0);
+}
+
+FakeDevice device_of(const nlohmann::json& d) {
+  FakeDevice f;
+  f.name = d.value("name", f.name);
+  f.uuid = d.value("uuid", f.uuid);
+  f.energy_counter = d.value("energy_counter", true);
+  f.update_period_s = d.value("update_period_s", 0.0);
+  f.energy_start_mj = d.value("energy_start_mj", 0ULL);
+  f.power_limit_w = d.value("power_limit_w", f.power_limit_w);
+  f.default_limit_w = d.value("default_limit_w", f.default_limit_w);
+  f.min_limit_w = d.value("min_limit_w", f.min_limit_w);
+  f.max_limit_w = d.value("max_limit_w", f.max_limit_w);
+  f.temperature_c = d.value("temperature_c", f.temperature_c);
+  f.sm_clock_mhz = d.value("sm_clock_mhz", f.sm_clock_mhz);
+  f.mem_clock_mhz = d.value("mem_clock_mhz", f.mem_clock_mhz);
+  f.throttle_reasons = d.value("throttle_reasons", 0ULL);
+  f.persistence_mode = d.value("persistence_mode", f.persistence_mode);
+  f.compute_mode = d.value("compute_mode", f.compute_mode);
+  f.mig_mode = d.value("mig_mode", f.mig_mode);
+  f.enforce_offset_w = d.value("enforce_offset_w", 0.0);
+  f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
+  f.memory_used_bytes = d.value("memory_used_bytes", f.memory_used_bytes);
+  f.power_average_1s = d.value("power_reading", std::string("instant")) == "average_1s";
+  f.field_values = d.value("field_values", true);
+  f.power_average_field = d.value("power_average_field", true);
+  f.power_reading_scale = d.value("power_reading_scale", 1.0);
+  read_schedules(d, f);
+  read_processes(d, f);
+  read_faults(d, f);
+  return f;
+}
+
 void load_config() {
   State& s = state();
   s = State{};
@@ -49,67 +125,7 @@ void load_config() {
   if (j.is_discarded()) return;
   s.init_error = j.value("init_error", 0);
   s.driver_version = j.value("driver_version", s.driver_version);
-  for (const auto& d : j.value("devices", nlohmann::json::array())) {
-    FakeDevice f;
-    f.name = d.value("name", f.name);
-    f.uuid = d.value("uuid", f.uuid);
-    f.energy_counter = d.value("energy_counter", true);
-    if (d.contains("power_w")) f.schedule = {{0.0, d["power_w"].get<double>()}};
-    if (d.contains("power_schedule")) {
-      f.schedule.clear();
-      for (const auto& p : d["power_schedule"]) f.schedule.emplace_back(p[0].get<double>(), p[1].get<double>());
-    }
-    f.update_period_s = d.value("update_period_s", 0.0);
-    f.energy_start_mj = d.value("energy_start_mj", 0ULL);
-    f.power_limit_w = d.value("power_limit_w", f.power_limit_w);
-    f.default_limit_w = d.value("default_limit_w", f.default_limit_w);
-    f.min_limit_w = d.value("min_limit_w", f.min_limit_w);
-    f.max_limit_w = d.value("max_limit_w", f.max_limit_w);
-    f.temperature_c = d.value("temperature_c", f.temperature_c);
-    f.sm_clock_mhz = d.value("sm_clock_mhz", f.sm_clock_mhz);
-    f.mem_clock_mhz = d.value("mem_clock_mhz", f.mem_clock_mhz);
-    f.throttle_reasons = d.value("throttle_reasons", 0ULL);
-    f.persistence_mode = d.value("persistence_mode", f.persistence_mode);
-    f.compute_mode = d.value("compute_mode", f.compute_mode);
-    f.mig_mode = d.value("mig_mode", f.mig_mode);
-    for (const auto& p : d.value("compute_processes", nlohmann::json::array())) {
-      const auto& mib = p.contains("used_memory_mib") ? p["used_memory_mib"] : nlohmann::json(0);
-      const unsigned long long bytes =
-          mib.is_null() ? ~0ULL : static_cast<unsigned long long>(mib.get<double>() * 1048576.0);
-      f.compute_processes.push_back({pid_of(p["pid"]), bytes, 0xFFFFFFFFu, 0xFFFFFFFFu});
-    }
-    f.compute_processes_error = d.value("compute_processes_error", 0);
-    f.power_error = d.value("power_error", 0);
-    f.lost_after_s = d.value("lost_after_s", -1.0);
-    f.lost_file = d.value("lost_file", std::string());
-    for (const auto& p : d.value("energy_steps", nlohmann::json::array()))
-      f.energy_steps.emplace_back(p[0].get<double>(), p[1].get<double>());
-    f.temperature_error = d.value("temperature_error", 0);
-    f.temperature_error_after_s = d.value("temperature_error_after_s", 0.0);
-    f.set_error = d.value("set_error", 0);
-    f.enforce_offset_w = d.value("enforce_offset_w", 0.0);
-    f.memory_total_bytes = d.value("memory_total_bytes", f.memory_total_bytes);
-    f.memory_used_bytes = d.value("memory_used_bytes", f.memory_used_bytes);
-    for (const auto& p : d.value("memory_schedule", nlohmann::json::array()))
-      f.memory_schedule.emplace_back(p[0].get<double>(), p[1].get<unsigned long long>());
-    for (const auto& p : d.value("temperature_schedule", nlohmann::json::array()))
-      f.temperature_schedule.emplace_back(p[0].get<double>(), p[1].get<double>());
-    for (const auto& p : d.value("throttle_schedule", nlohmann::json::array()))
-      f.throttle_schedule.emplace_back(p[0].get<double>(), p[1].get<unsigned long long>());
-    f.power_average_1s = d.value("power_reading", std::string("instant")) == "average_1s";
-    f.field_values = d.value("field_values", true);
-    f.power_average_field = d.value("power_average_field", true);
-    f.power_reading_scale = d.value("power_reading_scale", 1.0);
-    if (d.contains("process_utilization")) {
-      const auto& u = d["process_utilization"];
-      f.util_period_s = u.value("sample_period_s", f.util_period_s);
-      for (const auto& p : u.value("processes", nlohmann::json::array())) {
-        f.util_processes.emplace_back(pid_of(p["pid"]), p.value("sm_util", 0u));
-      }
-    }
-    f.util_error = d.value("process_utilization_error", 0);
-    s.devices.push_back(f);
-  }
+  for (const auto& d : j.value("devices", nlohmann::json::array())) s.devices.push_back(device_of(d));
   if (const char* state_path = std::getenv("FAKE_NVML_STATE")) {
     std::ifstream st(state_path);
     const nlohmann::json limits = nlohmann::json::parse(st, nullptr, false);

@@ -26,7 +26,8 @@ const EngineBuildNote kBuildNote{"fused_cuda_engine", "fused cuda", fused_cuda_s
 const EngineEntry& fused_cuda_engine_entry() {
   static const EngineEntry entry{
       "fused",
-      "on CUDA: fp32/tf32/amp_bf16/amp_fp16 where built with BALERBENCH_CUDA_ENGINE",
+      "on CUDA: fp32, tf32, amp_bf16 and amp_fp16 where built with BALERBENCH_CUDA_ENGINE, which auto passes "
+      "by until it is verified on a GPU",
       cuda_unsupported,
       cuda_auto_skip,
       cuda_inference_unsupported,

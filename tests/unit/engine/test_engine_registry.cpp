@@ -142,6 +142,19 @@ TEST(EngineRegistry, TheEngineNamesAreTheRegistrys) {
   EXPECT_FALSE(find_engine("fused2"));
 }
 
+// A name with an entry per device is one choice in the `--engine` help and the reference, with each
+// entry's summary: fused's CPU and CUDA words in one parenthesis, in the registry's order.
+TEST(EngineRegistry, OneNamesEntriesShareOneChoiceInTheHelp) {
+  const std::string help = engine_choices_help();
+  const std::string cpu = engine_entry(EngineKind::kFused, c10::kCPU).summary;
+  const std::string cuda = engine_entry(EngineKind::kFused, c10::Device(c10::kCUDA, 0)).summary;
+  ASSERT_NE(cpu, cuda);
+  EXPECT_NE(help.find("fused (" + cpu + "; " + cuda + ")"), std::string::npos) << help;
+  EXPECT_EQ(help.find("fused ("), help.rfind("fused (")) << help;
+  for (const EngineEntry* e : engine_registry())
+    EXPECT_NE(help.find(e->summary), std::string::npos) << e->name;
+}
+
 TEST(EngineRegistry, ARegisteredEngineIsNamedAfterTheBuiltInOnesAndItsNameIsTakenOnce) {
   const std::string before = engine_name_list();
   {
