@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # measure_build.sh: how long a fresh build takes with one of the build-time options ON and OFF, the
 # others at their defaults, in fresh folders, without ccache, one after the other, ROUNDS times
-# alternating, of one commit's sources (REV, default HEAD) exported to a scratch folder. OPTION is BALERBENCH_PCH (the default: the common headers precompiled,
-# cmake/precompiled_headers.cmake) or BALERBENCH_TORCH_UNITY (the sources that include LibTorch
-# compiled a few per translation unit, cmake/torch_unity.cmake). Prints one row per build and the
-# medians (docs/getting_started.md quotes them).
+# alternating, of one commit's sources (REV, default HEAD) exported to a scratch folder. OPTION is
+# BALERBENCH_PCH (the default: the common headers precompiled, cmake/precompiled_headers.cmake),
+# BALERBENCH_TORCH_UNITY (the sources that include LibTorch compiled a few per translation unit) or
+# BALERBENCH_UNITY (the other sources, a folder's eight per translation unit; both in
+# cmake/torch_unity.cmake). Prints one row per build and the medians (docs/getting_started.md quotes
+# them).
 #
 #   [OPTION=...] [REV=...] scripts/measure_build.sh [TARGET] [ROUNDS]   TARGET: balerbench (default; what
 #                                          scripts/run.sh builds) or all; ROUNDS: default 1
@@ -13,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TARGET="${1:-balerbench}"
 ROUNDS="${2:-1}"
 OPTION="${OPTION:-BALERBENCH_PCH}"
-case "$OPTION" in BALERBENCH_PCH | BALERBENCH_TORCH_UNITY) ;; *) echo "measure_build.sh: OPTION is BALERBENCH_PCH or BALERBENCH_TORCH_UNITY, not '$OPTION'" >&2; exit 2 ;; esac
+case "$OPTION" in BALERBENCH_PCH | BALERBENCH_TORCH_UNITY | BALERBENCH_UNITY) ;; *) echo "measure_build.sh: OPTION is BALERBENCH_PCH, BALERBENCH_TORCH_UNITY or BALERBENCH_UNITY, not '$OPTION'" >&2; exit 2 ;; esac
 case "$TARGET" in balerbench | all) ;; *) echo "measure_build.sh: TARGET is balerbench or all, not '$TARGET'" >&2; exit 2 ;; esac
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "measure_build.sh: ROUNDS is a whole number from 1, not '$ROUNDS'" >&2; exit 2; }
 JOBS="${JOBS:-$(nproc)}"

@@ -5,9 +5,12 @@
 # small sweep of precision x batch size on synthetic CMS-like jets, 3 repeats,
 # into the SQLite results database, prints the precision (T3) and Zeus
 # cost tables from it, and writes the experiment's HTML page (every table and the
-# figures) to results/quickstart.html. A second run resumes: finished trials are skipped.
+# figures) to results/quickstart.html where the page's plotting library is installed (where npm is
+# there already, or with PAGE=1, which installs Debian's npm: some 350 packages more). A second run
+# resumes: finished trials are skipped.
 #
 #   scripts/run.sh                                   # results/balerbench.sqlite
+#   PAGE=1 scripts/run.sh                            # and the HTML page, installing npm if missing
 #   DB=/tmp/q.sqlite scripts/run.sh                  # another database
 #   EXPERIMENT=experiments/t3_precision.json HTML=results/t3.html scripts/run.sh
 set -euo pipefail
@@ -17,15 +20,26 @@ EXPERIMENT="${EXPERIMENT:-$ROOT/experiments/quickstart.json}"
 DB="${DB:-$ROOT/results/balerbench.sqlite}"
 HTML="${HTML:-$ROOT/results/$(basename "$EXPERIMENT" .json).html}"
 
-"$ROOT/scripts/setup.sh" --main
+SETUP=(--main)
+case "${PAGE:-auto}" in
+  1) SETUP+=(--page) ;;
+  0) SETUP+=(--no-page) ;;
+  auto) ;;
+  *) echo "run.sh: error: PAGE is 1, 0 or auto, not '$PAGE'" >&2; exit 2 ;;
+esac
+"$ROOT/scripts/setup.sh" "${SETUP[@]}"
 BB="$BUILD_DIR/harness/balerbench"
 
 echo; echo "== energy meters on this machine"
 "$BB" meters
 echo; echo "== sweep: $EXPERIMENT"
 # The page needs the plotting library that setup.sh installs with npm; where that failed, the tables alone.
-PAGE=()
-if [ -f "$ROOT/harness/report/html/node_modules/vega-lite/build/vega-lite.min.js" ]; then PAGE=(--html "$HTML"); fi
-"$BB" run "$EXPERIMENT" --db "$DB" --progress lines "${PAGE[@]}"
+HTML_ARGS=()
+if [ -f "$ROOT/harness/report/html/node_modules/vega-lite/build/vega-lite.min.js" ]; then HTML_ARGS=(--html "$HTML"); fi
+"$BB" run "$EXPERIMENT" --db "$DB" --progress lines "${HTML_ARGS[@]}"
 echo; echo "every table: $BB report --db $DB [--wide]"
-if [ "${#PAGE[@]}" -gt 0 ]; then echo "every table and the figures, in a browser: $HTML"; fi
+if [ "${#HTML_ARGS[@]}" -gt 0 ]; then
+  echo "every table and the figures, in a browser: $HTML"
+else
+  echo "the page with every table and the figures: PAGE=1 scripts/run.sh (installs npm and the plotting library; the trials are not run again)"
+fi

@@ -51,9 +51,11 @@ if [ "$KIND" = asan ]; then
   "$ROOT/scripts/configure_asan.sh" "$BUILD"
 else
   mkdir -p "$BUILD"
-  # Without precompiled headers (BALERBENCH_PCH=OFF): every library source then compiles from its own
-  # includes, a check that each includes what it uses, which the other builds cannot make.
+  # Without precompiled headers and without the folders' unity groups (BALERBENCH_PCH=OFF,
+  # BALERBENCH_UNITY=OFF): every library source that does not include LibTorch then compiles alone from
+  # its own includes, a check that each includes what it uses, which the other builds cannot make.
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALERBENCH_SANITIZE=thread -DBALERBENCH_PCH=OFF \
+    -DBALERBENCH_UNITY=OFF \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" \
     -DBALERBENCH_BUILD_BENCHMARKS=OFF > "$BUILD/sanitize-cmake.log" 2>&1 || { tail -20 "$BUILD/sanitize-cmake.log"; exit 1; }
 fi

@@ -16,9 +16,13 @@
 #   scripts/setup.sh --packages-only       # install and check the packages, build nothing
 #   scripts/setup.sh --browser             # also Chromium, its driver and Selenium, for the HTML report's
 #                                          #   browser test (scripts/test.sh asks for them; BALERBENCH_BROWSER=1 too)
-#   scripts/setup.sh --main                # only what the main job needs (scripts/run.sh): the binary, its
-#                                          #   libraries and the HTML report's plotting library; no test programs,
-#                                          #   no monitoring servers, no Python stack
+#   scripts/setup.sh --main                # only what the main job needs (scripts/run.sh): the binary and its
+#                                          #   libraries; no test programs, no monitoring servers, no Python stack;
+#                                          #   the HTML report's plotting library only where npm is already
+#                                          #   installed (Debian's npm is some 350 packages) or with --page
+#   scripts/setup.sh --page / --no-page    # install the HTML report's plotting library (with npm, from
+#                                          #   Debian, where missing) or not (BALERBENCH_PAGE=1 or 0 too);
+#                                          #   by default yes, but with --main only where npm is installed
 #   scripts/setup.sh --verbose             # apt's and CMake's output on the terminal instead of in the log
 #
 # Each step prints one line; apt's, npm's and CMake's output goes to a log ($BUILD_DIR/setup.log, or
@@ -35,6 +39,7 @@ SANITIZERS=0
 PACKAGES_ONLY=0
 BROWSER="${BALERBENCH_BROWSER:-0}"
 MAIN_ONLY=0
+PAGE="${BALERBENCH_PAGE:-auto}"
 VERBOSE="${BALERBENCH_SETUP_VERBOSE:-0}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -46,7 +51,9 @@ while [ $# -gt 0 ]; do
     --sanitizers) SANITIZERS=1; shift ;;
     --packages-only) PACKAGES_ONLY=1; shift ;;
     --browser) BROWSER=1; shift ;;
-    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch, --sanitizers, --packages-only, --browser, --main, --verbose)" >&2; exit 2 ;;
+    --page) PAGE=1; shift ;;
+    --no-page) PAGE=0; shift ;;
+    *) echo "setup: error: unknown argument '$1' (hint: --torch auto|debian|PREFIX, --print-torch, --sanitizers, --packages-only, --browser, --main, --page, --no-page, --verbose)" >&2; exit 2 ;;
   esac
 done
 
@@ -147,8 +154,15 @@ if [ -z "$TORCH_PREFIX" ]; then
 fi
 # libFuzzer and the sanitizer runtimes come with clang (scripts/fuzz.sh, scripts/sanitize.sh).
 if [ "$SANITIZERS" = 1 ]; then PACKAGES+=(clang libclang-rt-dev); fi
-# npm brings the HTML report's plotting library (below); Debian's, where the machine has none.
-if ! command -v npm > /dev/null; then PACKAGES+=(npm); fi
+# npm brings the HTML report's plotting library (below); Debian's, where the machine has none. The
+# main job alone asks for it only where npm is there already: Debian's npm is some 350 packages, a
+# third of a fresh machine's set-up (docs/getting_started.md).
+case "$PAGE" in
+  1 | 0) ;;
+  auto) if [ "$MAIN_ONLY" = 1 ] && ! command -v npm > /dev/null; then PAGE=0; else PAGE=1; fi ;;
+  *) echo "setup: error: BALERBENCH_PAGE is 1, 0 or auto, not '$PAGE'" >&2; exit 2 ;;
+esac
+if [ "$PAGE" = 1 ] && ! command -v npm > /dev/null; then PACKAGES+=(npm); fi
 # The HTML report's browser test (tests/integration/report_page_test.py) drives Debian's headless
 # Chromium with Selenium: some 300 MB installed, so only when the tests ask (scripts/test.sh).
 if [ "$BROWSER" = 1 ]; then PACKAGES+=(chromium chromium-driver python3-selenium); fi
@@ -196,7 +210,11 @@ done
 # where the binary looks for it. Only `report --format html` and `run --html` need it: without it
 # they say so and how to install it, and everything else works.
 JS_DIR="$ROOT/harness/report/html"
-if [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]; then
+if [ "$PAGE" = 0 ]; then
+  if [ ! -f "$JS_DIR/node_modules/.package-lock.json" ]; then
+    echo "setup: the HTML report's plotting library is not installed (it needs npm): scripts/setup.sh --page installs it"
+  fi
+elif [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]; then
   printf "setup: installing the HTML report's plotting library (npm ci in %s) ..." "$JS_DIR"
   # One retry after 2 s and at most 60 s per request, not npm's two retries after 10 and 60 s and 5 min
   # per request: a registry that refuses the connection costs 5 s, not 73 s; one that never answers 2

@@ -31,7 +31,7 @@ class ZfpAccuracy final : public CodecRun {
   std::vector<uint8_t> bytes_;
 };
 
-std::unique_ptr<CodecRun> make(const CodecInput& in, std::string& why_not) {
+std::unique_ptr<CodecRun> make_zfp_accuracy_run(const CodecInput& in, std::string& why_not) {
   if (in.tolerance > 0) return std::make_unique<ZfpAccuracy>(in);
   why_not = "Baler's reconstruction is exact here (max abs error 0): ZFP's fixed accuracy has no tolerance "
             "to match and is left out; zstd is the exact reference";
@@ -41,7 +41,7 @@ std::unique_ptr<CodecRun> make(const CodecInput& in, std::string& why_not) {
 }  // namespace
 
 const CodecEntry& zfp_accuracy_codec_entry() {
-  static const CodecEntry entry{"zfp_accuracy", &make};
+  static const CodecEntry entry{"zfp_accuracy", &make_zfp_accuracy_run};
   return entry;
 }
 

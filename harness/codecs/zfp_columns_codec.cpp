@@ -48,7 +48,7 @@ class ZfpColumns final : public CodecRun {
   std::vector<uint8_t> bytes_;
 };
 
-std::unique_ptr<CodecRun> make(const CodecInput& in, std::string&) {
+std::unique_ptr<CodecRun> make_zfp_columns_run(const CodecInput& in, std::string&) {
   const FloatTable& t = in.table;
   std::vector<double> tolerances(static_cast<std::size_t>(t.cols), 0.0);
   bool finite = true;
@@ -65,7 +65,7 @@ std::unique_ptr<CodecRun> make(const CodecInput& in, std::string&) {
 }  // namespace
 
 const CodecEntry& zfp_columns_codec_entry() {
-  static const CodecEntry entry{"zfp_columns", &make};
+  static const CodecEntry entry{"zfp_columns", &make_zfp_columns_run};
   return entry;
 }
 

@@ -43,12 +43,12 @@ class ZfpRate final : public CodecRun {
   std::vector<uint8_t> bytes_;
 };
 
-std::unique_ptr<CodecRun> make(const CodecInput& in, std::string&) { return std::make_unique<ZfpRate>(in); }
+std::unique_ptr<CodecRun> make_zfp_rate_run(const CodecInput& in, std::string&) { return std::make_unique<ZfpRate>(in); }
 
 }  // namespace
 
 const CodecEntry& zfp_rate_codec_entry() {
-  static const CodecEntry entry{"zfp_rate", &make};
+  static const CodecEntry entry{"zfp_rate", &make_zfp_rate_run};
   return entry;
 }
 

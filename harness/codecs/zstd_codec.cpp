@@ -37,7 +37,7 @@ class Zstd final : public CodecRun {
   ZstdResult z_;
 };
 
-std::unique_ptr<CodecRun> make(const CodecInput& in, std::string&) { return std::make_unique<Zstd>(in); }
+std::unique_ptr<CodecRun> make_zstd_run(const CodecInput& in, std::string&) { return std::make_unique<Zstd>(in); }
 
 void set_defaults(Knobs& k) { k.set(kLevel, 3); }
 
@@ -57,7 +57,7 @@ std::vector<ConfigKeyDoc> docs() { return {{"/codecs/zstd_level", "Zstandard's l
 
 const CodecEntry& zstd_codec_entry() {
   static const KnobSection section{set_defaults, read, docs};
-  static const CodecEntry entry{"zstd", &make, &section};
+  static const CodecEntry entry{"zstd", &make_zstd_run, &section};
   return entry;
 }
 
