@@ -6,7 +6,7 @@
 # into the SQLite results database, prints the precision (T3) and Zeus
 # cost tables from it, and writes the experiment's HTML page (every table and the
 # figures) to results/quickstart.html where the page's plotting library is installed (where npm is
-# there already, or with PAGE=1, which installs Debian's npm: some 350 packages more). A second run
+# there already, or with PAGE=1, which installs Debian's npm: some 360 packages more). A second run
 # resumes: finished trials are skipped.
 #
 #   scripts/run.sh                                   # results/balerbench.sqlite
@@ -20,6 +20,8 @@ EXPERIMENT="${EXPERIMENT:-$ROOT/experiments/quickstart.json}"
 DB="${DB:-$ROOT/results/balerbench.sqlite}"
 HTML="${HTML:-$ROOT/results/$(basename "$EXPERIMENT" .json).html}"
 
+# The experiment is checked before the set-up, which takes minutes the first time.
+[ -f "$EXPERIMENT" ] || { echo "run.sh: error: EXPERIMENT=$EXPERIMENT: no such file (hint: an experiment FILE.json, e.g. experiments/quickstart.json)" >&2; exit 2; }
 SETUP=(--main)
 case "${PAGE:-auto}" in
   1) SETUP+=(--page) ;;
@@ -40,6 +42,9 @@ if [ -f "$ROOT/harness/report/html/node_modules/vega-lite/build/vega-lite.min.js
 echo; echo "every table: $BB report --db $DB [--wide]"
 if [ "${#HTML_ARGS[@]}" -gt 0 ]; then
   echo "every table and the figures, in a browser: $HTML"
+elif [ -f "$BUILD_DIR/npm-ci-failed" ]; then
+  echo "no page: npm ci could not install its plotting library ($(cat "$BUILD_DIR/npm-ci-failed"); log: $BUILD_DIR/setup.log;" \
+       "behind a proxy that re-signs TLS: NODE_EXTRA_CA_CERTS=its-ca.pem PAGE=1 scripts/run.sh)"
 else
   echo "the page with every table and the figures: PAGE=1 scripts/run.sh (installs npm and the plotting library; the trials are not run again)"
 fi

@@ -19,7 +19,7 @@
 #   scripts/setup.sh --main                # only what the main job needs (scripts/run.sh): the binary and its
 #                                          #   libraries; no test programs, no monitoring servers, no Python stack;
 #                                          #   the HTML report's plotting library only where npm is already
-#                                          #   installed (Debian's npm is some 350 packages) or with --page
+#                                          #   installed (Debian's npm is some 360 packages) or with --page
 #   scripts/setup.sh --page / --no-page    # install the HTML report's plotting library (with npm, from
 #                                          #   Debian, where missing) or not (BALERBENCH_PAGE=1 or 0 too);
 #                                          #   by default yes, but with --main only where npm is installed
@@ -155,11 +155,21 @@ fi
 # libFuzzer and the sanitizer runtimes come with clang (scripts/fuzz.sh, scripts/sanitize.sh).
 if [ "$SANITIZERS" = 1 ]; then PACKAGES+=(clang libclang-rt-dev); fi
 # npm brings the HTML report's plotting library (below); Debian's, where the machine has none. The
-# main job alone asks for it only where npm is there already: Debian's npm is some 350 packages, a
+# main job alone asks for it only where npm is there already: Debian's npm is some 360 packages, a
 # third of a fresh machine's set-up (docs/getting_started.md).
+# A failed npm ci is tried again when asked (--page) or by the tests, not on every main job: its
+# failure leaves NPM_FAILED until an npm ci succeeds.
+NPM_FAILED="$BUILD_DIR/npm-ci-failed"
+PAGE_WHY=""
 case "$PAGE" in
   1 | 0) ;;
-  auto) if [ "$MAIN_ONLY" = 1 ] && ! command -v npm > /dev/null; then PAGE=0; else PAGE=1; fi ;;
+  auto)
+    PAGE=1
+    if [ "$MAIN_ONLY" = 1 ] && ! command -v npm > /dev/null; then
+      PAGE=0; PAGE_WHY="it needs npm, some 360 Debian packages"
+    elif [ "$MAIN_ONLY" = 1 ] && [ -f "$NPM_FAILED" ]; then
+      PAGE=0; PAGE_WHY="npm ci failed before: $(cat "$NPM_FAILED")"
+    fi ;;
   *) echo "setup: error: BALERBENCH_PAGE is 1, 0 or auto, not '$PAGE'" >&2; exit 2 ;;
 esac
 if [ "$PAGE" = 1 ] && ! command -v npm > /dev/null; then PACKAGES+=(npm); fi
@@ -212,7 +222,8 @@ done
 JS_DIR="$ROOT/harness/report/html"
 if [ "$PAGE" = 0 ]; then
   if [ ! -f "$JS_DIR/node_modules/.package-lock.json" ]; then
-    echo "setup: the HTML report's plotting library is not installed (it needs npm): scripts/setup.sh --page installs it"
+    echo "setup: the HTML report's plotting library is not installed${PAGE_WHY:+ ($PAGE_WHY)}: PAGE=1 scripts/run.sh" \
+         "or scripts/setup.sh --page installs it"
   fi
 elif [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]; then
   printf "setup: installing the HTML report's plotting library (npm ci in %s) ..." "$JS_DIR"
@@ -222,9 +233,13 @@ elif [ ! -f "$JS_DIR/node_modules/.package-lock.json" ] || [ "$JS_DIR/package-lo
   if (cd "$JS_DIR" && npm ci --omit=dev --no-audit --no-fund --loglevel=error --fetch-retries=1 \
         --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000 --fetch-timeout=60000) >> "$LOG" 2>&1; then
     echo " done"
+    rm -f "$NPM_FAILED"
   else
     echo " failed"
-    echo "setup: npm said: $(grep -E '^npm (ERR!|error) (code |.*reason: )' "$LOG" | tail -2 | tr '\n' ' ')" >&2
+    said="$(grep -E '^npm (ERR!|error) (code |.*reason: )' "$LOG" | tail -2 | tr '\n' ' ')"
+    code="$(grep -oE '^npm (ERR!|error) code [A-Za-z_0-9]+' "$LOG" | tail -1 | sed 's/.* code //')"
+    mkdir -p "$BUILD_DIR" && echo "npm's error ${code:-unknown}" > "$NPM_FAILED"
+    echo "setup: npm said: $said" >&2
     echo "setup: warning: npm ci failed (log: $LOG): the HTML report cannot be written until scripts/setup.sh runs" \
          "again with the npm registry reachable (behind a proxy that re-signs TLS: NODE_EXTRA_CA_CERTS=its-ca.pem)" >&2
   fi
