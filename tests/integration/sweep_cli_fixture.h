@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,16 @@ class SweepCli : public ::testing::Test {
     const auto r = run_command("cd " + dir_.root() + " && (" + env + " exec " + balerbench_binary() + " " + args +
                                " > " + log + " 2>&1 & echo $! > pid; wait $! ; echo $? > rc) > /dev/null 2>&1 &");
     EXPECT_EQ(r.exit_code, 0);
-    eventually([&] { return fs::exists(dir_.path("pid")); }, 5);
-    return std::stol(read_text(dir_.path("pid")));
+    // The shell creates the file before it writes the pid: wait for the whole line, as wait_exit does.
+    std::string pid;
+    eventually(
+        [&] {
+          pid = fs::exists(dir_.path("pid")) ? read_text(dir_.path("pid")) : "";
+          return !pid.empty() && pid.back() == '\n';
+        },
+        5);
+    if (pid.empty() || pid.back() != '\n') throw std::runtime_error("start_background: no pid after 5 s: " + args);
+    return std::stol(pid);
   }
   // Waits until `log` contains `text` (up to `seconds`).
   bool wait_for(const std::string& log, const std::string& text, double seconds) {
