@@ -155,8 +155,8 @@ fi
 # libFuzzer and the sanitizer runtimes come with clang (scripts/fuzz.sh, scripts/sanitize.sh).
 if [ "$SANITIZERS" = 1 ]; then PACKAGES+=(clang libclang-rt-dev); fi
 # npm brings the HTML report's plotting library (below); Debian's, where the machine has none. The
-# main job alone asks for it only where npm is there already: Debian's npm is some 360 packages, a
-# third of a fresh machine's set-up (docs/getting_started.md).
+# main job alone asks for it only where npm is there already: Debian's npm is some 360 packages, half
+# of a fresh machine's packages (docs/getting_started.md).
 # A failed npm ci is tried again when asked (--page) or by the tests, not on every main job: its
 # failure leaves NPM_FAILED until an npm ci succeeds.
 NPM_FAILED="$BUILD_DIR/npm-ci-failed"
